@@ -1,0 +1,184 @@
+/**
+ * Pin carrying: the runtime half of issue 6.
+ *
+ * A `summarize` or `compress` replacement may keep the gist and lose the one identifier needed later.
+ * `carryPins` finds every pinned identifier of the original that the replacement lacks and appends
+ * them in one compact line, so the identifier stays in the window whether the prune was reversible or
+ * a lossy commitment (where it matters most: nothing else will bring it back).
+ */
+import { countTokens as countO200k } from "gpt-tokenizer/encoding/o200k_base";
+import { isCatastrophicPattern } from "../dsl/pin-analysis.js";
+import type { PinPattern } from "./types.js";
+
+/** Bounds on a scan, so a pathological tool output cannot make pinning slow or the suffix huge. */
+export interface PinScanOptions {
+  /**
+   * Distinct matches kept per pattern; later ones are not pinned. Default 50 — a digest carrying more
+   * than that many ids of one kind is no longer compact, and the span's handle (when reversible) still
+   * reaches the rest.
+   */
+  readonly maxMatchesPerPattern?: number;
+  /**
+   * Characters scanned. A longer text is scanned in its first and last `maxScanChars / 2` characters,
+   * because tool outputs put their errors at the end. Default 1,000,000.
+   */
+  readonly maxScanChars?: number;
+}
+
+export const DEFAULT_MAX_MATCHES_PER_PATTERN = 50;
+export const DEFAULT_MAX_SCAN_CHARS = 1_000_000;
+
+/** The prefix of the carried-pins line: `ids: req_8f3a, E1042`. */
+export const CARRIED_PINS_PREFIX = "ids: ";
+const SEPARATOR = ", ";
+
+/** What `carryPins` did. */
+export interface CarryResult {
+  /** The replacement, followed by the carried-pins line when anything was carried. */
+  readonly text: string;
+  /** The identifiers appended, in the order they first appear in the original. */
+  readonly carried: readonly string[];
+  /** Token cost (o200k_base) of the appended suffix, newline included; 0 when nothing was carried. */
+  readonly tokens: number;
+  /** True when a pattern hit `maxMatchesPerPattern` or the original exceeded `maxScanChars`. */
+  readonly capped: boolean;
+}
+
+const compiled = new Map<string, RegExp>();
+
+/**
+ * The cached `gu` RegExp for a pin pattern. Throws a `TypeError` for a pattern the static analysis
+ * refuses: the compiler reports those as diagnostics, so reaching here means a policy bypassed it, and
+ * a silently skipped pin is exactly the failure pins exist to prevent.
+ */
+function compile(pattern: PinPattern): RegExp {
+  let re = compiled.get(pattern.pattern);
+  if (re === undefined) {
+    const risk = isCatastrophicPattern(pattern.pattern);
+    if (!risk.ok) {
+      throw new TypeError(`pin ${JSON.stringify(pattern.name)} is unsafe (${risk.reason}): ${risk.detail}`);
+    }
+    re = new RegExp(pattern.pattern, "gu");
+    compiled.set(pattern.pattern, re);
+  }
+  return re;
+}
+
+/**
+ * Token count in o200k_base. Unlike the tokenizer's default, text that spells a special token
+ * (`<|endoftext|>`, which tool outputs can contain) is counted as text instead of throwing.
+ */
+export function countTextTokens(text: string): number {
+  return text.length === 0 ? 0 : countO200k(text, { disallowedSpecial: new Set() });
+}
+
+interface Scan {
+  readonly ids: string[];
+  readonly capped: boolean;
+}
+
+function scan(text: string, patterns: readonly PinPattern[], options: PinScanOptions): Scan {
+  const maxPer = options.maxMatchesPerPattern ?? DEFAULT_MAX_MATCHES_PER_PATTERN;
+  const maxChars = options.maxScanChars ?? DEFAULT_MAX_SCAN_CHARS;
+  let capped = false;
+  // Windows of the text to scan, with the offset each starts at (ids are ordered by offset).
+  const windows: Array<readonly [number, string]> = [];
+  if (text.length <= maxChars) windows.push([0, text]);
+  else {
+    capped = true;
+    const half = Math.floor(maxChars / 2);
+    windows.push([0, text.slice(0, half)], [text.length - half, text.slice(text.length - half)]);
+  }
+  const hits: Array<{ at: number; order: number; id: string }> = [];
+  patterns.forEach((pattern, order) => {
+    const re = compile(pattern);
+    const seen = new Set<string>();
+    for (const [offset, chunk] of windows) {
+      if (seen.size >= maxPer) break;
+      re.lastIndex = 0;
+      for (const m of chunk.matchAll(re)) {
+        const id = m[0];
+        if (id.length === 0 || seen.has(id)) continue;
+        if (seen.size >= maxPer) {
+          capped = true;
+          break;
+        }
+        seen.add(id);
+        hits.push({ at: offset + m.index, order, id });
+      }
+    }
+  });
+  hits.sort((a, b) => a.at - b.at || a.order - b.order || b.id.length - a.id.length);
+  const ids: string[] = [];
+  const distinct = new Set<string>();
+  for (const { id } of hits) {
+    if (!distinct.has(id)) {
+      distinct.add(id);
+      ids.push(id);
+    }
+  }
+  return { ids, capped };
+}
+
+/**
+ * The distinct pinned identifiers in `text`, in the order they first appear.
+ *
+ * Gotchas: bounded by `options` (see `PinScanOptions`); an identifier two patterns both match is
+ * listed once. Throws a `TypeError` for a pattern `isCatastrophicPattern` refuses.
+ */
+export function findPins(text: string, patterns: readonly PinPattern[], options: PinScanOptions = {}): string[] {
+  return scan(text, patterns, options).ids;
+}
+
+const WORDISH = /[\p{L}\p{N}_]/u;
+
+function codePointBefore(s: string, i: number): string {
+  if (i <= 0) return "";
+  const low = s.charCodeAt(i - 1);
+  const start = low >= 0xdc00 && low <= 0xdfff && i >= 2 ? i - 2 : i - 1;
+  return s.slice(start, i);
+}
+
+/**
+ * Whether `id` occurs in `hay` as a whole token: `E104` is not present in `E1042`. Only edges that are
+ * letters, digits or `_` need a boundary, so `HTTP 503` and `/app/x.js` are found inside prose.
+ */
+export function containsPin(hay: string, id: string): boolean {
+  if (id.length === 0) return true;
+  const needsBefore = WORDISH.test(String.fromCodePoint(id.codePointAt(0) as number));
+  const needsAfter = WORDISH.test(codePointBefore(id, id.length));
+  for (let at = hay.indexOf(id); at >= 0; at = hay.indexOf(id, at + 1)) {
+    const end = at + id.length;
+    if (needsBefore && WORDISH.test(codePointBefore(hay, at))) continue;
+    if (needsAfter && end < hay.length && WORDISH.test(String.fromCodePoint(hay.codePointAt(end) as number))) continue;
+    return true;
+  }
+  return false;
+}
+
+/**
+ * Appends to `replacement` every pinned identifier found in `original` and missing from it, as one
+ * line: `\nids: req_8f3a, E1042` (no leading newline when the replacement is empty or already ends
+ * with one). Use it on every `summarize` digest and `compress` output, reversible or lossy.
+ *
+ * Details: deterministic, and idempotent — running it again on its own output adds nothing. An
+ * identifier contained in another carried one (`E1042` inside `src/E1042.ts`) is not repeated. When
+ * nothing is missing, `text` is `replacement` itself. `tokens` is the suffix's cost, for the audit.
+ *
+ * Gotchas: presence is a whole-token substring test (`containsPin`), not a pattern match, so a digest
+ * that rewrites `X-Request-Id: 7f9c0e3a91b2` as `request 7f9c0e3a91b2` keeps it without a suffix.
+ */
+export function carryPins(
+  original: string,
+  replacement: string,
+  patterns: readonly PinPattern[],
+  options: PinScanOptions = {},
+): CarryResult {
+  const found = scan(original, patterns, options);
+  const missing = found.ids.filter((id) => !containsPin(replacement, id));
+  const carried = missing.filter((id) => !missing.some((other) => other !== id && containsPin(other, id)));
+  if (carried.length === 0) return { text: replacement, carried, tokens: 0, capped: found.capped };
+  const lead = replacement.length === 0 || replacement.endsWith("\n") ? "" : "\n";
+  const suffix = `${lead}${CARRIED_PINS_PREFIX}${carried.join(SEPARATOR)}`;
+  return { text: replacement + suffix, carried, tokens: countTextTokens(suffix), capped: found.capped };
+}
