@@ -1,0 +1,109 @@
+import { canonicalJson, contentHash } from "./hash.js";
+import type { Conditions, PruneMode } from "./types.js";
+
+/** What a decision was about. */
+export type AuditOp = "prune" | "recall";
+
+/** Every status a logged decision can end in (prune outcomes and recall answers). */
+export type AuditStatus =
+  | "reversible"
+  | "lossy"
+  | "rejected"
+  | "invalid"
+  | "found"
+  | "pruned-unrecoverable"
+  | "unknown"
+  | "unavailable";
+
+/**
+ * One logged decision. Records of a (store, session) form a hash chain: each carries the hash of the one
+ * before it, so an edited, dropped or reordered record is detectable (`verifyAuditChain`).
+ */
+export interface AuditRecord {
+  /** 1-based position in this store's chain for this session. */
+  readonly seq: number;
+  readonly at: number;
+  readonly session: string;
+  /** The store whose chain holds the record. */
+  readonly store: string;
+  readonly op: AuditOp | null;
+  readonly status: AuditStatus;
+  readonly spanId: string | null;
+  readonly kind: string | null;
+  readonly mode: PruneMode | null;
+  /** The check result, when the check ran. */
+  readonly conditions: Conditions | null;
+  readonly handle: string | null;
+  /** The copy had expired and the runtime wrote the window's bytes back before pruning. */
+  readonly repersisted: boolean;
+  /** The directive carried `accept_lossy: true`. */
+  readonly acceptLossy: boolean;
+  /** A stable machine-readable reason code for anything but a clean success. */
+  readonly reason: string | null;
+  /** Pinned identifiers carried into the replacement. */
+  readonly pinsCarried: number;
+  /** The directive as received, truncated to a bounded size (untrusted input is never stored whole). */
+  readonly directive: string | null;
+  readonly prevHash: string;
+  readonly hash: string;
+}
+
+/** The part of a record the guard decides; the store fills in position, time and the chain. */
+export type AuditDraft = Omit<AuditRecord, "seq" | "at" | "session" | "store" | "prevHash" | "hash">;
+
+export const GENESIS_HASH = "0".repeat(64);
+
+/** Seals a draft into the next link of a chain. Stores call this inside their transaction. */
+export function sealAudit(
+  draft: AuditDraft,
+  ctx: { seq: number; at: number; session: string; store: string; prevHash: string },
+): AuditRecord {
+  const body = { ...draft, ...ctx };
+  return { ...body, hash: contentHash(ctx.prevHash + "\n" + canonicalJson(body)) };
+}
+
+/** A break in an audit chain: where it is and why. */
+export interface AuditChainBreak {
+  readonly seq: number;
+  readonly problem: "hash-mismatch" | "prev-mismatch" | "seq-gap";
+  readonly detail: string;
+}
+
+/**
+ * Checks one (store, session) chain, in the order the store returned it. Returns the first break, or
+ * `null` when every record links to the one before and its hash matches its content.
+ */
+export function verifyAuditChain(records: readonly AuditRecord[]): AuditChainBreak | null {
+  let prev = GENESIS_HASH;
+  let expectedSeq = 1;
+  for (const r of records) {
+    if (r.seq !== expectedSeq) {
+      return { seq: r.seq, problem: "seq-gap", detail: `expected record ${expectedSeq}, found ${r.seq}` };
+    }
+    if (r.prevHash !== prev) {
+      return { seq: r.seq, problem: "prev-mismatch", detail: `record ${r.seq} does not link to record ${r.seq - 1}` };
+    }
+    const { hash, ...body } = r;
+    const recomputed = contentHash(r.prevHash + "\n" + canonicalJson(body));
+    if (recomputed !== hash) {
+      return { seq: r.seq, problem: "hash-mismatch", detail: `record ${r.seq} was edited after it was written` };
+    }
+    prev = hash;
+    expectedSeq++;
+  }
+  return null;
+}
+
+const MAX_DIRECTIVE_CHARS = 1024;
+
+/** Serialises untrusted input for the audit log, bounded so a megabyte directive is not stored whole. */
+export function directiveForAudit(input: unknown): string {
+  let text: string;
+  try {
+    text = typeof input === "string" ? input : (JSON.stringify(input) ?? String(input));
+  } catch {
+    text = `[unserialisable ${typeof input}]`;
+  }
+  if (text.length <= MAX_DIRECTIVE_CHARS) return text;
+  return `${text.slice(0, MAX_DIRECTIVE_CHARS)}…[${text.length - MAX_DIRECTIVE_CHARS} more chars]`;
+}

@@ -1,0 +1,95 @@
+import { z } from "zod";
+import type { DirectiveIssue } from "./outcome.js";
+import { PRUNE_MODES, type PruneMode } from "./types.js";
+
+/** Span ids the window mints: `span_` and up to nine digits. Look-alikes (`spаn_7` with a Cyrillic а) fail. */
+export const SPAN_ID = /^span_[1-9][0-9]{0,8}$/;
+/** Handles stores mint: an optional short prefix, `#` and a positive integer. */
+export const HANDLE = /^[a-z]{0,4}#[1-9][0-9]{0,15}$/;
+
+/** Bounds on untrusted input. */
+export interface DirectiveLimits {
+  /** Longest digest accepted, in characters. */
+  readonly maxDigestChars: number;
+  /** Longest raw directive accepted before parsing, in characters. */
+  readonly maxDirectiveChars: number;
+}
+
+export const DEFAULT_LIMITS: DirectiveLimits = Object.freeze({ maxDigestChars: 8_000, maxDirectiveChars: 64_000 });
+
+/**
+ * The schema of model directives. Strict: an unknown key (including `__proto__` or `constructor`) is an
+ * error, and `accept_lossy` accepts the JSON booleans only, so `"true"`, `1` or `"yes"` never count as
+ * consent to an irreversible loss.
+ */
+export function directiveSchema(limits: DirectiveLimits = DEFAULT_LIMITS, modes: readonly PruneMode[] = PRUNE_MODES) {
+  const spanId = z.string().regex(SPAN_ID, { error: "span_id must look like span_7" });
+  const prune = z
+    .strictObject({
+      op: z.literal("prune"),
+      span_id: spanId,
+      mode: z.enum(modes as [PruneMode, ...PruneMode[]], { error: `mode must be one of ${modes.join(", ")}` }),
+      digest: z.string().min(1).max(limits.maxDigestChars, { error: `digest longer than ${limits.maxDigestChars} characters` }).optional(),
+      accept_lossy: z.boolean({ error: "accept_lossy must be the JSON value true or false" }).optional(),
+    })
+    .superRefine((d, ctx) => {
+      if (d.mode === "summarize" && d.digest === undefined) {
+        ctx.addIssue({ code: "custom", path: ["digest"], message: "summarize needs a digest" });
+      }
+      if (d.mode !== "summarize" && d.digest !== undefined) {
+        ctx.addIssue({ code: "custom", path: ["digest"], message: `a digest is only taken with mode summarize, not ${d.mode}` });
+      }
+    });
+  const recall = z.strictObject({
+    op: z.literal("recall"),
+    span_id: z.union([spanId, z.string().regex(HANDLE)], { error: "span_id must be a span id (span_7) or a handle (#3)" }),
+  });
+  return z.discriminatedUnion("op", [prune, recall], { error: 'op must be "prune" or "recall"' });
+}
+
+export type Directive = z.infer<ReturnType<typeof directiveSchema>>;
+export type PruneDirective = Extract<Directive, { op: "prune" }>;
+export type RecallDirective = Extract<Directive, { op: "recall" }>;
+
+export type ParsedDirective =
+  | { readonly ok: true; readonly directive: Directive }
+  | { readonly ok: false; readonly op: "prune" | "recall" | null; readonly issues: DirectiveIssue[] };
+
+const defaultSchema = directiveSchema();
+
+/**
+ * Parses untrusted model output: a JSON string or an already-parsed value. Never throws.
+ */
+export function parseDirective(input: unknown, limits: DirectiveLimits = DEFAULT_LIMITS): ParsedDirective {
+  try {
+    let value: unknown = input;
+    if (typeof input === "string") {
+      if (input.length > limits.maxDirectiveChars) {
+        return { ok: false, op: null, issues: [{ path: "", message: `directive longer than ${limits.maxDirectiveChars} characters` }] };
+      }
+      try {
+        value = JSON.parse(input);
+      } catch {
+        return { ok: false, op: null, issues: [{ path: "", message: "directive is not valid JSON" }] };
+      }
+    }
+    const schema = limits === DEFAULT_LIMITS ? defaultSchema : directiveSchema(limits);
+    const r = schema.safeParse(value);
+    if (r.success) return { ok: true, directive: r.data };
+    const op = opOf(value);
+    return {
+      ok: false,
+      op,
+      issues: r.error.issues.slice(0, 5).map((i) => ({ path: i.path.map(String).join("."), message: i.message })),
+    };
+  } catch {
+    // A hostile value (a getter or proxy that throws) is just an invalid directive.
+    return { ok: false, op: null, issues: [{ path: "", message: "directive could not be read" }] };
+  }
+}
+
+function opOf(value: unknown): "prune" | "recall" | null {
+  if (value === null || typeof value !== "object") return null;
+  const op = Object.getOwnPropertyDescriptor(value, "op")?.value;
+  return op === "prune" || op === "recall" ? op : null;
+}

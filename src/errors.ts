@@ -1,0 +1,30 @@
+import type { PruneOutcome } from "./outcome.js";
+
+/**
+ * Thrown by the typed `ContextWindow.prune` when the runtime cannot prove a prune reversible and the
+ * request did not (or could not) accept a lossy commitment. The window is unchanged; `outcome` is the
+ * same structured outcome the untrusted path returns, and it was audited.
+ */
+export class IrreversiblePruneError extends Error {
+  override readonly name = "IrreversiblePruneError";
+  readonly outcome: Extract<PruneOutcome, { status: "rejected" | "invalid" }>;
+  constructor(outcome: Extract<PruneOutcome, { status: "rejected" | "invalid" }>) {
+    super(outcome.message);
+    this.outcome = outcome;
+  }
+}
+
+/** A backing store failed (I/O, lost connection, timeout). Nothing was committed by the failing call. */
+export class StoreError extends Error {
+  override readonly name = "StoreError";
+  readonly store: string;
+  constructor(store: string, message: string, options?: { cause?: unknown }) {
+    super(`store ${store}: ${message}`, options);
+    this.store = store;
+  }
+}
+
+export function errorMessage(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  return String(err);
+}

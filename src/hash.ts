@@ -1,0 +1,27 @@
+import { createHash } from "node:crypto";
+
+/** SHA-256 of the UTF-8 bytes of `text`, lowercase hex. Byte identity of a copy is decided by this. */
+export function contentHash(text: string): string {
+  return createHash("sha256").update(text, "utf8").digest("hex");
+}
+
+/**
+ * JSON with object keys sorted at every depth, so a record hashes the same wherever it is serialised.
+ * `undefined` members are omitted, as in `JSON.stringify`.
+ */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(sortKeys(value));
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value !== null && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(value).sort()) {
+      const v = (value as Record<string, unknown>)[key];
+      if (v !== undefined) out[key] = sortKeys(v);
+    }
+    return out;
+  }
+  return value;
+}

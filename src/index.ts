@@ -1,0 +1,61 @@
+/**
+ * pruneguard runtime: a context window whose prunes are checked against the backing store at execution
+ * time, so a model can never silently turn "less salient" into "never existed".
+ */
+export { ContextWindow } from "./window.js";
+export type { AppendInput, ContextWindowOptions, PruneRequest, WindowEntry } from "./window.js";
+export { MemoryStore } from "./stores/memory.js";
+export { SqliteStore } from "./stores/sqlite.js";
+export type { SqliteStoreOptions } from "./stores/sqlite.js";
+export type {
+  BackingStore,
+  CheckResult,
+  LookupKey,
+  LookupResult,
+  PersistInput,
+  Persisted,
+  PruneCommit,
+  PruneCommitItem,
+  PruneDecision,
+  PruneItem,
+  PruneTransaction,
+  RotateReport,
+  StoreCapabilities,
+  StoreOptions,
+} from "./stores/store.js";
+export { computeCheck, decideAll, formatHandle, resolveCapabilities, resolveHandlePrefix, resolveRetention, unbackedCheck } from "./stores/check.js";
+export type { RecordState } from "./stores/check.js";
+export { IrreversiblePruneError, StoreError } from "./errors.js";
+export { decidePrune, lossyRefusal } from "./guard.js";
+export type { DecisionInput } from "./guard.js";
+export { parseDirective, directiveSchema, DEFAULT_LIMITS, SPAN_ID, HANDLE } from "./directive.js";
+export type { Directive, DirectiveLimits, ParsedDirective, PruneDirective, RecallDirective } from "./directive.js";
+export type {
+  DirectiveIssue,
+  DirectiveOutcome,
+  InvalidOutcome,
+  LossyOutcome,
+  PruneOutcome,
+  RecallOutcome,
+  RejectedOutcome,
+  RejectReason,
+  ReversibleOutcome,
+} from "./outcome.js";
+export { sealAudit, verifyAuditChain, directiveForAudit, GENESIS_HASH } from "./audit.js";
+export type { AuditChainBreak, AuditDraft, AuditOp, AuditRecord, AuditStatus } from "./audit.js";
+export { DEFAULT_TOMBSTONE, indexLine, tombstoneLine, replacementHeader, rejectionLine } from "./render.js";
+export { contentHash, canonicalJson } from "./hash.js";
+export { countTokens } from "./tokens.js";
+export { ManualClock, systemClock, PRUNE_MODES, conditionsHold, failedConditions, NO_CONDITIONS } from "./types.js";
+export type {
+  Clock,
+  Conditions,
+  KindPolicy,
+  LossyRule,
+  PinPattern,
+  PruneMode,
+  RuntimePolicy,
+  SessionLimits,
+  Span,
+  SpanRef,
+} from "./types.js";

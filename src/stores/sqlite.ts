@@ -1,0 +1,292 @@
+import Database from "better-sqlite3";
+import { sealAudit, GENESIS_HASH, type AuditDraft, type AuditRecord } from "../audit.js";
+import { systemClock, type Clock } from "../types.js";
+import { computeCheck, decideAll, formatHandle, resolveCapabilities, resolveHandlePrefix, resolveRetention, unbackedCheck, type RecordState } from "./check.js";
+import type {
+  BackingStore,
+  LookupKey,
+  LookupResult,
+  PersistInput,
+  Persisted,
+  PruneCommit,
+  PruneTransaction,
+  RotateReport,
+  StoreCapabilities,
+  StoreOptions,
+} from "./store.js";
+
+export interface SqliteStoreOptions extends StoreOptions {
+  /** Path of the database file (created if missing). Several stores may share one file. */
+  readonly path: string;
+  /** Milliseconds to wait for another connection's write lock before failing. Default 5000. */
+  readonly busyTimeoutMs?: number;
+}
+
+interface RecordRow {
+  handle: string;
+  span_id: string;
+  kind: string;
+  text: string | null;
+  hash: string;
+  created_at: number;
+  expired_at: number | null;
+}
+
+interface AuditRow {
+  record: string;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS pruneguard_records (
+  store      TEXT    NOT NULL,
+  session    TEXT    NOT NULL,
+  span_id    TEXT    NOT NULL,
+  handle     TEXT    NOT NULL,
+  kind       TEXT    NOT NULL,
+  text       TEXT,
+  hash       TEXT    NOT NULL,
+  created_at INTEGER NOT NULL,
+  expired_at INTEGER,
+  held       INTEGER NOT NULL DEFAULT 0,
+  held_until INTEGER,
+  PRIMARY KEY (store, session, span_id),
+  UNIQUE (store, session, handle)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS pruneguard_records_age ON pruneguard_records (store, created_at) WHERE text IS NOT NULL;
+CREATE TABLE IF NOT EXISTS pruneguard_handles (
+  store   TEXT    NOT NULL,
+  session TEXT    NOT NULL,
+  next    INTEGER NOT NULL,
+  PRIMARY KEY (store, session)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS pruneguard_audit (
+  store   TEXT    NOT NULL,
+  session TEXT    NOT NULL,
+  seq     INTEGER NOT NULL,
+  status  TEXT    NOT NULL,
+  hash    TEXT    NOT NULL,
+  record  TEXT    NOT NULL,
+  PRIMARY KEY (store, session, seq)
+) WITHOUT ROWID;
+`;
+
+/**
+ * The embedded default: a SQLite file in WAL mode. The check, the hold and the audit record of a prune
+ * commit in one `BEGIN IMMEDIATE` transaction, so another process sharing the file cannot rotate the copy
+ * between the check and the hold.
+ */
+export class SqliteStore implements BackingStore {
+  readonly name: string;
+  readonly capabilities: StoreCapabilities;
+  readonly retentionMs: number | null;
+  readonly handlePrefix: string;
+  readonly path: string;
+  readonly #clock: Clock;
+  readonly #db: Database.Database;
+  readonly #q: ReturnType<SqliteStore["prepare"]>;
+
+  constructor(options: SqliteStoreOptions) {
+    this.name = options.name;
+    this.path = options.path;
+    this.retentionMs = resolveRetention(options.name, options.retentionMs);
+    this.capabilities = resolveCapabilities(options);
+    this.handlePrefix = resolveHandlePrefix(options.name, options.handlePrefix);
+    this.#clock = options.clock ?? systemClock;
+    this.#db = new Database(options.path);
+    this.#db.pragma("journal_mode = WAL");
+    this.#db.pragma("synchronous = NORMAL");
+    this.#db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
+    this.#db.exec(SCHEMA);
+    this.#q = this.prepare();
+  }
+
+  private prepare() {
+    const db = this.#db;
+    return {
+      bySpan: db.prepare<[string, string, string], RecordRow>(
+        "SELECT handle, span_id, kind, text, hash, created_at, expired_at FROM pruneguard_records WHERE store = ? AND session = ? AND span_id = ?",
+      ),
+      byHandle: db.prepare<[string, string, string], RecordRow>(
+        "SELECT handle, span_id, kind, text, hash, created_at, expired_at FROM pruneguard_records WHERE store = ? AND session = ? AND handle = ?",
+      ),
+      nextHandle: db.prepare<[string, string], { next: number }>(
+        `INSERT INTO pruneguard_handles (store, session, next) VALUES (?, ?, 1)
+         ON CONFLICT (store, session) DO UPDATE SET next = next + 1 RETURNING next`,
+      ),
+      insert: db.prepare(
+        `INSERT INTO pruneguard_records (store, session, span_id, handle, kind, text, hash, created_at)
+         VALUES (@store, @session, @spanId, @handle, @kind, @text, @hash, @now)`,
+      ),
+      rewrite: db.prepare(
+        `UPDATE pruneguard_records SET text = @text, hash = @hash, kind = @kind, created_at = @now, expired_at = NULL
+         WHERE store = @store AND session = @session AND span_id = @spanId`,
+      ),
+      hold: db.prepare(
+        "UPDATE pruneguard_records SET held = 1, held_until = @until WHERE store = @store AND session = @session AND span_id = @spanId",
+      ),
+      releaseHolds: db.prepare(
+        "UPDATE pruneguard_records SET held = 0, held_until = NULL WHERE store = ? AND session = ? AND held = 1",
+      ),
+      lastAudit: db.prepare<[string, string], { seq: number; hash: string }>(
+        "SELECT seq, hash FROM pruneguard_audit WHERE store = ? AND session = ? ORDER BY seq DESC LIMIT 1",
+      ),
+      insertAudit: db.prepare(
+        "INSERT INTO pruneguard_audit (store, session, seq, status, hash, record) VALUES (@store, @session, @seq, @status, @hash, @record)",
+      ),
+      auditLog: db.prepare<[string, string], AuditRow>(
+        "SELECT record FROM pruneguard_audit WHERE store = ? AND session = ? ORDER BY seq",
+      ),
+      countLossy: db.prepare<[string, string], { n: number }>(
+        "SELECT count(*) AS n FROM pruneguard_audit WHERE store = ? AND session = ? AND status = 'lossy'",
+      ),
+      heldPastRetention: db.prepare<[string, number, number], { n: number }>(
+        `SELECT count(*) AS n FROM pruneguard_records WHERE store = ? AND text IS NOT NULL AND created_at <= ?
+         AND held = 1 AND (held_until IS NULL OR held_until > ?)`,
+      ),
+      rotate: db.prepare(
+        `UPDATE pruneguard_records SET text = NULL, expired_at = @now, held = 0, held_until = NULL
+         WHERE store = @store AND text IS NOT NULL AND created_at <= @cutoff
+         AND NOT (held = 1 AND (held_until IS NULL OR held_until > @now))`,
+      ),
+    };
+  }
+
+  #mint(session: string): string {
+    const row = this.#q.nextHandle.get(this.name, session);
+    if (!row) throw new Error(`store ${this.name}: could not mint a handle`);
+    return formatHandle(this.handlePrefix, row.next);
+  }
+
+  #append(session: string, draft: AuditDraft): AuditRecord {
+    const last = this.#q.lastAudit.get(this.name, session);
+    const rec = sealAudit(draft, {
+      seq: (last?.seq ?? 0) + 1,
+      at: this.#clock.now(),
+      session,
+      store: this.name,
+      prevHash: last?.hash ?? GENESIS_HASH,
+    });
+    this.#q.insertAudit.run({ store: this.name, session, seq: rec.seq, status: rec.status, hash: rec.hash, record: JSON.stringify(rec) });
+    return rec;
+  }
+
+  async persist(input: PersistInput): Promise<Persisted> {
+    if (!this.capabilities.writable) throw new Error(`store ${this.name} is read-only`);
+    return this.#db
+      .transaction((): Persisted => {
+        const now = this.#clock.now();
+        const row = this.#q.bySpan.get(this.name, input.session, input.spanId);
+        const params = { store: this.name, session: input.session, spanId: input.spanId, kind: input.kind, text: input.text, hash: input.hash, now };
+        if (row) {
+          if (row.text !== null && row.hash === input.hash) return { handle: row.handle, createdAt: row.created_at };
+          this.#q.rewrite.run(params);
+          return { handle: row.handle, createdAt: now };
+        }
+        const handle = this.#mint(input.session);
+        this.#q.insert.run({ ...params, handle });
+        return { handle, createdAt: now };
+      })
+      .immediate();
+  }
+
+  async commitPrune(txn: PruneTransaction): Promise<PruneCommit> {
+    return this.#db
+      .transaction((): PruneCommit => {
+        const rows = txn.items.map((item) =>
+          !item.backed
+            ? undefined
+            : item.handle === null
+              ? this.#q.bySpan.get(this.name, txn.session, item.spanId)
+              : this.#q.byHandle.get(this.name, txn.session, item.handle),
+        );
+        const checks = txn.items.map((item, i) =>
+          item.backed ? computeCheck(item.handle, item.spanId, item.hash, stateOf(rows[i]), this) : unbackedCheck(),
+        );
+        const decisions = decideAll(txn, checks);
+        const now = this.#clock.now();
+        // A throw anywhere below rolls the whole transaction back.
+        const items = txn.items.map((item, i) => {
+          const decision = decisions[i]!;
+          const check = checks[i]!;
+          let handle: string | null = null;
+          if (decision.status === "reversible") {
+            if (!item.backed) throw new Error(`store ${this.name}: reversible decision for unbacked span ${item.spanId}`);
+            const params = { store: this.name, session: txn.session, spanId: item.spanId, kind: item.kind, text: item.text, hash: item.hash, now };
+            let own = this.#q.bySpan.get(this.name, txn.session, item.spanId);
+            if (decision.repersist) {
+              if (!this.capabilities.writable) throw new Error(`store ${this.name} is read-only`);
+              if (own) this.#q.rewrite.run(params);
+              else {
+                this.#q.insert.run({ ...params, handle: this.#mint(txn.session) });
+                own = this.#q.bySpan.get(this.name, txn.session, item.spanId);
+              }
+            }
+            if (!own) throw new Error(`store ${this.name}: no record for ${item.spanId}`);
+            if (decision.hold && this.capabilities.holds) {
+              this.#q.hold.run({ store: this.name, session: txn.session, spanId: item.spanId, until: txn.holdUntil });
+            }
+            handle = own.handle;
+          }
+          const audit = this.#append(txn.session, handle === null ? decision.audit : { ...decision.audit, handle });
+          return { check, decision, handle, audit };
+        });
+        return { items };
+      })
+      .immediate();
+  }
+
+  async lookup(session: string, key: LookupKey): Promise<LookupResult> {
+    const row = "handle" in key ? this.#q.byHandle.get(this.name, session, key.handle) : this.#q.bySpan.get(this.name, session, key.spanId);
+    if (!row) return { status: "absent" };
+    if (row.text === null) {
+      if (!this.capabilities.distinguishesAbsent) return { status: "absent" };
+      return { status: "expired", handle: row.handle, spanId: row.span_id, hash: row.hash, expiredAt: row.expired_at ?? 0 };
+    }
+    return { status: "found", handle: row.handle, spanId: row.span_id, kind: row.kind, text: row.text, hash: row.hash, createdAt: row.created_at };
+  }
+
+  async appendAudit(session: string, draft: AuditDraft): Promise<AuditRecord> {
+    return this.#db.transaction(() => this.#append(session, draft)).immediate();
+  }
+
+  async auditLog(session: string): Promise<AuditRecord[]> {
+    return this.#q.auditLog.all(this.name, session).map((r) => JSON.parse(r.record) as AuditRecord);
+  }
+
+  async countLossy(session: string): Promise<number> {
+    return this.#q.countLossy.get(this.name, session)?.n ?? 0;
+  }
+
+  async releaseHolds(session: string): Promise<number> {
+    return this.#q.releaseHolds.run(this.name, session).changes;
+  }
+
+  async rotate(): Promise<RotateReport> {
+    if (this.retentionMs === null) return { rotated: 0, keptByHold: 0 };
+    const now = this.#clock.now();
+    const cutoff = now - this.retentionMs;
+    return this.#db
+      .transaction((): RotateReport => {
+        const keptByHold = this.#q.heldPastRetention.get(this.name, cutoff, now)?.n ?? 0;
+        const rotated = this.#q.rotate.run({ store: this.name, now, cutoff }).changes;
+        return { rotated, keptByHold };
+      })
+      .immediate();
+  }
+
+  /** Runs SQLite's own integrity check; `"ok"` when the file is sound. */
+  integrityCheck(): string {
+    const rows = this.#db.pragma("integrity_check") as Array<{ integrity_check: string }>;
+    return rows.map((r) => r.integrity_check).join("; ");
+  }
+
+  async close(): Promise<void> {
+    if (this.#db.open) this.#db.close();
+  }
+}
+
+function stateOf(row: RecordRow | undefined): RecordState {
+  if (!row) return { state: "absent" };
+  if (row.text === null) return { state: "expired", handle: row.handle, spanId: row.span_id };
+  return { state: "live", handle: row.handle, spanId: row.span_id, hash: row.hash, createdAt: row.created_at };
+}

@@ -1,0 +1,167 @@
+import type { AuditDraft, AuditRecord } from "../audit.js";
+import type { Conditions } from "../types.js";
+
+/**
+ * What a store can promise. The guard reads these at execution time; a policy cannot talk a store into
+ * a promise it does not make.
+ */
+export interface StoreCapabilities {
+  /** Lookups tell "this record was rotated out or lost" apart from "no such record" (condition 3). */
+  readonly distinguishesAbsent: boolean;
+  /** Retention holds keep a record past its retention until released. */
+  readonly holds: boolean;
+  /** The runtime may write records (persist on append, re-persist on prune). */
+  readonly writable: boolean;
+}
+
+/** A span's bytes to persist. */
+export interface PersistInput {
+  readonly session: string;
+  readonly spanId: string;
+  readonly kind: string;
+  readonly text: string;
+  readonly hash: string;
+}
+
+export interface Persisted {
+  /** Store-minted, session-scoped handle (`#12`); resolves only within the session that minted it. */
+  readonly handle: string;
+  readonly createdAt: number;
+}
+
+/** How a lookup addresses a record: by handle, or by the span id it was persisted for. */
+export type LookupKey = { readonly handle: string } | { readonly spanId: string };
+
+/** A lookup's answer. Stores that do not distinguish absent answer `absent` for rotated records too. */
+export type LookupResult =
+  | {
+      readonly status: "found";
+      readonly handle: string;
+      readonly spanId: string;
+      readonly kind: string;
+      readonly text: string;
+      readonly hash: string;
+      readonly createdAt: number;
+    }
+  | { readonly status: "expired"; readonly handle: string; readonly spanId: string; readonly hash: string; readonly expiredAt: number }
+  | { readonly status: "absent" };
+
+/** What the store found for a span at the moment of the check, inside the prune transaction. */
+export interface CheckResult {
+  readonly conditions: Conditions;
+  /** Why existence failed, when it did. */
+  readonly copy: "ok" | "absent" | "expired" | "hash-mismatch" | "no-handle";
+  readonly handle: string | null;
+  /** When the copy would expire without a hold (`null`: never). */
+  readonly expiresAt: number | null;
+}
+
+/** The guard's disposition of a checked prune; the store applies it in the same transaction. */
+export type PruneDecision =
+  | { readonly status: "reversible"; readonly repersist: boolean; readonly hold: boolean; readonly audit: AuditDraft }
+  | { readonly status: "lossy"; readonly audit: AuditDraft }
+  | { readonly status: "rejected"; readonly audit: AuditDraft };
+
+/** One span of a prune: a lone span, or one member of a tool call/result group. */
+export interface PruneItem {
+  readonly spanId: string;
+  readonly kind: string;
+  /**
+   * `false` for a kind that names no store: the store checks nothing for it (its check fails all three
+   * conditions) but writes its audit record in the same transaction as the group's other members.
+   */
+  readonly backed: boolean;
+  /** The handle the window recorded when it persisted the span, or `null` if it never got one. */
+  readonly handle: string | null;
+  /** The hash and bytes the window holds now (the bytes are written only on re-persist). */
+  readonly hash: string;
+  readonly text: string;
+}
+
+/** Input of the atomic check-and-commit step. */
+export interface PruneTransaction {
+  readonly session: string;
+  readonly items: readonly PruneItem[];
+  /** Hold expiry for a reversible prune (`null`: until released). */
+  readonly holdUntil: number | null;
+  /**
+   * Decides from the check results (one per item, same order). Called exactly once per attempt,
+   * synchronously, inside the transaction; it must be pure, because a store may retry the whole
+   * transaction on a serialisation failure. Returns one decision per item.
+   */
+  readonly decide: (checks: readonly CheckResult[]) => readonly PruneDecision[];
+}
+
+export interface PruneCommitItem {
+  readonly check: CheckResult;
+  readonly decision: PruneDecision;
+  /** The final handle (a re-persist may mint one); `null` unless reversible. */
+  readonly handle: string | null;
+  readonly audit: AuditRecord;
+}
+
+export interface PruneCommit {
+  readonly items: readonly PruneCommitItem[];
+}
+
+export interface RotateReport {
+  /** Records whose retention passed and that were removed (their bytes are gone). */
+  readonly rotated: number;
+  /** Records past retention kept because a hold covers them. */
+  readonly keptByHold: number;
+}
+
+/**
+ * A durable place for span copies and the audit log. Async because PostgreSQL is; SQLite adapters
+ * resolve immediately.
+ *
+ * Every method that takes a `session` must confine itself to that session's records: a handle or span id
+ * of another session is `absent`, never another tenant's bytes.
+ */
+export interface BackingStore {
+  readonly name: string;
+  readonly capabilities: StoreCapabilities;
+  /** Retention of unheld records in ms; `null` keeps them forever. */
+  readonly retentionMs: number | null;
+  /** Prefix of the handles this store mints (`""` → `#12`, `"t"` → `t#12`). */
+  readonly handlePrefix: string;
+
+  /** Persists a span's bytes and mints its handle. Idempotent per (session, spanId, hash). */
+  persist(input: PersistInput): Promise<Persisted>;
+  /**
+   * The atomic step: for every item, check existence + hash + handle + provenance, apply the decisions
+   * (re-persist, hold) and append one audit record per item, all in one transaction. If it throws,
+   * nothing was committed.
+   */
+  commitPrune(txn: PruneTransaction): Promise<PruneCommit>;
+  lookup(session: string, key: LookupKey): Promise<LookupResult>;
+  /** Appends a decision that needed no record change (invalid directives, recalls, unbacked kinds). */
+  appendAudit(session: string, draft: AuditDraft): Promise<AuditRecord>;
+  auditLog(session: string): Promise<AuditRecord[]>;
+  /** Number of lossy commitments already logged for the session (the lossy budget counts these). */
+  countLossy(session: string): Promise<number>;
+  /** Releases the session's holds (for example when the session ends); their records age normally again. */
+  releaseHolds(session: string): Promise<number>;
+  /** Removes records past retention that no hold covers; keeps a marker so provenance survives. */
+  rotate(): Promise<RotateReport>;
+  close(): Promise<void>;
+}
+
+/** Options every adapter accepts. */
+export interface StoreOptions {
+  readonly name: string;
+  /** Retention of unheld records; `null` or absent keeps them forever. */
+  readonly retentionMs?: number | null;
+  readonly clock?: import("../types.js").Clock;
+  /** Defaults to `true`. Set `false` to model a legacy store whose lookups return empty for both. */
+  readonly distinguishesAbsent?: boolean;
+  /** Defaults to `true`. */
+  readonly holds?: boolean;
+  /** Defaults to `true`. */
+  readonly writable?: boolean;
+  /**
+   * Up to four lowercase letters before the `#` of every handle this store mints. Needed only when one
+   * window uses several stores: their handles must not collide. Default `""`.
+   */
+  readonly handlePrefix?: string;
+}

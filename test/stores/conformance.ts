@@ -1,0 +1,213 @@
+/**
+ * The conformance suite every BackingStore adapter must pass. Adapters call
+ * `describeStoreConformance(label, factory)` from their own test file.
+ */
+import { describe, expect, it } from "vitest";
+import type { AuditDraft } from "../../src/audit.js";
+import { verifyAuditChain } from "../../src/audit.js";
+import { contentHash } from "../../src/hash.js";
+import type { BackingStore, CheckResult, PruneDecision, PruneItem, StoreOptions } from "../../src/stores/store.js";
+import { ManualClock } from "../../src/types.js";
+
+export type StoreFactory = (options: StoreOptions & { clock: ManualClock }) => Promise<BackingStore>;
+
+const HOUR = 3_600_000;
+
+function draft(status: AuditDraft["status"], spanId: string | null = null, extra: Partial<AuditDraft> = {}): AuditDraft {
+  return {
+    op: "prune", status, spanId, kind: "toolResult", mode: "drop", conditions: null, handle: null, repersisted: false,
+    acceptLossy: false, reason: null, pinsCarried: 0, directive: null, ...extra,
+  };
+}
+
+function item(spanId: string, text: string, handle: string | null, backed = true): PruneItem {
+  return { spanId, kind: "toolResult", backed, handle, hash: contentHash(text), text };
+}
+
+/** A decide function that records the checks it saw and answers by the seed's rule. */
+function reversibleIfHolds(seen: CheckResult[][], opts: { repersist?: boolean } = {}) {
+  return (checks: readonly CheckResult[]): PruneDecision[] => {
+    seen.push([...checks]);
+    return checks.map((c) => {
+      const ok = c.conditions.existence && c.conditions.addressability && c.conditions.provenance;
+      if (ok) return { status: "reversible", repersist: false, hold: true, audit: draft("reversible") };
+      if (opts.repersist && c.conditions.provenance) return { status: "reversible", repersist: true, hold: true, audit: draft("reversible", null, { repersisted: true }) };
+      return { status: "rejected", audit: draft("rejected") };
+    });
+  };
+}
+
+export function describeStoreConformance(label: string, factory: StoreFactory): void {
+  describe(`BackingStore conformance: ${label}`, () => {
+    const make = async (o: Partial<StoreOptions> = {}) => {
+      const clock = new ManualClock(1_000_000);
+      const store = await factory({ name: "toolLog", retentionMs: 2 * HOUR, ...o, clock });
+      return { clock, store };
+    };
+
+    it("persists with a session-scoped handle and finds byte-identical text by handle and by span id", async () => {
+      const { store } = await make();
+      const text = "request req_8f3a2c failed: E1042 — naïve ünïcode ✓ 🚀";
+      const p = await store.persist({ session: "s1", spanId: "span_1", kind: "toolResult", text, hash: contentHash(text) });
+      expect(p.handle).toBe("#1");
+      const again = await store.persist({ session: "s1", spanId: "span_1", kind: "toolResult", text, hash: contentHash(text) });
+      expect(again.handle).toBe("#1");
+      const other = await store.persist({ session: "s2", spanId: "span_1", kind: "toolResult", text: "other", hash: contentHash("other") });
+      expect(other.handle).toBe("#1");
+      const byHandle = await store.lookup("s1", { handle: "#1" });
+      expect(byHandle).toMatchObject({ status: "found", text, hash: contentHash(text), spanId: "span_1" });
+      expect(await store.lookup("s1", { spanId: "span_1" })).toMatchObject({ status: "found", text });
+      // The same handle in another session resolves to that session's record, never this one's.
+      expect(await store.lookup("s2", { handle: "#1" })).toMatchObject({ status: "found", text: "other" });
+      expect(await store.lookup("s3", { handle: "#1" })).toEqual({ status: "absent" });
+      expect(await store.lookup("s1", { handle: "#2" })).toEqual({ status: "absent" });
+      await store.close();
+    });
+
+    it("mints distinct handles per span and honours handlePrefix", async () => {
+      const { store } = await make({ handlePrefix: "t" });
+      const a = await store.persist({ session: "s1", spanId: "span_1", kind: "k", text: "a", hash: contentHash("a") });
+      const b = await store.persist({ session: "s1", spanId: "span_2", kind: "k", text: "b", hash: contentHash("b") });
+      expect([a.handle, b.handle]).toEqual(["t#1", "t#2"]);
+      await store.close();
+    });
+
+    it("checks existence, hash, handle and provenance inside commitPrune and holds the copy", async () => {
+      const { store, clock } = await make();
+      const text = "x".repeat(100);
+      const p = await store.persist({ session: "s1", spanId: "span_1", kind: "toolResult", text, hash: contentHash(text) });
+      const seen: CheckResult[][] = [];
+      const commit = await store.commitPrune({ session: "s1", items: [item("span_1", text, p.handle)], holdUntil: null, decide: reversibleIfHolds(seen) });
+      expect(seen).toHaveLength(1);
+      expect(seen[0]![0]).toMatchObject({ copy: "ok", handle: "#1", conditions: { existence: true, addressability: true, provenance: true } });
+      expect(commit.items[0]).toMatchObject({ handle: "#1", decision: { status: "reversible" }, audit: { seq: 1, status: "reversible", handle: "#1" } });
+      clock.advance(3 * HOUR);
+      expect(await store.rotate()).toEqual({ rotated: 0, keptByHold: 1 });
+      expect(await store.lookup("s1", { handle: "#1" })).toMatchObject({ status: "found", text });
+      // Released, the copy ages out like any other and leaves a marker behind.
+      expect(await store.releaseHolds("s1")).toBe(1);
+      expect(await store.rotate()).toEqual({ rotated: 1, keptByHold: 0 });
+      expect(await store.lookup("s1", { handle: "#1" })).toMatchObject({ status: "expired", handle: "#1", spanId: "span_1" });
+      await store.close();
+    });
+
+    it("a hold with an expiry protects only until then", async () => {
+      const { store, clock } = await make();
+      const p = await store.persist({ session: "s1", spanId: "span_1", kind: "k", text: "t", hash: contentHash("t") });
+      await store.commitPrune({ session: "s1", items: [item("span_1", "t", p.handle)], holdUntil: clock.now() + 4 * HOUR, decide: reversibleIfHolds([]) });
+      clock.advance(3 * HOUR);
+      expect(await store.rotate()).toEqual({ rotated: 0, keptByHold: 1 });
+      clock.advance(2 * HOUR);
+      expect(await store.rotate()).toEqual({ rotated: 1, keptByHold: 0 });
+      await store.close();
+    });
+
+    it("reports each failed condition: expired, hash mismatch, no handle, absent", async () => {
+      const { store, clock } = await make();
+      await store.persist({ session: "s1", spanId: "span_1", kind: "k", text: "old", hash: contentHash("old") });
+      await store.persist({ session: "s1", spanId: "span_2", kind: "k", text: "stored", hash: contentHash("stored") });
+      clock.advance(2 * HOUR);
+      expect((await store.rotate()).rotated).toBe(2);
+      await store.persist({ session: "s1", spanId: "span_3", kind: "k", text: "stored", hash: contentHash("stored") });
+      const seen: CheckResult[][] = [];
+      await store.commitPrune({
+        session: "s1",
+        items: [item("span_1", "old", "#1"), item("span_3", "changed in the window", "#3"), item("span_4", "never persisted", null), item("span_5", "forged", "#99")],
+        holdUntil: null,
+        decide: reversibleIfHolds(seen),
+      });
+      expect(seen[0]!.map((c) => c.copy)).toEqual(["expired", "hash-mismatch", "no-handle", "absent"]);
+      expect(seen[0]![2]!.conditions.addressability).toBe(false);
+      expect(seen[0]!.every((c) => c.conditions.existence === false)).toBe(true);
+      await store.close();
+    });
+
+    it("a handle of another span does not vouch for this one", async () => {
+      const { store } = await make();
+      await store.persist({ session: "s1", spanId: "span_1", kind: "k", text: "a", hash: contentHash("a") });
+      const seen: CheckResult[][] = [];
+      await store.commitPrune({ session: "s1", items: [item("span_2", "a", "#1")], holdUntil: null, decide: reversibleIfHolds(seen) });
+      expect(seen[0]![0]!.copy).toBe("absent");
+      await store.close();
+    });
+
+    it("without provenance, a rotated record looks absent and every check lacks condition 3", async () => {
+      const { store, clock } = await make({ distinguishesAbsent: false });
+      const p = await store.persist({ session: "s1", spanId: "span_1", kind: "k", text: "t", hash: contentHash("t") });
+      const seen: CheckResult[][] = [];
+      await store.commitPrune({ session: "s1", items: [item("span_1", "t", p.handle)], holdUntil: null, decide: reversibleIfHolds(seen) });
+      expect(seen[0]![0]!.conditions).toEqual({ existence: true, addressability: true, provenance: false });
+      clock.advance(3 * HOUR);
+      await store.rotate();
+      expect(await store.lookup("s1", { handle: "#1" })).toEqual({ status: "absent" });
+      await store.close();
+    });
+
+    it("re-persist revives an expired copy under its handle, and mints one when there was none", async () => {
+      const { store, clock } = await make();
+      await store.persist({ session: "s1", spanId: "span_1", kind: "k", text: "block", hash: contentHash("block") });
+      clock.advance(2 * HOUR);
+      await store.rotate();
+      const commit = await store.commitPrune({
+        session: "s1", items: [item("span_1", "block", "#1"), item("span_2", "fresh", null)], holdUntil: null,
+        decide: reversibleIfHolds([], { repersist: true }),
+      });
+      expect(commit.items.map((i) => i.handle)).toEqual(["#1", "#2"]);
+      expect(commit.items.map((i) => i.audit.handle)).toEqual(["#1", "#2"]);
+      expect(await store.lookup("s1", { handle: "#1" })).toMatchObject({ status: "found", text: "block" });
+      expect(await store.lookup("s1", { spanId: "span_2" })).toMatchObject({ status: "found", text: "fresh", handle: "#2" });
+      clock.advance(10 * HOUR);
+      expect(await store.rotate()).toEqual({ rotated: 0, keptByHold: 2 });
+      await store.close();
+    });
+
+    it("commits nothing when decide throws or answers for the wrong number of items", async () => {
+      const { store, clock } = await make();
+      const p = await store.persist({ session: "s1", spanId: "span_1", kind: "k", text: "t", hash: contentHash("t") });
+      await expect(store.commitPrune({ session: "s1", items: [item("span_1", "t", p.handle)], holdUntil: null, decide: () => { throw new Error("boom"); } })).rejects.toThrow("boom");
+      await expect(store.commitPrune({ session: "s1", items: [item("span_1", "t", p.handle)], holdUntil: null, decide: () => [] })).rejects.toThrow();
+      expect(await store.auditLog("s1")).toEqual([]);
+      clock.advance(3 * HOUR);
+      expect((await store.rotate()).rotated).toBe(1);
+      await store.close();
+    });
+
+    it("a group with an unbacked member commits both audit records in one chain", async () => {
+      const { store } = await make();
+      const p = await store.persist({ session: "s1", spanId: "span_2", kind: "k", text: "result", hash: contentHash("result") });
+      const commit = await store.commitPrune({
+        session: "s1", items: [item("span_1", "call", null, false), item("span_2", "result", p.handle)], holdUntil: null,
+        decide: (checks) => checks.map((c) => ({ status: "rejected" as const, audit: draft("rejected", null, { reason: c.copy }) })),
+      });
+      expect(commit.items.map((i) => i.check.copy)).toEqual(["no-handle", "ok"]);
+      expect(commit.items.map((i) => i.audit.seq)).toEqual([1, 2]);
+      await store.close();
+    });
+
+    it("keeps a per-session hash-chained audit log and counts lossy commitments", async () => {
+      const { store } = await make();
+      await store.appendAudit("s1", draft("invalid"));
+      await store.appendAudit("s1", draft("lossy", "span_1"));
+      await store.appendAudit("s2", draft("lossy", "span_1"));
+      await store.appendAudit("s1", draft("lossy", "span_2"));
+      const log = await store.auditLog("s1");
+      expect(log.map((r) => [r.seq, r.status])).toEqual([[1, "invalid"], [2, "lossy"], [3, "lossy"]]);
+      expect(verifyAuditChain(log)).toBeNull();
+      expect(verifyAuditChain([log[0]!, log[2]!])).toMatchObject({ problem: "seq-gap" });
+      expect(verifyAuditChain([log[0]!, { ...log[1]!, reason: "edited" }, log[2]!])).toMatchObject({ seq: 2, problem: "hash-mismatch" });
+      expect(await store.countLossy("s1")).toBe(2);
+      expect(await store.countLossy("s2")).toBe(1);
+      expect(await store.countLossy("nobody")).toBe(0);
+      await store.close();
+    });
+
+    it("retention null keeps records forever", async () => {
+      const { store, clock } = await make({ retentionMs: null });
+      await store.persist({ session: "s1", spanId: "span_1", kind: "k", text: "t", hash: contentHash("t") });
+      clock.advance(1000 * HOUR);
+      expect(await store.rotate()).toEqual({ rotated: 0, keptByHold: 0 });
+      expect(await store.lookup("s1", { spanId: "span_1" })).toMatchObject({ status: "found" });
+      await store.close();
+    });
+  });
+}
