@@ -67,20 +67,23 @@ export const pins = Object.freeze({
   }),
   /**
    * Paths with at least one `/` and a file extension: `/app/src/index.js`, `./lib/x.py`,
-   * `src/x.ts:12:3` (line and column kept). URLs are not paths (`https://host/a.json` does not match),
-   * nor are Windows paths.
+   * `src/x.ts:12:3` (line and column kept), `psql:migrations/a.sql:14`. URLs are not paths
+   * (`https://host/a.json`, `file:///a.js` do not match), nor are Windows paths.
    */
   filePath: Object.freeze({
     name: "filePath",
     pattern:
-      "(?<![\\w.~@+:\\/-])[\\w.~@+-]{0,200}\\/[\\w.~@+\\/-]{0,400}[\\w@+-]\\.[A-Za-z][A-Za-z0-9]{0,9}" +
+      "(?<![\\w.~@+\\/-])(?!\\/\\/)[\\w.~@+-]{0,200}\\/[\\w.~@+\\/-]{0,400}[\\w@+-]\\.[A-Za-z][A-Za-z0-9]{0,9}" +
       "(?::\\d{1,6})?(?::\\d{1,6})?(?![\\w\\/])",
   }),
-  /** `HTTP 503`, `HTTP/1.1 502`, `status 404`, `Status: 500`, `"status": 429`, `status_code=400`. */
+  /**
+   * `HTTP 503`, `HTTP/1.1 502`, `status 404`, `Status: 500`, `"status": 429`, `status_code=400`,
+   * `statuscode: 503`. The keyword is part of the match: a bare `503` would be carried meaningless.
+   */
   httpStatus: Object.freeze({
     name: "httpStatus",
     pattern:
-      "\\b(?:HTTP(?:\\/[123](?:\\.[01])?)?[ \\t]|[Ss]tatus(?:[ _][Cc]ode)?[\"']?[ \\t]?[:=]?[ \\t]?)[1-5]\\d{2}\\b",
+      "\\b(?:HTTP(?:\\/[123](?:\\.[01])?)?[ \\t]|[Ss]tatus(?:[ _]?[Cc]ode)?[\"']?[ \\t]?[:=]?[ \\t]?)[1-5]\\d{2}\\b",
   }),
   /**
    * W3C `traceparent` values (`00-<32 hex>-<16 hex>-<2 hex>`), bare 32-hex trace ids, and AWS X-Ray
@@ -122,7 +125,7 @@ const NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/u;
  * Details: the only flags accepted are `g`, `u` and `i`. `i` is lowered into the source (each cased
  * letter becomes a class of its lower- and upper-case forms) because `PinPattern` carries no flags; the
  * lowering uses simple one-to-one case mappings, so exotic folds (`ſ`→`s`, Kelvin sign→`k`) are not
- * added. A RegExp written without `u` is re-read with `u`, which rejects sloppy escapes such as `\-`
+ * added, and letters written as escapes (`\u{41}`, `\x41`) are kept literal. A RegExp written without `u` is re-read with `u`, which rejects sloppy escapes such as `\-`
  * outside a class.
  *
  * Gotchas: `pin()` throws on a bad name, a rejected flag or a source that does not compile; it does not
