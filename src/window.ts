@@ -249,11 +249,11 @@ export class ContextWindow<K extends string = string> {
   async applyDirective(input: unknown): Promise<DirectiveOutcome> {
     const raw = directiveForAudit(input);
     try {
-      if (this.#ended) return await this.#invalid(null, [{ path: "", message: "the session has ended" }], raw);
       const parsed = parseDirective(input, this.#directiveLimits);
       if (!parsed.ok) return await this.#invalid(parsed.op, parsed.issues, raw);
       const d = parsed.directive;
       if (d.op === "recall") return await this.#recall(d.span_id, raw);
+      if (this.#ended) return await this.#invalid("prune", [{ path: "", message: "the session has ended" }], raw);
       return await this.#execute(d.span_id, d.mode, d.digest ?? null, d.accept_lossy === true, raw);
     } catch (err) {
       // Only a defect in the runtime itself gets here; the model still gets data, not an exception.
@@ -269,7 +269,6 @@ export class ContextWindow<K extends string = string> {
    * `unavailable` when the store failed and the copy may still exist.
    */
   async recall(query: string): Promise<RecallOutcome> {
-    this.#assertOpen();
     return this.#recall(String(query), directiveForAudit({ op: "recall", span_id: query }));
   }
 

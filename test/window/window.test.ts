@@ -1,0 +1,438 @@
+import { describe, expect, it } from "vitest";
+import { ContextWindow, IrreversiblePruneError, ManualClock, MemoryStore, countTokens, verifyAuditChain } from "../../src/index.js";
+import type { BackingStore, KindPolicy, PruneOutcome } from "../../src/index.js";
+
+const HOUR = 3_600_000;
+const REQ = "req_8f3a2c91";
+
+const KINDS = {
+  toolResult: { store: "toolLog", modes: ["drop", "summarize", "compress"], lossy: "with-flag", repersist: true },
+  scratch: { store: null, modes: ["drop"], lossy: "with-flag" },
+  audit: { store: "toolLog", modes: ["summarize"], lossy: "forbid" },
+  plain: { store: "toolLog", modes: ["drop", "summarize"], lossy: "with-flag" },
+  pinned: { store: null, modes: ["drop", "summarize", "compress"], lossy: "with-flag", pins: [{ name: "requestId", pattern: "\\breq_[0-9a-f]{6,}\\b" }], compressTargetTokens: 40 },
+} as const satisfies Record<string, KindPolicy>;
+
+function setup(opts: { store?: BackingStore; lossyBudget?: number; kinds?: Record<string, KindPolicy> } = {}) {
+  const clock = new ManualClock(10 * HOUR);
+  const toolLog = opts.store ?? new MemoryStore({ name: "toolLog", retentionMs: 2 * HOUR, clock });
+  const win = new ContextWindow({
+    session: "s1", clock, stores: { toolLog }, kinds: (opts.kinds ?? KINDS) as typeof KINDS,
+    ...(opts.lossyBudget !== undefined ? { limits: { lossyBudget: opts.lossyBudget } } : {}),
+  });
+  return { clock, toolLog, win };
+}
+
+const block = (n = 40) =>
+  Array.from({ length: n }, (_, i) => `turn ${i}: GET /api/search?q=${i} -> 200 in ${10 + i}ms${i === 17 ? ` (request ${REQ})` : ""}`).join("\n");
+
+describe("ContextWindow: appending", () => {
+  it("mints span ids, persists backed kinds and returns refs that are the span id at run time", async () => {
+    const { win, toolLog } = setup();
+    const a = await win.append({ kind: "toolResult", text: "alpha" });
+    const b = await win.append({ kind: "scratch", text: "beta" });
+    expect([a, b]).toEqual(["span_1", "span_2"]);
+    expect(await toolLog.lookup("s1", { spanId: "span_1" })).toMatchObject({ status: "found", text: "alpha" });
+    expect(await toolLog.lookup("s1", { spanId: "span_2" })).toEqual({ status: "absent" });
+    expect(win.span("span_1")).toMatchObject({ kind: "toolResult", tokens: countTokens("alpha") });
+  });
+
+  it("refuses unknown kinds and misconfigured policies with clear errors", async () => {
+    const { win } = setup();
+    await expect(win.append({ kind: "nope" as "scratch", text: "x" })).rejects.toThrow(/unknown kind nope/);
+    expect(() => new ContextWindow({ session: "s", stores: {}, kinds: { k: { store: "missing", modes: ["drop"], lossy: "forbid" } } })).toThrow(/names store missing/);
+    expect(() => new ContextWindow({ session: "", stores: {}, kinds: {} })).toThrow(/session/);
+    const a = new MemoryStore({ name: "a" });
+    const b = new MemoryStore({ name: "b" });
+    expect(() => new ContextWindow({ session: "s", stores: { a, b }, kinds: {} })).toThrow(/handlePrefix/);
+    expect(() => new ContextWindow({ session: "s", stores: { a, b: new MemoryStore({ name: "b", handlePrefix: "b" }) }, kinds: {} })).not.toThrow();
+  });
+});
+
+describe("ContextWindow: the four outcomes", () => {
+  it("reversible: a verified copy is held and the span becomes an index line with its handle", async () => {
+    const { win, toolLog, clock } = setup();
+    const ref = await win.append({ kind: "toolResult", text: block() });
+    const out = await win.prune({ span: ref, mode: "drop" });
+    expect(out).toMatchObject({ status: "reversible", handle: "#1", repersisted: false, line: "span_1 pruned, recall #1" });
+    expect(out.tokensFreed).toBeGreaterThan(500);
+    expect(win.render()).toBe("span_1 pruned, recall #1");
+    clock.advance(5 * HOUR);
+    expect(await toolLog.rotate()).toEqual({ rotated: 0, keptByHold: 1 });
+    expect(await win.recall("span_1")).toMatchObject({ status: "found", text: block(), source: "store" });
+    expect(await win.recall("#1")).toMatchObject({ status: "found", spanId: "span_1" });
+  });
+
+  it("lossy: an unbacked kind with accept_lossy leaves a tombstone that recall reports as pruned", async () => {
+    const { win } = setup();
+    const ref = await win.append({ kind: "scratch", text: "thinking about the deploy" });
+    const out = await win.prune({ span: ref, mode: "drop", acceptLossy: true });
+    expect(out).toMatchObject({ status: "lossy", tombstone: "span_1 pruned, unrecoverable, contents unknown", failed: ["existence", "addressability", "provenance"] });
+    expect(win.render()).toBe("span_1 pruned, unrecoverable, contents unknown");
+    expect(await win.recall("span_1")).toMatchObject({ status: "pruned-unrecoverable", reason: "lossy" });
+  });
+
+  it("rejected: without the flag the span stays and the model reads why", async () => {
+    const { win } = setup();
+    const ref = await win.append({ kind: "scratch", text: "notes" });
+    const before = win.span(ref);
+    const out = await win.tryPrune({ span: ref, mode: "drop" });
+    expect(out).toMatchObject({ status: "rejected", reason: "not-reversible", failed: ["existence", "addressability", "provenance"] });
+    expect(win.span(ref)).toEqual(before);
+    expect(win.render()).toBe("[span_1 scratch]\nnotes\nspan_1 kept: prune rejected (no backing store); accept_lossy to force");
+    await expect(win.prune({ span: ref, mode: "drop" })).rejects.toBeInstanceOf(IrreversiblePruneError);
+  });
+
+  it("invalid: a directive that does not parse changes nothing and is audited", async () => {
+    const { win } = setup();
+    await win.append({ kind: "scratch", text: "notes" });
+    const before = win.render();
+    const out = await win.applyDirective('{"op":"prune","span_id":"span_1","mode":"drop","accept_lossy":"true"}');
+    expect(out).toMatchObject({ status: "invalid", op: "prune" });
+    expect(win.span("span_1")?.text).toBe("notes");
+    expect(win.render()).toBe(`${before}\n\n${(out as { line: string }).line}`);
+    const log = await win.auditLog();
+    expect(log.map((r) => [r.status, r.reason])).toEqual([["invalid", "parse"]]);
+  });
+
+  it("a kind that forbids lossy never tombstones, even with the flag", async () => {
+    const { win, toolLog, clock } = setup();
+    const ref = await win.append({ kind: "audit", text: "deployment approved by alice" });
+    clock.advance(3 * HOUR);
+    await toolLog.rotate();
+    const out = await win.tryPrune({ span: ref, mode: "summarize", digest: "approved", acceptLossy: true });
+    expect(out).toMatchObject({ status: "rejected", reason: "lossy-forbidden", failed: ["existence"] });
+    expect(win.span(ref)?.text).toBe("deployment approved by alice");
+  });
+});
+
+describe("ContextWindow: modes", () => {
+  it("summarize replaces the span with the digest under a header that keeps the handle", async () => {
+    const { win } = setup();
+    const ref = await win.append({ kind: "toolResult", text: block() });
+    const out = await win.prune({ span: ref, mode: "summarize", digest: "40 searches, all 200" });
+    expect(out.line).toBe("span_1 summary, recall #1\n40 searches, all 200");
+    expect(win.render()).toBe(out.line);
+  });
+
+  it("compress shortens the span itself within the kind's token target and keeps the handle", async () => {
+    const { win } = setup();
+    const ref = await win.append({ kind: "toolResult", text: block() });
+    const out = await win.prune({ span: ref, mode: "compress" });
+    expect(out.line.startsWith("span_1 compressed, recall #1\n")).toBe(true);
+    expect(out.line).toContain("turn 0:");
+    expect(out.line).toContain("turn 39:");
+    expect(countTokens(out.line)).toBeLessThan(countTokens(block()));
+  });
+
+  it("a mode the kind does not allow is rejected before the store is consulted", async () => {
+    const { win } = setup();
+    const ref = await win.append({ kind: "audit", text: "x" });
+    const out = await win.tryPrune({ span: ref, mode: "drop" });
+    expect(out).toMatchObject({ status: "rejected", reason: "mode-not-allowed", conditions: null });
+  });
+
+  it("pins lost by a digest are carried into it, for lossy prunes too, and counted in the audit", async () => {
+    const { win } = setup();
+    const ref = await win.append({ kind: "pinned", text: block() });
+    const out = await win.prune({ span: ref, mode: "summarize", digest: "searches went fine", acceptLossy: true });
+    expect(out.status).toBe("lossy");
+    expect(out.pinsCarried).toEqual([REQ]);
+    expect(out.line).toContain(REQ);
+    expect(win.render()).toContain(REQ);
+    const log = await win.auditLog();
+    expect(log.at(-1)).toMatchObject({ status: "lossy", pinsCarried: 1 });
+  });
+
+  it("compress carries pins the shortening dropped", async () => {
+    const { win } = setup();
+    const ref = await win.append({ kind: "pinned", text: block() });
+    const out = await win.prune({ span: ref, mode: "compress", acceptLossy: true });
+    expect(out.line).toContain(REQ);
+  });
+});
+
+describe("ContextWindow: holds, rotation and re-persist", () => {
+  it("re-persist writes the window's bytes back when the copy rotated out, and says so in the audit", async () => {
+    const { win, toolLog, clock } = setup();
+    const ref = await win.append({ kind: "toolResult", text: block() });
+    clock.advance(3 * HOUR);
+    expect((await toolLog.rotate()).rotated).toBe(1);
+    const out = await win.prune({ span: ref, mode: "summarize", digest: "fine" });
+    expect(out).toMatchObject({ status: "reversible", repersisted: true, handle: "#1" });
+    const rec = (await win.auditLog()).at(-1)!;
+    expect(rec).toMatchObject({ status: "reversible", repersisted: true, reason: "repersisted:expired" });
+    clock.advance(30 * HOUR);
+    await toolLog.rotate();
+    expect(await win.recall(ref)).toMatchObject({ status: "found", text: block() });
+  });
+
+  it("without re-persist, a rotated copy makes the prune lossy-or-rejected, never silently reversible", async () => {
+    const { win, toolLog, clock } = setup();
+    const ref = await win.append({ kind: "plain", text: block() });
+    clock.advance(3 * HOUR);
+    await toolLog.rotate();
+    const rejected = await win.tryPrune({ span: ref, mode: "drop" });
+    expect(rejected).toMatchObject({ status: "rejected", reason: "not-reversible", failed: ["existence"] });
+    expect(rejected.status === "rejected" && rejected.line).toBe("span_1 kept: prune rejected (copy expired); accept_lossy to force");
+    const lossy = await win.prune({ span: ref, mode: "drop", acceptLossy: true });
+    expect(lossy.status).toBe("lossy");
+    expect(await win.recall(ref)).toMatchObject({ status: "pruned-unrecoverable", reason: "lossy" });
+  });
+
+  it("a read-only store cannot re-persist", async () => {
+    const clock = new ManualClock(0);
+    const toolLog = new MemoryStore({ name: "toolLog", retentionMs: HOUR, clock, writable: false });
+    const win = new ContextWindow({ session: "s", clock, stores: { toolLog }, kinds: KINDS });
+    const ref = await win.append({ kind: "toolResult", text: "x" });
+    expect(await win.tryPrune({ span: ref, mode: "drop" })).toMatchObject({ status: "rejected", failed: ["existence", "addressability"] });
+  });
+
+  it("a store that cannot tell pruned from absent makes every prune lossy, re-persist or not", async () => {
+    const clock = new ManualClock(0);
+    const toolLog = new MemoryStore({ name: "toolLog", retentionMs: HOUR, clock, distinguishesAbsent: false });
+    const win = new ContextWindow({ session: "s", clock, stores: { toolLog }, kinds: KINDS });
+    const ref = await win.append({ kind: "toolResult", text: "x" });
+    expect(await win.tryPrune({ span: ref, mode: "drop" })).toMatchObject({ status: "rejected", failed: ["provenance"] });
+    expect(await win.prune({ span: ref, mode: "drop", acceptLossy: true })).toMatchObject({ status: "lossy", failed: ["provenance"] });
+  });
+
+  it("end() releases the session's holds so copies age out again", async () => {
+    const { win, toolLog, clock } = setup();
+    const ref = await win.append({ kind: "toolResult", text: "x" });
+    await win.prune({ span: ref, mode: "drop" });
+    await win.end();
+    clock.advance(3 * HOUR);
+    expect(await toolLog.rotate()).toEqual({ rotated: 1, keptByHold: 0 });
+    expect(await win.recall(ref)).toMatchObject({ status: "pruned-unrecoverable", reason: "copy-lost" });
+    await expect(win.append({ kind: "scratch", text: "late" })).rejects.toThrow(/ended/);
+    expect(await win.applyDirective({ op: "prune", span_id: "span_1", mode: "drop" })).toMatchObject({ status: "invalid" });
+  });
+});
+
+describe("ContextWindow: recall never collapses its three answers", () => {
+  it("found for live spans, found from the store, pruned-unrecoverable for tombstones and lost copies, unknown otherwise", async () => {
+    const { win, toolLog, clock } = setup();
+    const live = await win.append({ kind: "scratch", text: "live text" });
+    const kept = await win.append({ kind: "toolResult", text: "kept text" });
+    const gone = await win.append({ kind: "scratch", text: "gone text" });
+    await win.prune({ span: kept, mode: "drop" });
+    await win.prune({ span: gone, mode: "drop", acceptLossy: true });
+    expect(await win.recall(live)).toMatchObject({ status: "found", text: "live text", source: "window" });
+    expect(await win.recall(kept)).toMatchObject({ status: "found", text: "kept text", source: "store" });
+    expect(await win.recall(gone)).toMatchObject({ status: "pruned-unrecoverable", reason: "lossy" });
+    expect(await win.recall("span_99")).toMatchObject({ status: "unknown", query: "span_99" });
+    expect(await win.recall("#42")).toMatchObject({ status: "unknown" });
+    // A copy that vanished despite its handle is reported as lost, never as unknown.
+    await toolLog.releaseHolds("s1");
+    clock.advance(3 * HOUR);
+    await toolLog.rotate();
+    expect(await win.recall(kept)).toMatchObject({ status: "pruned-unrecoverable", reason: "copy-lost" });
+  });
+
+  it("recall of another session's span or handle is unknown", async () => {
+    const clock = new ManualClock(0);
+    const toolLog = new MemoryStore({ name: "toolLog", clock });
+    const a = new ContextWindow({ session: "a", clock, stores: { toolLog }, kinds: KINDS });
+    const b = new ContextWindow({ session: "b", clock, stores: { toolLog }, kinds: KINDS });
+    const ref = await a.append({ kind: "toolResult", text: "secret of a" });
+    await a.prune({ span: ref, mode: "drop" });
+    expect(await b.recall("span_1")).toMatchObject({ status: "unknown" });
+    expect(await b.recall("#1")).toMatchObject({ status: "unknown" });
+    expect((await b.auditLog()).map((r) => r.status)).toEqual(["unknown", "unknown"]);
+  });
+
+  it("a window rebuilt over the same store still finds what an earlier process persisted", async () => {
+    const clock = new ManualClock(0);
+    const toolLog = new MemoryStore({ name: "toolLog", clock });
+    const first = new ContextWindow({ session: "s", clock, stores: { toolLog }, kinds: KINDS });
+    await first.prune({ span: await first.append({ kind: "toolResult", text: "before the crash" }), mode: "drop" });
+    const second = new ContextWindow({ session: "s", clock, stores: { toolLog }, kinds: KINDS });
+    expect(await second.recall("span_1")).toMatchObject({ status: "found", text: "before the crash" });
+  });
+
+  it("recall directives go through the untrusted path too", async () => {
+    const { win } = setup();
+    await win.append({ kind: "toolResult", text: "t" });
+    expect(await win.applyDirective('{"op":"recall","span_id":"span_1"}')).toMatchObject({ op: "recall", status: "found" });
+    expect(await win.applyDirective({ op: "recall", span_id: "span_1", extra: 1 })).toMatchObject({ status: "invalid" });
+  });
+});
+
+describe("ContextWindow: untrusted directives", () => {
+  const hostile: unknown[] = [
+    '{"op":"prune","span_id":"span_1","mode":"drop","accept_lossy":"true"}',
+    '{"op":"prune","span_id":"span_1","mode":"drop","accept_lossy":1}',
+    '{"op":"prune","span_id":"span_1","mode":"drop","accept_lossy":"yes"}',
+    '{"op":"prune","span_id":"span_1","mode":"drop","__proto__":{"accept_lossy":true}}',
+    '{"op":"prune","span_id":"span_1","mode":"drop","constructor":{"prototype":{}}}',
+    '{"op":"prune","span_id":"span_1","mode":"shred"}',
+    '{"op":"prune","span_id":"spаn_1","mode":"drop"}',
+    '{"op":"prune","span_id":1,"mode":"drop"}',
+    '{"op":"prune","span_id":"span_1","mode":"summarize"}',
+    '{"op":"prune","span_id":"span_1","mode":"drop","digest":"x"}',
+    `{"op":"prune","span_id":"span_1","mode":"summarize","digest":"${"x".repeat(9000)}"}`,
+    '{"op":"prune","span_id":"span_1","mode":"drop","session":"other"}',
+    '{"op":"delete","span_id":"span_1"}',
+    "not json",
+    "x".repeat(100_000),
+    "[" .repeat(5000) + "]".repeat(5000),
+    null,
+    42,
+    [],
+    { op: "prune", span_id: "span_1", mode: "drop", accept_lossy: "true" },
+    Object.defineProperty({}, "op", { get() { throw new Error("gotcha"); }, enumerable: true }),
+  ];
+
+  it.each(hostile.map((h, i) => [i, h]))("hostile directive #%i is invalid, audited, and changes nothing", async (_i, input) => {
+    const { win } = setup();
+    await win.append({ kind: "scratch", text: "only copy" });
+    const before = win.entries();
+    const out = await win.applyDirective(input);
+    expect(out.status).toBe("invalid");
+    expect(win.entries()).toEqual(before);
+    const log = await win.auditLog();
+    expect(log).toHaveLength(1);
+    expect(log[0]!.status).toBe("invalid");
+    expect(log[0]!.directive!.length).toBeLessThan(1100);
+  });
+
+  it("ids not in this window and already-pruned spans are rejected with a reason", async () => {
+    const { win } = setup();
+    await win.append({ kind: "scratch", text: "a" });
+    expect(await win.applyDirective({ op: "prune", span_id: "span_9", mode: "drop" })).toMatchObject({ status: "rejected", reason: "unknown-span" });
+    await win.applyDirective({ op: "prune", span_id: "span_1", mode: "drop", accept_lossy: true });
+    expect(await win.applyDirective({ op: "prune", span_id: "span_1", mode: "drop", accept_lossy: true })).toMatchObject({ status: "rejected", reason: "already-pruned" });
+    expect((await win.auditLog()).map((r) => r.status)).toEqual(["rejected", "lossy", "rejected"]);
+  });
+
+  it("accept_lossy counts only as the JSON value true", async () => {
+    const { win } = setup();
+    await win.append({ kind: "scratch", text: "a" });
+    expect(await win.applyDirective({ op: "prune", span_id: "span_1", mode: "drop", accept_lossy: false })).toMatchObject({ status: "rejected" });
+    expect(await win.applyDirective({ op: "prune", span_id: "span_1", mode: "drop", accept_lossy: true })).toMatchObject({ status: "lossy" });
+  });
+});
+
+describe("ContextWindow: lossy budget", () => {
+  it("past the session's budget, accept_lossy is rejected with that reason", async () => {
+    const { win } = setup({ lossyBudget: 1 });
+    const a = await win.append({ kind: "scratch", text: "a" });
+    const b = await win.append({ kind: "scratch", text: "b" });
+    expect((await win.tryPrune({ span: a, mode: "drop", acceptLossy: true })).status).toBe("lossy");
+    expect(await win.tryPrune({ span: b, mode: "drop", acceptLossy: true })).toMatchObject({ status: "rejected", reason: "lossy-budget" });
+    expect(win.span(b)?.text).toBe("b");
+  });
+});
+
+describe("ContextWindow: tool call/result groups", () => {
+  const kinds = {
+    toolCall: { store: null, modes: ["drop"], lossy: "with-flag" },
+    toolResult: { store: "toolLog", modes: ["drop", "summarize"], lossy: "with-flag" },
+    locked: { store: "toolLog", modes: ["summarize"], lossy: "forbid" },
+  } as const satisfies Record<string, KindPolicy>;
+
+  it("prunes a call and its result together or not at all", async () => {
+    const { win } = setup({ kinds });
+    const call = await win.append({ kind: "toolCall", text: "search(q)", group: "call_1" });
+    const result = await win.append({ kind: "toolResult", text: "results…", group: "call_1" });
+    const refused = await win.tryPrune({ span: result, mode: "drop" });
+    // The call has no copy; without the flag the whole group stays.
+    expect(refused).toMatchObject({ status: "rejected", reason: "group" });
+    expect(win.span(call)).toBeDefined();
+    expect(win.span(result)).toBeDefined();
+    const done = await win.prune({ span: result, mode: "summarize", digest: "3 hits", acceptLossy: true });
+    expect(done).toMatchObject({ groupPruned: ["span_1"] });
+    expect(win.entries().map((e) => e.state)).toEqual(["tombstone", "pruned"]);
+    const log = await win.auditLog();
+    expect(log.filter((r) => r.directive !== null)).toHaveLength(2);
+  });
+
+  it("a group member whose kind cannot be dropped blocks the group", async () => {
+    const { win } = setup({ kinds });
+    await win.append({ kind: "locked", text: "approval", group: "g" });
+    const result = await win.append({ kind: "toolResult", text: "r", group: "g" });
+    expect(await win.tryPrune({ span: result, mode: "drop" })).toMatchObject({ status: "rejected", reason: "group" });
+    expect(win.entries().every((e) => e.state === "live")).toBe(true);
+  });
+});
+
+describe("ContextWindow: audit", () => {
+  it("logs exactly one record per decided span, chained and verifiable", async () => {
+    const { win, toolLog } = setup();
+    const a = await win.append({ kind: "toolResult", text: "a" });
+    const b = await win.append({ kind: "scratch", text: "b" });
+    await win.prune({ span: a, mode: "drop" });
+    await win.tryPrune({ span: b, mode: "drop" });
+    await win.applyDirective("garbage");
+    await win.recall(a);
+    const log = await toolLog.auditLog("s1");
+    expect(log.map((r) => `${r.op}:${r.status}`)).toEqual(["prune:reversible", "prune:rejected", "null:invalid", "recall:found"]);
+    expect(verifyAuditChain(log)).toBeNull();
+  });
+});
+
+describe("ContextWindow: store faults", () => {
+  function flaky(inner: BackingStore, failing: Set<string>): BackingStore {
+    return new Proxy(inner, {
+      get(target, prop, receiver) {
+        const v = Reflect.get(target, prop, receiver);
+        if (typeof v !== "function") return v;
+        return (...args: unknown[]) => {
+          if (failing.has(String(prop))) return Promise.reject(new Error(`injected ${String(prop)} failure`));
+          return (v as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+  }
+
+  it("a store that throws mid-prune leaves the window unchanged and the error visible; the audit is retried", async () => {
+    const clock = new ManualClock(0);
+    const failing = new Set<string>();
+    const inner = new MemoryStore({ name: "toolLog", clock });
+    const win = new ContextWindow({ session: "s", clock, stores: { toolLog: flaky(inner, failing) }, kinds: KINDS });
+    const ref = await win.append({ kind: "toolResult", text: "precious" });
+    failing.add("commitPrune").add("appendAudit");
+    const out: PruneOutcome = await win.tryPrune({ span: ref, mode: "drop" });
+    expect(out).toMatchObject({ status: "rejected", reason: "store-error" });
+    expect(out.status === "rejected" && out.message).toMatch(/injected commitPrune failure/);
+    expect(win.span(ref)?.text).toBe("precious");
+    expect(win.pendingAudit).toBe(1);
+    failing.clear();
+    await win.prune({ span: ref, mode: "drop" });
+    expect(win.pendingAudit).toBe(0);
+    expect((await inner.auditLog("s")).map((r) => `${r.status}:${r.reason}`)).toEqual(["rejected:store-error", "reversible:null"]);
+  });
+
+  it("a persist failure on append keeps the span; a later prune re-persists it", async () => {
+    const clock = new ManualClock(0);
+    const failing = new Set(["persist"]);
+    const inner = new MemoryStore({ name: "toolLog", clock });
+    const win = new ContextWindow({ session: "s", clock, stores: { toolLog: flaky(inner, failing) }, kinds: KINDS });
+    const ref = await win.append({ kind: "toolResult", text: "t" });
+    failing.clear();
+    expect(await win.prune({ span: ref, mode: "drop" })).toMatchObject({ status: "reversible", repersisted: true });
+  });
+
+  it("recall against a failing store answers unavailable, not unknown", async () => {
+    const clock = new ManualClock(0);
+    const failing = new Set<string>();
+    const win = new ContextWindow({ session: "s", clock, stores: { toolLog: flaky(new MemoryStore({ name: "toolLog", clock }), failing) }, kinds: KINDS });
+    const ref = await win.append({ kind: "toolResult", text: "t" });
+    await win.prune({ span: ref, mode: "drop" });
+    failing.add("lookup");
+    expect(await win.recall(ref)).toMatchObject({ status: "unavailable" });
+  });
+});
+
+describe("render lines stay within their token bounds", () => {
+  it("tombstones ≤ 13 and index lines ≤ 12 tokens (o200k_base) for ids up to span_99999 and handles up to #9999", async () => {
+    const { tombstoneLine, indexLine } = await import("../../src/render.js");
+    for (const id of ["span_1", "span_7", "span_42", "span_999", "span_1234", "span_9999", "span_99999"]) {
+      expect(countTokens(tombstoneLine(id)), tombstoneLine(id)).toBeLessThanOrEqual(13);
+      for (const h of ["#1", "#42", "#999", "#9999"]) expect(countTokens(indexLine(id, h)), indexLine(id, h)).toBeLessThanOrEqual(12);
+    }
+    // The reference document's own tombstone is 13 tokens: ours is no larger.
+    expect(countTokens("span_7: pruned, unrecoverable, contents unknown")).toBe(13);
+  });
+});
