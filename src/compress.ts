@@ -20,13 +20,17 @@ export interface CompressResult {
   /** The compressed body, followed by the carried-pins line when any pin was lost. */
   readonly text: string;
   /**
-   * Tokens of the whole `text` (body and carried pins). At most `targetTokens` unless the carried pins
-   * alone exceed it: identifiers win over the target, and the body then shrinks to its marker.
+   * Tokens of the whole `text` (body and carried pins). At most `targetTokens` unless the carried-pins
+   * line alone exceeds it: identifiers win over the target, and the body then shrinks to its marker
+   * (or to nothing, when only that lets the pins fit).
    */
   readonly tokens: number;
   /** Tokens of the body alone; always at most `targetTokens`. */
   readonly bodyTokens: number;
-  /** Tokens of the carried-pins line (0 when nothing was carried). */
+  /**
+   * Tokens of the carried-pins line counted alone (0 when nothing was carried). Token counts are not
+   * additive across the join, so `tokens` can differ from `bodyTokens + pinTokens` by a token or two.
+   */
   readonly pinTokens: number;
   readonly carried: readonly string[];
   /** Whole lines removed (a clipped line counts as kept). */
@@ -65,6 +69,7 @@ export function compress(text: string, opts: CompressOptions): CompressResult {
   // Shrink the body's budget until body and carried pins fit together; each step is deterministic.
   let budget = target;
   let best: { body: Body; bodyTokens: number } | null = null;
+  let fits = false;
   for (let attempt = 0; attempt < 24 && budget >= 0; attempt++) {
     const body = buildBody(lines, costs, scores, budget, eol);
     const bodyTokens = countTextTokens(body.text);
@@ -73,22 +78,27 @@ export function compress(text: string, opts: CompressOptions): CompressResult {
       continue;
     }
     best = { body, bodyTokens };
-    const total = bodyTokens + carryPins(text, body.text, pins, scanOpts).tokens;
-    if (total <= target || budget === 0) break;
+    const total = countTextTokens(carryPins(text, body.text, pins, scanOpts).text);
+    fits = total <= target;
+    if (fits || budget === 0) break;
     budget = Math.max(0, budget - Math.max(1, total - target));
   }
-  if (best === null) {
-    const fallback = minimalBody(lines.length, target);
-    best = { body: fallback, bodyTokens: countTextTokens(fallback.text) };
+  if (!fits) {
+    // Too many pins for a real body: keep the most informative minimal body that still fits with them.
+    const minimal = minimalBodies(lines.length, target);
+    const fitting = minimal.find((b) => countTextTokens(carryPins(text, b.text, pins, scanOpts).text) <= target);
+    const chosen = fitting ?? minimal[0] ?? { text: "", omittedLines: lines.length };
+    best = { body: chosen, bodyTokens: countTextTokens(chosen.text) };
   }
-  const carry = carryPins(text, best.body.text, pins, scanOpts);
+  const chosen = best ?? { body: { text: "", omittedLines: lines.length }, bodyTokens: 0 };
+  const carry = carryPins(text, chosen.body.text, pins, scanOpts);
   return {
     text: carry.text,
     tokens: countTextTokens(carry.text),
-    bodyTokens: best.bodyTokens,
+    bodyTokens: chosen.bodyTokens,
     pinTokens: carry.tokens,
     carried: carry.carried,
-    omittedLines: best.body.omittedLines,
+    omittedLines: chosen.body.omittedLines,
   };
 }
 
@@ -123,11 +133,11 @@ function marker(count: number, unit: "line" | "char"): string {
 /** Cost of one marker line, used to estimate gaps before the exact count. */
 const MARKER_COST = countTextTokens(`${marker(1000, "line")}\n`);
 
-function minimalBody(lineCount: number, target: number): Body {
-  for (const text of [marker(lineCount, "line"), "…"]) {
-    if (countTextTokens(text) <= target) return { text, omittedLines: lineCount };
-  }
-  return { text: "", omittedLines: lineCount };
+/** Bodies for when almost nothing fits, most informative first; each at most `target` tokens. */
+function minimalBodies(lineCount: number, target: number): Body[] {
+  return [marker(lineCount, "line"), "…", ""]
+    .filter((text) => countTextTokens(text) <= target)
+    .map((text) => ({ text, omittedLines: lineCount }));
 }
 
 /** Clips one line in the middle to at most `maxTokens`, keeping its terminator; null if nothing fits. */

@@ -159,7 +159,7 @@ export function containsPin(hay: string, id: string): boolean {
 /**
  * Appends to `replacement` every pinned identifier found in `original` and missing from it, as one
  * line: `\nids: req_8f3a, E1042` (no leading newline when the replacement is empty or already ends
- * with one). Use it on every `summarize` digest and `compress` output, reversible or lossy.
+ * with one; `\r\n` when the replacement uses CRLF). Use it on every `summarize` digest and `compress` output, reversible or lossy.
  *
  * Details: deterministic, and idempotent — running it again on its own output adds nothing. An
  * identifier contained in another carried one (`E1042` inside `src/E1042.ts`) is not repeated. When
@@ -178,7 +178,8 @@ export function carryPins(
   const missing = found.ids.filter((id) => !containsPin(replacement, id));
   const carried = missing.filter((id) => !missing.some((other) => other !== id && containsPin(other, id)));
   if (carried.length === 0) return { text: replacement, carried, tokens: 0, capped: found.capped };
-  const lead = replacement.length === 0 || replacement.endsWith("\n") ? "" : "\n";
+  const lead =
+    replacement.length === 0 || replacement.endsWith("\n") ? "" : replacement.includes("\r\n") ? "\r\n" : "\n";
   const suffix = `${lead}${CARRIED_PINS_PREFIX}${carried.join(SEPARATOR)}`;
   return { text: replacement + suffix, carried, tokens: countTextTokens(suffix), capped: found.capped };
 }
