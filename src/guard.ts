@@ -33,6 +33,7 @@ export interface DecisionInput {
  */
 export function decidePrune(input: DecisionInput, check: CheckResult): PruneDecision {
   const base = (status: AuditDraft["status"], reason: string | null, repersisted = false): AuditDraft => ({
+    // A refused prune carried nothing: the span stays as it was.
     op: "prune",
     status,
     spanId: input.spanId,
@@ -43,7 +44,7 @@ export function decidePrune(input: DecisionInput, check: CheckResult): PruneDeci
     repersisted,
     acceptLossy: input.acceptLossy,
     reason,
-    pinsCarried: input.pinsCarried,
+    pinsCarried: status === "rejected" ? 0 : input.pinsCarried,
     directive: input.directive,
   });
   if (conditionsHold(check.conditions)) {
