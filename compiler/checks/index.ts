@@ -1,0 +1,40 @@
+/**
+ * The checks, run over every policy after validation. Each is a pure function of the IR; they run in a
+ * fixed order and their results are de-duplicated (an overlay inherits its base's nodes, and a problem in
+ * the base is reported once, where it is written).
+ */
+import { diagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
+import type { PolicyIR } from "../ir/schema.js";
+import type { Check, CheckContext } from "./context.js";
+import { checkOverlay } from "./overlay.js";
+import { checkPins } from "./pins.js";
+import { checkProvenance } from "./provenance.js";
+import { checkReferences } from "./references.js";
+import { checkRetention } from "./retention.js";
+import { checkTombstone } from "./tombstone.js";
+
+export const CHECKS: readonly Check[] = [checkReferences, checkProvenance, checkRetention, checkOverlay, checkPins, checkTombstone];
+
+export function runChecks(policies: readonly PolicyIR[]): Diagnostic[] {
+  const byFile = new Map(policies.map((p) => [p.file, p]));
+  const ctx: CheckContext = { policyByFile: (f) => byFile.get(f) };
+  const out: Diagnostic[] = [];
+  const byName = new Map<string, PolicyIR>();
+  for (const p of policies) {
+    const other = byName.get(p.name);
+    if (other) out.push(diagnostic("PG2005", p.fields.name ?? p.location, { name: p.name, other: `\`${other.file}\`` }));
+    else byName.set(p.name, p);
+    for (const check of CHECKS) out.push(...check(p, ctx));
+  }
+  return dedupe(out);
+}
+
+function dedupe(ds: readonly Diagnostic[]): Diagnostic[] {
+  const seen = new Set<string>();
+  return ds.filter((d) => {
+    const key = JSON.stringify([d.code, d.location, d.message]);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}

@@ -1,0 +1,25 @@
+/** Structural semantics: every kind names a declared store and allows at least one mode; every store is used. */
+import { diagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
+import { storeOf, type Check } from "./context.js";
+
+export const checkReferences: Check = (policy) => {
+  const out: Diagnostic[] = [];
+  const declared = policy.stores.map((s) => `\`${s.name}\``).join(", ") || "none";
+  for (const kind of policy.kinds) {
+    if (kind.store !== null && !storeOf(policy, kind.store)) {
+      out.push(diagnostic("PG2001", kind.fields.store ?? kind.location, { kind: kind.name, store: kind.store, declared }));
+    }
+    if (kind.modes.length === 0) out.push(diagnostic("PG2003", kind.fields.modes ?? kind.location, { kind: kind.name }));
+    const dup = kind.modes.find((m, i) => kind.modes.indexOf(m) !== i);
+    if (dup) out.push(diagnostic("PG2002", kind.fields.modes ?? kind.location, { what: `mode of kind \`${kind.name}\``, name: dup }));
+    if (kind.repersist) {
+      const store = storeOf(policy, kind.store);
+      const reason = kind.store === null ? "it has no store" : store && !store.writable ? `store \`${store.name}\` is not writable` : undefined;
+      if (reason) out.push(diagnostic("PG3003", kind.fields.repersist ?? kind.location, { kind: kind.name, reason }));
+    }
+  }
+  for (const store of policy.stores) {
+    if (!policy.kinds.some((k) => k.store === store.name)) out.push(diagnostic("PG3004", store.location, { store: store.name }));
+  }
+  return out;
+};

@@ -1,0 +1,243 @@
+/**
+ * The diagnostic catalogue: every code the compiler can report, as data.
+ *
+ * Ranges: PG1xxx syntax and extraction (the file could not be read as a static policy), PG2xxx semantics
+ * (the policy is readable but wrong), PG3xxx analysis (the policy is valid but has a consequence a reviewer
+ * should see). Codes are stable: never renumber, only add. `docs/diagnostics.md` is rendered from this table.
+ */
+
+export type Category = "error" | "warning";
+
+export interface CatalogueEntry {
+  readonly category: Category;
+  /** A short name for the rule, used as the heading in the docs. */
+  readonly title: string;
+  /** The message, with `{param}` placeholders. */
+  readonly template: string;
+  /** A policy fragment that triggers the diagnostic, for the docs. */
+  readonly example: string;
+}
+
+export const catalogue = {
+  // ---- PG1xxx: syntax and extraction ----
+  PG1001: {
+    category: "error",
+    title: "Syntax error",
+    template: "{message}",
+    example: `export default definePolicy({ name: "org", `,
+  },
+  PG1002: {
+    category: "error",
+    title: "Statement not allowed in a policy file",
+    template: "{what} is not allowed in a policy file; a policy module may only contain imports, consts, types and its default export, and is never executed",
+    example: `require("fs").writeFileSync("/tmp/x", "y");`,
+  },
+  PG1003: {
+    category: "error",
+    title: "Not a static expression",
+    template: "`{text}` is not a static expression; a policy may only use literals, DSL calls and references to consts and policy modules",
+    example: `tombstone: process.env.TOMBSTONE,`,
+  },
+  PG1004: {
+    category: "error",
+    title: "Computed property key",
+    template: "computed property keys are not allowed in a policy (`[{text}]`); write the key literally",
+    example: `kinds: { [kindName]: { store: null, modes: ["drop"], lossy: "with-flag" } },`,
+  },
+  PG1005: {
+    category: "error",
+    title: "Spread of a non-static value",
+    template: "cannot spread `{text}`: only arrays and objects written in policy files can be spread",
+    example: `pins: [...loadPins()],`,
+  },
+  PG1006: {
+    category: "error",
+    title: "Call to a function that is not part of the DSL",
+    template: "`{callee}(...)` is not a DSL call; a policy may only call `pruneguard/dsl` builders",
+    example: `name: teamName(),`,
+  },
+  PG1007: {
+    category: "error",
+    title: "Default export is not a policy",
+    template: "{message}",
+    example: `export default { name: "org" };`,
+  },
+  PG1008: {
+    category: "error",
+    title: "Cannot resolve import",
+    template: "cannot find policy module `{specifier}` (looked for {candidates})",
+    example: `import org from "./orgg.policy.js";`,
+  },
+  PG1009: {
+    category: "error",
+    title: "Import of a module that is not a policy",
+    template: "{message}",
+    example: `import { readFileSync } from "node:fs";`,
+  },
+  PG1010: {
+    category: "error",
+    title: "Unknown DSL export",
+    template: "`pruneguard/dsl` has no export `{name}`{hint}",
+    example: `import { defineTeamPolicy } from "pruneguard/dsl";`,
+  },
+  PG1011: {
+    category: "error",
+    title: "Invalid value",
+    template: "{message}",
+    example: `modes: ["drop", "delete"],`,
+  },
+  PG1012: {
+    category: "error",
+    title: "Unknown property",
+    template: "unknown property `{name}` in {where}{hint}",
+    example: `toolLog: store.sqlite({ retension: hours(2) }),`,
+  },
+  PG1013: {
+    category: "error",
+    title: "Missing property",
+    template: "{where} is missing the required property `{name}`",
+    example: `scratch: { store: null, lossy: "with-flag" },`,
+  },
+
+  // ---- PG2xxx: semantics ----
+  PG2001: {
+    category: "error",
+    title: "Unknown store",
+    template: "kind `{kind}` names store `{store}`, which this policy does not declare (declared: {declared})",
+    example: `toolResult: { store: "toolLg", modes: ["drop"], lossy: "forbid" },`,
+  },
+  PG2002: {
+    category: "error",
+    title: "Duplicate declaration",
+    template: "{what} `{name}` is declared more than once",
+    example: `kinds: { scratch: { ... }, scratch: { ... } },`,
+  },
+  PG2003: {
+    category: "error",
+    title: "Empty mode list",
+    template: "kind `{kind}` allows no prune modes; list at least one of drop, summarize, compress (a kind that must never be pruned still needs a mode to be rejected in)",
+    example: `scratch: { store: null, modes: [], lossy: "forbid" },`,
+  },
+  PG2004: {
+    category: "error",
+    title: "Cycle between policy modules",
+    template: "policy modules import each other in a cycle: {cycle}",
+    example: `// a.policy.ts imports b.policy.ts, which imports a.policy.ts`,
+  },
+  PG2005: {
+    category: "error",
+    title: "Duplicate policy name",
+    template: "policy name `{name}` is also used by {other}; names must be unique because they name the output files",
+    example: `// two files both say definePolicy({ name: "org", ... })`,
+  },
+  PG2006: {
+    category: "error",
+    title: "Store cannot distinguish absent, kind forbids lossy",
+    template: "store `{store}` cannot tell \"pruned\" from \"never existed\", so every prune of kind `{kind}` to it is lossy, and `{kind}` forbids lossy commitment: the kind could never be pruned; use a store that distinguishes absent, or set lossy: \"with-flag\"",
+    example: `stores: { cache: store.memory({ retention: forever, distinguishesAbsent: false }) },\nkinds: { doc: { store: "cache", modes: ["drop"], lossy: "forbid" } },`,
+  },
+  PG2007: {
+    category: "error",
+    title: "Tombstone without `{span}`",
+    template: "the tombstone wording must contain `{placeholder}` so the model can tell which span was pruned",
+    example: `tombstone: "pruned, unrecoverable",`,
+  },
+  PG2008: {
+    category: "error",
+    title: "Tombstone too long",
+    template: "the tombstone is {tokens} tokens once filled (\"{filled}\", o200k_base); at most {max} are allowed",
+    example: `tombstone: "{span} was pruned by the runtime and cannot be recovered from any store",`,
+  },
+  PG2009: {
+    category: "error",
+    title: "Invalid pin pattern",
+    template: "pin `{pin}`: {message}",
+    example: `pins: [pin("ticket", "[A-Z+")],`,
+  },
+  PG2010: {
+    category: "error",
+    title: "Catastrophic pin pattern",
+    template: "pin `{pin}`: the pattern `{pattern}` can backtrack exponentially ({reason}); pins run over every pruned span, so rewrite it without nested quantifiers",
+    example: `pins: [pin("ids", "(\\\\w+)+-\\\\d")],`,
+  },
+  PG2011: {
+    category: "error",
+    title: "Pin pattern matches the empty string",
+    template: "pin `{pin}`: the pattern `{pattern}` matches the empty string, so it would pin nothing useful at every position",
+    example: `pins: [pin("maybe", "\\\\d*")],`,
+  },
+  PG2101: {
+    category: "error",
+    title: "Overlay allows lossy where its base forbids it",
+    template: "overlay `{overlay}` may only tighten `{base}`, but it allows lossy commitment for kind `{kind}`: a `{mode}` of `{kind}` with accept_lossy would be allowed by {overlay} but is forbidden by {base}",
+    example: `extendPolicy(org, { name: "team", kinds: { transcript: { lossy: "with-flag" } } })`,
+  },
+  PG2102: {
+    category: "error",
+    title: "Overlay shortens retention",
+    template: "overlay `{overlay}` may only tighten `{base}`, but {subject} retains for {overlayRetention} where {base} retains for {baseRetention}: a span pruned reversibly at {baseRetention} would still be recoverable under {base} and lost under {overlay}",
+    example: `extendPolicy(org, { name: "team", stores: { toolLog: store.sqlite({ retention: minutes(30), holds: true }) } })`,
+  },
+  PG2103: {
+    category: "error",
+    title: "Overlay adds prune modes",
+    template: "overlay `{overlay}` may only tighten `{base}`, but it allows mode `{mode}` for kind `{kind}`: a `{mode}` of `{kind}` would be allowed by {overlay} but is rejected by {base} (which allows {baseModes})",
+    example: `extendPolicy(org, { name: "team", kinds: { transcript: { modes: ["drop", "compress"] } } })`,
+  },
+  PG2104: {
+    category: "error",
+    title: "Overlay drops a pin",
+    template: "overlay `{overlay}` may only tighten `{base}`, but it drops pin `{pin}` from {subject}: an identifier matched by `{pin}` would be kept in a digest under {base} and lost under {overlay}",
+    example: `extendPolicy(org, { name: "team", kinds: { toolResult: { pins: [] } } })`,
+  },
+  PG2105: {
+    category: "error",
+    title: "Overlay weakens a store",
+    template: "overlay `{overlay}` may only tighten `{base}`, but {subject}: {consequence}",
+    example: `extendPolicy(org, { name: "team", kinds: { toolResult: { store: null } } })`,
+  },
+  PG2106: {
+    category: "error",
+    title: "Overlay raises the lossy budget",
+    template: "overlay `{overlay}` may only tighten `{base}`, but it allows {overlayBudget} lossy commitments per session where {base} allows {baseBudget}",
+    example: `extendPolicy(org, { name: "team", session: { lossyBudget: 10 } })`,
+  },
+
+  // ---- PG3xxx: analysis warnings ----
+  PG3001: {
+    category: "warning",
+    title: "Retention shorter than a session, without holds",
+    template: "store `{store}` retains copies for {retention} without holds, but sessions last up to {session}: a `{kind}` span persisted at the start of a session expires {gap} before the session can end, and pruning it after that is {after}",
+    example: `stores: { toolLog: store.sqlite({ retention: hours(2) }) },\nsession: { maxLength: hours(8) },`,
+  },
+  PG3002: {
+    category: "warning",
+    title: "Every prune to this store is lossy",
+    template: "store `{store}` cannot tell \"pruned\" from \"never existed\", so every prune of kind `{kind}` is a lossy commitment and needs accept_lossy",
+    example: `stores: { cache: store.memory({ retention: forever, distinguishesAbsent: false }) },`,
+  },
+  PG3003: {
+    category: "warning",
+    title: "Re-persist has no effect",
+    template: "kind `{kind}` sets repersist, but {reason}, so nothing can be written back",
+    example: `scratch: { store: null, modes: ["drop"], lossy: "with-flag", repersist: true },`,
+  },
+  PG3004: {
+    category: "warning",
+    title: "Unused store",
+    template: "store `{store}` is declared but no kind uses it",
+    example: `stores: { archive: store.postgres({ retention: days(90) }) },`,
+  },
+} as const satisfies Record<string, CatalogueEntry>;
+
+export type DiagnosticCode = keyof typeof catalogue;
+
+type ParamsOf<T extends string> = T extends `${string}{${infer P}}${infer Rest}` ? P | ParamsOf<Rest> : never;
+
+/** The placeholder names a code's template needs, as a record type: `Params<"PG2001">` is `{ kind, store, declared }`. */
+export type Params<C extends DiagnosticCode> = { readonly [P in ParamsOf<(typeof catalogue)[C]["template"]>]: string | number };
+
+/** Fills a template. Unknown placeholders are left as written, so `{span}` in prose survives. */
+export function renderTemplate(template: string, params: Readonly<Record<string, string | number>>): string {
+  return template.replace(/\{(\w+)\}/g, (whole, name: string) => (name in params ? String(params[name]) : whole));
+}

@@ -1,0 +1,54 @@
+/** Diagnostics as data: the one shape every phase reports, and the one way to make one. */
+import { z } from "zod";
+import { Location } from "../ir/location.js";
+import { catalogue, renderTemplate, type DiagnosticCode, type Params } from "./catalogue.js";
+
+export const RelatedInformation = z.strictObject({ message: z.string(), location: Location });
+export type RelatedInformation = z.infer<typeof RelatedInformation>;
+
+export const Diagnostic = z.strictObject({
+  code: z.string().regex(/^PG[123]\d{3}$/),
+  category: z.enum(["error", "warning"]),
+  message: z.string(),
+  /** `null` only for diagnostics about the whole run (none today); every policy diagnostic has a location. */
+  location: Location.nullable(),
+  related: z.array(RelatedInformation),
+});
+export type Diagnostic = z.infer<typeof Diagnostic>;
+
+/** Makes a diagnostic from the catalogue. The category comes from the catalogue, never from the caller. */
+export function diagnostic<C extends DiagnosticCode>(
+  code: C,
+  location: Location | null,
+  params: Params<C>,
+  related: readonly RelatedInformation[] = [],
+): Diagnostic {
+  const entry = catalogue[code];
+  return {
+    code,
+    category: entry.category,
+    message: renderTemplate(entry.template, params as Readonly<Record<string, string | number>>),
+    location,
+    related: [...related],
+  };
+}
+
+export function isError(d: Diagnostic): boolean {
+  return d.category === "error";
+}
+
+/** Orders diagnostics by file, position, then code, so output is the same however the checks ran. */
+export function sortDiagnostics(ds: readonly Diagnostic[]): Diagnostic[] {
+  return [...ds].sort((a, b) => {
+    const fa = a.location?.file ?? "";
+    const fb = b.location?.file ?? "";
+    if (fa !== fb) return fa < fb ? -1 : 1;
+    const la = a.location?.line ?? 0;
+    const lb = b.location?.line ?? 0;
+    if (la !== lb) return la - lb;
+    const ca = a.location?.column ?? 0;
+    const cb = b.location?.column ?? 0;
+    if (ca !== cb) return ca - cb;
+    return a.code < b.code ? -1 : a.code > b.code ? 1 : a.message < b.message ? -1 : a.message > b.message ? 1 : 0;
+  });
+}

@@ -1,0 +1,90 @@
+/**
+ * What the compiler knows of `pruneguard/dsl`: each export a policy may use, and how to apply it
+ * statically. A test checks this table against the DSL's real exports, so a new builder cannot be added
+ * to the DSL without teaching the compiler.
+ */
+import { forever } from "../../dsl/durations.js";
+import { presetPins } from "../../dsl/pins.js";
+import { ENGINES } from "../../dsl/store.js";
+import { diagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
+import type { Location } from "../ir/location.js";
+import type { StoreIR } from "../ir/schema.js";
+import { applyDefinePolicy, applyDuration, applyExtendPolicy, applyPin, applyStore } from "./extract.js";
+import { didYouMean } from "./suggest.js";
+import type { SValue } from "./values.js";
+
+/** Module specifiers that mean the DSL. */
+export const DSL_SPECIFIERS: readonly string[] = ["pruneguard/dsl"];
+
+/** DSL exports usable in a policy module. */
+export const POLICY_EXPORTS = [
+  "definePolicy",
+  "extendPolicy",
+  "store",
+  "seconds",
+  "minutes",
+  "hours",
+  "days",
+  "forever",
+  "pins",
+  "presetPins",
+  "pin",
+] as const;
+
+/** DSL exports that are for tools, not policies (a policy that uses one gets PG1003). */
+export const TOOL_EXPORTS = ["ENGINES", "STORE_DEFAULTS", "DURATION_UNITS", "formatDuration"] as const;
+
+export function isDslExport(name: string): boolean {
+  return (POLICY_EXPORTS as readonly string[]).includes(name) || (TOOL_EXPORTS as readonly string[]).includes(name);
+}
+
+/** The value an imported DSL binding has. */
+export function dslBinding(name: string, location: Location): SValue {
+  if (name === "forever") return { t: "string", value: forever, location };
+  return { t: "dsl", name, location };
+}
+
+export function dslMember(namespace: string, member: string, location: Location, report: (d: Diagnostic) => void): SValue {
+  if (namespace === "*") {
+    if (isDslExport(member)) return dslBinding(member, location);
+    report(diagnostic("PG1010", location, { name: member, hint: didYouMean(member, POLICY_EXPORTS) }));
+    return { t: "invalid", location };
+  }
+  if (namespace === "store") {
+    if ((ENGINES as readonly string[]).includes(member)) return { t: "dsl", name: `store.${member}`, location };
+    report(diagnostic("PG1010", location, { name: `store.${member}`, hint: ` (engines: ${ENGINES.join(", ")})` }));
+    return { t: "invalid", location };
+  }
+  if (namespace === "pins" || namespace === "presetPins") {
+    const preset = (presetPins as Readonly<Record<string, { name: string; pattern: string }>>)[member];
+    if (preset) return { t: "pin", pin: { name: preset.name, pattern: preset.pattern, preset: member, location }, location };
+    const names = Object.keys(presetPins);
+    report(diagnostic("PG1010", location, { name: `pins.${member}`, hint: didYouMean(member, names) || ` (presets: ${names.join(", ")})` }));
+    return { t: "invalid", location };
+  }
+  report(diagnostic("PG1003", location, { text: `${namespace}.${member}` }));
+  return { t: "invalid", location };
+}
+
+export function callDsl(name: string, args: readonly SValue[], location: Location, file: string, report: (d: Diagnostic) => void): SValue {
+  switch (name) {
+    case "definePolicy":
+      return applyDefinePolicy(args, location, file, report);
+    case "extendPolicy":
+      return applyExtendPolicy(args, location, file, report);
+    case "seconds":
+    case "minutes":
+    case "hours":
+    case "days":
+      return applyDuration(name, args, location, report);
+    case "pin":
+      return applyPin(args, location, report);
+    case "store.memory":
+    case "store.sqlite":
+    case "store.postgres":
+      return applyStore(name.slice("store.".length) as StoreIR["engine"], args, location, report);
+    default:
+      report(diagnostic("PG1006", location, { callee: name }));
+      return { t: "invalid", location };
+  }
+}

@@ -1,0 +1,251 @@
+/**
+ * The static evaluator: turns an expression into an `SValue` by reading it, never by running it.
+ *
+ * Accepted: literals (strings, numbers, booleans, null, regular expressions, templates without holes or
+ * with static holes), arrays and objects of accepted expressions (spreads of static arrays and objects),
+ * identifiers bound to consts or imports, property access into static values and DSL namespaces, and
+ * calls whose callee is a DSL builder. `as const`, `satisfies` and parentheses are looked through.
+ * Everything else is a PG1xxx diagnostic and an `invalid` value.
+ */
+import { diagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
+import type { Location } from "../ir/location.js";
+import { ts, type ParsedFile } from "./host.js";
+import type { ObjectEntry, SValue } from "./values.js";
+
+export interface EvalContext {
+  readonly file: ParsedFile;
+  /** The file as reported in locations. */
+  readonly display: string;
+  report(d: Diagnostic): void;
+  /** Resolves an identifier to a const's or an import's value; `undefined` when nothing binds it. */
+  resolveIdentifier(name: string, location: Location): SValue | undefined;
+  /** Applies a DSL builder to already-evaluated arguments. */
+  callDsl(name: string, args: readonly SValue[], location: Location): SValue;
+  /** Reads a member of a DSL namespace (`store.sqlite`, `pins.requestId`). */
+  dslMember(namespace: string, member: string, location: Location): SValue;
+}
+
+export function locate(node: ts.Node, file: ParsedFile, display: string): Location {
+  const sf = file.sourceFile;
+  const start = sf.getLineAndCharacterOfPosition(node.getStart(sf));
+  const end = sf.getLineAndCharacterOfPosition(node.getEnd());
+  return { file: display, line: start.line + 1, column: start.character + 1, endLine: end.line + 1, endColumn: end.character + 1 };
+}
+
+/** Source text of a node, shortened for messages. */
+export function snippet(node: ts.Node, file: ParsedFile): string {
+  const text = node.getText(file.sourceFile).replace(/\s+/g, " ");
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+export function evaluate(node: ts.Expression, ctx: EvalContext): SValue {
+  const location = locate(node, ctx.file, ctx.display);
+  const invalid = (d: Diagnostic): SValue => {
+    ctx.report(d);
+    return { t: "invalid", location };
+  };
+  const notStatic = () => invalid(diagnostic("PG1003", location, { text: snippet(node, ctx.file) }));
+
+  switch (node.kind) {
+    case ts.SyntaxKind.ParenthesizedExpression:
+    case ts.SyntaxKind.AsExpression:
+    case ts.SyntaxKind.SatisfiesExpression:
+    case ts.SyntaxKind.TypeAssertionExpression:
+    case ts.SyntaxKind.NonNullExpression:
+      return evaluate((node as ts.ParenthesizedExpression).expression, ctx);
+    case ts.SyntaxKind.StringLiteral:
+    case ts.SyntaxKind.NoSubstitutionTemplateLiteral:
+      return { t: "string", value: (node as ts.StringLiteral).text, location };
+    case ts.SyntaxKind.NumericLiteral:
+      return { t: "number", value: Number((node as ts.NumericLiteral).text), duration: false, location };
+    case ts.SyntaxKind.TrueKeyword:
+      return { t: "boolean", value: true, location };
+    case ts.SyntaxKind.FalseKeyword:
+      return { t: "boolean", value: false, location };
+    case ts.SyntaxKind.NullKeyword:
+      return { t: "null", location };
+    case ts.SyntaxKind.RegularExpressionLiteral: {
+      const text = (node as ts.RegularExpressionLiteral).text;
+      const slash = text.lastIndexOf("/");
+      return { t: "regex", source: text.slice(1, slash), flags: text.slice(slash + 1), location };
+    }
+    case ts.SyntaxKind.PrefixUnaryExpression: {
+      const u = node as ts.PrefixUnaryExpression;
+      if (u.operator !== ts.SyntaxKind.MinusToken) return notStatic();
+      const inner = evaluate(u.operand, ctx);
+      if (inner.t === "invalid") return inner;
+      if (inner.t !== "number" || inner.duration) return notStatic();
+      return { t: "number", value: -inner.value, duration: false, location };
+    }
+    case ts.SyntaxKind.TemplateExpression: {
+      const tpl = node as ts.TemplateExpression;
+      let value = tpl.head.text;
+      for (const span of tpl.templateSpans) {
+        const part = evaluate(span.expression, ctx);
+        if (part.t === "invalid") return part;
+        if (part.t !== "string" && !(part.t === "number" && !part.duration)) return notStatic();
+        value += String(part.value) + span.literal.text;
+      }
+      return { t: "string", value, location };
+    }
+    case ts.SyntaxKind.ArrayLiteralExpression: {
+      const items: SValue[] = [];
+      for (const el of (node as ts.ArrayLiteralExpression).elements) {
+        if (ts.isSpreadElement(el)) {
+          const spread = evaluate(el.expression, ctx);
+          if (spread.t === "array") items.push(...spread.items);
+          else if (spread.t !== "invalid") ctx.report(diagnostic("PG1005", locate(el, ctx.file, ctx.display), { text: snippet(el.expression, ctx.file) }));
+        } else if (el.kind === ts.SyntaxKind.OmittedExpression) {
+          return notStatic();
+        } else {
+          items.push(evaluate(el, ctx));
+        }
+      }
+      return { t: "array", items, location };
+    }
+    case ts.SyntaxKind.BinaryExpression: {
+      // Arithmetic on numbers and durations (`hours(1) + minutes(30)`, `24 * 7`) and string `+` are static.
+      const b = node as ts.BinaryExpression;
+      const op = b.operatorToken.kind;
+      const ops = [ts.SyntaxKind.PlusToken, ts.SyntaxKind.MinusToken, ts.SyntaxKind.AsteriskToken, ts.SyntaxKind.SlashToken];
+      if (!ops.includes(op)) return notStatic();
+      const l = evaluate(b.left, ctx);
+      const r = evaluate(b.right, ctx);
+      if (l.t === "invalid") return l;
+      if (r.t === "invalid") return r;
+      if (op === ts.SyntaxKind.PlusToken && l.t === "string" && r.t === "string") return { t: "string", value: l.value + r.value, location };
+      if (l.t !== "number" || r.t !== "number") return notStatic();
+      const additive = op === ts.SyntaxKind.PlusToken || op === ts.SyntaxKind.MinusToken;
+      // A duration stays a duration when added to a duration or scaled by a plain number.
+      const duration = additive ? l.duration && r.duration : (l.duration && !r.duration) || (!l.duration && r.duration && op === ts.SyntaxKind.AsteriskToken);
+      if (additive && l.duration !== r.duration) return notStatic();
+      const value =
+        op === ts.SyntaxKind.PlusToken ? l.value + r.value : op === ts.SyntaxKind.MinusToken ? l.value - r.value : op === ts.SyntaxKind.AsteriskToken ? l.value * r.value : l.value / r.value;
+      if (!Number.isFinite(value)) return notStatic();
+      return { t: "number", value, duration, location };
+    }
+    case ts.SyntaxKind.ObjectLiteralExpression:
+      return evaluateObject(node as ts.ObjectLiteralExpression, location, ctx);
+    case ts.SyntaxKind.Identifier: {
+      const name = (node as ts.Identifier).text;
+      if (name === "undefined") return { t: "undefined", location };
+      return ctx.resolveIdentifier(name, location) ?? notStatic();
+    }
+    case ts.SyntaxKind.PropertyAccessExpression:
+    case ts.SyntaxKind.ElementAccessExpression: {
+      const access = node as ts.PropertyAccessExpression | ts.ElementAccessExpression;
+      let member: string;
+      if (ts.isPropertyAccessExpression(access)) {
+        if (ts.isPrivateIdentifier(access.name)) return notStatic();
+        member = access.name.text;
+      } else {
+        const arg = access.argumentExpression;
+        if (!ts.isStringLiteralLike(arg) && !ts.isNumericLiteral(arg)) return notStatic();
+        member = arg.text;
+      }
+      if (access.questionDotToken) return notStatic();
+      // Report the whole access (`process.env.X`), not its unresolvable root, when the root is unknown.
+      const target = evaluateQuietly(access.expression, ctx);
+      if (target === undefined) return notStatic();
+      if (target.t === "invalid") return target;
+      if (target.t === "dsl") return ctx.dslMember(target.name, member, location);
+      if (target.t === "object") {
+        const found = target.entries.find((e) => e.key === member);
+        if (found) return found.value;
+      }
+      if (target.t === "array" && /^\d+$/.test(member)) {
+        const found = target.items[Number(member)];
+        if (found) return found;
+      }
+      return notStatic();
+    }
+    case ts.SyntaxKind.CallExpression: {
+      const call = node as ts.CallExpression;
+      const callee = evaluateQuietly(call.expression, ctx);
+      if (callee === undefined || callee.t !== "dsl") {
+        if (callee?.t === "invalid") return callee;
+        return invalid(diagnostic("PG1006", location, { callee: snippet(call.expression, ctx.file) }));
+      }
+      const args: SValue[] = [];
+      for (const a of call.arguments) {
+        if (ts.isSpreadElement(a)) {
+          ctx.report(diagnostic("PG1005", locate(a, ctx.file, ctx.display), { text: snippet(a.expression, ctx.file) }));
+          return { t: "invalid", location };
+        }
+        args.push(evaluate(a, ctx));
+      }
+      if (args.some((a) => a.t === "invalid")) return { t: "invalid", location };
+      return ctx.callDsl(callee.name, args, location);
+    }
+    default:
+      return notStatic();
+  }
+}
+
+/**
+ * Evaluates the object part of an access or the callee of a call. Returns `undefined` instead of
+ * reporting when the root is an unknown identifier, so the caller can report the whole expression.
+ */
+function evaluateQuietly(node: ts.Expression, ctx: EvalContext): SValue | undefined {
+  let root: ts.Expression = node;
+  while (ts.isPropertyAccessExpression(root) || ts.isElementAccessExpression(root) || ts.isCallExpression(root)) root = root.expression;
+  if (ts.isIdentifier(root) && root.text !== "undefined") {
+    if (ctx.resolveIdentifier(root.text, locate(root, ctx.file, ctx.display)) === undefined) return undefined;
+  } else if (!ts.isParenthesizedExpression(root) && !ts.isObjectLiteralExpression(root) && !ts.isArrayLiteralExpression(root)) {
+    return undefined;
+  }
+  return evaluate(node, ctx);
+}
+
+function evaluateObject(node: ts.ObjectLiteralExpression, location: Location, ctx: EvalContext): SValue {
+  const byKey = new Map<string, ObjectEntry>();
+  const duplicates: ObjectEntry[] = [];
+  const literalKeys = new Set<string>();
+  let ok = true;
+  for (const prop of node.properties) {
+    if (ts.isSpreadAssignment(prop)) {
+      const spread = evaluate(prop.expression, ctx);
+      if (spread.t === "object") {
+        for (const e of spread.entries) byKey.set(e.key, e);
+      } else if (spread.t !== "invalid") {
+        ctx.report(diagnostic("PG1005", locate(prop, ctx.file, ctx.display), { text: snippet(prop.expression, ctx.file) }));
+        ok = false;
+      } else ok = false;
+      continue;
+    }
+    const keyLocation = locate(prop.name ?? prop, ctx.file, ctx.display);
+    let key: string;
+    const name = prop.name;
+    if (name === undefined) {
+      ok = false;
+      continue;
+    }
+    if (ts.isComputedPropertyName(name)) {
+      ctx.report(diagnostic("PG1004", keyLocation, { text: snippet(name.expression, ctx.file) }));
+      ok = false;
+      continue;
+    } else if (ts.isIdentifier(name) || ts.isStringLiteral(name) || ts.isNumericLiteral(name) || ts.isNoSubstitutionTemplateLiteral(name)) {
+      key = name.text;
+    } else {
+      ctx.report(diagnostic("PG1003", keyLocation, { text: snippet(prop, ctx.file) }));
+      ok = false;
+      continue;
+    }
+    let value: SValue;
+    if (ts.isPropertyAssignment(prop)) value = evaluate(prop.initializer, ctx);
+    else if (ts.isShorthandPropertyAssignment(prop)) value = evaluate(prop.name, ctx);
+    else {
+      // Methods and accessors are code.
+      ctx.report(diagnostic("PG1003", locate(prop, ctx.file, ctx.display), { text: snippet(prop, ctx.file) }));
+      ok = false;
+      continue;
+    }
+    const e: ObjectEntry = { key, keyLocation, value };
+    if (literalKeys.has(key)) duplicates.push(e);
+    literalKeys.add(key);
+    byKey.set(key, e);
+  }
+  if (!ok) return { t: "invalid", location };
+  return { t: "object", entries: [...byKey.values()], duplicates, location };
+}
+

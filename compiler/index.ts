@@ -1,0 +1,83 @@
+/**
+ * The pruneguard compiler's programmatic API: policy files → validated IR → diagnostics (and, through
+ * `emit/`, output files). The phases are front end (`frontend/`, the only place ts-morph lives), IR
+ * (`ir/`), checks (`checks/`), emit (`emit/`) and the CLI (`cli/`).
+ */
+import { runChecks } from "./checks/index.js";
+import { isError, sortDiagnostics, type Diagnostic } from "./diagnostics/diagnostic.js";
+import { createSourceHost, readPolicies, resolvePath, type SourceHost } from "./frontend/index.js";
+import type { PolicyIR } from "./ir/schema.js";
+import { validatePolicy } from "./ir/validate.js";
+
+/** Files on disk (paths relative to `cwd`), or an in-memory file system (for tests and tools). */
+export type CompileInput =
+  | readonly string[]
+  | {
+      /** File contents by path. */
+      readonly files: Readonly<Record<string, string>>;
+      /** The policy files to compile; defaults to every `*.policy.ts` in `files`. */
+      readonly entries?: readonly string[];
+    };
+
+export interface CompileOptions {
+  /** Directory that input paths and reported locations are relative to. Default: `process.cwd()`, or `/` in memory. */
+  readonly cwd?: string;
+  /** Reuse a host across compilations (`--watch`); the input's file system is then ignored. */
+  readonly host?: SourceHost;
+}
+
+export interface CompileResult {
+  /** Every valid policy read, entries and the bases they import, ordered by file. */
+  readonly policies: readonly PolicyIR[];
+  /** Errors and warnings, ordered by location. */
+  readonly diagnostics: readonly Diagnostic[];
+  /** Source text of every file read, by reported path (for code frames). */
+  readonly sources: ReadonlyMap<string, string>;
+  readonly hasErrors: boolean;
+}
+
+/**
+ * Compiles policy files without executing them.
+ *
+ * Details: all files are analysed in one pass over one project, then validated, then checked; nothing is
+ * re-parsed. A policy with extraction or schema errors is left out of `policies`; its diagnostics say why.
+ */
+export function compilePolicies(input: CompileInput, options: CompileOptions = {}): CompileResult {
+  const inMemory = !Array.isArray(input);
+  const memory = input as Exclude<CompileInput, readonly string[]>;
+  const host =
+    options.host ??
+    createSourceHost(inMemory ? { files: memory.files, ...(options.cwd === undefined ? {} : { cwd: options.cwd }) } : options.cwd === undefined ? {} : { cwd: options.cwd });
+  const entries = inMemory
+    ? (memory.entries ?? Object.keys(memory.files).filter((f) => f.endsWith(".policy.ts")).sort())
+    : (input as readonly string[]);
+  const front = readPolicies(host, entries.map((e) => resolvePath(host.cwd, e)));
+  const diagnostics: Diagnostic[] = [...front.diagnostics];
+  const policies: PolicyIR[] = [];
+  for (const candidate of front.policies) {
+    const v = validatePolicy(candidate);
+    diagnostics.push(...v.diagnostics);
+    if (v.policy) policies.push(v.policy);
+  }
+  diagnostics.push(...runChecks(policies));
+  const sorted = dedupe(sortDiagnostics(diagnostics));
+  return { policies, diagnostics: sorted, sources: front.sources, hasErrors: sorted.some(isError) };
+}
+
+function dedupe(ds: readonly Diagnostic[]): Diagnostic[] {
+  const seen = new Set<string>();
+  return ds.filter((d) => {
+    const key = JSON.stringify([d.code, d.location, d.message]);
+    return seen.has(key) ? false : (seen.add(key), true);
+  });
+}
+
+export { catalogue, type CatalogueEntry, type DiagnosticCode } from "./diagnostics/catalogue.js";
+export { Diagnostic as DiagnosticSchema, isError, type RelatedInformation } from "./diagnostics/diagnostic.js";
+export type { Diagnostic } from "./diagnostics/diagnostic.js";
+export { codeFrame, diagnosticsToJson, formatDiagnostic, formatDiagnostics, summarize, type FormatOptions } from "./diagnostics/format.js";
+export { createSourceHost, type SourceHost } from "./frontend/index.js";
+export * from "./ir/schema.js";
+export { lowerToRuntime, type LoweredPolicy, type StoreDecl } from "./ir/lower.js";
+export { emitAll, emitIrJson, irHash, staleFiles, writeEmitted, type EmittedFile } from "./emit/index.js";
+export { describeFate, fateOf, type Fate } from "./analysis/fate.js";

@@ -1,0 +1,101 @@
+/**
+ * The policy IR: the contract between the front end, the checks and the emitters.
+ *
+ * Plain data validated with zod; no ts-morph object ever appears here. Every node carries `location`
+ * (where it was declared: for an overlay, inherited nodes point into the base file) and, where a check
+ * needs to point at one field, `fields` (the location of each field that was written in source).
+ * An overlay's IR is *resolved*: it holds the effective policy, and `extends` names its base.
+ */
+import { z } from "zod";
+import { ENGINES } from "../../dsl/store.js";
+import { PRUNE_MODES } from "../../src/types.js";
+import { Location } from "./location.js";
+
+export { Location };
+
+/** Kind and store names become TypeScript identifiers in generated code. */
+export const Identifier = z
+  .string()
+  .regex(/^[A-Za-z][A-Za-z0-9_]*$/, "must be an identifier: a letter, then letters, digits or '_'");
+
+/** Policy names become file names (`generated/<name>.ir.json`). */
+export const PolicyName = z
+  .string()
+  .regex(/^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/, "must be lower-case words separated by '-', like \"team-search\"");
+
+const fieldLocations = <const K extends string>(keys: readonly K[]) =>
+  z.strictObject(Object.fromEntries(keys.map((k) => [k, Location.optional()])) as { [P in K]: z.ZodOptional<typeof Location> });
+
+export const PruneModeIR = z.enum(PRUNE_MODES as readonly ["drop", "summarize", "compress"]);
+export const LossyRuleIR = z.enum(["forbid", "with-flag"]);
+export const EngineIR = z.enum(ENGINES as readonly ["memory", "sqlite", "postgres"]);
+
+export const PinIR = z.strictObject({
+  name: z.string().min(1),
+  /** JavaScript RegExp source, matched with `gu`. */
+  pattern: z.string().min(1),
+  /** The preset's name when the pin is `pins.<name>`, else `null`. */
+  preset: z.string().nullable(),
+  location: Location,
+});
+export type PinIR = z.infer<typeof PinIR>;
+
+export const StoreIR = z.strictObject({
+  name: Identifier,
+  engine: EngineIR,
+  /** Milliseconds; `null` is forever. */
+  retentionMs: z.int().min(0).nullable(),
+  holds: z.boolean(),
+  distinguishesAbsent: z.boolean(),
+  writable: z.boolean(),
+  location: Location,
+  fields: fieldLocations(["engine", "retention", "holds", "distinguishesAbsent", "writable"]),
+});
+export type StoreIR = z.infer<typeof StoreIR>;
+
+export const KindIR = z.strictObject({
+  name: Identifier,
+  store: Identifier.nullable(),
+  modes: z.array(PruneModeIR),
+  lossy: LossyRuleIR,
+  repersist: z.boolean(),
+  /** The kind's own pins (the policy-wide ones are in `PolicyIR.pins`). */
+  pins: z.array(PinIR),
+  compressTargetTokens: z.int().min(1).nullable(),
+  location: Location,
+  fields: fieldLocations(["store", "modes", "lossy", "repersist", "pins", "compressTargetTokens"]),
+});
+export type KindIR = z.infer<typeof KindIR>;
+
+export const SessionIR = z.strictObject({
+  /** Milliseconds; `null` when the policy sets no limit. */
+  maxLengthMs: z.int().min(1).nullable(),
+  /** Lossy commitments per session; `null` is unlimited. */
+  lossyBudget: z.int().min(0).nullable(),
+  location: Location,
+  fields: fieldLocations(["maxLength", "lossyBudget"]),
+});
+export type SessionIR = z.infer<typeof SessionIR>;
+
+export const TombstoneIR = z.strictObject({ text: z.string(), location: Location });
+export type TombstoneIR = z.infer<typeof TombstoneIR>;
+
+export const PolicyIR = z.strictObject({
+  name: PolicyName,
+  /** The policy module this policy is the default export of. */
+  file: z.string(),
+  /** The base of an overlay, `null` for an organisation policy. */
+  extends: z.strictObject({ name: z.string(), file: z.string() }).nullable(),
+  stores: z.array(StoreIR),
+  kinds: z.array(KindIR),
+  session: SessionIR,
+  pins: z.array(PinIR),
+  /** `null`: the runtime's default wording. */
+  tombstone: TombstoneIR.nullable(),
+  location: Location,
+  fields: fieldLocations(["name", "stores", "kinds", "session", "pins", "tombstone"]),
+});
+export type PolicyIR = z.infer<typeof PolicyIR>;
+
+/** Version of the IR's shape; bumped on any change an emitter could notice. */
+export const IR_VERSION = 1;

@@ -1,0 +1,185 @@
+/**
+ * `definePolicy` and `extendPolicy`: the two forms a policy module's default export may take.
+ *
+ * Both are pure: they return frozen plain data and touch nothing. The compiler never calls them; it reads
+ * the same calls statically. They exist so authors get completion and type errors while writing, and so a
+ * policy can be evaluated in a test without the compiler.
+ */
+import type { LossyRule, PinPattern, PruneMode } from "../src/types.js";
+import type { Duration, Forever } from "./durations.js";
+import { retentionMs } from "./durations.js";
+import type { StoreSpec } from "./store.js";
+
+/** One span kind as an author declares it. `S` is the union of the policy's store names. */
+export interface KindSpec<S extends string = string> {
+  /** The store that keeps durable copies of this kind, or `null` when none does. */
+  readonly store: S | null;
+  /** The prune modes allowed for this kind. Must not be empty. */
+  readonly modes: readonly PruneMode[];
+  /** `forbid`: a prune that cannot be proven reversible is rejected. `with-flag`: allowed with `accept_lossy: true`. */
+  readonly lossy: LossyRule;
+  /** Write an expired copy back from the window (with a hold) instead of rejecting. Needs a writable store. */
+  readonly repersist?: boolean;
+  /** Identifiers carried into any digest or compressed form of this kind. */
+  readonly pins?: readonly PinPattern[];
+  /** Token target for the runtime's own `compress`. */
+  readonly compressTargetTokens?: number;
+}
+
+/** Session-wide limits. */
+export interface SessionSpec {
+  /** The longest session the policy serves; analysis compares store retention against it. */
+  readonly maxLength?: Duration | Forever;
+  /** How many lossy commitments one session may make. Absent means unlimited. */
+  readonly lossyBudget?: number;
+}
+
+/** The argument of `definePolicy`. */
+export interface PolicySpec<S extends Record<string, StoreSpec>, K extends Record<string, KindSpec<Extract<keyof S, string>>>> {
+  /** Lower-case, dash-separated; used for output file names (`generated/<name>.ir.json`). */
+  readonly name: string;
+  readonly stores: S;
+  readonly kinds: K;
+  readonly session?: SessionSpec;
+  /** Pins that apply to every kind. */
+  readonly pins?: readonly PinPattern[];
+  /** Tombstone wording; must contain `{span}` and fit in 13 tokens once filled. */
+  readonly tombstone?: string;
+}
+
+/** The normalised session limits a policy value carries. */
+export interface SessionValue {
+  readonly maxLengthMs: number | null;
+  readonly lossyBudget: number | null;
+}
+
+/** A policy as plain data: what `definePolicy` and `extendPolicy` return. */
+export interface Policy<S = Record<string, StoreSpec>, K = Record<string, KindSpec<string>>> {
+  readonly type: "pruneguard.policy";
+  readonly name: string;
+  /** The base policy's name for an overlay, `null` for an organisation policy. */
+  readonly extends: string | null;
+  readonly stores: S;
+  readonly kinds: K;
+  readonly session: SessionValue;
+  readonly pins: readonly PinPattern[];
+  readonly tombstone: string | null;
+}
+
+type StoreNames<P extends Policy<any, any>> = Extract<keyof P["stores"], string>;
+
+/**
+ * What an overlay may say about a kind its base declares. Each field replaces the base's, and the types only
+ * allow tightening where that is knowable in advance: no modes the base does not allow, no `with-flag` where
+ * the base says `forbid`. The compiler checks the rest (retention, pins) and explains any violation.
+ */
+export interface KindOverride<B extends KindSpec<string>, S extends string> {
+  readonly store?: S | null;
+  readonly modes?: readonly B["modes"][number][];
+  readonly lossy?: B["lossy"] extends "forbid" ? "forbid" : LossyRule;
+  readonly repersist?: boolean;
+  readonly pins?: readonly PinPattern[];
+  readonly compressTargetTokens?: number;
+}
+
+/** The kinds of an overlay: overrides of base kinds, or whole declarations of new ones. */
+export type OverlayKinds<BK, K2, S extends string> = {
+  readonly [k in keyof K2]: k extends keyof BK ? (BK[k] extends KindSpec<string> ? KindOverride<BK[k], S> : never) : KindSpec<S>;
+};
+
+/** The argument of `extendPolicy`. */
+export interface OverlaySpec<P extends Policy<any, any>, S2 extends Record<string, StoreSpec>, K2> {
+  readonly name: string;
+  /** Stores added by the overlay; a store with the base's name replaces it (and may not retain for less). */
+  readonly stores?: S2;
+  readonly kinds?: K2;
+  readonly session?: SessionSpec;
+  readonly pins?: readonly PinPattern[];
+  readonly tombstone?: string;
+}
+
+type Merge<A, B> = { readonly [k in keyof A | keyof B]: k extends keyof B ? B[k] : k extends keyof A ? A[k] : never };
+type MergeKinds<BK, K2> = {
+  readonly [k in keyof BK | keyof K2]: k extends keyof K2
+    ? k extends keyof BK
+      ? Merge<BK[k], K2[k]>
+      : K2[k]
+    : k extends keyof BK
+      ? BK[k]
+      : never;
+};
+
+/**
+ * Declares an organisation (or stand-alone) policy. The module's default export must be this call or
+ * `extendPolicy(...)`.
+ *
+ * Gotcha: a kind's `store` must name a key of `stores` (a type error here, PG2001 in the compiler).
+ *
+ * @example
+ * export default definePolicy({
+ *   name: "org",
+ *   stores: { toolLog: store.sqlite({ retention: hours(2), holds: true }) },
+ *   kinds: { toolResult: { store: "toolLog", modes: ["drop", "summarize"], lossy: "with-flag" } },
+ * });
+ */
+export function definePolicy<
+  const S extends Record<string, StoreSpec>,
+  const K extends Record<string, KindSpec<Extract<keyof S, string>>>,
+>(spec: PolicySpec<S, K>): Policy<S, K> {
+  return deepFreeze({
+    type: "pruneguard.policy",
+    name: spec.name,
+    extends: null,
+    stores: { ...spec.stores },
+    kinds: { ...spec.kinds },
+    session: sessionValue(spec.session, { maxLengthMs: null, lossyBudget: null }),
+    pins: [...(spec.pins ?? [])],
+    tombstone: spec.tombstone ?? null,
+  });
+}
+
+/**
+ * Declares a team overlay of a base policy (imported from the base's policy module).
+ *
+ * When to use: a team needs stricter rules than the organisation's. An overlay may only tighten: fields it
+ * gives replace the base's, and the compiler rejects any that loosen (PG21xx) with a counterexample.
+ *
+ * @example
+ * import org from "./org.policy.js";
+ * export default extendPolicy(org, { name: "team-search", kinds: { toolResult: { lossy: "forbid" } } });
+ */
+export function extendPolicy<
+  P extends Policy<any, any>,
+  const S2 extends Record<string, StoreSpec> = {},
+  const K2 extends OverlayKinds<P["kinds"], K2, StoreNames<P> | Extract<keyof S2, string>> = {},
+>(base: P, overlay: OverlaySpec<P, S2, K2>): Policy<Merge<P["stores"], S2>, MergeKinds<P["kinds"], K2>> {
+  const kinds: Record<string, KindSpec<string>> = { ...base.kinds };
+  for (const [name, override] of Object.entries((overlay.kinds ?? {}) as Record<string, Partial<KindSpec<string>>>)) {
+    kinds[name] = { ...(base.kinds as Record<string, KindSpec<string>>)[name], ...override } as KindSpec<string>;
+  }
+  return deepFreeze({
+    type: "pruneguard.policy",
+    name: overlay.name,
+    extends: base.name,
+    stores: { ...base.stores, ...overlay.stores },
+    kinds,
+    session: sessionValue(overlay.session, base.session),
+    pins: [...(overlay.pins ?? (base.pins as readonly PinPattern[]))],
+    tombstone: overlay.tombstone ?? base.tombstone,
+  }) as unknown as Policy<Merge<P["stores"], S2>, MergeKinds<P["kinds"], K2>>;
+}
+
+function sessionValue(spec: SessionSpec | undefined, base: SessionValue): SessionValue {
+  return {
+    maxLengthMs: spec?.maxLength === undefined ? base.maxLengthMs : retentionMs(spec.maxLength),
+    lossyBudget: spec?.lossyBudget ?? base.lossyBudget,
+  };
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}

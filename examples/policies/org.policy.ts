@@ -1,0 +1,41 @@
+/**
+ * The organisation policy: which span kinds are backed by which stores, for how long, and when a prune
+ * may become a lossy commitment. Team overlays (`team-*.policy.ts`) may only tighten it.
+ */
+import { days, definePolicy, forever, hours, pin, pins, store } from "pruneguard/dsl";
+
+/** Deploy tickets are pinned wherever tool results are; overlays import this to keep it. */
+export const deployTicket = pin("deployTicket", /DEP-\d{4,6}/);
+
+export default definePolicy({
+  name: "org",
+  stores: {
+    // The embedded default: one agent process, tool calls and results, holds keep referenced copies.
+    toolLog: store.sqlite({ retention: hours(2), holds: true }),
+    // Shared by every agent process; conversation turns are kept for a month.
+    transcript: store.postgres({ retention: days(30) }),
+    // The scratchpad survives the session but is not writable back and has no holds.
+    notes: store.sqlite({ retention: hours(12), holds: false, writable: false }),
+    // Audit copies are never rotated.
+    archive: store.postgres({ retention: forever }),
+  },
+  kinds: {
+    toolResult: {
+      store: "toolLog",
+      modes: ["drop", "summarize", "compress"],
+      lossy: "with-flag",
+      repersist: true,
+      pins: [pins.requestId, pins.errorCode, deployTicket],
+      compressTargetTokens: 200,
+    },
+    toolCall: { store: "toolLog", modes: ["drop", "summarize"], lossy: "with-flag", repersist: true },
+    userTurn: { store: "transcript", modes: ["summarize", "compress"], lossy: "forbid", pins: [pins.ticket] },
+    scratch: { store: "notes", modes: ["drop", "summarize"], lossy: "with-flag" },
+    auditNote: { store: "archive", modes: ["drop"], lossy: "forbid" },
+    // Nothing keeps a copy of the system prompt; it may go only as an explicit lossy commitment.
+    systemHint: { store: null, modes: ["drop"], lossy: "with-flag" },
+  },
+  session: { maxLength: hours(8), lossyBudget: 5 },
+  pins: [pins.uuid, pins.gitSha],
+  tombstone: "{span} pruned, unrecoverable, contents unknown",
+});
