@@ -14,8 +14,9 @@ export default definePolicy({
     toolLog: store.sqlite({ retention: hours(2), holds: true }),
     // Shared by every agent process; conversation turns are kept for a month.
     transcript: store.postgres({ retention: days(30) }),
-    // The scratchpad survives the session but is not writable back and has no holds.
-    notes: store.sqlite({ retention: hours(12), holds: false, writable: false }),
+    // A legacy scratchpad: rotates after 6h, cannot hold or be written back. Sessions last 8h, so scratch
+    // spans are reversible only for their first 6h (the compiler warns, PG3001; team-search's 4h sessions fix it).
+    notes: store.sqlite({ retention: hours(6), holds: false, writable: false }),
     // Audit copies are never rotated.
     archive: store.postgres({ retention: forever }),
   },
@@ -34,6 +35,8 @@ export default definePolicy({
     auditNote: { store: "archive", modes: ["drop"], lossy: "forbid" },
     // Nothing keeps a copy of the system prompt; it may go only as an explicit lossy commitment.
     systemHint: { store: null, modes: ["drop"], lossy: "with-flag" },
+    // The compliance notice must stay in the window: no store, lossy forbidden, so it is never prunable.
+    complianceNotice: { store: null, modes: ["drop"], lossy: "forbid" },
   },
   session: { maxLength: hours(8), lossyBudget: 5 },
   pins: [pins.uuid, pins.gitSha],

@@ -1,0 +1,27 @@
+/** What every command gets: where to write, where it runs, and how to say the exit code. */
+import type { Command } from "commander";
+
+export interface CliIO {
+  readonly cwd: string;
+  stdout(text: string): void;
+  stderr(text: string): void;
+  /** ANSI colours on stdout/stderr. */
+  readonly color: boolean;
+}
+
+export interface CliContext {
+  readonly io: CliIO;
+  /** Records the command's exit code (0 clean, 1 diagnostics with errors, 2 usage or I/O error). */
+  exit(code: ExitCode): void;
+}
+
+export const ExitCode = { ok: 0, diagnostics: 1, usage: 2 } as const;
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+/** A usage or I/O problem: printed as one line, exit code 2, never a stack trace. */
+export class CliError extends Error {
+  override readonly name = "CliError";
+}
+
+/** A command module registers itself on the program; adding a command is one file and one line in main.ts. */
+export type RegisterCommand = (program: Command, cli: CliContext) => void;

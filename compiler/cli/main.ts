@@ -1,0 +1,58 @@
+/**
+ * The `pruneguard` command line. `bin/pruneguard.js` calls `main(argv)` and exits with what it returns:
+ * 0 clean, 1 diagnostics with errors, 2 usage or I/O error. No input ever produces a stack trace.
+ *
+ * Adding a command: write `commands/<name>.ts` exporting a `RegisterCommand`, add it to `COMMANDS`.
+ */
+import { Command, CommanderError } from "commander";
+import { registerCheck } from "./commands/check.js";
+import { registerCompile } from "./commands/compile.js";
+import { registerExplain } from "./commands/explain.js";
+import { CliError, ExitCode, type CliContext, type CliIO, type RegisterCommand } from "./context.js";
+
+export const COMMANDS: readonly RegisterCommand[] = [registerCompile, registerCheck, registerExplain];
+
+const processIO = (): CliIO => ({
+  cwd: process.cwd(),
+  stdout: (t) => void process.stdout.write(t),
+  stderr: (t) => void process.stderr.write(t),
+  color: process.stdout.isTTY === true && process.env["NO_COLOR"] === undefined,
+});
+
+export async function main(argv: readonly string[], io: CliIO = processIO()): Promise<number> {
+  let code: number = ExitCode.ok;
+  const cli: CliContext = { io, exit: (c) => void (code = c) };
+  const program = new Command()
+    .name("pruneguard")
+    .description("Compile and check pruneguard policies: which span kinds are backed by which stores, and when a prune may be lossy.")
+    .version(await version(), "-v, --version")
+    .exitOverride()
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    .showHelpAfterError("(run with --help for usage)");
+  for (const register of COMMANDS) register(program, cli);
+  if (argv.length === 0) {
+    io.stderr(program.helpInformation());
+    return ExitCode.usage;
+  }
+  try {
+    await program.parseAsync([...argv], { from: "user" });
+    return code;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      return error.code === "commander.helpDisplayed" || error.code === "commander.version" || error.code === "commander.help" ? ExitCode.ok : ExitCode.usage;
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    io.stderr(`pruneguard: ${error instanceof CliError ? "" : "internal error: "}${message}\n`);
+    return ExitCode.usage;
+  }
+}
+
+async function version(): Promise<string> {
+  try {
+    const { readFile } = await import("node:fs/promises");
+    const pkg = JSON.parse(await readFile(new URL("../../../package.json", import.meta.url), "utf8")) as { version?: string };
+    return pkg.version ?? "0.0.0";
+  } catch {
+    return "0.0.0";
+  }
+}
