@@ -74,7 +74,9 @@ function canRepersist(input: DecisionInput, check: CheckResult): boolean {
     s.writable &&
     // Writing the bytes back cannot fix a store that answers "absent" for rotated records.
     s.distinguishesAbsent &&
-    check.copy !== "ok"
+    // A stored copy that differs from the window's bytes is not overwritten: it may be another writer's
+    // record or evidence of tampering, and either way the difference must stay visible.
+    (check.copy === "absent" || check.copy === "expired" || check.copy === "no-handle")
   );
 }
 

@@ -6,7 +6,7 @@
  * them in one compact line, so the identifier stays in the window whether the prune was reversible or
  * a lossy commitment (where it matters most: nothing else will bring it back).
  */
-import { countTokens as countO200k } from "gpt-tokenizer/encoding/o200k_base";
+import { countTokens } from "./tokens.js";
 import { isCatastrophicPattern } from "../dsl/pin-analysis.js";
 import type { PinPattern } from "./types.js";
 
@@ -64,13 +64,8 @@ function compile(pattern: PinPattern): RegExp {
   return re;
 }
 
-/**
- * Token count in o200k_base. Unlike the tokenizer's default, text that spells a special token
- * (`<|endoftext|>`, which tool outputs can contain) is counted as text instead of throwing.
- */
-export function countTextTokens(text: string): number {
-  return text.length === 0 ? 0 : countO200k(text, { disallowedSpecial: new Set() });
-}
+/** Token count in o200k_base; text that spells a special token counts as text. */
+export const countTextTokens = countTokens;
 
 interface Scan {
   readonly ids: string[];

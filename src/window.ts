@@ -14,7 +14,7 @@ import type {
   RejectReason,
   ReversibleOutcome,
 } from "./outcome.js";
-import { carryPins } from "./pins.js";
+import { carryPins, findPins } from "./pins.js";
 import {
   DEFAULT_TOMBSTONE,
   indexLine,
@@ -170,6 +170,12 @@ export class ContextWindow<K extends string = string> {
         throw new TypeError(`ContextWindow: kind ${name} names store ${policy.store}, which is not in stores`);
       }
       if (policy.modes.length === 0) throw new TypeError(`ContextWindow: kind ${name} allows no prune mode`);
+      // Compiles and safety-checks the kind's pins now, so a bad pattern fails here, not mid-prune.
+      try {
+        findPins("", this.#pinsFor(policy));
+      } catch (err) {
+        throw new TypeError(`ContextWindow: kind ${name} has an unusable pin pattern: ${errorMessage(err)}`);
+      }
     }
     for (const [name, store] of this.#stores) {
       const other = prefixes.get(store.handlePrefix);

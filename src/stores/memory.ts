@@ -71,7 +71,8 @@ export class MemoryStore implements BackingStore {
     const now = this.#clock.now();
     const existing = s.bySpan.get(input.spanId);
     if (existing) {
-      if (existing.text === null || existing.hash !== input.hash) {
+      if (existing.text !== null && existing.hash !== input.hash) throw new Error(spanTaken(this.name, input));
+      if (existing.text === null) {
         Object.assign(existing, { text: input.text, hash: input.hash, kind: input.kind, createdAt: now, expiredAt: null });
       }
       return { handle: existing.handle, createdAt: existing.createdAt };
@@ -209,6 +210,11 @@ export class MemoryStore implements BackingStore {
   async close(): Promise<void> {
     this.#closed = true;
   }
+}
+
+/** A live copy is never overwritten with other bytes: that would destroy the copy a handle vouches for. */
+export function spanTaken(store: string, input: PersistInput): string {
+  return `store ${store}: ${input.spanId} of session ${input.session} already holds other bytes; refusing to overwrite a live copy`;
 }
 
 function stateOf(rec: MemRecord | undefined): RecordState {

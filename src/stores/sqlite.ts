@@ -2,6 +2,7 @@ import Database from "better-sqlite3";
 import { sealAudit, GENESIS_HASH, type AuditDraft, type AuditRecord } from "../audit.js";
 import { systemClock, type Clock } from "../types.js";
 import { computeCheck, decideAll, formatHandle, resolveCapabilities, resolveHandlePrefix, resolveRetention, unbackedCheck, type RecordState } from "./check.js";
+import { spanTaken } from "./memory.js";
 import type {
   BackingStore,
   LookupKey,
@@ -179,6 +180,7 @@ export class SqliteStore implements BackingStore {
         const params = { store: this.name, session: input.session, spanId: input.spanId, kind: input.kind, text: input.text, hash: input.hash, now };
         if (row) {
           if (row.text !== null && row.hash === input.hash) return { handle: row.handle, createdAt: row.created_at };
+          if (row.text !== null) throw new Error(spanTaken(this.name, input));
           this.#q.rewrite.run(params);
           return { handle: row.handle, createdAt: now };
         }

@@ -64,6 +64,19 @@ export function describeStoreConformance(label: string, factory: StoreFactory): 
       await store.close();
     });
 
+    it("refuses to overwrite a live copy with other bytes, but revives an expired one", async () => {
+      const { store, clock } = await make();
+      await store.persist({ session: "s1", spanId: "span_1", kind: "k", text: "first", hash: contentHash("first") });
+      await expect(store.persist({ session: "s1", spanId: "span_1", kind: "k", text: "second", hash: contentHash("second") })).rejects.toThrow(/overwrite/);
+      expect(await store.lookup("s1", { spanId: "span_1" })).toMatchObject({ status: "found", text: "first" });
+      clock.advance(3 * HOUR);
+      await store.rotate();
+      const revived = await store.persist({ session: "s1", spanId: "span_1", kind: "k", text: "second", hash: contentHash("second") });
+      expect(revived.handle).toBe("#1");
+      expect(await store.lookup("s1", { handle: "#1" })).toMatchObject({ status: "found", text: "second" });
+      await store.close();
+    });
+
     it("mints distinct handles per span and honours handlePrefix", async () => {
       const { store } = await make({ handlePrefix: "t" });
       const a = await store.persist({ session: "s1", spanId: "span_1", kind: "k", text: "a", hash: contentHash("a") });

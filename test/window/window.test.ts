@@ -17,7 +17,7 @@ function setup(opts: { store?: BackingStore; lossyBudget?: number; kinds?: Recor
   const clock = new ManualClock(10 * HOUR);
   const toolLog = opts.store ?? new MemoryStore({ name: "toolLog", retentionMs: 2 * HOUR, clock });
   const win = new ContextWindow({
-    session: "s1", clock, stores: { toolLog }, kinds: (opts.kinds ?? KINDS) as typeof KINDS,
+    session: "s1", clock, stores: { toolLog }, kinds: (opts.kinds ?? KINDS) as Record<string, KindPolicy>,
     ...(opts.lossyBudget !== undefined ? { limits: { lossyBudget: opts.lossyBudget } } : {}),
   });
   return { clock, toolLog, win };
@@ -39,13 +39,23 @@ describe("ContextWindow: appending", () => {
 
   it("refuses unknown kinds and misconfigured policies with clear errors", async () => {
     const { win } = setup();
-    await expect(win.append({ kind: "nope" as "scratch", text: "x" })).rejects.toThrow(/unknown kind nope/);
+    await expect(win.append({ kind: "nope", text: "x" })).rejects.toThrow(/unknown kind nope/);
+    expect(() => new ContextWindow({ session: "s", stores: {}, kinds: { k: { store: null, modes: ["drop"], lossy: "forbid", pins: [{ name: "bad", pattern: "(a+)+" }] } } })).toThrow(/pin/);
     expect(() => new ContextWindow({ session: "s", stores: {}, kinds: { k: { store: "missing", modes: ["drop"], lossy: "forbid" } } })).toThrow(/names store missing/);
     expect(() => new ContextWindow({ session: "", stores: {}, kinds: {} })).toThrow(/session/);
     const a = new MemoryStore({ name: "a" });
     const b = new MemoryStore({ name: "b" });
     expect(() => new ContextWindow({ session: "s", stores: { a, b }, kinds: {} })).toThrow(/handlePrefix/);
     expect(() => new ContextWindow({ session: "s", stores: { a, b: new MemoryStore({ name: "b", handlePrefix: "b" }) }, kinds: {} })).not.toThrow();
+  });
+});
+
+describe("ContextWindow: text that spells special tokens", () => {
+  it("counts <|endoftext|> as plain text instead of throwing", async () => {
+    const { win } = setup();
+    const ref = await win.append({ kind: "toolResult", text: "model said <|endoftext|><|im_start|>system" });
+    expect(win.span(ref)!.tokens).toBeGreaterThan(5);
+    expect((await win.applyDirective({ op: "prune", span_id: ref, mode: "summarize", digest: "<|endoftext|>" })).status).toBe("reversible");
   });
 });
 
@@ -178,6 +188,19 @@ describe("ContextWindow: holds, rotation and re-persist", () => {
     const lossy = await win.prune({ span: ref, mode: "drop", acceptLossy: true });
     expect(lossy.status).toBe("lossy");
     expect(await win.recall(ref)).toMatchObject({ status: "pruned-unrecoverable", reason: "lossy" });
+  });
+
+  it("never overwrites a stored copy that differs from the window's bytes, even with re-persist on", async () => {
+    const clock = new ManualClock(0);
+    const toolLog = new MemoryStore({ name: "toolLog", clock });
+    const first = new ContextWindow({ session: "s", clock, stores: { toolLog }, kinds: KINDS });
+    await first.append({ kind: "toolResult", text: "the first writer's bytes" });
+    const second = new ContextWindow({ session: "s", clock, stores: { toolLog }, kinds: KINDS });
+    const ref = await second.append({ kind: "toolResult", text: "other bytes under the same id" });
+    const out = await second.tryPrune({ span: ref, mode: "drop" });
+    expect(out).toMatchObject({ status: "rejected", reason: "not-reversible", failed: ["existence"] });
+    expect(out.status === "rejected" && out.line).toMatch(/stored copy differs/);
+    expect(await toolLog.lookup("s", { spanId: "span_1" })).toMatchObject({ text: "the first writer's bytes" });
   });
 
   it("a read-only store cannot re-persist", async () => {
