@@ -9,8 +9,9 @@ export type RecordState =
 /**
  * The three-condition check, shared by every adapter so that they cannot disagree.
  *
- * Addressability is tested first: with no handle there is nothing to look up (the seed's sketch asked
- * the store about a null handle before testing it).
+ * Addressability is tested first: with no handle there is nothing to look up by (the seed's sketch
+ * asked the store about a null handle before testing it); the span's own record, found by span id, can
+ * only confirm a handle for the same bytes.
  */
 export function computeCheck(
   handle: string | null,
@@ -21,7 +22,15 @@ export function computeCheck(
 ): CheckResult {
   const provenance = store.capabilities.distinguishesAbsent;
   if (handle === null) {
-    return { conditions: { existence: false, addressability: false, provenance }, copy: "no-handle", handle: null, expiresAt: null };
+    // The window lost (or never got) the handle. The store may still hold this span's record: confirm
+    // its handle when the bytes match, and report a differing record rather than letting it be replaced.
+    if (found.state === "absent" || found.spanId !== spanId) {
+      return { conditions: { existence: false, addressability: false, provenance }, copy: "no-handle", handle: null, expiresAt: null };
+    }
+    if (found.state === "live" && found.hash !== windowHash) {
+      return { conditions: { existence: false, addressability: false, provenance }, copy: "hash-mismatch", handle: null, expiresAt: null };
+    }
+    return computeCheck(found.handle, spanId, windowHash, found, store);
   }
   if (found.state === "absent" || found.spanId !== spanId) {
     return { conditions: { existence: false, addressability: true, provenance }, copy: "absent", handle, expiresAt: null };

@@ -198,7 +198,8 @@ describe("ContextWindow: holds, rotation and re-persist", () => {
     const second = new ContextWindow({ session: "s", clock, stores: { toolLog }, kinds: KINDS });
     const ref = await second.append({ kind: "toolResult", text: "other bytes under the same id" });
     const out = await second.tryPrune({ span: ref, mode: "drop" });
-    expect(out).toMatchObject({ status: "rejected", reason: "not-reversible", failed: ["existence"] });
+    // The second window never got a handle (persist refused), and the record it finds is not its bytes.
+    expect(out).toMatchObject({ status: "rejected", reason: "not-reversible", failed: ["existence", "addressability"] });
     expect(out.status === "rejected" && out.line).toMatch(/stored copy differs/);
     expect(await toolLog.lookup("s", { spanId: "span_1" })).toMatchObject({ text: "the first writer's bytes" });
   });
