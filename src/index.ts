@@ -4,6 +4,8 @@
  */
 export { ContextWindow } from "./window.js";
 export type { AppendInput, ContextWindowOptions, PruneRequest, WindowEntry } from "./window.js";
+export { guardWindow } from "./typed.js";
+export type { AnyPruneRequest, GuardedWindow, PruneguardTypeError } from "./typed.js";
 export { MemoryStore } from "./stores/memory.js";
 export { SqliteStore } from "./stores/sqlite.js";
 export type { SqliteStoreOptions } from "./stores/sqlite.js";

@@ -1,0 +1,83 @@
+/**
+ * The typed face of a window, for generated guard modules.
+ *
+ * A generated module declares, per span kind, the exact prune request that kind accepts (a named
+ * interface; kinds with the same rules share one), and passes the map `kind → request` as `Requests`.
+ * `append` returns a `SpanRef<K, Requests[K]>`: the ref carries its own request type, so
+ * `prune(span, request)` checks `request` against it without inferring anything from the kind union.
+ * That keeps the consumer's type-check linear and cheap at thousands of kinds.
+ */
+import type { AuditRecord } from "./audit.js";
+import type { DirectiveOutcome, LossyOutcome, PruneOutcome, RecallOutcome, ReversibleOutcome } from "./outcome.js";
+import type { AppendInput, ContextWindow, PruneRequest, WindowEntry } from "./window.js";
+import type { PruneMode, Span, SpanRef } from "./types.js";
+
+/**
+ * A readable compile error. A forbidden request type is this interface, so the compiler's message
+ * quotes `E` ("… is not assignable to parameter of type PruneguardTypeError<'kind scratch …'>").
+ */
+export interface PruneguardTypeError<E extends string> {
+  readonly __pruneguardTypeError__: E;
+}
+
+/**
+ * Requests are data: a runtime value of any of the generated request interfaces. Declared here so
+ * guards can type the shared implementation once.
+ */
+export interface AnyPruneRequest {
+  readonly mode: PruneMode;
+  readonly digest?: string;
+  readonly acceptLossy?: boolean;
+}
+
+/** A window whose `append` brands refs with their kind's request type, and whose `prune` checks it. */
+export interface GuardedWindow<K extends string, Requests extends { readonly [P in K]: unknown }> {
+  readonly session: string;
+  /** Appends a span; the ref carries the prune request its kind accepts. */
+  append<P extends K>(input: AppendInput<P>): Promise<SpanRef<P, Requests[P]>>;
+  /**
+   * Prunes through the runtime check. Throws `IrreversiblePruneError` when the copy cannot be verified
+   * and the request did not accept a loss its policy allows.
+   */
+  prune<R>(span: SpanRef<string, R>, request: NoInfer<R>): Promise<ReversibleOutcome | LossyOutcome>;
+  /** `prune` without the throw: every outcome as data. */
+  tryPrune<R>(span: SpanRef<string, R>, request: NoInfer<R>): Promise<PruneOutcome>;
+  /** The untrusted path for model output; never throws. */
+  applyDirective(input: unknown): Promise<DirectiveOutcome>;
+  recall(query: string): Promise<RecallOutcome>;
+  render(): string;
+  entries(): WindowEntry[];
+  span(id: string): Span | undefined;
+  tokens(): number;
+  auditLog(): Promise<AuditRecord[]>;
+  end(): Promise<void>;
+}
+
+/** Wraps a runtime window in its typed face; generated `createWindow` functions call this. */
+export function guardWindow<K extends string, Requests extends { readonly [P in K]: unknown }>(
+  window: ContextWindow<K>,
+): GuardedWindow<K, Requests> {
+  const asRequest = (span: string, request: unknown): PruneRequest<K> => {
+    const r = request as AnyPruneRequest;
+    return {
+      span: span as SpanRef<K>,
+      mode: r.mode,
+      ...(r.digest !== undefined ? { digest: r.digest } : {}),
+      ...(r.acceptLossy !== undefined ? { acceptLossy: r.acceptLossy } : {}),
+    };
+  };
+  return {
+    session: window.session,
+    append: (input) => window.append(input) as Promise<never>,
+    prune: (span, request) => window.prune(asRequest(span, request)),
+    tryPrune: (span, request) => window.tryPrune(asRequest(span, request)),
+    applyDirective: (input) => window.applyDirective(input),
+    recall: (query) => window.recall(query),
+    render: () => window.render(),
+    entries: () => window.entries(),
+    span: (id) => window.span(id),
+    tokens: () => window.tokens(),
+    auditLog: () => window.auditLog(),
+    end: () => window.end(),
+  };
+}
