@@ -92,9 +92,9 @@ export function evaluate(node: ts.Expression, ctx: EvalContext): SValue {
       const items: SValue[] = [];
       for (const el of (node as ts.ArrayLiteralExpression).elements) {
         if (ts.isSpreadElement(el)) {
-          const spread = evaluate(el.expression, ctx);
-          if (spread.t === "array") items.push(...spread.items);
-          else if (spread.t !== "invalid") ctx.report(diagnostic("PG1005", locate(el, ctx.file, ctx.display), { text: snippet(el.expression, ctx.file) }));
+          const spread = evaluateQuietly(el.expression, ctx);
+          if (spread?.t === "array") items.push(...spread.items);
+          else if (spread?.t !== "invalid") ctx.report(diagnostic("PG1005", locate(el, ctx.file, ctx.display), { text: snippet(el.expression, ctx.file) }));
         } else if (el.kind === ts.SyntaxKind.OmittedExpression) {
           return notStatic();
         } else {
@@ -204,10 +204,10 @@ function evaluateObject(node: ts.ObjectLiteralExpression, location: Location, ct
   let ok = true;
   for (const prop of node.properties) {
     if (ts.isSpreadAssignment(prop)) {
-      const spread = evaluate(prop.expression, ctx);
-      if (spread.t === "object") {
+      const spread = evaluateQuietly(prop.expression, ctx);
+      if (spread?.t === "object") {
         for (const e of spread.entries) byKey.set(e.key, e);
-      } else if (spread.t !== "invalid") {
+      } else if (spread?.t !== "invalid") {
         ctx.report(diagnostic("PG1005", locate(prop, ctx.file, ctx.display), { text: snippet(prop.expression, ctx.file) }));
         ok = false;
       } else ok = false;

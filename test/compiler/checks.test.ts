@@ -1,0 +1,176 @@
+// One failing fixture (code + location) and one passing fixture per check. Locations are 1-based; the
+// fixtures put the offending token at a known line so a moved location is a failing test.
+import { describe, expect, it } from "vitest";
+import { codes, compile, compileOne, compileOverlay, expectClean, expectDiagnostic, HEADER, ORG } from "./helpers.js";
+
+const policy = (kinds: string, extra = "", stores = `toolLog: store.sqlite({ retention: hours(2), holds: true })`) =>
+  `export default definePolicy({
+  name: "p",
+  stores: { ${stores} },
+  kinds: {
+${kinds}
+  },
+${extra}
+});
+`;
+
+describe("PG2001 unknown store", () => {
+  it("fails on a store name that is not declared", () => {
+    const r = compileOne(policy(`    toolResult: { store: "toolLg", modes: ["drop"], lossy: "forbid" },`));
+    const d = expectDiagnostic(r, "PG2001", 6, 26);
+    expect(d.message).toContain("`toolLg`");
+    expect(d.category).toBe("error");
+  });
+  it("passes when every store is declared", () => {
+    expectClean(compileOne(policy(`    toolResult: { store: "toolLog", modes: ["drop"], lossy: "forbid" },`)));
+  });
+});
+
+describe("PG2002 duplicate declarations", () => {
+  it("fails on a kind declared twice", () => {
+    const r = compileOne(policy(`    a: { store: "toolLog", modes: ["drop"], lossy: "forbid" },\n    a: { store: "toolLog", modes: ["drop"], lossy: "forbid" },`));
+    expectDiagnostic(r, "PG2002", 7, 5);
+  });
+  it("passes with distinct kinds", () => {
+    expectClean(compileOne(policy(`    a: { store: "toolLog", modes: ["drop"], lossy: "forbid" },\n    b: { store: "toolLog", modes: ["drop"], lossy: "forbid" },`)));
+  });
+});
+
+describe("PG2003 empty mode list", () => {
+  it("fails on modes: []", () => {
+    expectDiagnostic(compileOne(policy(`    a: { store: "toolLog", modes: [], lossy: "forbid" },`)), "PG2003", 6, 35);
+  });
+});
+
+describe("PG2004 cycles between policy modules", () => {
+  it("fails when two overlays import each other", () => {
+    const r = compile({
+      "a.policy.ts": `${HEADER}import b from "./b.policy.js";\nexport default extendPolicy(b, { name: "a" });\n`,
+      "b.policy.ts": `${HEADER}import a from "./a.policy.js";\nexport default extendPolicy(a, { name: "b" });\n`,
+    });
+    const d = expectDiagnostic(r, "PG2004", 2, 15, "b.policy.ts");
+    expect(d.message).toContain("a.policy.ts → b.policy.ts → a.policy.ts");
+  });
+  it("passes for a base and an overlay", () => {
+    expectClean(compileOverlay(""));
+  });
+});
+
+describe("PG2005 duplicate policy names", () => {
+  it("fails when two files use the same name", () => {
+    const body = policy(`    a: { store: "toolLog", modes: ["drop"], lossy: "forbid" },`);
+    const r = compile({ "x.policy.ts": HEADER + body, "y.policy.ts": HEADER + body });
+    expectDiagnostic(r, "PG2005", 3, 9, "y.policy.ts");
+  });
+});
+
+describe("PG2006 / PG3002 stores that cannot distinguish absent", () => {
+  const stores = `cache: store.memory({ retention: forever, distinguishesAbsent: false })`;
+  it("is an error where the kind forbids lossy", () => {
+    const r = compileOne(policy(`    doc: { store: "cache", modes: ["drop"], lossy: "forbid" },`, "", stores));
+    expectDiagnostic(r, "PG2006", 6, 19);
+    expect(r.hasErrors).toBe(true);
+  });
+  it("is a warning where the kind allows lossy with the flag", () => {
+    const r = compileOne(policy(`    doc: { store: "cache", modes: ["drop"], lossy: "with-flag" },`, "", stores));
+    expectDiagnostic(r, "PG3002", 6, 19);
+    expect(r.hasErrors).toBe(false);
+  });
+});
+
+describe("PG2007 / PG2008 tombstone wording", () => {
+  const kinds = `    a: { store: "toolLog", modes: ["drop"], lossy: "forbid" },`;
+  it("fails without {span}", () => {
+    expectDiagnostic(compileOne(policy(kinds, `  tombstone: "pruned, unrecoverable",`)), "PG2007", 8, 14);
+  });
+  it("fails over 13 tokens once filled with span_99999", () => {
+    const d = expectDiagnostic(compileOne(policy(kinds, `  tombstone: "{span} was pruned by the runtime and can never be recovered from any store",`)), "PG2008", 8, 14);
+    expect(d.message).toContain("span_99999 was pruned");
+  });
+  it("passes for the reference wording", () => {
+    expectClean(compileOne(policy(kinds, `  tombstone: "{span} pruned, unrecoverable, contents unknown",`)));
+  });
+});
+
+describe("PG2009 / PG2010 / PG2011 pin patterns", () => {
+  const withPin = (p: string) => compileOne(policy(`    a: { store: "toolLog", modes: ["drop"], lossy: "forbid", pins: [${p}] },`));
+  it("fails on a pattern that does not compile", () => {
+    expectDiagnostic(withPin(`pin("t", "[A-Z+")`), "PG2009", 6, 78);
+  });
+  it("fails on nested quantifiers", () => {
+    const d = expectDiagnostic(withPin(`pin("ids", /(\\w+)+-\\d/)`), "PG2010", 6, 69);
+    expect(d.message).toContain("(\\w+)+");
+  });
+  it("fails on a pattern that matches the empty string", () => {
+    expectDiagnostic(withPin(`pin("maybe", "\\\\d*")`), "PG2011", 6, 69);
+  });
+  it("passes for every preset and a linear custom pin", () => {
+    expectClean(withPin(`pins.requestId, pins.uuid, pins.gitSha, pins.errorCode, pins.filePath, pins.httpStatus, pins.traceId, pins.ticket, pin("t", /T-\\d{1,6}(?:-\\d{1,3})?/)`));
+  });
+});
+
+describe("PG21xx overlays may only tighten", () => {
+  it("PG2101: lossy where the base forbids it, with a counterexample", () => {
+    const d = expectDiagnostic(compileOverlay(`  kinds: { userTurn: { lossy: "with-flag" } },`), "PG2101", 5, 31, "team.policy.ts");
+    expect(d.message).toContain("a `summarize` of `userTurn` with accept_lossy would be allowed by team but is forbidden by org");
+  });
+  it("PG2102: shorter retention", () => {
+    const d = expectDiagnostic(compileOverlay(`  stores: { toolLog: store.sqlite({ retention: minutes(30), holds: true }) },`), "PG2102", 5, 48, "team.policy.ts");
+    expect(d.message).toContain("30m where org retains for 2h");
+  });
+  it("PG2103: extra modes", () => {
+    const d = expectDiagnostic(compileOverlay(`  kinds: { userTurn: { modes: ["summarize", "drop"] } },`), "PG2103", 5, 31, "team.policy.ts");
+    expect(d.message).toContain("a `drop` of `userTurn` would be allowed by team but is rejected by org");
+  });
+  it("PG2104: a dropped pin", () => {
+    expectDiagnostic(compileOverlay(`  kinds: { toolResult: { pins: [pins.requestId] } },`), "PG2104", 5, 32, "team.policy.ts");
+  });
+  it("PG2105: a kind that loses its store", () => {
+    expectDiagnostic(compileOverlay(`  kinds: { toolResult: { store: null } },`), "PG2105", 5, 33, "team.policy.ts");
+  });
+  it("PG2106: a larger lossy budget", () => {
+    expectDiagnostic(compileOverlay(`  session: { lossyBudget: 10 },`), "PG2106", 5, 27, "team.policy.ts");
+  });
+  it("passes for a real tightening", () => {
+    expectClean(
+      compileOverlay(`  kinds: {
+    toolResult: { modes: ["drop"], lossy: "forbid", pins: [pins.requestId, ticket, pins.errorCode] },
+    searchHit: { store: "transcript", modes: ["drop"], lossy: "forbid" },
+  },
+  session: { maxLength: hours(4), lossyBudget: 1 },`),
+    );
+  });
+});
+
+describe("PG3001 retention shorter than a session without holds", () => {
+  it("warns with the numbers", () => {
+    const r = compileOne(policy(`    a: { store: "log", modes: ["drop"], lossy: "with-flag" },`, `  session: { maxLength: hours(8) },`, `log: store.sqlite({ retention: hours(2), holds: false })`));
+    const d = expectDiagnostic(r, "PG3001", 4, 44);
+    expect(d.message).toContain("2h without holds, but sessions last up to 8h");
+    expect(d.message).toContain("expires 6h before");
+    expect(r.hasErrors).toBe(false);
+  });
+  it("does not warn when holds are supported", () => {
+    expectClean(compileOne(policy(`    a: { store: "toolLog", modes: ["drop"], lossy: "with-flag" },`, `  session: { maxLength: hours(8) },`)));
+  });
+});
+
+describe("PG3003 / PG3004", () => {
+  it("PG3003: repersist without a store", () => {
+    expectDiagnostic(compileOne(policy(`    a: { store: "toolLog", modes: ["drop"], lossy: "forbid" },\n    b: { store: null, modes: ["drop"], lossy: "with-flag", repersist: true },`)), "PG3003", 7, 71);
+  });
+  it("PG3004: an unused store", () => {
+    expectDiagnostic(compileOne(policy(`    a: { store: null, modes: ["drop"], lossy: "with-flag" },`)), "PG3004", 4, 13);
+  });
+});
+
+describe("the base and its overlay together", () => {
+  it("reports a base problem once, where it is written", () => {
+    const r = compile({
+      "org.policy.ts": ORG.replace(`modes: ["summarize"]`, `modes: []`),
+      "team.policy.ts": `${HEADER}import org from "./org.policy.js";\nexport default extendPolicy(org, { name: "team" });\n`,
+    });
+    expect(codes(r).filter((c) => c === "PG2003")).toHaveLength(1);
+    expect(r.diagnostics[0]?.location?.file).toBe("org.policy.ts");
+  });
+});

@@ -1,0 +1,117 @@
+// End to end: spawns the built CLI (`npm test` builds first). Exit codes 0 clean, 1 errors, 2 usage/I-O.
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+
+const BIN = path.resolve("bin/pruneguard.js");
+
+function run(args: string[], cwd = process.cwd()) {
+  const r = spawnSync(process.execPath, [BIN, ...args], { cwd, encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr, all: r.stdout + r.stderr };
+}
+
+function project(files: Record<string, string>): string {
+  const dir = mkdtempSync(path.join(tmpdir(), "pruneguard-cli-"));
+  for (const [p, text] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(dir, p)), { recursive: true });
+    writeFileSync(path.join(dir, p), text);
+  }
+  return dir;
+}
+
+const GOOD = `import { definePolicy, store, hours } from "pruneguard/dsl";
+export default definePolicy({ name: "org", stores: { log: store.sqlite({ retention: hours(2) }) }, kinds: { tool: { store: "log", modes: ["drop"], lossy: "forbid" } } });
+`;
+const BAD = `import { definePolicy, store, hours } from "pruneguard/dsl";
+export default definePolicy({ name: "org", stores: { log: store.sqlite({ retention: hours(2) }) }, kinds: { tool: { store: "lgo", modes: ["drop"], lossy: "forbid" } } });
+`;
+
+const noStack = (text: string) => expect(text).not.toMatch(/\n\s+at .+:\d+:\d+\)?/);
+
+describe("pruneguard CLI", () => {
+  it("--help on the program and on every command exits 0", () => {
+    for (const args of [["--help"], ["compile", "--help"], ["check", "--help"], ["explain", "--help"]]) {
+      const r = run(args);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain("Usage: pruneguard");
+    }
+  });
+
+  it("compile examples/policies writes deterministic IR JSON and exits 0", () => {
+    const out = mkdtempSync(path.join(tmpdir(), "pruneguard-out-"));
+    const a = run(["compile", "examples/policies", "--out", out]);
+    expect(a.code).toBe(0);
+    const first = readFileSync(path.join(out, "team-search.ir.json"), "utf8");
+    expect(run(["compile", "examples/policies", "--out", out]).code).toBe(0);
+    expect(readFileSync(path.join(out, "team-search.ir.json"), "utf8")).toBe(first);
+    expect(run(["check", "examples/policies", "--out", out]).code).toBe(0);
+  });
+
+  it("needs no flags for policies/**/*.policy.ts", () => {
+    const dir = project({ "policies/org.policy.ts": GOOD });
+    const r = run(["check"], dir);
+    expect(r.code).toBe(0);
+    expect(run(["compile"], dir).code).toBe(0);
+    expect(JSON.parse(readFileSync(path.join(dir, "generated/org.ir.json"), "utf8")).policy.name).toBe("org");
+  });
+
+  it("check exits 1 with tsc-style diagnostics and a code frame", () => {
+    const dir = project({ "policies/org.policy.ts": BAD });
+    const r = run(["check"], dir);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^policies\/org\.policy\.ts:2:124 - error PG2001: /m);
+    expect(r.stderr).toContain("~~~~~");
+    expect(r.stderr).toContain("Found 1 error and 1 warning.");
+  });
+
+  it("--format json prints the same diagnostics as data", () => {
+    const dir = project({ "policies/org.policy.ts": BAD });
+    const r = run(["check", "--format", "json"], dir);
+    expect(r.code).toBe(1);
+    const json = JSON.parse(r.stdout) as { diagnostics: Array<{ code: string; location: { line: number; column: number } }>; summary: { errors: number } };
+    expect(json.summary.errors).toBe(1);
+    expect(json.diagnostics.find((d) => d.code === "PG2001")).toMatchObject({ location: { line: 2, column: 124 } });
+  });
+
+  it("check exits 1 on stale output", () => {
+    const dir = project({ "policies/org.policy.ts": GOOD, "generated/org.ir.json": "{}\n" });
+    expect(run(["check", "--out", "generated"], dir).code).toBe(1);
+  });
+
+  it("usage and I/O errors exit 2 without a stack trace", () => {
+    for (const args of [["frob"], ["check", "no/such/file.policy.ts"], ["compile", "--format", "xml"], [], ["explain"]]) {
+      const r = run(args, project({}));
+      expect(r.code, args.join(" ")).toBe(2);
+      noStack(r.all);
+    }
+  });
+
+  it("bad policy input is a diagnostic, never a stack trace, and never executed", () => {
+    const marker = path.join(tmpdir(), `pruneguard-cli-ran-${process.pid}`);
+    const dir = project({
+      "policies/a.policy.ts": `require("fs").writeFileSync(${JSON.stringify(marker)}, "x");\nprocess.exit(0);\n${GOOD}`,
+      "policies/b.policy.ts": `import x from "./missing.policy.js";\nexport default x;`,
+      "policies/c.policy.ts": `export default definePolicy({ name: `,
+      "policies/d.policy.ts": `import u from "./util.js";\nexport default u;`,
+      "policies/util.ts": `export default 1;`,
+    });
+    const r = run(["check"], dir);
+    expect(r.code).toBe(1);
+    for (const code of ["PG1002", "PG1008", "PG1001", "PG1009"]) expect(r.stderr).toContain(code);
+    noStack(r.all);
+    expect(() => readFileSync(marker)).toThrow();
+  });
+
+  it("explain prints a table a reviewer can read", () => {
+    const r = run(["explain", "examples/policies/team-search.policy.ts"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("policy team-search (extends org)");
+    expect(r.stdout).toMatch(/kind\s+store\s+retention\s+holds\s+modes\s+lossy\s+pins\s+fate/);
+    expect(r.stdout).toContain("never prunable");
+    expect(r.stdout).toContain("lossy only with flag");
+    const org = run(["explain", "examples/policies/org.policy.ts"]);
+    expect(org.stdout).toContain("reversible for 6h, then lossy only with flag");
+  });
+});

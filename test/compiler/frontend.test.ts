@@ -1,0 +1,122 @@
+// The front end reads policies without running them: every kind of bad input is a located diagnostic.
+import { existsSync, rmSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { codes, compile, compileOne, expectClean, expectDiagnostic, HEADER } from "./helpers.js";
+
+const ok = `export default definePolicy({ name: "p", stores: {}, kinds: { a: { store: null, modes: ["drop"], lossy: "with-flag" } } });\n`;
+
+describe("PG1001 syntax errors", () => {
+  it("reports the parser's error at its location", () => {
+    const r = compileOne(`export default definePolicy({ name: "p", \n`);
+    expectDiagnostic(r, "PG1001", 3, 1);
+    expect(r.policies).toEqual([]);
+  });
+});
+
+describe("PG1002 statements that would run code", () => {
+  it("does not execute a top-level require(...).writeFileSync or process.exit", () => {
+    const marker = `/tmp/pruneguard-side-effect-${process.pid}`;
+    rmSync(marker, { force: true });
+    const r = compileOne(`require("fs").writeFileSync(${JSON.stringify(marker)}, "ran");\nprocess.exit(3);\n${ok}`);
+    expectDiagnostic(r, "PG1002", 2, 1);
+    expect(r.diagnostics.filter((d) => d.code === "PG1002")).toHaveLength(2);
+    expect(existsSync(marker)).toBe(false);
+  });
+  it("rejects let, functions and classes", () => {
+    const r = compileOne(`let x = 1;\nfunction f() {}\nclass C {}\n${ok}`);
+    expect(codes(r).filter((c) => c === "PG1002")).toHaveLength(3);
+  });
+  it("accepts types and consts", () => {
+    expectClean(compileOne(`type T = string;\nconst kinds = { a: { store: null, modes: ["drop"], lossy: "with-flag" } } as const;\nexport default definePolicy({ name: "p", stores: {}, kinds });\n`));
+  });
+});
+
+describe("PG1003 non-static expressions", () => {
+  it("reports process.env as a whole", () => {
+    const d = expectDiagnostic(compileOne(`export default definePolicy({ name: process.env.TEAM, stores: {}, kinds: {} });\n`), "PG1003", 2, 37);
+    expect(d.message).toContain("`process.env.TEAM`");
+  });
+  it("accepts arithmetic on durations and template strings", () => {
+    expectClean(
+      compileOne(
+        `const team = "search";\nexport default definePolicy({ name: \`team-\${team}\`, stores: { s: store.memory({ retention: hours(1) + minutes(30) }) }, kinds: { a: { store: "s", modes: ["drop"], lossy: "forbid" } }, session: { maxLength: hours(1) } });\n`,
+      ),
+    );
+  });
+});
+
+describe("PG1004 / PG1005 / PG1006", () => {
+  it("PG1004: computed keys", () => {
+    expectDiagnostic(compileOne(`const k = "a";\nexport default definePolicy({ name: "p", stores: {}, kinds: { [k]: { store: null, modes: ["drop"], lossy: "with-flag" } } });\n`), "PG1004", 3, 63);
+  });
+  it("PG1005: spread of something unknown", () => {
+    expectDiagnostic(compileOne(`export default definePolicy({ name: "p", stores: {}, kinds: { ...others } });\n`), "PG1005", 2, 63);
+  });
+  it("PG1005: spread of a const object is fine", () => {
+    expectClean(compileOne(`const base = { a: { store: null, modes: ["drop"], lossy: "with-flag" } } as const;\nexport default definePolicy({ name: "p", stores: {}, kinds: { ...base } });\n`));
+  });
+  it("PG1006: a call that is not DSL", () => {
+    const d = expectDiagnostic(compileOne(`export default definePolicy({ name: teamName(), stores: {}, kinds: {} });\n`), "PG1006", 2, 37);
+    expect(d.message).toContain("`teamName(...)`");
+  });
+});
+
+describe("PG1007 default export", () => {
+  it("fails without a default export", () => {
+    expectDiagnostic(compileOne(`const x = 1;\n`), "PG1007", 1, 1);
+  });
+  it("fails on a plain object", () => {
+    expectDiagnostic(compileOne(`export default { name: "p" };\n`), "PG1007", 2, 16);
+  });
+});
+
+describe("imports", () => {
+  it("PG1008: a missing policy module", () => {
+    const d = expectDiagnostic(compileOne(`import org from "./orgg.policy.js";\nexport default extendPolicy(org, { name: "t" });\n`), "PG1008", 2, 17);
+    expect(d.message).toContain("orgg.policy.ts");
+  });
+  it("PG1009: a module that is not a policy", () => {
+    const r = compile({ "p.policy.ts": `${HEADER}import { readFileSync } from "node:fs";\nimport helper from "./helper.js";\n${ok}`, "helper.ts": "export default 1;\n" });
+    expectDiagnostic(r, "PG1009", 2, 30);
+    expect(r.diagnostics.filter((d) => d.code === "PG1009")).toHaveLength(2);
+  });
+  it("PG1010: an unknown DSL export, with a suggestion", () => {
+    const r = compile({ "p.policy.ts": `import { definePolicyy } from "pruneguard/dsl";\n${ok}` });
+    const d = expectDiagnostic(r, "PG1010", 1, 10);
+    expect(d.message).toContain("did you mean `definePolicy`");
+  });
+  it("accepts a namespace import of the DSL", () => {
+    expectClean(compile({ "p.policy.ts": `import * as pg from "pruneguard/dsl";\nexport default pg.definePolicy({ name: "p", stores: { s: pg.store.sqlite({ retention: pg.days(1) }) }, kinds: { a: { store: "s", modes: ["drop"], lossy: "forbid", pins: [pg.pins.uuid] } } });\n` }));
+  });
+});
+
+describe("PG1011 / PG1012 / PG1013 values", () => {
+  it("PG1011: an unknown mode, located at the modes field (from the IR schema)", () => {
+    const d = expectDiagnostic(compileOne(`export default definePolicy({ name: "p", stores: {}, kinds: { a: { store: null, modes: ["drop", "delete"], lossy: "with-flag" } } });\n`), "PG1011", 2, 88);
+    expect(d.message).toContain("modes");
+  });
+  it("PG1011: a bare number where a duration is expected", () => {
+    expectDiagnostic(compileOne(`export default definePolicy({ name: "p", stores: { s: store.sqlite({ retention: 7200000 }) }, kinds: {} });\n`), "PG1011", 2, 81);
+  });
+  it("PG1012: a misspelt property, with a suggestion", () => {
+    const d = expectDiagnostic(compileOne(`export default definePolicy({ name: "p", stores: { s: store.sqlite({ retension: hours(2) }) }, kinds: {} });\n`), "PG1012", 2, 70);
+    expect(d.message).toContain("did you mean `retention`");
+  });
+  it("PG1013: a missing required property", () => {
+    expectDiagnostic(compileOne(`export default definePolicy({ name: "p", stores: {}, kinds: { a: { store: null, lossy: "with-flag" } } });\n`), "PG1013", 2, 66);
+  });
+});
+
+describe("diagnostics never throw", () => {
+  it.each([
+    ["empty file", ""],
+    ["garbage", "}}}{{{ <<<>>>"],
+    ["deep nonsense", `export default definePolicy(definePolicy(definePolicy()));`],
+    ["a self-referencing const", `const a = a;\nexport default a;`],
+    ["a string policy", `export default "org";`],
+  ])("%s", (_name, text) => {
+    const r = compile({ "p.policy.ts": text });
+    expect(r.hasErrors).toBe(true);
+    for (const d of r.diagnostics) expect(d.location).not.toBeNull();
+  });
+});

@@ -1,0 +1,76 @@
+// The IR contract: validated plain data with locations, lowered to exactly the runtime's policy shape,
+// and emitted deterministically.
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { compilePolicies, emitAll, lowerToRuntime, PolicyIR } from "../../compiler/index.js";
+import type { RuntimePolicy } from "../../src/types.js";
+import { compile, compileOverlay, ORG } from "./helpers.js";
+
+const examples = ["examples/policies/org.policy.ts", "examples/policies/team-search.policy.ts"];
+
+describe("IR", () => {
+  it("is plain data that round-trips through the schema", () => {
+    const r = compilePolicies(examples);
+    expect(r.hasErrors).toBe(false);
+    for (const p of r.policies) {
+      expect(PolicyIR.parse(JSON.parse(JSON.stringify(p)))).toEqual(p);
+      expect(p.location.file).toMatch(/^examples\/policies\//);
+      for (const k of p.kinds) expect(k.location.line).toBeGreaterThan(0);
+    }
+  });
+
+  it("resolves an overlay: inherited nodes keep their base locations, overrides point into the overlay", () => {
+    const r = compileOverlay(`  kinds: { toolResult: { modes: ["drop"] } },`);
+    const team = r.policies.find((p) => p.name === "team")!;
+    expect(team.extends).toEqual({ name: "org", file: "org.policy.ts" });
+    const tr = team.kinds.find((k) => k.name === "toolResult")!;
+    expect(tr.modes).toEqual(["drop"]);
+    expect(tr.fields.modes?.file).toBe("team.policy.ts");
+    expect(tr.fields.lossy?.file).toBe("org.policy.ts");
+    expect(team.kinds.find((k) => k.name === "userTurn")!.location.file).toBe("org.policy.ts");
+  });
+});
+
+describe("lowerToRuntime", () => {
+  it("lowers to exactly the RuntimePolicy shape and the store declarations", () => {
+    const org = compile({ "org.policy.ts": ORG }).policies[0]!;
+    const { policy, stores } = lowerToRuntime(org);
+    const expected: RuntimePolicy = {
+      kinds: {
+        toolResult: {
+          store: "toolLog",
+          modes: ["drop", "summarize"],
+          lossy: "with-flag",
+          repersist: false,
+          pins: [
+            { name: "requestId", pattern: expect.any(String) as unknown as string },
+            { name: "ticket", pattern: "T-\\d+" },
+          ],
+        },
+        userTurn: { store: "transcript", modes: ["summarize"], lossy: "forbid", repersist: false, pins: [] },
+      },
+      session: { maxLengthMs: 8 * 3_600_000, lossyBudget: 3 },
+      pins: [{ name: "uuid", pattern: expect.any(String) as unknown as string }],
+    };
+    expect(policy).toEqual(expected);
+    expect(stores).toEqual([
+      { name: "toolLog", engine: "sqlite", retentionMs: 7_200_000, holds: true, distinguishesAbsent: true, writable: true },
+      { name: "transcript", engine: "postgres", retentionMs: 30 * 86_400_000, holds: true, distinguishesAbsent: true, writable: true },
+    ]);
+    expect(Object.isFrozen(policy)).toBe(true);
+  });
+});
+
+describe("emit", () => {
+  it("is deterministic: same input, same bytes, sorted keys, relative POSIX paths", () => {
+    const a = emitAll(compilePolicies(examples).policies);
+    const b = emitAll(compilePolicies([...examples].reverse()).policies);
+    expect(a).toEqual(b);
+    expect(a.map((f) => f.path)).toEqual(["org.ir.json", "team-search.ir.json"]);
+    const json = JSON.parse(a[0]!.contents) as { hash: string; policy: { file: string } };
+    expect(json.policy.file).toBe("examples/policies/org.policy.ts");
+    expect(json.hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(a[0]!.contents.endsWith("\n")).toBe(true);
+    expect(readFileSync(examples[0]!, "utf8")).toContain("definePolicy");
+  });
+});

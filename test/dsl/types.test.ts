@@ -1,0 +1,56 @@
+// Type-level rules of the DSL. These lines are checked by `npm run typecheck`: each `@ts-expect-error`
+// pins a mistake the editor must reject while the author types, before the compiler ever runs.
+import { describe, expect, it } from "vitest";
+import { definePolicy, extendPolicy, hours, store } from "../../dsl/index.js";
+
+const org = definePolicy({
+  name: "org",
+  stores: { toolLog: store.sqlite({ retention: hours(2) }) },
+  kinds: {
+    toolResult: { store: "toolLog", modes: ["drop", "summarize"], lossy: "forbid" },
+    // @ts-expect-error a misspelt store name is a type error (TS2820 "Did you mean 'toolLog'?")
+    typo: { store: "toolLg", modes: ["drop"], lossy: "forbid" },
+  },
+});
+
+const good = definePolicy({
+  name: "org",
+  stores: { toolLog: store.sqlite({ retention: hours(2) }) },
+  kinds: { toolResult: { store: "toolLog", modes: ["drop", "summarize"], lossy: "forbid" } },
+});
+
+extendPolicy(good, {
+  name: "team",
+  kinds: {
+    // @ts-expect-error an overlay cannot allow lossy where the base forbids it
+    toolResult: { lossy: "with-flag" },
+  },
+});
+
+extendPolicy(good, {
+  name: "team",
+  kinds: {
+    // @ts-expect-error an overlay cannot add a mode the base does not allow
+    toolResult: { modes: ["compress"] },
+  },
+});
+
+extendPolicy(good, {
+  name: "team",
+  stores: { search: store.postgres({ retention: hours(24) }) },
+  kinds: {
+    toolResult: { modes: ["drop"] },
+    hit: { store: "search", modes: ["drop"], lossy: "forbid" },
+    // @ts-expect-error a new kind must name a store of the base or the overlay
+    miss: { store: "nowhere", modes: ["drop"], lossy: "forbid" },
+  },
+});
+
+// @ts-expect-error retention takes a duration, not a bare number
+store.sqlite({ retention: 7_200_000 });
+
+describe("DSL types", () => {
+  it("are checked by tsc (see the @ts-expect-error lines)", () => {
+    expect(org.name).toBe("org");
+  });
+});
