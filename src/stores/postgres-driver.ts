@@ -130,6 +130,19 @@ function rowsOf(result: unknown): Row[][] {
   return list.map((r) => ((r as { rows?: unknown[] }).rows ?? []) as Row[]);
 }
 
+const wireErrors = new WeakSet<object>();
+
+/** Marks an error as coming from the server or the connection (not from the caller's own code). */
+function wire(err: unknown): unknown {
+  if (err !== null && typeof err === "object") wireErrors.add(err);
+  return err;
+}
+
+/** The error came from the server or the connection, so it is the store's failure, not the caller's. */
+export function isWireError(err: unknown): boolean {
+  return err !== null && typeof err === "object" && wireErrors.has(err);
+}
+
 /** SQLSTATEs after which the whole transaction can safely run again: nothing of it was committed. */
 const RETRYABLE = new Set(["40001", "40P01", "23505"]);
 
@@ -174,12 +187,16 @@ export class PoolDriver implements Driver {
     const head = timeoutStatement(timeoutMs);
     this.stats.roundTrips++;
     // pool.query releases the client with the error, so a broken connection is destroyed, not reused.
-    const result = await this.pool.query([...head, ...statements].join(";\n"));
+    const result = await this.pool.query([...head, ...statements].join(";\n")).catch((err: unknown) => {
+      throw wire(err);
+    });
     return rowsOf(result).slice(head.length);
   }
 
   async transaction<T>(timeoutMs: number | null, fn: (tx: TxSession) => Promise<T>): Promise<T> {
-    const client: PoolClient = await this.pool.connect();
+    const client: PoolClient = await this.pool.connect().catch((err: unknown) => {
+      throw wire(err);
+    });
     let broken: unknown = null;
     // A checked-out client that loses its connection between messages emits 'error'; unheard, that
     // event would crash the process.
@@ -201,7 +218,7 @@ export class PoolDriver implements Driver {
         result = await client.query(all.join(";\n"));
       } catch (err) {
         if (isConnectionError(err)) broken = err;
-        throw err;
+        throw wire(err);
       }
       return rowsOf(result).slice(head.length, head.length + statements.length);
     };
@@ -239,19 +256,34 @@ export class QueryableDriver implements Driver {
   async script(statements: readonly string[]): Promise<Row[][]> {
     this.stats.roundTrips++;
     // One exec is one implicit transaction, like one simple-protocol message on a server.
-    return rowsOf(await this.db.exec(statements.join(";\n")));
+    return rowsOf(await this.db.exec(statements.join(";\n")).catch((err: unknown) => {
+      throw wire(err);
+    }));
   }
 
   async transaction<T>(_timeoutMs: number | null, fn: (tx: TxSession) => Promise<T>): Promise<T> {
     // In-process: no statement runs longer than the caller's own await, so there is no timeout to set.
-    return this.db.transaction(async (tx) => {
-      const send = async (statements: readonly string[]) => {
-        if (statements.length === 0) return [];
-        this.stats.roundTrips++;
-        return rowsOf(await tx.exec(statements.join(";\n")));
-      };
-      return fn({ batch: send, commit: send });
-    });
+    let own: unknown = undefined;
+    try {
+      return await this.db.transaction(async (tx) => {
+        const send = async (statements: readonly string[]) => {
+          if (statements.length === 0) return [];
+          this.stats.roundTrips++;
+          return rowsOf(await tx.exec(statements.join(";\n")).catch((err: unknown) => {
+            throw wire(err);
+          }));
+        };
+        try {
+          return await fn({ batch: send, commit: send });
+        } catch (err) {
+          own = err;
+          throw err;
+        }
+      });
+    } catch (err) {
+      // BEGIN, COMMIT and ROLLBACK are PGlite's own; their failures are the store's too.
+      throw err === own ? err : wire(err);
+    }
   }
 }
 

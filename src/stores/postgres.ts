@@ -1,0 +1,488 @@
+import type { Pool } from "pg";
+import { sealAudit, GENESIS_HASH, type AuditDraft, type AuditRecord } from "../audit.js";
+import { StoreError } from "../errors.js";
+import { systemClock, type Clock } from "../types.js";
+import { spanTaken } from "./memory.js";
+import { computeCheck, decideAll, formatHandle, resolveCapabilities, resolveHandlePrefix, resolveRetention, unbackedCheck, type RecordState } from "./check.js";
+import {
+  createPool,
+  driverFor,
+  isRetryable,
+  isWireError,
+  migrateWith,
+  RawSql,
+  SCHEMA_VERSION,
+  schemaVersion,
+  sql,
+  storeError,
+  tablesOf,
+  type Driver,
+  type DriverStats,
+  type PgQueryable,
+  type Row,
+  type Tables,
+  type TxSession,
+} from "./postgres-driver.js";
+import type {
+  BackingStore,
+  CheckResult,
+  LookupKey,
+  LookupResult,
+  PersistInput,
+  Persisted,
+  PruneCommit,
+  PruneCommitItem,
+  PruneDecision,
+  PruneTransaction,
+  RotateReport,
+  StoreCapabilities,
+  StoreOptions,
+} from "./store.js";
+
+export { createPool, SCHEMA_VERSION } from "./postgres-driver.js";
+export type { DriverStats as PostgresStoreStats, PgQueryable, PoolOptions } from "./postgres-driver.js";
+
+/** The environment variable a store and `pruneguard migrate` read the server URL from. */
+export const PG_URL_ENV = "PRUNEGUARD_PG_URL";
+
+/** The schema the tables live in unless told otherwise. */
+export const DEFAULT_SCHEMA = "pruneguard";
+
+export interface PostgresStoreOptions extends StoreOptions {
+  /**
+   * A pool (or PGlite) to share with other stores and windows; the store never ends it. When absent,
+   * the store creates its own pool from `url` and ends it on `close()`.
+   */
+  readonly pool?: Pool | PgQueryable;
+  /** Server URL for a pool of the store's own. Default: `PRUNEGUARD_PG_URL`. */
+  readonly url?: string;
+  /** Default `"pruneguard"`. Several stores (by `name`) share one schema without seeing each other's rows. */
+  readonly schema?: string;
+  /**
+   * Limit on each statement, set with `SET LOCAL` in the same message, so it holds on a shared pool
+   * too. A prune whose locks cannot be had within it fails closed. Default: none.
+   */
+  readonly statementTimeoutMs?: number | null;
+  /** How many times a transaction that lost a serialisation race runs again. Default 3. */
+  readonly maxAttempts?: number;
+}
+
+/** Where to migrate: a pool, PGlite, or a URL (a pool is opened for the run and closed after). */
+export type MigrateTarget = Pool | PgQueryable | string;
+
+/**
+ * Creates or upgrades the store's tables in `schema` (default `"pruneguard"`). Idempotent and safe to run
+ * from several machines at once. Stores never migrate on their own: schema changes in a shared database
+ * are an operator's decision (`pruneguard migrate`, or this function from a deploy step).
+ */
+export async function migrate(target: MigrateTarget, options: { readonly schema?: string } = {}): Promise<{ from: number; to: number }> {
+  const schema = options.schema ?? DEFAULT_SCHEMA;
+  const pool = typeof target === "string" ? createPool({ url: target, max: 1 }) : target;
+  try {
+    return await migrateWith(driverFor(pool), schema);
+  } catch (err) {
+    throw storeError(`migrate:${schema}`, "migration", err);
+  } finally {
+    if (typeof target === "string") await (pool as Pool).end();
+  }
+}
+
+interface RecordRow {
+  handle: string;
+  spanId: string;
+  kind: string;
+  text: string | null;
+  hash: string;
+  createdAt: number;
+  expiredAt: number | null;
+}
+
+interface Head {
+  seq: number;
+  hash: string;
+}
+
+/**
+ * A store in a PostgreSQL database shared by many agent processes on many machines.
+ *
+ * Records are keyed (store, session, span id), handles are unique per (store, session), and every query
+ * names the session, so one session can never read another's bytes.
+ *
+ * Concurrency: row locks, not SERIALIZABLE. A prune locks the records it checks (`SELECT … FOR UPDATE`,
+ * in span-id order), the session's handle counter when it may mint, and the session's audit chain head,
+ * in that order, then decides and writes. Two workers of one session always contend on the chain head:
+ * under SERIALIZABLE that contention is a serialisation failure and a full retry (both round trips again)
+ * for every loser; with locks the loser simply waits one commit. A concurrent `rotate()` waits on the
+ * locked records and re-reads them after the prune commits, so it sees the hold and keeps the copy.
+ * Deadlock (40P01) cannot arise from these lock orders, but is retried anyway, as is a unique-key race
+ * (23505) between two writers persisting the same span id.
+ *
+ * Round trips: a prune is two messages — BEGIN + locks + reads, then writes + audit + COMMIT — because the
+ * guard's `decide` runs in this process between them. `stats.roundTrips` counts them.
+ */
+export class PostgresStore implements BackingStore {
+  readonly name: string;
+  readonly capabilities: StoreCapabilities;
+  readonly retentionMs: number | null;
+  readonly handlePrefix: string;
+  readonly schema: string;
+  readonly #clock: Clock;
+  readonly #driver: Driver;
+  readonly #t: Tables;
+  readonly #timeoutMs: number | null;
+  readonly #maxAttempts: number;
+  /** The pool this store created and must end; `null` when it was given one. */
+  readonly #ownPool: Pool | null;
+  #closed = false;
+
+  constructor(options: PostgresStoreOptions) {
+    this.name = options.name;
+    this.retentionMs = resolveRetention(options.name, options.retentionMs);
+    this.capabilities = resolveCapabilities(options);
+    this.handlePrefix = resolveHandlePrefix(options.name, options.handlePrefix);
+    this.schema = options.schema ?? DEFAULT_SCHEMA;
+    this.#t = tablesOf(this.schema);
+    this.#clock = options.clock ?? systemClock;
+    const timeout = options.statementTimeoutMs ?? null;
+    if (timeout !== null && !(Number.isFinite(timeout) && timeout > 0)) {
+      throw new RangeError(`store ${options.name}: statementTimeoutMs must be a positive number of milliseconds, got ${timeout}`);
+    }
+    this.#timeoutMs = timeout;
+    this.#maxAttempts = Math.max(1, Math.floor(options.maxAttempts ?? 3));
+    if (options.pool !== undefined) {
+      this.#ownPool = null;
+      this.#driver = driverFor(options.pool);
+    } else {
+      const url = options.url ?? process.env[PG_URL_ENV];
+      if (url === undefined || url === "") {
+        throw new TypeError(`store ${options.name}: give a pool or a url, or set ${PG_URL_ENV}`);
+      }
+      this.#ownPool = createPool({ url, statementTimeoutMs: timeout });
+      this.#driver = driverFor(this.#ownPool);
+    }
+  }
+
+  /**
+   * Creates a store and checks, in one round trip, that the server answers and the schema is migrated to
+   * this code's version — so a misconfigured worker fails at start-up, not on its first prune.
+   */
+  static async connect(options: PostgresStoreOptions): Promise<PostgresStore> {
+    const store = new PostgresStore(options);
+    try {
+      const version = await schemaVersion(store.#driver, store.schema);
+      if (version !== SCHEMA_VERSION) {
+        throw new StoreError(
+          store.name,
+          version === 0
+            ? `schema ${store.schema} is not migrated; run \`pruneguard migrate --schema ${store.schema}\``
+            : `schema ${store.schema} is at version ${version}, this pruneguard expects ${SCHEMA_VERSION}`,
+        );
+      }
+    } catch (err) {
+      await store.close();
+      throw storeError(store.name, "connect", err);
+    }
+    return store;
+  }
+
+  /** Round trips and retries so far (the benchmark reads these). */
+  get stats(): Readonly<DriverStats> {
+    return this.#driver.stats;
+  }
+
+  async persist(input: PersistInput): Promise<Persisted> {
+    if (!this.capabilities.writable) throw new Error(`store ${this.name} is read-only`);
+    const { records: R, handles: H } = this.#t;
+    const now = this.#now();
+    const key = sql`store = ${this.name} AND session = ${input.session} AND span_id = ${input.spanId}`;
+    const k = new RawSql(key);
+    // One statement, so one round trip and atomic on its own: keep an identical live copy, refuse other
+    // bytes over a live copy, revive a rotated one under its handle, or mint a handle and insert.
+    const statement = sql`WITH cur AS (
+        SELECT handle, created_at, text IS NULL AS gone, hash = ${input.hash} AS same FROM ${R} WHERE ${k} FOR UPDATE
+      ), upd AS (
+        UPDATE ${R} SET text = ${input.text}, hash = ${input.hash}, kind = ${input.kind}, created_at = ${now}, expired_at = NULL
+        WHERE ${k} AND EXISTS (SELECT 1 FROM cur WHERE gone)
+        RETURNING handle, created_at
+      ), mint AS (
+        INSERT INTO ${H} AS h (store, session, next) SELECT ${this.name}, ${input.session}, 1 WHERE NOT EXISTS (SELECT 1 FROM cur)
+        ON CONFLICT (store, session) DO UPDATE SET next = h.next + 1
+        RETURNING next
+      ), ins AS (
+        INSERT INTO ${R} (store, session, span_id, handle, kind, text, hash, created_at)
+        SELECT ${this.name}, ${input.session}, ${input.spanId}, ${this.handlePrefix + "#"} || next, ${input.kind}, ${input.text}, ${input.hash}, ${now} FROM mint
+        RETURNING handle, created_at
+      )
+      SELECT handle, created_at, same AS kept FROM cur WHERE NOT gone
+      UNION ALL SELECT handle, created_at, TRUE FROM upd
+      UNION ALL SELECT handle, created_at, TRUE FROM ins`;
+    const [rows] = await this.#retrying("persist", () => this.#driver.script([statement], this.#timeoutMs));
+    const row = rows?.[0];
+    if (!row) throw new StoreError(this.name, `persist of ${input.spanId} returned no handle`);
+    if (row["kept"] !== true) throw new Error(spanTaken(this.name, input));
+    return { handle: String(row["handle"]), createdAt: Number(row["created_at"]) };
+  }
+
+  async commitPrune(txn: PruneTransaction): Promise<PruneCommit> {
+    return this.#retrying("prune", () => this.#driver.transaction(this.#timeoutMs, (tx) => this.#prune(tx, txn)));
+  }
+
+  async #prune(tx: TxSession, txn: PruneTransaction): Promise<PruneCommit> {
+    const { records: R, handles: H } = this.#t;
+    const session = txn.session;
+    const backed = txn.items.filter((i) => i.backed);
+    const spanIds = [...new Set(backed.map((i) => i.spanId))];
+    const handles = [...new Set(backed.flatMap((i) => (i.handle === null ? [] : [i.handle])))];
+    const own = new RawSql(sql`store = ${this.name} AND session = ${session}`);
+    const lockRecords = spanIds.length > 0;
+    // The counter is locked only when some span has no record yet, i.e. a re-persist would mint.
+    const mayMint = lockRecords && this.capabilities.writable;
+
+    // Round trip 1: BEGIN (added by the driver), lock and read the records, the counter and the chain head.
+    const statements: string[] = [];
+    if (lockRecords) {
+      const match = handles.length > 0 ? sql`(span_id IN (${spanIds}) OR handle IN (${handles}))` : sql`span_id IN (${spanIds})`;
+      statements.push(sql`SELECT handle, span_id, kind, text, hash, created_at, expired_at FROM ${R}
+        WHERE ${own} AND ${new RawSql(match)} ORDER BY span_id FOR UPDATE`);
+    }
+    if (mayMint) {
+      const missing = new RawSql(sql`(SELECT count(*) FROM ${R} WHERE ${own} AND span_id IN (${spanIds})) < ${spanIds.length}`);
+      statements.push(
+        sql`INSERT INTO ${H} (store, session, next) SELECT ${this.name}, ${session}, 0 WHERE ${missing} ON CONFLICT DO NOTHING`,
+        sql`SELECT next FROM ${H} WHERE ${own} AND ${missing} FOR UPDATE`,
+      );
+    }
+    statements.push(...this.#lockHead(session));
+    const results = await tx.batch(statements);
+    const recordRows = lockRecords ? results[0]!.map(recordOf) : [];
+    const counterRows = mayMint ? results[lockRecords ? 2 : 1]! : [];
+    const head = headOf(results[results.length - 1]!);
+
+    const bySpan = new Map(recordRows.map((r) => [r.spanId, r]));
+    const byHandle = new Map(recordRows.map((r) => [r.handle, r]));
+    const checks: CheckResult[] = txn.items.map((item) =>
+      item.backed
+        ? computeCheck(item.handle, item.spanId, item.hash, stateOf(item.handle === null ? bySpan.get(item.spanId) : byHandle.get(item.handle)), this)
+        : unbackedCheck(),
+    );
+    const decisions = decideAll(txn, checks);
+    // Validate every decision before building a write, as the other adapters do.
+    decisions.forEach((d, i) => {
+      const item = txn.items[i]!;
+      if (d.status !== "reversible") return;
+      if (!item.backed) throw new Error(`store ${this.name}: reversible decision for unbacked span ${item.spanId}`);
+      if (d.repersist && !this.capabilities.writable) throw new Error(`store ${this.name} is read-only`);
+      if (!d.repersist && !bySpan.get(item.spanId)) throw new Error(`store ${this.name}: no record for ${item.spanId}`);
+    });
+
+    // Round trip 2: re-persists, holds, audit records, the new chain head and COMMIT.
+    const now = this.#now();
+    const writes: string[] = [];
+    let next = counterRows[0] === undefined ? null : Number(counterRows[0]["next"]);
+    const firstNext = next;
+    const handleOf = new Map<string, string>();
+    txn.items.forEach((item, i) => {
+      const d = decisions[i]!;
+      if (d.status !== "reversible") return;
+      const key = new RawSql(sql`${own} AND span_id = ${item.spanId}`);
+      let handle = handleOf.get(item.spanId) ?? bySpan.get(item.spanId)?.handle ?? null;
+      if (d.repersist) {
+        if (handle !== null) {
+          writes.push(sql`UPDATE ${R} SET text = ${item.text}, hash = ${item.hash}, kind = ${item.kind}, created_at = ${now}, expired_at = NULL WHERE ${key}`);
+        } else {
+          // Only reachable when RT1 found a span without a record, so the counter was locked and read.
+          if (next === null) throw new Error(`store ${this.name}: handle counter not locked for ${item.spanId}`);
+          handle = formatHandle(this.handlePrefix, ++next);
+          writes.push(sql`INSERT INTO ${R} (store, session, span_id, handle, kind, text, hash, created_at)
+            VALUES (${this.name}, ${session}, ${item.spanId}, ${handle}, ${item.kind}, ${item.text}, ${item.hash}, ${now})`);
+        }
+        handleOf.set(item.spanId, handle);
+      }
+      if (handle === null) throw new Error(`store ${this.name}: no record for ${item.spanId}`);
+      if (d.hold && this.capabilities.holds) writes.push(sql`UPDATE ${R} SET held = TRUE, held_until = ${txn.holdUntil} WHERE ${key}`);
+    });
+    if (next !== null && next !== firstNext) writes.push(sql`UPDATE ${H} SET next = ${next} WHERE ${own}`);
+    const drafts = txn.items.map((_, i) => {
+      const d = decisions[i]!;
+      const handle = d.status === "reversible" ? handleOf.get(txn.items[i]!.spanId) ?? bySpan.get(txn.items[i]!.spanId)!.handle : null;
+      return { draft: handle === null ? d.audit : { ...d.audit, handle }, handle };
+    });
+    const { records, statements: auditWrites } = this.#seal(session, head, drafts.map((d) => d.draft));
+    await tx.commit([...writes, ...auditWrites]);
+    const items: PruneCommitItem[] = txn.items.map((_, i) => ({
+      check: checks[i]!,
+      decision: decisions[i]! as PruneDecision,
+      handle: drafts[i]!.handle,
+      audit: records[i]!,
+    }));
+    return { items };
+  }
+
+  async lookup(session: string, key: LookupKey): Promise<LookupResult> {
+    const match = "handle" in key ? sql`handle = ${key.handle}` : sql`span_id = ${key.spanId}`;
+    const [rows] = await this.#run("lookup", () =>
+      this.#driver.script([sql`SELECT handle, span_id, kind, text, hash, created_at, expired_at FROM ${this.#t.records}
+        WHERE store = ${this.name} AND session = ${session} AND ${new RawSql(match)}`], this.#timeoutMs),
+    );
+    const row = rows?.[0] === undefined ? undefined : recordOf(rows[0]);
+    if (!row) return { status: "absent" };
+    if (row.text === null) {
+      if (!this.capabilities.distinguishesAbsent) return { status: "absent" };
+      return { status: "expired", handle: row.handle, spanId: row.spanId, hash: row.hash, expiredAt: row.expiredAt ?? 0 };
+    }
+    return { status: "found", handle: row.handle, spanId: row.spanId, kind: row.kind, text: row.text, hash: row.hash, createdAt: row.createdAt };
+  }
+
+  async appendAudit(session: string, draft: AuditDraft): Promise<AuditRecord> {
+    return this.#retrying("audit", () =>
+      this.#driver.transaction(this.#timeoutMs, async (tx) => {
+        const results = await tx.batch(this.#lockHead(session));
+        const { records, statements } = this.#seal(session, headOf(results[results.length - 1]!), [draft]);
+        await tx.commit(statements);
+        return records[0]!;
+      }),
+    );
+  }
+
+  async auditLog(session: string): Promise<AuditRecord[]> {
+    const [rows] = await this.#run("audit log", () =>
+      this.#driver.script([sql`SELECT record FROM ${this.#t.audit} WHERE store = ${this.name} AND session = ${session} ORDER BY seq`], this.#timeoutMs),
+    );
+    return (rows ?? []).map((r) => JSON.parse(String(r["record"])) as AuditRecord);
+  }
+
+  async countLossy(session: string): Promise<number> {
+    const [rows] = await this.#run("count", () =>
+      this.#driver.script([sql`SELECT count(*) AS n FROM ${this.#t.audit} WHERE store = ${this.name} AND session = ${session} AND status = 'lossy'`], this.#timeoutMs),
+    );
+    return Number(rows?.[0]?.["n"] ?? 0);
+  }
+
+  async releaseHolds(session: string): Promise<number> {
+    const [rows] = await this.#run("release", () =>
+      this.#driver.script([sql`WITH released AS (
+          UPDATE ${this.#t.records} SET held = FALSE, held_until = NULL WHERE store = ${this.name} AND session = ${session} AND held RETURNING 1
+        ) SELECT count(*) AS n FROM released`], this.#timeoutMs),
+    );
+    return Number(rows?.[0]?.["n"] ?? 0);
+  }
+
+  async rotate(): Promise<RotateReport> {
+    this.#assertOpen();
+    if (this.retentionMs === null) return { rotated: 0, keptByHold: 0 };
+    const R = this.#t.records;
+    const now = this.#now();
+    const cutoff = now - Math.floor(this.retentionMs);
+    // One statement: lock what is due (waiting for any prune holding one of those rows, then re-reading it,
+    // so a hold that prune placed is seen), blank the unheld ones, and count both from the same rows.
+    const [rows] = await this.#run("rotate", () =>
+      this.#driver.script([sql`WITH due AS (
+          SELECT session, span_id, (held AND (held_until IS NULL OR held_until > ${now})) AS kept FROM ${R}
+          WHERE store = ${this.name} AND text IS NOT NULL AND created_at <= ${cutoff}
+          ORDER BY session, span_id FOR UPDATE
+        ), gone AS (
+          UPDATE ${R} r SET text = NULL, expired_at = ${now}, held = FALSE, held_until = NULL
+          FROM due WHERE NOT due.kept AND r.store = ${this.name} AND r.session = due.session AND r.span_id = due.span_id
+          RETURNING 1
+        )
+        SELECT (SELECT count(*) FROM gone) AS rotated, (SELECT count(*) FROM due WHERE kept) AS kept`], this.#timeoutMs),
+    );
+    return { rotated: Number(rows?.[0]?.["rotated"] ?? 0), keptByHold: Number(rows?.[0]?.["kept"] ?? 0) };
+  }
+
+  /** Ends the pool if this store created it; a shared pool stays open for its other users. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#ownPool !== null) await this.#ownPool.end();
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+
+  #now(): number {
+    return Math.floor(this.#clock.now());
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new StoreError(this.name, "store is closed");
+  }
+
+  /** Ensures the session's chain head exists, then locks it; the last statement's row is the head. */
+  #lockHead(session: string): string[] {
+    const H = this.#t.heads;
+    return [
+      sql`INSERT INTO ${H} (store, session, seq, hash) VALUES (${this.name}, ${session}, 0, ${GENESIS_HASH}) ON CONFLICT DO NOTHING`,
+      sql`SELECT seq, hash FROM ${H} WHERE store = ${this.name} AND session = ${session} FOR UPDATE`,
+    ];
+  }
+
+  /** Seals drafts onto the locked head and returns the records with the statements that write them. */
+  #seal(session: string, head: Head, drafts: readonly AuditDraft[]): { records: AuditRecord[]; statements: string[] } {
+    const at = this.#now();
+    let prev = head;
+    const records = drafts.map((draft) => {
+      const rec = sealAudit(draft, { seq: prev.seq + 1, at, session, store: this.name, prevHash: prev.hash });
+      prev = { seq: rec.seq, hash: rec.hash };
+      return rec;
+    });
+    if (records.length === 0) return { records, statements: [] };
+    const rows = records.map((r) =>
+      sql`(${this.name}, ${session}, ${r.seq}, ${r.at}, ${r.op}, ${r.status}, ${r.spanId}, ${r.hash}, ${r.prevHash}, ${JSON.stringify(r)})`,
+    );
+    return {
+      records,
+      statements: [
+        `INSERT INTO ${this.#t.audit.text} (store, session, seq, at, op, status, span_id, hash, prev_hash, record) VALUES ${rows.join(", ")}`,
+        sql`UPDATE ${this.#t.heads} SET seq = ${prev.seq}, hash = ${prev.hash} WHERE store = ${this.name} AND session = ${session}`,
+      ],
+    };
+  }
+
+  /** Runs one attempt; driver failures become `StoreError`, errors from `decide` and validation pass through. */
+  async #run<T>(what: string, attempt: () => Promise<T>): Promise<T> {
+    this.#assertOpen();
+    try {
+      return await attempt();
+    } catch (err) {
+      if (isWireError(err)) throw storeError(this.name, what, err);
+      throw err;
+    }
+  }
+
+  /** Like `#run`, but runs a transaction again when it lost a race that left nothing committed. */
+  async #retrying<T>(what: string, attempt: () => Promise<T>): Promise<T> {
+    for (let n = 1; ; n++) {
+      try {
+        return await this.#run(what, attempt);
+      } catch (err) {
+        if (n >= this.#maxAttempts || !isRetryable(err)) throw err;
+        this.#driver.stats.retries++;
+        await new Promise((r) => setTimeout(r, Math.random() * 10 * n));
+      }
+    }
+  }
+}
+
+function recordOf(row: Row): RecordRow {
+  return {
+    handle: String(row["handle"]),
+    spanId: String(row["span_id"]),
+    kind: String(row["kind"]),
+    text: row["text"] === null || row["text"] === undefined ? null : String(row["text"]),
+    hash: String(row["hash"]),
+    createdAt: Number(row["created_at"]),
+    expiredAt: row["expired_at"] === null || row["expired_at"] === undefined ? null : Number(row["expired_at"]),
+  };
+}
+
+function headOf(rows: Row[]): Head {
+  const row = rows[0];
+  if (!row) throw new Error("audit chain head was not locked");
+  return { seq: Number(row["seq"]), hash: String(row["hash"]) };
+}
+
+function stateOf(row: RecordRow | undefined): RecordState {
+  if (!row) return { state: "absent" };
+  if (row.text === null) return { state: "expired", handle: row.handle, spanId: row.spanId };
+  return { state: "live", handle: row.handle, spanId: row.spanId, hash: row.hash, createdAt: row.createdAt };
+}

@@ -1,0 +1,45 @@
+/**
+ * Test helpers for the PostgreSQL store: an in-process PGlite, the real server when `PRUNEGUARD_PG_URL`
+ * is set, and schemas that are unique per test file and dropped afterwards, so no run depends on what
+ * another left behind.
+ */
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import type { Pool } from "pg";
+import { createPool, migrate, type PgQueryable } from "../../src/stores/postgres.js";
+
+export const PG_URL = process.env["PRUNEGUARD_PG_URL"] ?? "";
+
+/** A schema name no other run uses: `pgt_<tag>_<random>`. */
+export function uniqueSchema(tag: string): string {
+  return `pgt_${tag}_${randomBytes(5).toString("hex")}`;
+}
+
+/** Drops schemas created by a test file. */
+export async function dropSchemas(target: Pool | PgQueryable, schemas: Iterable<string>): Promise<void> {
+  for (const s of schemas) {
+    const q = `DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(s)} CASCADE`;
+    if ("exec" in target && typeof (target as PgQueryable).exec === "function") await (target as PgQueryable).exec(q);
+    else await (target as Pool).query(q);
+  }
+}
+
+/** A fresh migrated schema on `target`; remembered in `created` for cleanup. */
+export async function freshSchema(target: Pool | PgQueryable, tag: string, created: string[]): Promise<string> {
+  const schema = uniqueSchema(tag);
+  created.push(schema);
+  await migrate(target, { schema });
+  return schema;
+}
+
+/** A pool on the real server for tests (small, with an error listener). */
+export function testPool(max = 4): Pool {
+  return createPool({ url: PG_URL, max });
+}
+
+export async function newPglite(): Promise<PgQueryable & { close(): Promise<void> }> {
+  const { PGlite } = await import("@electric-sql/pglite");
+  const db = new PGlite();
+  await db.waitReady;
+  return db as unknown as PgQueryable & { close(): Promise<void> };
+}
