@@ -4,6 +4,8 @@
  */
 export { ContextWindow } from "./window.js";
 export type { AppendInput, ContextWindowOptions, PruneRequest, WindowEntry } from "./window.js";
+export { toAISDK, toAnthropic, toOpenAI } from "./providers.js";
+export type { AISDKMessage, AnthropicMessage, OpenAIMessage } from "./providers.js";
 export { guardWindow } from "./typed.js";
 export type { AnyPruneRequest, GuardedWindow, PruneguardTypeError } from "./typed.js";
 export { MemoryStore } from "./stores/memory.js";
@@ -59,5 +61,6 @@ export type {
   RuntimePolicy,
   SessionLimits,
   Span,
+  SpanMessage,
   SpanRef,
 } from "./types.js";

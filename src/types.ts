@@ -100,6 +100,15 @@ export type SpanRef<K extends string = string, R = unknown> = string & {
   readonly [spanRequestBrand]: R;
 };
 
+/**
+ * Where a span sits in a provider conversation, for rendering to message arrays. A tool call's text is
+ * its JSON arguments; a call and its result share `callId`, which also makes them one prune group.
+ */
+export type SpanMessage =
+  | { readonly role: "system" | "user" | "assistant" }
+  | { readonly role: "tool-call"; readonly callId: string; readonly toolName: string }
+  | { readonly role: "tool-result"; readonly callId: string; readonly toolName: string };
+
 /** A live span as the window holds it. */
 export interface Span {
   readonly id: string;
@@ -110,6 +119,8 @@ export interface Span {
   readonly hash: string;
   /** Tool call/result group this span belongs to, if any. */
   readonly group?: string;
+  /** Its place in a provider conversation (default: user text). */
+  readonly message?: SpanMessage;
 }
 
 /** The result of the runtime's three-condition check at execution time. */

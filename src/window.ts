@@ -37,6 +37,7 @@ import {
   type PruneMode,
   type SessionLimits,
   type Span,
+  type SpanMessage,
   type SpanRef,
 } from "./types.js";
 
@@ -65,8 +66,10 @@ export interface ContextWindowOptions<K extends string> {
 export interface AppendInput<K extends string> {
   readonly kind: K;
   readonly text: string;
-  /** Tool call/result group: members prune together or not at all. */
+  /** Tool call/result group: members prune together or not at all. Defaults to a tool message's `callId`. */
   readonly group?: string;
+  /** Its place in a provider conversation, for `toOpenAI` / `toAnthropic` / `toAISDK`. */
+  readonly message?: SpanMessage;
 }
 
 /** A prune written in code: the typed path. */
@@ -82,8 +85,8 @@ export interface PruneRequest<K extends string = string> {
 /** What the window shows in one position, for renderers of provider message shapes. */
 export type WindowEntry =
   | { readonly state: "live"; readonly span: Span; readonly handle: string | null; readonly notice: string | null }
-  | { readonly state: "pruned"; readonly spanId: string; readonly kind: string; readonly group: string | null; readonly mode: PruneMode; readonly handle: string; readonly text: string }
-  | { readonly state: "tombstone"; readonly spanId: string; readonly kind: string; readonly group: string | null; readonly mode: PruneMode; readonly text: string };
+  | { readonly state: "pruned"; readonly spanId: string; readonly kind: string; readonly group: string | null; readonly message: SpanMessage | null; readonly mode: PruneMode; readonly handle: string; readonly text: string }
+  | { readonly state: "tombstone"; readonly spanId: string; readonly kind: string; readonly group: string | null; readonly message: SpanMessage | null; readonly mode: PruneMode; readonly text: string };
 
 interface LiveEntry {
   state: "live";
@@ -100,6 +103,7 @@ interface GoneEntry {
   spanId: string;
   kind: string;
   group: string | null;
+  message: SpanMessage | null;
   hash: string;
   mode: PruneMode;
   handle: string | null;
@@ -209,7 +213,13 @@ export class ContextWindow<K extends string = string> {
     if (typeof input.text !== "string") throw new TypeError("ContextWindow.append: text must be a string");
     const id = `span_${this.#nextSpan++}`;
     const hash = contentHash(input.text);
-    const span: Span = { id, kind: input.kind, text: input.text, tokens: countTokens(input.text), hash, ...(input.group !== undefined ? { group: input.group } : {}) };
+    const message = input.message;
+    const group = input.group ?? (message && "callId" in message ? `call:${message.callId}` : undefined);
+    const span: Span = {
+      id, kind: input.kind, text: input.text, tokens: countTokens(input.text), hash,
+      ...(group !== undefined ? { group } : {}),
+      ...(message !== undefined ? { message } : {}),
+    };
     const entry: LiveEntry = { state: "live", span, handle: null, store: policy.store, persistError: null, notice: null };
     if (policy.store !== null) {
       const store = this.#stores.get(policy.store)!;
@@ -293,9 +303,9 @@ export class ContextWindow<K extends string = string> {
     return this.#entries.map((e): WindowEntry => {
       if (e.state === "live") return { state: "live", span: e.span, handle: e.handle, notice: e.notice };
       if (e.state === "pruned") {
-        return { state: "pruned", spanId: e.spanId, kind: e.kind, group: e.group, mode: e.mode, handle: e.handle!, text: e.text };
+        return { state: "pruned", spanId: e.spanId, kind: e.kind, group: e.group, message: e.message, mode: e.mode, handle: e.handle!, text: e.text };
       }
-      return { state: "tombstone", spanId: e.spanId, kind: e.kind, group: e.group, mode: e.mode, text: e.text };
+      return { state: "tombstone", spanId: e.spanId, kind: e.kind, group: e.group, message: e.message, mode: e.mode, text: e.text };
     });
   }
 
@@ -475,6 +485,7 @@ export class ContextWindow<K extends string = string> {
       spanId: span.id,
       kind: span.kind,
       group: span.group ?? null,
+      message: span.message ?? null,
       hash: span.hash,
       mode: p.mode,
       handle: h,
