@@ -516,7 +516,7 @@ export class ContextWindow<K extends string = string> {
   }
 
   async #recall(query: string, raw: string): Promise<RecallOutcome> {
-    const entry = this.#byId.get(query) ?? this.#entries.find((e) => e.state !== "live" ? e.handle === query : e.handle === query);
+    const entry = this.#byId.get(query) ?? (HANDLE.test(query) ? this.#entries.find((e) => e.handle === query) : undefined);
     const draft = (status: AuditDraft["status"], reason: string | null, e?: Entry): AuditDraft => ({
       op: "recall", status, spanId: e ? spanIdOf(e) : SPAN_ID.test(query) ? query : null, kind: e ? kindOf(e) : null,
       mode: null, conditions: null, handle: e?.handle ?? (HANDLE.test(query) ? query : null), repersisted: false,
