@@ -8,9 +8,10 @@ import { Command, CommanderError } from "commander";
 import { registerCheck } from "./commands/check.js";
 import { registerCompile } from "./commands/compile.js";
 import { registerExplain } from "./commands/explain.js";
+import { registerMigrate } from "./commands/migrate.js";
 import { CliError, ExitCode, type CliContext, type CliIO, type RegisterCommand } from "./context.js";
 
-export const COMMANDS: readonly RegisterCommand[] = [registerCompile, registerCheck, registerExplain];
+export const COMMANDS: readonly RegisterCommand[] = [registerCompile, registerCheck, registerExplain, registerMigrate];
 
 const processIO = (): CliIO => ({
   cwd: process.cwd(),
