@@ -11,6 +11,8 @@ export type { AnyPruneRequest, GuardedWindow, PruneguardTypeError } from "./type
 export { MemoryStore } from "./stores/memory.js";
 export { SqliteStore } from "./stores/sqlite.js";
 export type { SqliteStoreOptions } from "./stores/sqlite.js";
+export { PostgresStore, migrate, createPool, PG_URL_ENV, DEFAULT_SCHEMA, SCHEMA_VERSION } from "./stores/postgres.js";
+export type { PostgresStoreOptions, PostgresStoreStats, PgQueryable, PoolOptions, MigrateTarget } from "./stores/postgres.js";
 export type {
   BackingStore,
   CheckResult,
