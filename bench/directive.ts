@@ -1,0 +1,183 @@
+/**
+ * Benchmark 1: an untrusted directive (the model's JSON text) → outcome, on the memory store.
+ *
+ * Subject: `ContextWindow.applyDirective` on a live, persisted span — parse, check, hold, audit record
+ * (hash-chained), window rewrite. Baselines, in the same bench: the bare zod `safeParse` of the same
+ * directive text (`JSON.parse` + the directive schema, the least any runtime must do with untrusted
+ * output), and a naive executor that parses and deletes the span with no check.
+ */
+import {
+  ContextWindow,
+  countTokens,
+  DEFAULT_LIMITS,
+  directiveSchema,
+  GENESIS_HASH,
+  indexLine,
+  MemoryStore,
+  parseDirective,
+  sealAudit,
+  type AuditDraft,
+  type SpanRef,
+} from "../src/index.js";
+import { compareMicro, type MicroResult, type MicroTask } from "./measure.js";
+import { fmtMs, fmtOps, goalAtMost, ratio, type Benchmark, type Row } from "./report.js";
+
+/** Spans appended per window: a fresh window per batch keeps the window's size (and cost) constant. */
+const BATCH = 256;
+const TEXT = "HTTP/1.1 200 OK\n" + '{"step":7,"status":"ok","duration_ms":312,"node":"worker-3"}\n'.repeat(12);
+
+/** A typical reversible-drop audit draft, as the guard writes it. */
+const DRAFT: AuditDraft = {
+  op: "prune", status: "reversible", spanId: "span_7", kind: "toolResult", mode: "drop",
+  conditions: { existence: true, addressability: true, provenance: true }, handle: "#7", repersisted: false,
+  acceptLossy: false, reason: null, pinsCarried: 0, directive: '{"op":"prune","span_id":"span_7","mode":"drop"}',
+};
+
+export const directiveBench: Benchmark = {
+  id: 1,
+  title: "untrusted directive → outcome (memory store)",
+  async run(ctx) {
+    const schema = directiveSchema();
+    const directives = Array.from({ length: BATCH }, (_, i) => JSON.stringify({ op: "prune", span_id: `span_${i + 1}`, mode: "drop" }));
+
+    // Subject state: a window with BATCH live spans, refilled (untimed, in beforeEach) when used up.
+    const untrusted = new WindowPool();
+    // The same prune on the typed path (no parse), to show what the parse step costs inside the subject.
+    const typed = new WindowPool();
+    let lastStatus = "";
+    let lastTyped = "";
+
+    // Naive executor state: a map of spans, refilled the same way.
+    const naive = new Map<string, string>();
+    let naiveNext = BATCH;
+    const naiveRefill = () => {
+      for (let i = 0; i < BATCH; i++) naive.set(`span_${i + 1}`, TEXT);
+      naiveNext = 0;
+    };
+
+    let parseNext = 0;
+    let seq = 0;
+    // What ContextWindow passes to parseDirective: DEFAULT_LIMITS merged with its options, a new object.
+    const windowLimits = { ...DEFAULT_LIMITS };
+    const tasks: MicroTask[] = [
+      {
+        name: "zod safeParse",
+        fn: () => {
+          const r = schema.safeParse(JSON.parse(directives[parseNext++ % BATCH]!));
+          if (!r.success) throw new Error("baseline directive did not parse");
+        },
+      },
+      {
+        name: "applyDirective",
+        fn: async () => {
+          const o = await untrusted.window.applyDirective(directives[untrusted.take()]!);
+          lastStatus = o.status;
+        },
+        options: { beforeEach: () => untrusted.ready() },
+      },
+      {
+        name: "naive parse + delete",
+        fn: () => {
+          const r = schema.safeParse(JSON.parse(directives[naiveNext++]!));
+          if (r.success && r.data.op === "prune") naive.delete(r.data.span_id);
+        },
+        options: { beforeEach: () => void (naiveNext >= BATCH ? naiveRefill() : undefined) },
+      },
+      {
+        name: "tryPrune",
+        fn: async () => {
+          const o = await typed.window.tryPrune({ span: typed.refs[typed.take()]!, mode: "drop" });
+          lastTyped = o.status;
+        },
+        options: { beforeEach: () => typed.ready() },
+      },
+      // Components of the subject, to say where its time goes (BENCHMARKS.md, "what limits it").
+      {
+        name: "parseDirective, window limits",
+        fn: () => void parseDirective(directives[parseNext++ % BATCH]!, windowLimits),
+      },
+      { name: "sealAudit", fn: () => void sealAudit(DRAFT, { seq: ++seq, at: 0, session: "s1", store: "mem", prevHash: GENESIS_HASH }) },
+      { name: "countTokens(index line)", fn: () => void countTokens(indexLine(`span_${(seq++ % 999) + 1}`, "#42")) },
+    ];
+    const rounds = ctx.quick ? 2 : 5;
+    const { results, ratioToFirst } = await compareMicro(tasks, { rounds, time: ctx.quick ? 120 : 400 });
+    if (lastStatus !== "reversible" || lastTyped !== "reversible") {
+      throw new Error(`benchmark 1: expected reversible outcomes, got ${lastStatus} and ${lastTyped}`);
+    }
+    const [parse, apply, naiveR, typedR, windowParse, seal, tokens] = results as [
+      MicroResult, MicroResult, MicroResult, MicroResult, MicroResult, MicroResult, MicroResult,
+    ];
+    const applyRatio = ratioToFirst[1]!;
+    const naiveRatio = ratioToFirst[2]!;
+    const rows: Row[] = [
+      {
+        bench: 1,
+        name: "directive → reversible drop vs bare zod safeParse",
+        subject: `${fmtMs(apply.mean)}/op (${fmtOps(apply.hz)})`,
+        baseline: `${fmtMs(parse.mean)}/op (${fmtOps(parse.hz)})`,
+        ratio: `${applyRatio.toFixed(2)}×`,
+        goal: goalAtMost(applyRatio, 5),
+        detail: `p50 ${fmtMs(apply.p50)} vs ${fmtMs(parse.p50)}, p99 ${fmtMs(apply.p99)} vs ${fmtMs(parse.p99)}; median of ${rounds} rounds, ${apply.samples} + ${parse.samples} samples`,
+      },
+      {
+        bench: 1,
+        name: "directive → reversible drop vs naive parse + delete",
+        subject: `${fmtMs(apply.mean)}/op`,
+        baseline: `${fmtMs(naiveR.mean)}/op (${fmtOps(naiveR.hz)})`,
+        ratio: `${(applyRatio / naiveRatio).toFixed(2)}×`,
+        goal: null,
+        detail: `naive executor vs bare parse: ${naiveRatio.toFixed(2)}× (${ratio(naiveR.mean, parse.mean)} by medians)`,
+      },
+      {
+        bench: 1,
+        name: "same prune on the typed path (no parse) vs bare zod safeParse",
+        subject: `${fmtMs(typedR.mean)}/op (${fmtOps(typedR.hz)})`,
+        baseline: `${fmtMs(parse.mean)}/op`,
+        ratio: `${ratioToFirst[3]!.toFixed(2)}×`,
+        goal: null,
+        detail: `applyDirective − tryPrune ≈ ${fmtMs(apply.mean - typedR.mean)}/op spent parsing inside the window, vs ${fmtMs(parse.mean)} for the bare parse`,
+      },
+      {
+        bench: 1,
+        name: "where the time goes: parseDirective with the window's limits object",
+        subject: `${fmtMs(windowParse.mean)}/op`,
+        baseline: `${fmtMs(parse.mean)}/op`,
+        ratio: `${ratioToFirst[4]!.toFixed(2)}×`,
+        goal: null,
+        detail: `a limits object other than DEFAULT_LIMITS rebuilds the zod schema on every call; one audit record (sealAudit) ${fmtMs(seal.mean)} (${ratioToFirst[5]!.toFixed(2)}×), the index line's token count ${fmtMs(tokens.mean)} (${ratioToFirst[6]!.toFixed(2)}×)`,
+      },
+    ];
+    return rows;
+  },
+};
+
+/** Windows of BATCH live spans on a fresh memory store; `ready()` (untimed) refills when used up. */
+class WindowPool {
+  #window: ContextWindow<"toolResult"> | null = null;
+  refs: Array<SpanRef<"toolResult">> = [];
+  #next = BATCH;
+  #session = 0;
+
+  get window(): ContextWindow<"toolResult"> {
+    return this.#window!;
+  }
+
+  /** The index of the next live span (span ids are `span_${index + 1}`). */
+  take(): number {
+    return this.#next++;
+  }
+
+  async ready(): Promise<void> {
+    if (this.#next < BATCH) return;
+    const mem = new MemoryStore({ name: "mem" });
+    const win = new ContextWindow({
+      session: `s${++this.#session}`,
+      stores: { mem },
+      kinds: { toolResult: { store: "mem", modes: ["drop", "summarize"], lossy: "with-flag" } },
+    });
+    this.refs = [];
+    for (let i = 0; i < BATCH; i++) this.refs.push(await win.append({ kind: "toolResult", text: TEXT }));
+    this.#window = win;
+    this.#next = 0;
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * Benchmark 2: a durable prune on SQLite — check, hold and audit record in one `BEGIN IMMEDIATE`
+ * transaction, then the window rewrite — against a bare one-row `IMMEDIATE` transaction on the same
+ * database file (a second connection, same pragmas: WAL, synchronous NORMAL).
+ */
+import Database from "better-sqlite3";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
+import { ContextWindow, SqliteStore, type SpanRef } from "../src/index.js";
+import { compareMicro, type MicroResult } from "./measure.js";
+import { fmtMs, fmtOps, goalAtLeast, type Benchmark } from "./report.js";
+
+/** Spans per window before a fresh window (same store) takes over, so the window's size stays bounded. */
+const BATCH = 512;
+const TEXT = "HTTP/1.1 200 OK\n" + '{"step":7,"status":"ok","duration_ms":312,"node":"worker-3"}\n'.repeat(12);
+const HOUR = 3_600_000;
+
+export const sqliteBench: Benchmark = {
+  id: 2,
+  title: "durable prune on SQLite vs a bare one-row IMMEDIATE transaction",
+  async run(ctx) {
+    const dir = mkdtempSync(path.join(tmpdir(), "pruneguard-bench-sqlite-"));
+    const file = path.join(dir, "bench.db");
+    const store = new SqliteStore({ path: file, name: "toolLog", retentionMs: 2 * HOUR });
+    const db = new Database(file);
+    try {
+      db.pragma("journal_mode = WAL");
+      db.pragma("synchronous = NORMAL");
+      db.pragma("busy_timeout = 5000");
+      db.exec("CREATE TABLE IF NOT EXISTS bench_baseline (id INTEGER PRIMARY KEY, session TEXT NOT NULL, body TEXT NOT NULL)");
+      const insert = db.prepare("INSERT INTO bench_baseline (session, body) VALUES (?, ?)");
+      const bare = db.transaction((session: string, body: string) => insert.run(session, body));
+      const auditSized = '{"op":"prune","status":"reversible","spanId":"span_7","kind":"toolResult","mode":"drop","handle":"#7"}';
+
+      let win: ContextWindow<"toolResult"> | null = null;
+      let session = 0;
+      let appended = BATCH;
+      let ref: SpanRef<"toolResult"> | null = null;
+      let last = "";
+      // Untimed: one persisted span per iteration (a prune needs a copy to check), a new window per batch.
+      const ready = async () => {
+        if (appended >= BATCH) {
+          win = new ContextWindow({
+            session: `s${++session}`,
+            stores: { toolLog: store },
+            limits: { maxLengthMs: 8 * HOUR },
+            kinds: { toolResult: { store: "toolLog", modes: ["drop", "summarize"], lossy: "with-flag" } },
+          });
+          appended = 0;
+        }
+        ref = await win!.append({ kind: "toolResult", text: TEXT });
+        appended++;
+      };
+      const rounds = ctx.quick ? 2 : 5;
+      const { results, ratioToFirst } = await compareMicro(
+        [
+          { name: "bare IMMEDIATE transaction", fn: () => void bare.immediate("s0", auditSized) },
+          {
+            name: "durable prune",
+            fn: async () => {
+              last = (await win!.tryPrune({ span: ref!, mode: "drop" })).status;
+            },
+            options: { beforeEach: ready },
+          },
+        ],
+        { rounds, time: ctx.quick ? 200 : 800 },
+      );
+      if (last !== "reversible") throw new Error(`benchmark 2: expected reversible prunes, got ${last}`);
+      const [base, prune] = results as [MicroResult, MicroResult];
+      const throughputRatio = 1 / ratioToFirst[1]!;
+      return [
+        {
+          bench: 2,
+          name: "durable prune on SQLite: throughput vs bare one-row IMMEDIATE txn",
+          subject: fmtOps(prune.hz),
+          baseline: fmtOps(base.hz),
+          ratio: `${throughputRatio.toFixed(2)}×`,
+          goal: goalAtLeast(throughputRatio, 0.5),
+          detail: `latency p50 ${fmtMs(prune.p50)} vs ${fmtMs(base.p50)}, p99 ${fmtMs(prune.p99)} vs ${fmtMs(base.p99)}; median of ${rounds} rounds, ${prune.samples} + ${base.samples} samples`,
+        },
+        {
+          bench: 2,
+          name: "durable prune on SQLite: p50 / p99 latency",
+          subject: `${fmtMs(prune.p50)} / ${fmtMs(prune.p99)}`,
+          baseline: `${fmtMs(base.p50)} / ${fmtMs(base.p99)}`,
+          ratio: `${(prune.p50 / base.p50).toFixed(2)}× / ${(prune.p99 / base.p99).toFixed(2)}×`,
+          goal: null,
+        },
+      ];
+    } finally {
+      db.close();
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+};

@@ -1,0 +1,95 @@
+/**
+ * Benchmark 6: what pruneguard's lines cost the model, in o200k_base and cl100k_base tokens (gpt-tokenizer),
+ * and what dropping the reference incident's ~9k-token tool block frees. The baseline of every marker is
+ * the reference document's own tombstone (`span_7: pruned, unrecoverable, contents unknown`); token counts
+ * are exact, so these figures do not vary between runs.
+ */
+import { countTokens as cl100k } from "gpt-tokenizer/encoding/cl100k_base";
+import { countTokens as o200k } from "gpt-tokenizer/encoding/o200k_base";
+import { presetPins } from "../dsl/pins.js";
+import { toolBlock } from "../examples/incident-replay.js";
+import { ContextWindow, indexLine, MemoryStore, rejectionLine, tombstoneLine } from "../src/index.js";
+import { carryPins } from "../src/pins.js";
+import { goalAtMost, type Benchmark, type Row } from "./report.js";
+
+const AS_TEXT = { disallowedSpecial: new Set<string>() };
+const count = (text: string) => ({ o200k: o200k(text, AS_TEXT), cl100k: cl100k(text, AS_TEXT) });
+const SEED_TOMBSTONE = "span_7: pruned, unrecoverable, contents unknown";
+const DIGEST =
+  "Investigated the failing deploy over 40 tool calls: the API returned 502s caused by a database connection timeout; two retries did not help.";
+
+export const tokensBench: Benchmark = {
+  id: 6,
+  title: "token costs (o200k_base, cl100k_base)",
+  async run() {
+    const seed = count(SEED_TOMBSTONE);
+    const vs = (t: { o200k: number; cl100k: number }) => `${(t.o200k / seed.o200k).toFixed(2)}× / ${(t.cl100k / seed.cl100k).toFixed(2)}×`;
+    const both = (t: { o200k: number; cl100k: number }) => `${t.o200k} / ${t.cl100k}`;
+    const seedCell = `${both(seed)} (reference tombstone)`;
+    const line = (name: string, texts: readonly string[], limit: number | null): Row => {
+      // The longest form the bounds are stated for decides the goal.
+      const counts = texts.map(count);
+      const worst = counts.reduce((a, b) => (b.o200k > a.o200k ? b : a));
+      return {
+        bench: 6,
+        name,
+        subject: both(worst),
+        baseline: seedCell,
+        ratio: vs(worst),
+        goal: limit === null ? null : goalAtMost(worst.o200k, limit, " o200k"),
+        detail: texts.map((t, i) => `\`${t}\` ${both(counts[i]!)}`).join("; "),
+      };
+    };
+    const rows: Row[] = [
+      line("tombstone (o200k / cl100k)", [tombstoneLine("span_7"), tombstoneLine("span_99999")], 13),
+      line("index line", [indexLine("span_7", "#3"), indexLine("span_99999", "#9999")], 12),
+      line("rejection line", [
+        rejectionLine("span_7", "copy expired", true),
+        rejectionLine("span_99999", "store cannot tell pruned from absent, lossy forbidden", false),
+      ], null),
+    ];
+
+    // Carried pins: the suffix a digest gets when it dropped the block's identifiers.
+    const block = toolBlock();
+    const carried = carryPins(block, DIGEST, [presetPins.requestId, presetPins.errorCode]);
+    const suffix = carried.text.slice(DIGEST.length);
+    const digest = count(DIGEST);
+    const suffixT = count(suffix);
+    rows.push({
+      bench: 6,
+      name: "carried pins on the incident digest",
+      subject: both(suffixT),
+      baseline: `${both(digest)} (the digest)`,
+      ratio: `${(suffixT.o200k / digest.o200k).toFixed(2)}× / ${(suffixT.cl100k / digest.cl100k).toFixed(2)}×`,
+      goal: null,
+      detail: `\`${JSON.stringify(suffix).slice(1, -1)}\` carries ${carried.carried.join(", ")}; the window reports ${carried.tokens} o200k`,
+    });
+
+    // Tokens freed: the block pruned in a real window, as a drop and as a summary with its digest.
+    const blockT = count(block);
+    for (const mode of ["drop", "summarize"] as const) {
+      const mem = new MemoryStore({ name: "toolLog" });
+      const win = new ContextWindow({
+        session: "tokens",
+        stores: { toolLog: mem },
+        pins: [presetPins.requestId, presetPins.errorCode],
+        kinds: { toolResult: { store: "toolLog", modes: ["drop", "summarize"], lossy: "with-flag" } },
+      });
+      const ref = await win.append({ kind: "toolResult", text: block });
+      const o = await win.prune(mode === "drop" ? { span: ref, mode } : { span: ref, mode, digest: DIGEST });
+      const left = count(o.line);
+      const freed = { o200k: blockT.o200k - left.o200k, cl100k: blockT.cl100k - left.cl100k };
+      if (freed.o200k !== o.tokensFreed) throw new Error(`benchmark 6: window freed ${o.tokensFreed}, counted ${freed.o200k}`);
+      rows.push({
+        bench: 6,
+        name: `tokens freed by ${mode === "drop" ? "dropping" : "summarizing"} the ~9k-token block`,
+        subject: both(freed),
+        baseline: `${both(blockT)} (the block)`,
+        ratio: `${((100 * freed.o200k) / blockT.o200k).toFixed(1)}% / ${((100 * freed.cl100k) / blockT.cl100k).toFixed(1)}% freed`,
+        goal: null,
+        detail: `left in the window: ${both(left)} tokens (\`${JSON.stringify(o.line.length > 90 ? `${o.line.slice(0, 87)}...` : o.line).slice(1, -1)}\`)`,
+      });
+    }
+    return rows;
+  },
+};
