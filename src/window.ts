@@ -24,6 +24,8 @@ import {
   replacementHeader,
   tombstoneLine,
 } from "./render.js";
+import type { Entry, GoneEntry, LiveEntry } from "./entries.js";
+import { recall } from "./recall.js";
 import type { BackingStore, CheckResult, PruneDecision, PruneItem } from "./stores/store.js";
 import { MemoryStore } from "./stores/memory.js";
 import { countTokens } from "./tokens.js";
@@ -88,33 +90,7 @@ export type WindowEntry =
   | { readonly state: "pruned"; readonly spanId: string; readonly kind: string; readonly group: string | null; readonly message: SpanMessage | null; readonly mode: PruneMode; readonly handle: string; readonly text: string }
   | { readonly state: "tombstone"; readonly spanId: string; readonly kind: string; readonly group: string | null; readonly message: SpanMessage | null; readonly mode: PruneMode; readonly text: string };
 
-interface LiveEntry {
-  state: "live";
-  span: Span;
-  handle: string | null;
-  store: string | null;
-  /** Why persisting on append failed, if it did (the prune will see no handle). */
-  persistError: string | null;
-  notice: string | null;
-}
 
-interface GoneEntry {
-  state: "pruned" | "tombstone";
-  spanId: string;
-  kind: string;
-  group: string | null;
-  message: SpanMessage | null;
-  hash: string;
-  mode: PruneMode;
-  handle: string | null;
-  store: string | null;
-  /** What renders in the span's place. */
-  text: string;
-  /** The digest or compressed form, for recall's answer about a lossy span. */
-  replacement: string | null;
-}
-
-type Entry = LiveEntry | GoneEntry;
 
 interface Planned {
   entry: LiveEntry;
@@ -515,75 +491,16 @@ export class ContextWindow<K extends string = string> {
     return max === null || max === undefined ? null : this.#startedAt + max;
   }
 
-  async #recall(query: string, raw: string): Promise<RecallOutcome> {
-    const entry = this.#byId.get(query) ?? (HANDLE.test(query) ? this.#entries.find((e) => e.handle === query) : undefined);
-    const draft = (status: AuditDraft["status"], reason: string | null, e?: Entry): AuditDraft => ({
-      op: "recall", status, spanId: e ? spanIdOf(e) : SPAN_ID.test(query) ? query : null, kind: e ? kindOf(e) : null,
-      mode: null, conditions: null, handle: e?.handle ?? (HANDLE.test(query) ? query : null), repersisted: false,
-      acceptLossy: false, reason, pinsCarried: 0, directive: raw,
+  #recall(query: string, raw: string): Promise<RecallOutcome> {
+    return recall(query, raw, {
+      session: this.session,
+      tombstone: this.#tombstone,
+      find: (q) => this.#byId.get(q) ?? (HANDLE.test(q) ? this.#entries.find((e) => e.handle === q) : undefined),
+      storeOf: (e) => (e.store === null ? this.#auditStore : this.#stores.get(e.store)!),
+      stores: () => this.#distinctStores(),
+      auditStore: this.#auditStore,
+      audit: (store, draft) => this.#audit(store, draft),
     });
-    if (!entry) return this.#recallUnknownHere(query, raw, draft);
-    const storeOf = (e: Entry) => (e.store === null ? this.#auditStore : this.#stores.get(e.store)!);
-    if (entry.state === "live") {
-      const seq = await this.#audit(storeOf(entry), draft("found", "live", entry));
-      return { op: "recall", status: "found", spanId: entry.span.id, handle: entry.handle, text: entry.span.text, source: "window", auditSeq: seq };
-    }
-    if (entry.state === "tombstone") {
-      const seq = await this.#audit(storeOf(entry), draft("pruned-unrecoverable", "lossy", entry));
-      return {
-        op: "recall", status: "pruned-unrecoverable", spanId: entry.spanId, handle: null, reason: "lossy",
-        replacement: entry.replacement, line: tombstoneLine(entry.spanId, this.#tombstone), auditSeq: seq,
-      };
-    }
-    const store = storeOf(entry);
-    let found;
-    try {
-      found = await store.lookup(this.session, { handle: entry.handle! });
-    } catch (err) {
-      const seq = await this.#audit(this.#auditStore, draft("unavailable", "store-error", entry));
-      const message = `store ${store.name} failed: ${errorMessage(err)}`;
-      return {
-        op: "recall", status: "unavailable", spanId: entry.spanId, handle: entry.handle, message,
-        line: `${entry.spanId} pruned, copy unreachable now; retry`, auditSeq: seq,
-      };
-    }
-    if (found.status === "found" && found.hash === entry.hash && contentHash(found.text) === entry.hash) {
-      const seq = await this.#audit(store, draft("found", null, entry));
-      return { op: "recall", status: "found", spanId: entry.spanId, handle: entry.handle, text: found.text, source: "store", auditSeq: seq };
-    }
-    const seq = await this.#audit(store, draft("pruned-unrecoverable", `copy-lost:${found.status}`, entry));
-    return {
-      op: "recall", status: "pruned-unrecoverable", spanId: entry.spanId, handle: entry.handle, reason: "copy-lost",
-      replacement: entry.replacement, line: `${entry.spanId} pruned, copy lost, contents unknown`, auditSeq: seq,
-    };
-  }
-
-  /** Not in this window's memory: a store may still know it (a window rebuilt after a restart). */
-  async #recallUnknownHere(query: string, raw: string, draft: (s: AuditDraft["status"], r: string | null) => AuditDraft): Promise<RecallOutcome> {
-    const key = SPAN_ID.test(query) ? { spanId: query } : HANDLE.test(query) ? { handle: query } : null;
-    if (key !== null) {
-      for (const store of this.#distinctStores()) {
-        let r;
-        try {
-          r = await store.lookup(this.session, key);
-        } catch {
-          continue;
-        }
-        if (r.status === "found" && contentHash(r.text) === r.hash) {
-          const seq = await this.#audit(store, draft("found", "store-only"));
-          return { op: "recall", status: "found", spanId: r.spanId, handle: r.handle, text: r.text, source: "store", auditSeq: seq };
-        }
-        if (r.status === "expired") {
-          const seq = await this.#audit(store, draft("pruned-unrecoverable", "copy-lost:expired"));
-          return {
-            op: "recall", status: "pruned-unrecoverable", spanId: r.spanId, handle: r.handle, reason: "copy-lost", replacement: null,
-            line: `${r.spanId} pruned, copy lost, contents unknown`, auditSeq: seq,
-          };
-        }
-      }
-    }
-    const seq = await this.#audit(this.#auditStore, draft("unknown", null));
-    return { op: "recall", status: "unknown", query, line: `${query}: never in this session`, auditSeq: seq };
   }
 
   async #invalid(op: "prune" | "recall" | null, issues: InvalidOutcome["issues"], raw: string): Promise<InvalidOutcome> {
@@ -654,12 +571,4 @@ export class ContextWindow<K extends string = string> {
       this.#pendingAudit.shift();
     }
   }
-}
-
-function spanIdOf(e: Entry): string {
-  return e.state === "live" ? e.span.id : e.spanId;
-}
-
-function kindOf(e: Entry): string {
-  return e.state === "live" ? e.span.kind : e.kind;
 }

@@ -1,0 +1,114 @@
+/**
+ * Recall: the answer a model gets when it asks for a span again. Three answers never collapse —
+ * `found` (bytes identical to what the window held, verified by content hash), `pruned-unrecoverable`
+ * (a tombstone, or a copy that vanished despite its handle) and `unknown` (this session never had it) —
+ * plus `unavailable` when the store failed and the copy may still exist.
+ */
+import type { AuditDraft } from "./audit.js";
+import { HANDLE, SPAN_ID } from "./directive.js";
+import { kindOf, spanIdOf, type Entry } from "./entries.js";
+import { errorMessage } from "./errors.js";
+import { contentHash } from "./hash.js";
+import type { RecallOutcome } from "./outcome.js";
+import { tombstoneLine } from "./render.js";
+import type { BackingStore } from "./stores/store.js";
+
+/** What recall needs from the window (internal). */
+export interface RecallContext {
+  readonly session: string;
+  readonly tombstone: string;
+  /** The window's entry for a span id or handle. */
+  find(query: string): Entry | undefined;
+  /** The store that backs an entry's kind (the audit store for unbacked kinds). */
+  storeOf(entry: Entry): BackingStore;
+  /** Every distinct store of the window. */
+  stores(): BackingStore[];
+  readonly auditStore: BackingStore;
+  /** Appends an audit record (kept for retry when the store fails); the record's seq, if written. */
+  audit(store: BackingStore, draft: AuditDraft): Promise<number | null>;
+}
+
+export async function recall(query: string, raw: string, ctx: RecallContext): Promise<RecallOutcome> {
+  const entry = ctx.find(query);
+  const draft = (status: AuditDraft["status"], reason: string | null, e?: Entry): AuditDraft => ({
+    op: "recall", status, spanId: e ? spanIdOf(e) : SPAN_ID.test(query) ? query : null, kind: e ? kindOf(e) : null,
+    mode: null, conditions: null, handle: e?.handle ?? (HANDLE.test(query) ? query : null), repersisted: false,
+    acceptLossy: false, reason, pinsCarried: 0, directive: raw,
+  });
+  if (!entry) return recallFromStores(query, ctx, draft);
+  if (entry.state === "live") {
+    const seq = await ctx.audit(ctx.storeOf(entry), draft("found", "live", entry));
+    return { op: "recall", status: "found", spanId: entry.span.id, handle: entry.handle, text: entry.span.text, source: "window", auditSeq: seq };
+  }
+  if (entry.state === "tombstone") {
+    const seq = await ctx.audit(ctx.storeOf(entry), draft("pruned-unrecoverable", "lossy", entry));
+    return {
+      op: "recall", status: "pruned-unrecoverable", spanId: entry.spanId, handle: null, reason: "lossy",
+      replacement: entry.replacement, line: tombstoneLine(entry.spanId, ctx.tombstone), auditSeq: seq,
+    };
+  }
+  const store = ctx.storeOf(entry);
+  let found;
+  try {
+    found = await store.lookup(ctx.session, { handle: entry.handle! });
+  } catch (err) {
+    const seq = await ctx.audit(ctx.auditStore, draft("unavailable", "store-error", entry));
+    return {
+      op: "recall", status: "unavailable", spanId: entry.spanId, handle: entry.handle,
+      message: `store ${store.name} failed: ${errorMessage(err)}`, line: `${entry.spanId} pruned, copy unreachable now; retry`,
+      auditSeq: seq,
+    };
+  }
+  // The window remembers the hash of what it pruned: a copy that changed since is as lost as a deleted one.
+  if (found.status === "found" && found.hash === entry.hash && contentHash(found.text) === entry.hash) {
+    const seq = await ctx.audit(store, draft("found", null, entry));
+    return { op: "recall", status: "found", spanId: entry.spanId, handle: entry.handle, text: found.text, source: "store", auditSeq: seq };
+  }
+  const seq = await ctx.audit(store, draft("pruned-unrecoverable", `copy-lost:${found.status === "found" ? "altered" : found.status}`, entry));
+  return {
+    op: "recall", status: "pruned-unrecoverable", spanId: entry.spanId, handle: entry.handle, reason: "copy-lost",
+    replacement: entry.replacement, line: `${entry.spanId} pruned, copy lost, contents unknown`, auditSeq: seq,
+  };
+}
+
+/** Not in this window's memory: a store may still know it (a window rebuilt after a restart). */
+async function recallFromStores(
+  query: string,
+  ctx: RecallContext,
+  draft: (s: AuditDraft["status"], r: string | null) => AuditDraft,
+): Promise<RecallOutcome> {
+  const key = SPAN_ID.test(query) ? { spanId: query } : HANDLE.test(query) ? { handle: query } : null;
+  let failed: BackingStore | null = null;
+  if (key !== null) {
+    for (const store of ctx.stores()) {
+      let r;
+      try {
+        r = await store.lookup(ctx.session, key);
+      } catch {
+        failed = store;
+        continue;
+      }
+      if (r.status === "found" && contentHash(r.text) === r.hash) {
+        const seq = await ctx.audit(store, draft("found", "store-only"));
+        return { op: "recall", status: "found", spanId: r.spanId, handle: r.handle, text: r.text, source: "store", auditSeq: seq };
+      }
+      if (r.status === "expired") {
+        const seq = await ctx.audit(store, draft("pruned-unrecoverable", "copy-lost:expired"));
+        return {
+          op: "recall", status: "pruned-unrecoverable", spanId: r.spanId, handle: r.handle, reason: "copy-lost", replacement: null,
+          line: `${r.spanId} pruned, copy lost, contents unknown`, auditSeq: seq,
+        };
+      }
+    }
+  }
+  if (failed !== null) {
+    // A store that could not answer may hold it: "unknown" would be a guess, and a wrong one is the bug.
+    const seq = await ctx.audit(ctx.auditStore, draft("unavailable", "store-error"));
+    return {
+      op: "recall", status: "unavailable", spanId: query, handle: null, message: `store ${failed.name} could not be asked`,
+      line: `${query}: store unreachable now; retry`, auditSeq: seq,
+    };
+  }
+  const seq = await ctx.audit(ctx.auditStore, draft("unknown", null));
+  return { op: "recall", status: "unknown", query, line: `${query}: never in this session`, auditSeq: seq };
+}
