@@ -438,6 +438,15 @@ describe("ContextWindow: store faults", () => {
     expect(await win.prune({ span: ref, mode: "drop" })).toMatchObject({ status: "reversible", repersisted: true });
   });
 
+  it("recall of an id this window never saw, while a store is failing, is unavailable rather than unknown", async () => {
+    const clock = new ManualClock(0);
+    const failing = new Set<string>(["lookup"]);
+    const win = new ContextWindow({ session: "s", clock, stores: { toolLog: flaky(new MemoryStore({ name: "toolLog", clock }), failing) }, kinds: KINDS });
+    expect(await win.recall("span_3")).toMatchObject({ status: "unavailable", spanId: "span_3" });
+    failing.clear();
+    expect(await win.recall("span_3")).toMatchObject({ status: "unknown" });
+  });
+
   it("recall against a failing store answers unavailable, not unknown", async () => {
     const clock = new ManualClock(0);
     const failing = new Set<string>();
