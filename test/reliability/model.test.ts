@@ -30,7 +30,7 @@ import { MemoryStore } from "../../src/stores/memory.js";
 import { SqliteStore } from "../../src/stores/sqlite.js";
 import { ManualClock } from "../../src/types.js";
 import { fuzzRuns, maybeSabotage, RETENTION_MS, tempDir, timeoutFor } from "./helpers.js";
-import { initial, OpCommand, opArbs, START_TIME, type Op } from "./model.js";
+import { initial, OpCommand, opArbs, START_TIME, type Model, type Op, type Real } from "./model.js";
 import regressions from "./regressions.json" with { type: "json" };
 
 const dir = tempDir("model");
@@ -63,7 +63,7 @@ async function setup(variant: Variant) {
   };
 }
 
-async function runOps(variant: Variant, cmds: Iterable<OpCommand>): Promise<void> {
+async function runOps(variant: Variant, cmds: Iterable<fc.AsyncCommand<Model, Real>>): Promise<void> {
   const s = await setup(variant);
   try {
     await fc.asyncModelRun(() => ({ model: s.model, real: s.real }), cmds);
