@@ -6,6 +6,7 @@
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { compilerBench } from "./compiler.js";
+import { consumerTypesBench } from "./consumer-types.js";
 import { directiveBench } from "./directive.js";
 import { postgresBench } from "./postgres.js";
 import { sqliteBench } from "./sqlite.js";
@@ -13,7 +14,7 @@ import { tokensBench } from "./tokens.js";
 import { describeMachine } from "./machine.js";
 import { formatDetails, formatTable, isSkipped, type BenchContext, type Benchmark, type Row } from "./report.js";
 
-const BENCHMARKS: readonly Benchmark[] = [directiveBench, sqliteBench, postgresBench, compilerBench, tokensBench];
+const BENCHMARKS: readonly Benchmark[] = [directiveBench, sqliteBench, postgresBench, compilerBench, consumerTypesBench, tokensBench];
 
 interface Args {
   readonly quick: boolean;
