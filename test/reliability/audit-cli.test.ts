@@ -3,9 +3,10 @@
  * better-sqlite3 the way someone with file access would, and `node bin/pruneguard.js audit … --verify`
  * spawned on it. Assumes `npm run build` has run (`npm test` builds first).
  *
- * Seen to fail when broken on purpose: making `verifyAuditChain` skip the hash recomputation (a local
- * edit in src/audit.ts, reverted) failed "an edited record" (exit 0 instead of 1); dropping the column
- * check in the command failed "an edited status column".
+ * Seen to fail when broken on purpose (local edits of the built dist/ files the CLI runs, restored
+ * afterwards): making `verifyAuditChain` skip the hash recomputation failed the tampering test on
+ * "an edited record" (exit 0, "5 records" and no break); dropping the command's column check failed it
+ * on "an edited status column".
  */
 import { execFile, spawnSync } from "node:child_process";
 import { copyFileSync, rmSync, writeFileSync } from "node:fs";

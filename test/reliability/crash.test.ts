@@ -10,9 +10,9 @@
  *   and each of them survives rotation with byte-identical text, recalled by a window rebuilt over the
  *   session (only backed kinds are expected to survive: unbacked ones lived in the killed process).
  *
- * Seen to fail when broken on purpose: making the child's store skip holds (`PRUNEGUARD_SABOTAGE` is
- * not visible to dist/, so this was done with a local edit of dist/src/stores/sqlite.js that dropped the
- * `hold.run`, then rebuilt) failed with "held spans differ from reversible audit records".
+ * Seen to fail when broken on purpose: making the child's store skip holds (a local edit of the built
+ * dist/src/stores/sqlite.js that disabled `hold.run`, restored afterwards) failed the first round with
+ * "held spans differ from reversible audit records: expected [] to deeply equal [ 'span_1' ]".
  */
 import { spawn } from "node:child_process";
 import { rmSync } from "node:fs";
