@@ -8,6 +8,7 @@ import { Command, CommanderError } from "commander";
 import { registerCheck } from "./commands/check.js";
 import { registerCompile } from "./commands/compile.js";
 import { registerExplain } from "./commands/explain.js";
+import { registerAudit } from "./commands/audit.js";
 import { registerMigrate } from "./commands/migrate.js";
 import { CliError, ExitCode, type CliContext, type CliIO, type RegisterCommand } from "./context.js";
 
@@ -31,6 +32,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
     .showHelpAfterError("(run with --help for usage)");
   for (const register of COMMANDS) register(program, cli);
+  registerAudit(program, cli);
   if (argv.length === 0) {
     io.stderr(program.helpInformation());
     return ExitCode.usage;
