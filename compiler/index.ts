@@ -79,5 +79,23 @@ export { codeFrame, diagnosticsToJson, formatDiagnostic, formatDiagnostics, summ
 export { createSourceHost, type SourceHost } from "./frontend/index.js";
 export * from "./ir/schema.js";
 export { lowerToRuntime, type LoweredPolicy, type StoreDecl } from "./ir/lower.js";
-export { emitAll, emitIrJson, irHash, staleFiles, writeEmitted, type EmittedFile } from "./emit/index.js";
+export {
+  DEFAULT_EMIT_OPTIONS,
+  directiveModes,
+  emitAll,
+  emitGuard,
+  emitIrJson,
+  emitTypes,
+  guardFile,
+  irHash,
+  orphanedFiles,
+  removeOrphans,
+  staleFiles,
+  typesFile,
+  writeEmitted,
+  type EmitOptions,
+  type EmittedFile,
+  type StaleFile,
+} from "./emit/index.js";
+export { requestShapeOf, type LossyFlag, type RequestShape } from "./analysis/requests.js";
 export { describeFate, fateOf, type Fate } from "./analysis/fate.js";

@@ -1,14 +1,20 @@
 /**
  * The fate of a kind: what the policy makes knowable in advance about every prune of it. Used by
- * `pruneguard explain` and meant for the generators (the types encode the same four cases).
+ * `pruneguard explain`, by the PG3001 warning's reasoning and by the type emitter (`requests.ts`).
+ *
+ * Holds are placed when a span is pruned (a reversible prune holds its copy for the session), not when
+ * it is appended: while a span is live the window has its bytes, and nothing holds the store's copy. So a
+ * store that rotates sooner than the session makes a live span's copy expire, holds or not; only
+ * re-persist (writing the window's bytes back into a writable store that distinguishes absent) or a
+ * retention at least as long as the session keeps every prune reversible.
  */
 import { formatDuration } from "../../dsl/durations.js";
 import type { KindIR, PolicyIR } from "../ir/schema.js";
 
 export type Fate =
-  /** Every prune in an allowed mode is reversible for the whole session. */
+  /** Every prune in an allowed mode is reversible for the whole session (while the store keeps its promises). */
   | { readonly fate: "always-reversible"; readonly why: string }
-  /** Reversible while the copy lasts (`horizonMs` after persisting); after that, `then`. */
+  /** Reversible within `horizonMs` of the span's append (while its copy lasts); after that, `then`. */
   | { readonly fate: "reversible-until-horizon"; readonly horizonMs: number; readonly then: "lossy-with-flag" | "rejected"; readonly why: string }
   /** No reversible prune is possible; a prune needs accept_lossy and leaves a tombstone. */
   | { readonly fate: "lossy-with-flag"; readonly why: string }
@@ -22,17 +28,19 @@ export function fateOf(kind: KindIR, policy: PolicyIR): Fate {
   if (!store) return irreversible("no store keeps a copy");
   if (!store.distinguishesAbsent) return irreversible(`store \`${store.name}\` cannot distinguish absent`);
   if (store.retentionMs === null) return { fate: "always-reversible", why: `\`${store.name}\` keeps copies forever` };
-  if (store.holds) return { fate: "always-reversible", why: `\`${store.name}\` holds copies the window references` };
   if (kind.repersist && store.writable) return { fate: "always-reversible", why: "expired copies are re-persisted from the window" };
   const session = policy.session.maxLengthMs;
   if (session !== null && store.retentionMs >= session) {
     return { fate: "always-reversible", why: `retention ${formatDuration(store.retentionMs)} outlasts the ${formatDuration(session)} session` };
   }
+  const retention = formatDuration(store.retentionMs);
   return {
     fate: "reversible-until-horizon",
     horizonMs: store.retentionMs,
     then: kind.lossy === "with-flag" ? "lossy-with-flag" : "rejected",
-    why: `\`${store.name}\` rotates copies after ${formatDuration(store.retentionMs)} without holds`,
+    why: store.holds
+      ? `\`${store.name}\` rotates copies ${retention} after append; holds start only at prune, and the kind does not re-persist`
+      : `\`${store.name}\` rotates copies ${retention} after append and cannot hold them`,
   };
 }
 
@@ -41,7 +49,7 @@ export function describeFate(f: Fate): string {
     case "always-reversible":
       return "always reversible";
     case "reversible-until-horizon":
-      return `reversible for ${formatDuration(f.horizonMs)}, then ${f.then === "rejected" ? "never prunable" : "lossy only with flag"}`;
+      return `reversible for ${formatDuration(f.horizonMs)} after append, then ${f.then === "rejected" ? "never prunable" : "lossy only with flag"}`;
     case "lossy-with-flag":
       return "lossy only with flag";
     case "never-prunable":

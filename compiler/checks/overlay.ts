@@ -88,7 +88,7 @@ function compareStores(subject: string, b: StoreIR, o: StoreIR, at: StoreIR["loc
       diagnostic("PG2105", o.fields.holds ?? at, {
         ...names,
         subject: `${subject} cannot place holds`,
-        consequence: "a copy the window still references can rotate out before its prune, which the base prevents",
+        consequence: "the copy of a reversibly pruned span can rotate out before the session ends, so recall finds it lost, which the base prevents",
       }),
     );
   }

@@ -206,8 +206,8 @@ export const catalogue = {
   // ---- PG3xxx: analysis warnings ----
   PG3001: {
     category: "warning",
-    title: "Retention shorter than a session, without holds",
-    template: "store `{store}` retains copies for {retention} without holds, but sessions last up to {session}: a `{kind}` span persisted at the start of a session expires {gap} before the session can end, and pruning it after that is {after}",
+    title: "Retention shorter than a session",
+    template: "store `{store}` retains copies for {retention}{holds}, but sessions last up to {session}: a `{kind}` span appended at the start of a session loses its copy {gap} before the session can end, and pruning it after that is {after} (set `repersist: true` on the kind, with a writable store, to keep it reversible)",
     example: `stores: { toolLog: store.sqlite({ retention: hours(2) }) },\nsession: { maxLength: hours(8) },`,
   },
   PG3002: {

@@ -142,16 +142,28 @@ describe("PG21xx overlays may only tighten", () => {
   });
 });
 
-describe("PG3001 retention shorter than a session without holds", () => {
+describe("PG3001 retention shorter than a session", () => {
   it("warns with the numbers", () => {
     const r = compileOne(policy(`    a: { store: "log", modes: ["drop"], lossy: "with-flag" },`, `  session: { maxLength: hours(8) },`, `log: store.sqlite({ retention: hours(2), holds: false })`));
     const d = expectDiagnostic(r, "PG3001", 4, 44);
-    expect(d.message).toContain("2h without holds, but sessions last up to 8h");
-    expect(d.message).toContain("expires 6h before");
+    expect(d.message).toContain("2h and cannot hold them, but sessions last up to 8h");
+    expect(d.message).toContain("loses its copy 6h before");
     expect(r.hasErrors).toBe(false);
   });
-  it("does not warn when holds are supported", () => {
-    expectClean(compileOne(policy(`    a: { store: "toolLog", modes: ["drop"], lossy: "with-flag" },`, `  session: { maxLength: hours(8) },`)));
+  it("warns when the store holds too: holds are placed at prune time, so a live span's copy still rotates out", () => {
+    const r = compileOne(policy(`    a: { store: "toolLog", modes: ["drop"], lossy: "forbid" },`, `  session: { maxLength: hours(8) },`));
+    const d = expectDiagnostic(r, "PG3001", 4, 48);
+    expect(d.message).toContain("its holds start only when a span is pruned");
+    expect(d.message).toContain("pruning it after that is rejected");
+  });
+  it("points at the overlay's field when an overlay turns re-persist off on an inherited store", () => {
+    const r = compileOverlay(`  kinds: { toolResult: { repersist: false } },`);
+    const d = expectDiagnostic(r, "PG3001", 5, 37, "team.policy.ts");
+    expect(d.message).toContain("`toolResult`");
+  });
+  it("does not warn when the kind re-persists into a writable store, or retention outlasts the session", () => {
+    expectClean(compileOne(policy(`    a: { store: "toolLog", modes: ["drop"], lossy: "with-flag", repersist: true },`, `  session: { maxLength: hours(8) },`)));
+    expectClean(compileOne(policy(`    a: { store: "toolLog", modes: ["drop"], lossy: "with-flag" },`, `  session: { maxLength: hours(2) },`)));
   });
 });
 

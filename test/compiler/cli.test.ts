@@ -49,12 +49,16 @@ describe("pruneguard CLI", () => {
     expect(run(["check", "examples/policies", "--out", out]).code).toBe(0);
   });
 
-  it("needs no flags for policies/**/*.policy.ts", () => {
+  it("needs no flags for policies/**/*.policy.ts and generated/; check fails until compile has run", () => {
     const dir = project({ "policies/org.policy.ts": GOOD });
-    const r = run(["check"], dir);
-    expect(r.code).toBe(0);
+    const before = run(["check"], dir);
+    expect(before.code).toBe(1);
+    expect(before.stderr).toContain("generated/org.guard.ts is missing");
+    expect(run(["check", "--no-drift"], dir).code).toBe(0);
     expect(run(["compile"], dir).code).toBe(0);
     expect(JSON.parse(readFileSync(path.join(dir, "generated/org.ir.json"), "utf8")).policy.name).toBe("org");
+    expect(readFileSync(path.join(dir, "generated/org.guard.ts"), "utf8")).toContain('from "pruneguard";');
+    expect(run(["check"], dir).code).toBe(0);
   });
 
   it("check exits 1 with tsc-style diagnostics and a code frame", () => {
@@ -77,7 +81,9 @@ describe("pruneguard CLI", () => {
 
   it("check exits 1 on stale output", () => {
     const dir = project({ "policies/org.policy.ts": GOOD, "generated/org.ir.json": "{}\n" });
-    expect(run(["check", "--out", "generated"], dir).code).toBe(1);
+    const r = run(["check", "--out", "generated"], dir);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("generated/org.ir.json differs from what the policies compile to");
   });
 
   it("usage and I/O errors exit 2 without a stack trace", () => {
@@ -112,6 +118,6 @@ describe("pruneguard CLI", () => {
     expect(r.stdout).toContain("never prunable");
     expect(r.stdout).toContain("lossy only with flag");
     const org = run(["explain", "examples/policies/org.policy.ts"]);
-    expect(org.stdout).toContain("reversible for 6h, then lossy only with flag");
+    expect(org.stdout).toContain("reversible for 6h after append, then lossy only with flag");
   });
 });

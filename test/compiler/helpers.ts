@@ -40,7 +40,7 @@ export default definePolicy({
     transcript: store.postgres({ retention: days(30) }),
   },
   kinds: {
-    toolResult: { store: "toolLog", modes: ["drop", "summarize"], lossy: "with-flag", pins: [pins.requestId, ticket] },
+    toolResult: { store: "toolLog", modes: ["drop", "summarize"], lossy: "with-flag", repersist: true, pins: [pins.requestId, ticket] },
     userTurn: { store: "transcript", modes: ["summarize"], lossy: "forbid" },
   },
   session: { maxLength: hours(8), lossyBudget: 3 },

@@ -41,7 +41,7 @@ describe("lowerToRuntime", () => {
           store: "toolLog",
           modes: ["drop", "summarize"],
           lossy: "with-flag",
-          repersist: false,
+          repersist: true,
           pins: [
             { name: "requestId", pattern: expect.any(String) as unknown as string },
             { name: "ticket", pattern: "T-\\d+" },
@@ -66,11 +66,18 @@ describe("emit", () => {
     const a = emitAll(compilePolicies(examples).policies);
     const b = emitAll(compilePolicies([...examples].reverse()).policies);
     expect(a).toEqual(b);
-    expect(a.map((f) => f.path)).toEqual(["org.ir.json", "team-search.ir.json"]);
-    const json = JSON.parse(a[0]!.contents) as { hash: string; policy: { file: string } };
+    expect(a.map((f) => f.path)).toEqual([
+      "org.guard.ts",
+      "org.ir.json",
+      "org.types.ts",
+      "team-search.guard.ts",
+      "team-search.ir.json",
+      "team-search.types.ts",
+    ]);
+    const json = JSON.parse(a[1]!.contents) as { hash: string; policy: { file: string } };
     expect(json.policy.file).toBe("examples/policies/org.policy.ts");
     expect(json.hash).toMatch(/^[0-9a-f]{64}$/);
-    expect(a[0]!.contents.endsWith("\n")).toBe(true);
+    for (const f of a) expect(f.contents.endsWith("\n")).toBe(true);
     expect(readFileSync(examples[0]!, "utf8")).toContain("definePolicy");
   });
 });

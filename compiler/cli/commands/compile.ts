@@ -1,70 +1,102 @@
-/** `pruneguard compile [inputs...] --out generated [--watch]`: policies → diagnostics → output files. */
+/**
+ * `pruneguard compile [inputs...] [--out generated] [--runtime-import pruneguard] [--watch]`: policies →
+ * diagnostics → output files (IR JSON, types and guard per policy). Generated files no policy emits any
+ * more are removed.
+ */
 import * as path from "node:path";
 import { watch } from "chokidar";
 import { compilePolicies, type CompileResult } from "../../index.js";
-import { emitAll, writeEmitted } from "../../emit/index.js";
+import { emitAll, removeOrphans, writeEmitted } from "../../emit/index.js";
 import { createSourceHost } from "../../frontend/index.js";
+import { loadConfig, type ResolvedConfig } from "../config.js";
 import { CliError, ExitCode, type CliContext, type RegisterCommand } from "../context.js";
 import { resolveInputs } from "../inputs.js";
 import { formatOption, printDiagnostics, type OutputFormat } from "../report.js";
 
 interface CompileFlags {
-  readonly out: string;
+  readonly out?: string;
+  readonly runtimeImport?: string;
   readonly format: OutputFormat;
   readonly watch?: boolean;
 }
 
+/** Flags with the project configuration filled in. */
+interface Settings {
+  readonly inputs: readonly string[];
+  readonly configured: readonly string[];
+  readonly out: string;
+  readonly runtimeImport: string;
+  readonly format: OutputFormat;
+}
+
+const settings = (inputs: readonly string[], flags: CompileFlags, config: ResolvedConfig): Settings => ({
+  inputs,
+  configured: config.policies,
+  out: flags.out ?? config.out,
+  runtimeImport: flags.runtimeImport ?? config.runtimeImport,
+  format: flags.format,
+});
+
 export const registerCompile: RegisterCommand = (program, cli) => {
   program
     .command("compile")
-    .description("compile policy files to IR (and, with the generators, types and guards)")
+    .description("compile policy files to IR, branded types and guard modules")
     .argument("[inputs...]", "policy files, folders (their **/*.policy.ts) or globs", [])
-    .option("--out <dir>", "output directory", "generated")
+    .option("--out <dir>", "output directory (default: package.json \"pruneguard\".out, else generated)")
+    .option("--runtime-import <specifier>", "the module generated guards import the runtime from (default: package.json \"pruneguard\".runtimeImport, else pruneguard)")
     .addOption(formatOption())
     .option("--watch", "recompile when a policy file changes")
     .action(async (inputs: string[], flags: CompileFlags) => {
-      if (flags.watch) return watchMode(inputs, flags, cli);
-      cli.exit(await compileOnce(inputs, flags, cli));
+      const s = settings(inputs, flags, await loadConfig(cli.io.cwd));
+      if (flags.watch) return watchMode(s, cli);
+      cli.exit(await compileOnce(s, cli));
     });
 };
 
-async function compileOnce(inputs: readonly string[], flags: CompileFlags, cli: CliContext, result?: CompileResult): Promise<0 | 1 | 2> {
+async function compileOnce(s: Settings, cli: CliContext, result?: CompileResult): Promise<0 | 1 | 2> {
   const { io } = cli;
-  const r = result ?? compilePolicies(await resolveInputs(inputs, io.cwd), { cwd: io.cwd });
-  const outDir = path.resolve(io.cwd, flags.out);
-  const files = r.hasErrors ? [] : emitAll(r.policies);
+  const r = result ?? compilePolicies(await resolveInputs(s.inputs, io.cwd, s.configured), { cwd: io.cwd });
+  const outDir = path.resolve(io.cwd, s.out);
+  const files = r.hasErrors ? [] : emitAll(r.policies, { runtimeImport: s.runtimeImport });
+  let removed: string[] = [];
   if (!r.hasErrors) {
     try {
       await writeEmitted(outDir, files);
+      removed = await removeOrphans(outDir, files);
     } catch (error) {
-      throw new CliError(`cannot write to ${flags.out}: ${(error as Error).message}`);
+      throw new CliError(`cannot write to ${s.out}: ${(error as Error).message}`);
     }
   }
-  const written = files.map((f) => path.posix.join(flags.out.split(path.sep).join("/"), f.path));
-  printDiagnostics(io, r, flags.format, { written });
-  if (flags.format === "pretty" && !r.hasErrors) io.stdout(`Wrote ${written.length} file${written.length === 1 ? "" : "s"} to ${flags.out}.\n`);
+  const shown = (p: string) => path.posix.join(s.out.split(path.sep).join("/"), p);
+  const written = files.map((f) => shown(f.path));
+  printDiagnostics(io, r, s.format, { written, removed: removed.map(shown) });
+  if (s.format === "pretty" && !r.hasErrors) {
+    io.stdout(`Wrote ${written.length} file${written.length === 1 ? "" : "s"} to ${s.out}.\n`);
+    for (const f of removed) io.stdout(`Removed ${shown(f)}: no policy generates it any more.\n`);
+  }
   return r.hasErrors ? ExitCode.diagnostics : ExitCode.ok;
 }
 
 /** Watches the inputs and every file they read; one project is reused, only changed files are re-parsed. */
-async function watchMode(inputs: readonly string[], flags: CompileFlags, cli: CliContext): Promise<void> {
+async function watchMode(s: Settings, cli: CliContext): Promise<void> {
   const { io } = cli;
   const host = createSourceHost({ cwd: io.cwd });
-  let entries = await resolveInputs(inputs, io.cwd);
+  const resolve = () => resolveInputs(s.inputs, io.cwd, s.configured);
+  let entries = await resolve();
   const run = async () => {
     const r = compilePolicies(entries, { cwd: io.cwd, host });
-    await compileOnce(inputs, flags, cli, r).catch((error: unknown) => io.stderr(`pruneguard: ${(error as Error).message}\n`));
+    await compileOnce(s, cli, r).catch((error: unknown) => io.stderr(`pruneguard: ${(error as Error).message}\n`));
     watcher.add([...r.sources.keys()].map((p) => path.resolve(io.cwd, p)));
     io.stderr(`[watch] ${new Date().toISOString()} watching for changes\n`);
   };
-  const roots = inputs.length > 0 ? inputs.map((i) => path.resolve(io.cwd, i)) : [path.resolve(io.cwd, "policies")];
+  const roots = (s.inputs.length > 0 ? s.inputs : s.configured.length > 0 ? s.configured : ["policies"]).map((i) => path.resolve(io.cwd, i));
   const watcher = watch([...roots, ...entries], { ignoreInitial: true, ignored: (p) => p.includes("node_modules") });
   let timer: NodeJS.Timeout | undefined;
   watcher.on("all", (_event, changed) => {
     host.refresh([changed.split(path.sep).join("/")]);
     clearTimeout(timer);
     timer = setTimeout(() => {
-      void resolveInputs(inputs, io.cwd)
+      void resolve()
         .then((e) => (entries = e))
         .catch(() => undefined)
         .then(run);

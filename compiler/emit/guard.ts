@@ -1,0 +1,190 @@
+/**
+ * `<policy>.guard.ts`: the runtime half of a policy for agent code. It exports the runtime policy object,
+ * `createWindow` (a `ContextWindow` typed by this policy's `Requests`), the zod schema of model
+ * directives narrowed to the policy's modes with its JSON Schema (for a model's tool definition), the
+ * store declarations, and the IR hash; and it re-exports every type of `<policy>.types.ts`.
+ */
+import { z } from "zod";
+import { DEFAULT_LIMITS, directiveSchema } from "../../src/directive.js";
+import { PRUNE_MODES, type PruneMode } from "../../src/types.js";
+import { formatDuration } from "../../dsl/durations.js";
+import { requestShapeOf } from "../analysis/requests.js";
+import type { PinIR, PolicyIR } from "../ir/schema.js";
+import { describeStore, headerLines } from "./describe.js";
+import type { EmitOptions, EmittedFile } from "./index.js";
+import { irHash } from "./ir-json.js";
+import { code, member, quote, render, type Declaration, type Value } from "./printer.js";
+import { typesFile } from "./types.js";
+
+export const guardFile = (policy: PolicyIR): string => `${policy.name}.guard.ts`;
+
+/** The modes a directive may name under this policy: those of the kinds that can be pruned at all. */
+export function directiveModes(policy: PolicyIR): PruneMode[] {
+  const prunable = policy.kinds.filter((k) => requestShapeOf(k, policy).prunable);
+  const used = new Set((prunable.length > 0 ? prunable : policy.kinds).flatMap((k) => k.modes));
+  const modes = PRUNE_MODES.filter((m) => used.has(m));
+  return modes.length > 0 ? modes : [...PRUNE_MODES];
+}
+
+export function emitGuard(policy: PolicyIR, options: EmitOptions): EmittedFile {
+  const hash = irHash(policy);
+  const pinRef = pinTable(policy);
+  const types = `./${typesFile(policy).replace(/\.ts$/, ".js")}`;
+  const modes = directiveModes(policy);
+  const jsonSchema = z.toJSONSchema(directiveSchema(DEFAULT_LIMITS, modes)) as Value;
+  const first = policy.stores[0];
+  const session: string[] = [
+    policy.session.maxLengthMs === null ? "sessions have no length limit" : `sessions last up to ${formatDuration(policy.session.maxLengthMs)}`,
+    policy.session.lossyBudget === null ? "no limit on lossy commitments" : `at most ${policy.session.lossyBudget} lossy commitment${policy.session.lossyBudget === 1 ? "" : "s"} each`,
+  ];
+  const decls: Declaration[] = [
+    { kind: "comment", lines: headerLines(policy, hash) },
+    { kind: "import", names: ["ContextWindow", "DEFAULT_LIMITS", "directiveSchema as buildDirectiveSchema", "guardWindow"], from: options.runtimeImport },
+    {
+      kind: "import",
+      typeOnly: true,
+      names: ["BackingStore", "Clock", "GuardedWindow", ...(pinRef.size > 0 ? ["PinPattern"] : []), "PruneMode", "RuntimePolicy", "SessionLimits"],
+      from: options.runtimeImport,
+    },
+    { kind: "import", typeOnly: true, names: ["Requests", "SpanKind", "StoreName"], from: types },
+    { kind: "exportTypeStar", from: types },
+    { kind: "const", doc: "The hash of the policy IR this module was generated from.", name: "irHash", value: hash },
+    ...(pinRef.size > 0
+      ? [{ kind: "const", exported: false, doc: "Identifier patterns the policy pins: carried into any digest or compressed form that lost them.", name: "pin", value: Object.fromEntries([...pinRef.values()].map((p) => [p.key, { name: p.pin.name, pattern: p.pin.pattern }])), suffix: "satisfies Record<string, PinPattern>" } satisfies Declaration]
+      : []),
+    {
+      kind: "const",
+      exported: false,
+      doc: "Each kind's runtime rules; `Requests` in the types module says what they mean for a prune.",
+      name: "kinds",
+      type: 'RuntimePolicy<SpanKind>["kinds"]',
+      value: Object.fromEntries(
+        policy.kinds.map((k) => [
+          k.name,
+          {
+            store: k.store,
+            modes: k.modes,
+            lossy: k.lossy,
+            // Defaults are left out (no re-persist, no pins of its own), so each line says what is special.
+            repersist: k.repersist ? true : undefined,
+            pins: k.pins.length > 0 ? k.pins.map((p) => code(member("pin", pinRef.get(pinKey(p))!.key))) : undefined,
+            compressTargetTokens: k.compressTargetTokens ?? undefined,
+          },
+        ]),
+      ),
+    },
+    { kind: "const", exported: false, doc: `Session limits: ${session.join("; ")}.`, name: "session", type: "SessionLimits", value: { maxLengthMs: policy.session.maxLengthMs, lossyBudget: policy.session.lossyBudget } },
+    {
+      kind: "const",
+      doc: `The runtime form of policy \`${policy.name}\`, as \`ContextWindow\` takes it.`,
+      name: "policy",
+      type: "RuntimePolicy<SpanKind>",
+      value: {
+        kinds: code("kinds"),
+        session: code("session"),
+        pins: policy.pins.map((p) => code(member("pin", pinRef.get(pinKey(p))!.key))),
+        tombstone: policy.tombstone?.text,
+      },
+    },
+    {
+      kind: "const",
+      doc: "The stores the policy declares, as data: what a program needs to open them.",
+      name: "storeDeclarations",
+      value: Object.fromEntries(
+        policy.stores.map((s) => [s.name, { engine: s.engine, retentionMs: s.retentionMs, holds: s.holds, distinguishesAbsent: s.distinguishesAbsent, writable: s.writable }]),
+      ),
+      suffix: "as const",
+    },
+    {
+      kind: "interface",
+      doc: `The stores a window of policy \`${policy.name}\` needs, by the names the policy gives them.`,
+      name: "Stores",
+      members: policy.stores.map((s) => ({ doc: describeStore(s), name: s.name, type: "BackingStore" })),
+    },
+    {
+      kind: "interface",
+      doc: "Options of `createWindow`.",
+      name: "CreateWindowOptions",
+      members: [
+        { doc: "The session this window belongs to; every store call is scoped to it.", name: "session", type: "string" },
+        { name: "stores", type: "Stores" },
+        { doc: "A source of time; default: the system clock.", name: "clock", type: "Clock", optional: true },
+        ...(first
+          ? [{ doc: `The store that logs decisions touching no store (invalid directives, unbacked kinds); default \`${first.name}\`, the policy's first.`, name: "auditStore", type: "StoreName", optional: true }]
+          : []),
+      ],
+    },
+    {
+      kind: "type",
+      doc: `A context window typed by policy \`${policy.name}\`: \`prune\` takes only the request a ref's kind accepts.`,
+      name: "PolicyWindow",
+      union: ["GuardedWindow<SpanKind, Requests>"],
+    },
+    {
+      kind: "function",
+      doc: `Opens a context window under policy \`${policy.name}\`; every prune goes through the runtime check against its stores.`,
+      name: "createWindow",
+      params: "options: CreateWindowOptions",
+      returns: "PolicyWindow",
+      body: [
+        "const window = new ContextWindow<SpanKind>({",
+        "  session: options.session,",
+        "  kinds,",
+        ...storesArgument(policy),
+        "  ...(options.clock === undefined ? {} : { clock: options.clock }),",
+        "  limits: session,",
+        ...(policy.pins.length > 0 ? ["  pins: policy.pins ?? [],"] : []),
+        ...(policy.tombstone ? [`  tombstone: ${quote(policy.tombstone.text)},`] : []),
+        ...(first ? [`  auditStore: options.auditStore ?? ${quote(first.name)},`] : []),
+        "});",
+        "return guardWindow<SpanKind, Requests>(window);",
+      ],
+    },
+    {
+      kind: "const",
+      doc: "The prune modes any kind of this policy allows; model directives in another mode are refused before they reach a kind.",
+      name: "directiveModes",
+      type: "readonly PruneMode[]",
+      value: modes,
+    },
+    {
+      kind: "const",
+      doc: "The zod schema of model directives under this policy (strict; `accept_lossy` is the JSON boolean only).",
+      name: "directiveSchema",
+      type: "ReturnType<typeof buildDirectiveSchema>",
+      value: code("buildDirectiveSchema(DEFAULT_LIMITS, directiveModes)"),
+    },
+    {
+      kind: "const",
+      doc: "`directiveSchema` as JSON Schema, for a model's tool definition; a test keeps the two equal.",
+      name: "directiveJsonSchema",
+      type: "{ readonly [key: string]: unknown }",
+      value: jsonSchema,
+    },
+  ];
+  return { path: guardFile(policy), contents: render(decls) };
+}
+
+/** `stores: { toolLog: options.stores.toolLog, … }`: exactly the declared stores, one per line when long. */
+function storesArgument(policy: PolicyIR): string[] {
+  const entries = policy.stores.map((s) => `${s.name}: ${member("options.stores", s.name)}`);
+  const one = `  stores: { ${entries.join(", ")} },`;
+  if (entries.length === 0) return ["  stores: {},"];
+  return one.length <= 100 ? [one] : ["  stores: {", ...entries.map((e) => `    ${e},`), "  },"];
+}
+
+const pinKey = (p: PinIR): string => `${p.name}\u0000${p.pattern}`;
+
+/** Every distinct pin of the policy, in order of first use, under a unique key (its name, or `name_2`). */
+function pinTable(policy: PolicyIR): Map<string, { key: string; pin: PinIR }> {
+  const table = new Map<string, { key: string; pin: PinIR }>();
+  const used = new Set<string>();
+  for (const p of [...policy.pins, ...policy.kinds.flatMap((k) => k.pins)]) {
+    if (table.has(pinKey(p))) continue;
+    let key = p.name;
+    for (let n = 2; used.has(key); n++) key = `${p.name}_${n}`;
+    used.add(key);
+    table.set(pinKey(p), { key, pin: p });
+  }
+  return table;
+}

@@ -1,0 +1,162 @@
+/**
+ * A small printer for generated TypeScript: emitters build a list of declarations as data and render it
+ * once. Output is deterministic and formatted the way the repository's hand-written code is (two-space
+ * indent, double quotes, trailing commas in multi-line literals, lines kept under `WIDTH` where a value
+ * allows it), so a generated file reads like a hand-written one.
+ */
+
+const WIDTH = 120;
+
+/** A literal value: plain data, or `code` for an expression written verbatim (a reference to a const). */
+export type Value =
+  | string
+  | number
+  | boolean
+  | null
+  | { readonly code: string }
+  | readonly Value[]
+  | { readonly [key: string]: Value | undefined };
+
+/** An object property whose value follows a one-line comment. */
+export interface Member {
+  readonly doc?: string;
+  readonly name: string;
+  readonly type: string;
+  readonly optional?: boolean;
+}
+
+export type Declaration =
+  | { readonly kind: "comment"; readonly lines: readonly string[] }
+  | { readonly kind: "import"; readonly names: readonly string[]; readonly from: string; readonly typeOnly?: boolean }
+  | { readonly kind: "exportTypeStar"; readonly from: string }
+  | { readonly kind: "type"; readonly doc?: string; readonly name: string; readonly params?: string; readonly union: readonly string[] }
+  | { readonly kind: "interface"; readonly doc?: string; readonly name: string; readonly members: readonly Member[] }
+  | { readonly kind: "const"; readonly doc?: string; readonly exported?: boolean; readonly name: string; readonly type?: string; readonly value: Value; readonly suffix?: string }
+  | { readonly kind: "function"; readonly doc?: string; readonly name: string; readonly params: string; readonly returns: string; readonly body: readonly string[] };
+
+/** `{ code }` for a verbatim expression. */
+export const code = (text: string): { readonly code: string } => ({ code: text });
+
+/** Renders declarations separated by blank lines; imports stay together. Ends with one newline. */
+export function render(decls: readonly Declaration[]): string {
+  const chunks: string[] = [];
+  let previous: Declaration["kind"] | null = null;
+  for (const d of decls) {
+    const text = renderDeclaration(d);
+    const sticky = previous === "import" && d.kind === "import";
+    if (sticky) chunks[chunks.length - 1] += `\n${text}`;
+    else chunks.push(text);
+    previous = d.kind;
+  }
+  return `${chunks.join("\n\n")}\n`;
+}
+
+function renderDeclaration(d: Declaration): string {
+  switch (d.kind) {
+    case "comment":
+      return d.lines.map((l) => (l === "" ? "//" : `// ${l}`)).join("\n");
+    case "import": {
+      const head = `import ${d.typeOnly ? "type " : ""}`;
+      const one = `${head}{ ${d.names.join(", ")} } from ${quote(d.from)};`;
+      if (one.length <= WIDTH) return one;
+      return `${head}{\n${d.names.map((n) => `  ${n},`).join("\n")}\n} from ${quote(d.from)};`;
+    }
+    case "exportTypeStar":
+      return `export type * from ${quote(d.from)};`;
+    case "type": {
+      const head = `export type ${d.name}${d.params ?? ""} =`;
+      const one = `${head} ${d.union.join(" | ")};`;
+      return doc(d.doc, "") + (one.length <= WIDTH ? one : `${head}\n${d.union.map((u) => `  | ${u}`).join("\n")};`);
+    }
+    case "interface": {
+      const members = d.members.map((m) => `${doc(m.doc, "  ")}  readonly ${propertyKey(m.name)}${m.optional ? "?" : ""}: ${m.type};`);
+      return `${doc(d.doc, "")}export interface ${d.name} {${members.length === 0 ? "" : `\n${members.join("\n")}\n`}}`;
+    }
+    case "const": {
+      const head = `${d.exported === false ? "" : "export "}const ${d.name}${d.type ? `: ${d.type}` : ""} = `;
+      const suffix = d.suffix ? ` ${d.suffix}` : "";
+      return `${doc(d.doc, "")}${head}${printValue(d.value, "", head.length)}${suffix};`;
+    }
+    case "function":
+      return `${doc(d.doc, "")}export function ${d.name}(${d.params}): ${d.returns} {\n${d.body.map((l) => (l === "" ? "" : `  ${l}`)).join("\n")}\n}`;
+  }
+}
+
+/** A one-line JSDoc (or several lines when it would not fit), indented. */
+function doc(text: string | undefined, indent: string): string {
+  if (text === undefined) return "";
+  const safe = text.replaceAll("*/", "*\\/");
+  const one = `${indent}/** ${safe} */`;
+  if (one.length <= WIDTH) return `${one}\n`;
+  return `${indent}/**\n${wrap(safe, WIDTH - indent.length - 3).map((l) => `${indent} * ${l}`).join("\n")}\n${indent} */\n`;
+}
+
+function wrap(text: string, width: number): string[] {
+  const out: string[] = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    if (line !== "" && line.length + 1 + word.length > width) {
+      out.push(line);
+      line = word;
+    } else line = line === "" ? word : `${line} ${word}`;
+  }
+  if (line !== "") out.push(line);
+  return out;
+}
+
+/** A value as TypeScript source. `column` is where it starts, so a short value stays on the line. */
+export function printValue(v: Value, indent: string, column = indent.length): string {
+  const flat = printFlat(v);
+  if (column + flat.length <= WIDTH || !isComposite(v)) return flat;
+  const inner = `${indent}  `;
+  if (Array.isArray(v)) {
+    return `[\n${v.map((x) => `${inner}${printValue(x, inner)},`).join("\n")}\n${indent}]`;
+  }
+  const entries = Object.entries(v as Record<string, Value | undefined>).filter((e): e is [string, Value] => e[1] !== undefined);
+  return `{\n${entries.map(([k, x]) => `${inner}${isShorthand(k, x) ? k : `${propertyKey(k)}: ${printValue(x, inner, inner.length + propertyKey(k).length + 2)}`},`).join("\n")}\n${indent}}`;
+}
+
+function printFlat(v: Value): string {
+  if (v === null) return "null";
+  if (typeof v === "string") return quote(v);
+  if (typeof v === "number") return formatNumber(v);
+  if (typeof v === "boolean") return String(v);
+  if (Array.isArray(v)) return `[${v.map(printFlat).join(", ")}]`;
+  if (isCode(v)) return v.code;
+  const entries = Object.entries(v as Record<string, Value | undefined>).filter((e): e is [string, Value] => e[1] !== undefined);
+  return entries.length === 0 ? "{}" : `{ ${entries.map(([k, x]) => (isShorthand(k, x) ? k : `${propertyKey(k)}: ${printFlat(x)}`)).join(", ")} }`;
+}
+
+/** `{ kinds: kinds }` prints as `{ kinds }`. */
+function isShorthand(key: string, v: Value): boolean {
+  return isCode(v) && v.code === key;
+}
+
+function isCode(v: Value): v is { readonly code: string } {
+  return typeof v === "object" && v !== null && !Array.isArray(v) && typeof (v as { code?: unknown }).code === "string" && Object.keys(v).length === 1;
+}
+
+function isComposite(v: Value): boolean {
+  return typeof v === "object" && v !== null && !isCode(v) && (Array.isArray(v) ? v.length > 0 : Object.keys(v).length > 0);
+}
+
+/** Integers of five digits or more get separators (`7_200_000`), so durations in ms read at a glance. */
+function formatNumber(n: number): string {
+  if (!Number.isInteger(n) || Math.abs(n) < 10_000) return String(n);
+  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, "_");
+}
+
+/** A double-quoted string literal. */
+export function quote(s: string): string {
+  return JSON.stringify(s);
+}
+
+/** An identifier as is; anything else quoted. */
+export function propertyKey(name: string): string {
+  return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? name : quote(name);
+}
+
+/** `obj.name`, or `obj["name"]` when `name` is not an identifier. */
+export function member(obj: string, name: string): string {
+  return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? `${obj}.${name}` : `${obj}[${quote(name)}]`;
+}
