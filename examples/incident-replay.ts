@@ -2,7 +2,9 @@
  * The incident from the reference document, replayed twice with the same scripted model:
  *
  *   left:  a naive executor that frees whatever the model names (what agent runtimes do today);
- *   right: pruneguard's window, which checks the backing store at execution time.
+ *   right: pruneguard's window, which checks the backing store at execution time — opened through the
+ *          guards the compiler generated from `examples/policies` (org: tool results re-persist;
+ *          team-payments: they do not).
  *
  * Turn N: the model summarizes a 40-turn tool block (~9k tokens) whose durable copy was rotated out two
  * hours earlier, and prunes it. Turn N+5: it needs the request id that existed only in that block.
@@ -14,7 +16,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { ManualClock, SqliteStore, countTokens, type BackingStore, type ContextWindow, type DirectiveOutcome } from "../src/index.js";
+import { ManualClock, SqliteStore, countTokens, type BackingStore, type DirectiveOutcome } from "../src/index.js";
 import { createWindow } from "./replay-window.js";
 
 const HOUR = 3_600_000;
@@ -92,7 +94,7 @@ function naiveSide(): Side {
   };
 }
 
-function guardedSide(title: string, win: ContextWindow, toolLog: BackingStore): Side {
+function guardedSide(title: string, win: ReturnType<typeof createWindow>, toolLog: BackingStore): Side {
   return {
     title,
     async append(kind, text) {
@@ -170,8 +172,8 @@ export async function replay(options: ReplayOptions = {}): Promise<ReplayResult>
     const session = "incident-replay";
     const sides: Side[] = [
       naiveSide(),
-      guardedSide("pruneguard, re-persist on", createWindow({ session, stores: { toolLog: onStore }, clock, repersist: true }), onStore),
-      guardedSide("pruneguard, re-persist off", createWindow({ session, stores: { toolLog: offStore }, clock, repersist: false }), offStore),
+      guardedSide("pruneguard org, re-persist on", createWindow({ session, toolLog: onStore, clock, repersist: true }), onStore),
+      guardedSide("pruneguard payments, re-persist off", createWindow({ session, toolLog: offStore, clock, repersist: false }), offStore),
     ];
     const rows: Row[] = [];
     const all = async (turn: string, f: (s: Side) => Promise<string>) => {

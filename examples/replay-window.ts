@@ -1,19 +1,27 @@
 /**
- * The window the incident replay drives. The policy is written inline here; once the example policies
- * are compiled, this is replaced by the generated guard's `createWindow`.
+ * The windows the incident replay drives, from the generated guards of the example policies:
+ * `generated/org.guard.ts` (tool results re-persist) and `generated/team-payments.guard.ts` (the payments
+ * team turned re-persist off). The replay supplies the tool log; the policies' other stores are opened
+ * in memory from the declarations the guards export.
  */
-import { presetPins } from "../dsl/pins.js";
-import { ContextWindow, type BackingStore, type Clock } from "../src/index.js";
+import { MemoryStore, type BackingStore, type Clock } from "../src/index.js";
+import * as org from "../generated/org.guard.js";
+import * as payments from "../generated/team-payments.guard.js";
 
-export function createWindow(o: { session: string; stores: { toolLog: BackingStore }; clock: Clock; repersist: boolean }) {
-  return new ContextWindow({
-    session: o.session,
-    stores: o.stores,
-    clock: o.clock,
-    pins: [presetPins.requestId, presetPins.errorCode],
-    kinds: {
-      toolResult: { store: "toolLog", modes: ["drop", "summarize", "compress"], lossy: "with-flag", repersist: o.repersist },
-      scratch: { store: null, modes: ["drop"], lossy: "with-flag" },
-    },
-  });
+/** A policy's other stores, in memory, each with its own handle prefix so handles cannot collide. */
+function otherStores(declarations: typeof org.storeDeclarations, clock: Clock) {
+  const open = (name: "transcript" | "notes" | "archive", handlePrefix: string) => {
+    const d = declarations[name];
+    return new MemoryStore({ name, clock, handlePrefix, retentionMs: d.retentionMs, holds: d.holds, distinguishesAbsent: d.distinguishesAbsent, writable: d.writable });
+  };
+  return { transcript: open("transcript", "t"), notes: open("notes", "n"), archive: open("archive", "a") };
+}
+
+/**
+ * A window of the organisation policy (`repersist: true`: `toolResult` copies that expired are written
+ * back from the window) or of the payments overlay (`repersist: false`).
+ */
+export function createWindow(o: { session: string; toolLog: BackingStore; clock: Clock; repersist: boolean }): org.PolicyWindow | payments.PolicyWindow {
+  const guard = o.repersist ? org : payments;
+  return guard.createWindow({ session: o.session, clock: o.clock, stores: { toolLog: o.toolLog, ...otherStores(guard.storeDeclarations, o.clock) } });
 }

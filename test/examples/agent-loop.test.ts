@@ -1,0 +1,13 @@
+import { describe, expect, it } from "vitest";
+import { agentLoop } from "../../examples/agent-loop.js";
+
+describe("the agent loop example (generated guard, both halves)", () => {
+  it("prunes what the runtime can back, commits the explicit loss, refuses the rest, and prints the same every run", async () => {
+    const a = await agentLoop(() => undefined);
+    expect(a).toContain("prune toolResult (summarize): reversible, handle #1");
+    expect(a.some((l) => /systemHint .*lossy, "span_1 pruned, unrecoverable/.test(l))).toBe(true);
+    expect(a.some((l) => /scratch .*IrreversiblePruneError \(rejected/.test(l))).toBe(true);
+    expect(a.some((l) => /"accept_lossy":"true".*schema refuses; window: invalid/.test(l))).toBe(true);
+    expect(await agentLoop(() => undefined)).toEqual(a);
+  });
+});
