@@ -101,6 +101,25 @@ async function recallFromStores(
       }
     }
   }
+  // Unbacked spans die with the process, but their prune records do not: a tombstone stays a tombstone.
+  for (const store of ctx.stores()) {
+    let log;
+    try {
+      log = await store.auditLog(ctx.session);
+    } catch {
+      failed = store;
+      continue;
+    }
+    const pruned = log.findLast((r) => r.op === "prune" && (r.status === "lossy" || r.status === "reversible") && (r.spanId === query || (r.handle !== null && r.handle === query)));
+    if (pruned) {
+      const seq = await ctx.audit(store, draft("pruned-unrecoverable", pruned.status === "lossy" ? "lossy" : "copy-lost:absent"));
+      return {
+        op: "recall", status: "pruned-unrecoverable", spanId: pruned.spanId ?? query, handle: pruned.handle,
+        reason: pruned.status === "lossy" ? "lossy" : "copy-lost", replacement: null,
+        line: tombstoneLine(pruned.spanId ?? query, ctx.tombstone), auditSeq: seq,
+      };
+    }
+  }
   if (failed !== null) {
     // A store that could not answer may hold it: "unknown" would be a guess, and a wrong one is the bug.
     const seq = await ctx.audit(ctx.auditStore, draft("unavailable", "store-error"));

@@ -129,6 +129,7 @@ export class ContextWindow<K extends string = string> {
   #lossyUsed: number | null = null;
   #pendingAudit: Array<{ store: BackingStore; draft: AuditDraft }> = [];
   #ended = false;
+  #tail: Promise<unknown> = Promise.resolve();
 
   constructor(options: ContextWindowOptions<K>) {
     if (typeof options.session !== "string" || options.session.length === 0) {
@@ -180,19 +181,26 @@ export class ContextWindow<K extends string = string> {
    * can be reversible. A store failure does not lose the span: it stays live without a handle, and a
    * later prune sees that (and may re-persist).
    */
-  async append<P extends K>(input: AppendInput<P>): Promise<SpanRef<P>> {
+  append<P extends K>(input: AppendInput<P>): Promise<SpanRef<P>> {
+    return this.#serial(() => this.#append(input));
+  }
+
+  async #append<P extends K>(input: AppendInput<P>): Promise<SpanRef<P>> {
     this.#assertOpen();
     const policy = this.#kinds[input.kind] as KindPolicy | undefined;
     if (policy === undefined || !Object.hasOwn(this.#kinds, input.kind)) {
       throw new TypeError(`ContextWindow.append: unknown kind ${String(input.kind)}`);
     }
     if (typeof input.text !== "string") throw new TypeError("ContextWindow.append: text must be a string");
+    // A lone surrogate has no UTF-8 form: every store would keep U+FFFD instead, under the same hash, and
+    // recall would return other code units. Make the text well-formed once, here, so all copies agree.
+    const text = input.text.toWellFormed();
     const id = `span_${this.#nextSpan++}`;
-    const hash = contentHash(input.text);
+    const hash = contentHash(text);
     const message = input.message;
     const group = input.group ?? (message && "callId" in message ? `call:${message.callId}` : undefined);
     const span: Span = {
-      id, kind: input.kind, text: input.text, tokens: countTokens(input.text), hash,
+      id, kind: input.kind, text, tokens: countTokens(text), hash,
       ...(group !== undefined ? { group } : {}),
       ...(message !== undefined ? { message } : {}),
     };
@@ -201,7 +209,7 @@ export class ContextWindow<K extends string = string> {
       const store = this.#stores.get(policy.store)!;
       if (store.capabilities.writable) {
         try {
-          const persisted = await store.persist({ session: this.session, spanId: id, kind: input.kind, text: input.text, hash });
+          const persisted = await store.persist({ session: this.session, spanId: id, kind: input.kind, text, hash });
           entry.handle = persisted.handle;
         } catch (err) {
           entry.persistError = errorMessage(err);
@@ -225,7 +233,11 @@ export class ContextWindow<K extends string = string> {
   }
 
   /** The typed path without the throw: every outcome comes back as data. */
-  async tryPrune(request: PruneRequest<K>): Promise<PruneOutcome> {
+  tryPrune(request: PruneRequest<K>): Promise<PruneOutcome> {
+    return this.#serial(() => this.#tryPrune(request));
+  }
+
+  async #tryPrune(request: PruneRequest<K>): Promise<PruneOutcome> {
     this.#assertOpen();
     const raw = directiveForAudit({ span: request.span, mode: request.mode, digest: request.digest, acceptLossy: request.acceptLossy });
     if (request.mode === "summarize" && (typeof request.digest !== "string" || request.digest.length === 0)) {
@@ -238,10 +250,17 @@ export class ContextWindow<K extends string = string> {
    * The untrusted path: model output in (a JSON string or parsed value), an outcome out. Never throws;
    * a bad directive leaves the window unchanged and is audited with its reason.
    */
-  async applyDirective(input: unknown): Promise<DirectiveOutcome> {
-    const raw = directiveForAudit(input);
+  applyDirective(input: unknown): Promise<DirectiveOutcome> {
+    return this.#serial(() => this.#applyDirective(input));
+  }
+
+  async #applyDirective(input: unknown): Promise<DirectiveOutcome> {
+    // Read untrusted input exactly once: a getter must not show the audit log one value and the parser
+    // another.
+    const value = snapshot(input);
+    const raw = directiveForAudit(value);
     try {
-      const parsed = parseDirective(input, this.#directiveLimits);
+      const parsed = parseDirective(value, this.#directiveLimits);
       if (!parsed.ok) return await this.#invalid(parsed.op, parsed.issues, raw);
       const d = parsed.directive;
       if (d.op === "recall") return await this.#recall(d.span_id, raw);
@@ -260,8 +279,8 @@ export class ContextWindow<K extends string = string> {
    * identical to what was pruned), `pruned-unrecoverable`, `unknown` (this window never held it); plus
    * `unavailable` when the store failed and the copy may still exist.
    */
-  async recall(query: string): Promise<RecallOutcome> {
-    return this.#recall(String(query), directiveForAudit({ op: "recall", span_id: query }));
+  recall(query: string): Promise<RecallOutcome> {
+    return this.#serial(() => this.#recall(String(query), directiveForAudit({ op: "recall", span_id: query })));
   }
 
   /** What the model reads next: live spans, index lines, tombstones and rejection lines, in order. */
@@ -317,13 +336,25 @@ export class ContextWindow<K extends string = string> {
    * Ends the session: releases its holds so their copies age out under normal retention. Recall still
    * answers for what is left; prunes and appends are refused.
    */
-  async end(): Promise<void> {
-    if (this.#ended) return;
-    this.#ended = true;
-    for (const store of this.#distinctStores()) await store.releaseHolds(this.session);
+  end(): Promise<void> {
+    return this.#serial(async () => {
+      if (this.#ended) return;
+      this.#ended = true;
+      for (const store of this.#distinctStores()) await store.releaseHolds(this.session);
+    });
   }
 
   // ---------------------------------------------------------------------------------------------------
+
+  /**
+   * Runs window operations one at a time, in call order. Two prunes of one span issued concurrently
+   * would otherwise both pass the check before either rewrote the window.
+   */
+  #serial<T>(op: () => Promise<T>): Promise<T> {
+    const run = this.#tail.then(op, op);
+    this.#tail = run.catch(() => undefined);
+    return run;
+  }
 
   #assertOpen(): void {
     if (this.#ended) throw new Error(`ContextWindow: session ${this.session} has ended`);
@@ -570,5 +601,17 @@ export class ContextWindow<K extends string = string> {
       await next.store.appendAudit(this.session, next.draft);
       this.#pendingAudit.shift();
     }
+  }
+}
+
+/** A plain-data copy of untrusted input, taken once; an unreadable value becomes a marker string. */
+function snapshot(input: unknown): unknown {
+  if (typeof input === "string" || input === null || typeof input !== "object") return input;
+  try {
+    // structuredClone reads each property once and keeps non-JSON values (a Boolean object stays one,
+    // so it still fails the schema); proxies and functions cannot be cloned and end up invalid.
+    return structuredClone(input);
+  } catch {
+    return "[unreadable directive]";
   }
 }

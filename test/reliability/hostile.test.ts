@@ -177,12 +177,10 @@ describe("hostile directives: size, depth and reads that lie", () => {
     await expectRefused(input);
   });
 
-  it.fails("known bug: an input that reads differently the second time is executed on a value the audit log does not show", async () => {
-    // A getter (or proxy) shows the audit serialiser one value and the parser another: applyDirective
-    // calls directiveForAudit(input) and then parseDirective(input), reading the untrusted object twice.
-    // Here the log records `"accept_lossy":"no"` while the runtime executes a lossy commitment on `true`.
-    // Fix (src/window.ts): snapshot untrusted input once (a JSON round trip of non-string input, inside
-    // the try) and both audit and parse that snapshot.
+  it("an input that reads differently the second time is audited as the value that was executed", async () => {
+    // A getter (or proxy) could show the audit serialiser one value and the parser another. Seen to fail
+    // before applyDirective took one snapshot of its input: the log recorded `"accept_lossy":"no"` while
+    // the runtime executed a lossy commitment on `true`.
     const { win, store } = await target();
     let reads = 0;
     const input = {

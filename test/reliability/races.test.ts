@@ -4,7 +4,7 @@
  * - recall never answers `unknown` for a span the window holds, and `found` is byte-identical;
  * - every span the window freed is held (it survives a later rotation) or is a tombstone;
  * - every directive has exactly one audit record and the chain verifies;
- * - two concurrent prunes of the same span free it once (a known bug today: see below).
+ * - two concurrent prunes of the same span free it once (window operations are serialised).
  *
  * Seen to fail when broken on purpose: `PRUNEGUARD_SABOTAGE=skip-hold` fails the first property
  * ("span_1: freed under #1 but the store answers expired").
@@ -75,12 +75,10 @@ describe("races: rotation interleaved with prune and recall", () => {
     );
   });
 
-  // Known bug (src/window.ts): directives on one window are not serialised. Both prunes pass the "live"
-  // check before either commits, so both commit: two `reversible` outcomes (or two lossy ones, charging
-  // the budget twice) and two audit records for one freed span; the second `#apply` writes
-  // `entries[-1]` because the entry is gone. Fix: run `applyDirective`/`tryPrune`/`recall` through a
-  // per-window promise queue (or mark the span "pruning" before the first await and re-check after).
-  it.fails(`known bug: two concurrent prunes of one span free it once (${fuzzRuns(100)} runs)`, { timeout: timeoutFor(100, 10) }, async () => {
+  // Seen to fail before the window serialised its operations: both prunes passed the "live" check
+  // before either committed, so both committed — two `reversible` outcomes (or two lossy ones, charging
+  // the budget twice) and two audit records for one freed span.
+  it(`two concurrent prunes of one span free it once (${fuzzRuns(100)} runs)`, { timeout: timeoutFor(100, 10) }, async () => {
     await fc.assert(
       fc.asyncProperty(fc.scheduler(), fc.constantFrom("span_1", "span_4"), async (s, target) => {
         const clock = new ManualClock(0);

@@ -179,12 +179,10 @@ describe("tenancy: forged handles", () => {
 });
 
 describe("provenance across a restart", () => {
-  it.fails("known gap: a window rebuilt after a restart answers `unknown` for an unbacked span it tombstoned", async () => {
-    // The lossy commitment is in the session's audit log (status lossy, spanId span_1), yet a rebuilt
-    // window answers "span_1: never in this session" — the collapse the reference document calls the
-    // dangerous one. Unbacked kinds' bytes die with the process by design; their tombstones need not.
-    // Fix (src/window.ts, #recallUnknownHere): before answering unknown, look for the span id (or handle)
-    // in this session's audit log; a lossy record, or any prune record, means pruned-unrecoverable.
+  it("a window rebuilt after a restart answers pruned-unrecoverable for an unbacked span it tombstoned", async () => {
+    // Seen to fail before recall consulted the audit log: the rebuilt window answered "span_1: never in
+    // this session" — the collapse the reference document calls the dangerous one. Unbacked kinds'
+    // bytes die with the process by design; their tombstones must not.
     const clock = new ManualClock(0);
     const store = new MemoryStore({ name: "log", clock });
     const first = makeWindow("s", store, clock);
