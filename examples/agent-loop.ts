@@ -14,13 +14,31 @@ import { pathToFileURL } from "node:url";
 import { IrreversiblePruneError, ManualClock, MemoryStore } from "../src/index.js";
 import { createWindow, directiveJsonSchema, directiveSchema, irHash, storeDeclarations, type Ref } from "../generated/org.guard.js";
 
+/** A memory store that can be told to fail its next write, standing in for an unreachable server. */
+class FlakyStore extends MemoryStore {
+  #fail = false;
+  failNextPersist(): void {
+    this.#fail = true;
+  }
+  override persist(input: Parameters<MemoryStore["persist"]>[0]): ReturnType<MemoryStore["persist"]> {
+    if (!this.#fail) return super.persist(input);
+    this.#fail = false;
+    return Promise.reject(new Error("connection refused"));
+  }
+}
+
 /** The policy's stores, in memory (a real agent opens SQLite or PostgreSQL from the same declarations). */
 function openStores(clock: ManualClock) {
-  const open = (name: keyof typeof storeDeclarations, handlePrefix: string) => {
+  const options = (name: keyof typeof storeDeclarations, handlePrefix: string) => {
     const d = storeDeclarations[name];
-    return new MemoryStore({ name, clock, handlePrefix, retentionMs: d.retentionMs, holds: d.holds, distinguishesAbsent: d.distinguishesAbsent, writable: d.writable });
+    return { name, clock, handlePrefix, retentionMs: d.retentionMs, holds: d.holds, distinguishesAbsent: d.distinguishesAbsent, writable: d.writable };
   };
-  return { toolLog: open("toolLog", ""), transcript: open("transcript", "t"), notes: open("notes", "n"), archive: open("archive", "a") };
+  return {
+    toolLog: new MemoryStore(options("toolLog", "")),
+    transcript: new FlakyStore(options("transcript", "t")),
+    notes: new MemoryStore(options("notes", "n")),
+    archive: new MemoryStore(options("archive", "a")),
+  };
 }
 
 /** Summarizes a tool result; typed so only a `toolResult` ref can reach it. */
@@ -49,6 +67,8 @@ export async function agentLoop(write: (line: string) => void = (l) => process.s
   void (() => win.prune(notice, { mode: "drop" }));
   // @ts-expect-error a string is not a span ref: only `append` mints them.
   void (() => win.prune("span_3", { mode: "drop" }));
+  // @ts-expect-error scratch's store is read-only, so a scratch prune is always lossy and must say so.
+  void (() => win.prune(scratch, { mode: "drop" }));
   // @ts-expect-error a scratch ref where a toolResult ref is expected.
   void (() => summarizeToolResult(win, scratch, "planned"));
 
@@ -57,14 +77,16 @@ export async function agentLoop(write: (line: string) => void = (l) => process.s
   const lossy = await win.prune(hint, { mode: "drop", acceptLossy: true });
   say(`prune systemHint (drop, acceptLossy: true): ${lossy.status}, "${lossy.status === "lossy" ? lossy.tombstone : ""}"`);
 
-  // scratch is backed by `notes`, a legacy read-only store this process never writes to, so the types
-  // allow the prune (a copy could be there) and the runtime refuses it: it finds no copy to verify.
+  // userTurn is backed by `transcript` for 30 days, so the types allow this prune. But the transcript
+  // server was unreachable when the turn was appended: no copy exists, and the guard refuses to free it.
+  stores.transcript.failNextPersist();
+  const turn = await win.append({ kind: "userTurn", text: "Why did deploy 8812 fail? Ticket OPS-4411." });
   try {
-    await win.prune(scratch, { mode: "drop" });
-    say("prune scratch (drop): executed");
+    await win.prune(turn, { mode: "compress" });
+    say("prune userTurn (compress): executed");
   } catch (err) {
     if (!(err instanceof IrreversiblePruneError)) throw err;
-    say(`prune scratch (drop): IrreversiblePruneError (${err.outcome.status}: ${err.outcome.line})`);
+    say(`prune userTurn (compress), its store was down at append: IrreversiblePruneError (${err.outcome.status}: ${err.outcome.line})`);
   }
 
   // ---- model output: untrusted, parsed by the policy's own schema, then the same check ----

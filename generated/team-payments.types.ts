@@ -76,16 +76,6 @@ export interface BackedNoLossSummarize {
 }
 
 /**
- * A drop prune of a kind a store backs and that forbids lossy commitment: reversible when the runtime verifies the
- * copy, rejected when it cannot.
- */
-export interface BackedNoLossDrop {
-  readonly mode: "drop";
-  /** The kind forbids lossy commitment: only `false` is meaningful. */
-  readonly acceptLossy?: false;
-}
-
-/**
  * A drop prune of a kind nothing can back: always a lossy commitment that leaves a tombstone, so the request must say
  * `acceptLossy: true`.
  */
@@ -93,6 +83,28 @@ export interface LossyOnlyDrop {
   readonly mode: "drop";
   /** Must be the literal `true`: a `boolean` is not an explicit acceptance. */
   readonly acceptLossy: true;
+}
+
+/**
+ * A summarize prune of a kind nothing can back: always a lossy commitment that leaves a tombstone, so the request must
+ * say `acceptLossy: true`.
+ */
+export interface LossyOnlySummarize {
+  readonly mode: "summarize";
+  /** The digest that replaces the span; the kind's pins are carried into it. */
+  readonly digest: string;
+  /** Must be the literal `true`: a `boolean` is not an explicit acceptance. */
+  readonly acceptLossy: true;
+}
+
+/**
+ * A drop prune of a kind a store backs and that forbids lossy commitment: reversible when the runtime verifies the
+ * copy, rejected when it cannot.
+ */
+export interface BackedNoLossDrop {
+  readonly mode: "drop";
+  /** The kind forbids lossy commitment: only `false` is meaningful. */
+  readonly acceptLossy?: false;
 }
 
 /** What a prune of each kind of policy `team-payments` must carry; hover a kind for its rules. */
@@ -115,10 +127,9 @@ export interface Requests {
   readonly userTurn: BackedNoLossCompress | BackedNoLossSummarize;
   /**
    * `scratch`: store notes (sqlite, retention 6h, no holds, read-only); modes drop, summarize; lossy with acceptLossy;
-   * reversible for 6h after append, then lossy only with flag: notes rotates copies 6h after append and cannot hold
-   * them.
+   * lossy only with flag: store notes is read-only, so the window never persists a copy to it.
    */
-  readonly scratch: BackedDrop | BackedSummarize;
+  readonly scratch: LossyOnlyDrop | LossyOnlySummarize;
   /**
    * `auditNote`: store archive (postgres, retention forever, holds); modes drop; lossy forbidden; always reversible:
    * archive keeps copies forever.

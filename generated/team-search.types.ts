@@ -105,10 +105,10 @@ export interface Requests {
    */
   readonly userTurn: BackedNoLossCompress | BackedNoLossSummarize;
   /**
-   * `scratch`: store notes (sqlite, retention 6h, no holds, read-only); modes drop; lossy with acceptLossy; always
-   * reversible: retention 6h outlasts the 4h session.
+   * `scratch`: store notes (sqlite, retention 6h, no holds, read-only); modes drop; lossy with acceptLossy; lossy only
+   * with flag: store notes is read-only, so the window never persists a copy to it.
    */
-  readonly scratch: BackedDrop;
+  readonly scratch: LossyOnlyDrop;
   /**
    * `auditNote`: store archive (postgres, retention forever, holds); modes drop; lossy forbidden; always reversible:
    * archive keeps copies forever.

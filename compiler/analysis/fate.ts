@@ -27,6 +27,9 @@ export function fateOf(kind: KindIR, policy: PolicyIR): Fate {
     kind.lossy === "with-flag" ? { fate: "lossy-with-flag", why } : { fate: "never-prunable", why: `${why}, and lossy is forbidden` };
   if (!store) return irreversible("no store keeps a copy");
   if (!store.distinguishesAbsent) return irreversible(`store \`${store.name}\` cannot distinguish absent`);
+  // The window persists a span at append only into a writable store; a read-only one never holds a copy
+  // this window can verify.
+  if (!store.writable) return irreversible(`store \`${store.name}\` is read-only, so the window never persists a copy to it`);
   if (store.retentionMs === null) return { fate: "always-reversible", why: `\`${store.name}\` keeps copies forever` };
   if (kind.repersist && store.writable) return { fate: "always-reversible", why: "expired copies are re-persisted from the window" };
   const session = policy.session.maxLengthMs;

@@ -47,7 +47,7 @@ export function requestShapeOf(kind: KindIR, policy: PolicyIR): RequestShape {
         reason:
           kind.store === null
             ? `kind ${kind.name} has no store and forbids lossy commitment: it cannot be pruned`
-            : `kind ${kind.name}'s store ${kind.store} cannot distinguish absent and the kind forbids lossy commitment: it cannot be pruned`,
+            : `kind ${kind.name} forbids lossy commitment and ${fate.why.replace(/, and lossy is forbidden$/, "").replaceAll("`", "")}: it cannot be pruned`,
         fate,
       };
   }

@@ -14,7 +14,8 @@ export const checkRetention: Check = (policy) => {
   const session = policy.session.maxLengthMs;
   if (session === null) return out;
   for (const store of policy.stores) {
-    if (store.retentionMs === null || store.retentionMs >= session) continue;
+    // A read-only store never receives a copy from the window (PG3005 says so); its retention is moot.
+    if (store.retentionMs === null || store.retentionMs >= session || !store.writable) continue;
     const exposed = policy.kinds.filter((k) => k.store === store.name && !(k.repersist && store.writable));
     if (exposed.length === 0) continue;
     const rules = new Set(exposed.map((k) => k.lossy));

@@ -228,6 +228,12 @@ export const catalogue = {
     template: "store `{store}` is declared but no kind uses it",
     example: `stores: { archive: store.postgres({ retention: days(90) }) },`,
   },
+  PG3005: {
+    category: "warning",
+    title: "Read-only store backs a kind",
+    template: "store `{store}` is read-only, so the window never persists a `{kind}` span to it and no prune of `{kind}` can find a copy to verify: every prune is {after}; make the store writable, or declare the kind with `store: null` to say so",
+    example: `stores: { notes: store.sqlite({ retention: hours(6), writable: false }) },\nkinds: { scratch: { store: "notes", modes: ["drop"], lossy: "with-flag" } },`,
+  },
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type DiagnosticCode = keyof typeof catalogue;

@@ -14,8 +14,8 @@ export default definePolicy({
     toolLog: store.sqlite({ retention: hours(2), holds: true }),
     // Shared by every agent process; conversation turns are kept for a month.
     transcript: store.postgres({ retention: days(30) }),
-    // A legacy scratchpad: rotates after 6h, cannot hold or be written back. Sessions last 8h, so scratch
-    // spans are reversible only for their first 6h (the compiler warns, PG3001; team-search's 4h sessions fix it).
+    // A legacy scratchpad another system writes: the window cannot write to it, so it never holds a copy
+    // of a scratch span, and every scratch prune is a lossy commitment (the compiler warns, PG3005).
     notes: store.sqlite({ retention: hours(6), holds: false, writable: false }),
     // Audit copies are never rotated.
     archive: store.postgres({ retention: forever }),

@@ -167,6 +167,19 @@ describe("PG3001 retention shorter than a session", () => {
   });
 });
 
+describe("PG3005 read-only store", () => {
+  const stores = `notes: store.sqlite({ retention: hours(6), writable: false })`;
+  it("warns that every prune is lossy (with-flag) or rejected (forbid)", () => {
+    const r = compileOne(policy(`    scratch: { store: "notes", modes: ["drop"], lossy: "with-flag" },`, "", stores));
+    expect(expectDiagnostic(r, "PG3005", 6, 23).message).toContain("a lossy commitment that needs accept_lossy");
+    const f = compileOne(policy(`    scratch: { store: "notes", modes: ["drop"], lossy: "forbid" },`, "", stores));
+    expect(expectDiagnostic(f, "PG3005", 6, 23).message).toContain("the kind can never be pruned");
+  });
+  it("is quiet for a writable store", () => {
+    expectClean(compileOne(policy(`    scratch: { store: "notes", modes: ["drop"], lossy: "with-flag" },`, "", `notes: store.sqlite({ retention: hours(6) })`)));
+  });
+});
+
 describe("PG3003 / PG3004", () => {
   it("PG3003: repersist without a store", () => {
     expectDiagnostic(compileOne(policy(`    a: { store: "toolLog", modes: ["drop"], lossy: "forbid" },\n    b: { store: null, modes: ["drop"], lossy: "with-flag", repersist: true },`)), "PG3003", 7, 71);

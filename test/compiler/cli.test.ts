@@ -118,6 +118,8 @@ describe("pruneguard CLI", () => {
     expect(r.stdout).toContain("never prunable");
     expect(r.stdout).toContain("lossy only with flag");
     const org = run(["explain", "examples/policies/org.policy.ts"]);
-    expect(org.stdout).toContain("reversible for 6h after append, then lossy only with flag");
+    expect(org.stdout).toMatch(/scratch .*lossy only with flag \(store notes is read-only/);
+    const payments = run(["explain", "examples/policies/team-payments.policy.ts"]);
+    expect(payments.stdout).toContain("reversible for 2h after append, then lossy only with flag");
   });
 });

@@ -6,7 +6,7 @@ describe("the agent loop example (generated guard, both halves)", () => {
     const a = await agentLoop(() => undefined);
     expect(a).toContain("prune toolResult (summarize): reversible, handle #1");
     expect(a.some((l) => /systemHint .*lossy, "span_1 pruned, unrecoverable/.test(l))).toBe(true);
-    expect(a.some((l) => /scratch .*IrreversiblePruneError \(rejected/.test(l))).toBe(true);
+    expect(a.some((l) => /userTurn .*IrreversiblePruneError \(rejected/.test(l))).toBe(true);
     expect(a.some((l) => /"accept_lossy":"true".*schema refuses; window: invalid/.test(l))).toBe(true);
     expect(await agentLoop(() => undefined)).toEqual(a);
   });
