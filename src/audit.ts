@@ -58,8 +58,30 @@ export function sealAudit(
   draft: AuditDraft,
   ctx: { seq: number; at: number; session: string; store: string; prevHash: string },
 ): AuditRecord {
-  const body = { ...draft, ...ctx };
-  return { ...body, hash: contentHash(ctx.prevHash + "\n" + canonicalJson(body)) };
+  // Keys written in sorted order, so plain JSON.stringify is the canonical form `verifyAuditChain`
+  // recomputes; spreading the two objects instead costs several times the whole hash on a hot path.
+  const c = draft.conditions;
+  const body: Omit<AuditRecord, "hash"> & { hash?: string } = {
+    acceptLossy: draft.acceptLossy,
+    at: ctx.at,
+    conditions: c === null ? null : { addressability: c.addressability, existence: c.existence, provenance: c.provenance },
+    directive: draft.directive,
+    handle: draft.handle,
+    kind: draft.kind,
+    mode: draft.mode,
+    op: draft.op,
+    pinsCarried: draft.pinsCarried,
+    prevHash: ctx.prevHash,
+    reason: draft.reason,
+    repersisted: draft.repersisted,
+    seq: ctx.seq,
+    session: ctx.session,
+    spanId: draft.spanId,
+    status: draft.status,
+    store: ctx.store,
+  };
+  body.hash = contentHash(ctx.prevHash + "\n" + JSON.stringify(body));
+  return body as AuditRecord;
 }
 
 /** A break in an audit chain: where it is and why. */

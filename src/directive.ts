@@ -55,7 +55,17 @@ export type ParsedDirective =
   | { readonly ok: true; readonly directive: Directive }
   | { readonly ok: false; readonly op: "prune" | "recall" | null; readonly issues: DirectiveIssue[] };
 
-const defaultSchema = directiveSchema();
+/** Schemas are built once per limits object: building one costs far more than parsing with it. */
+const schemas = new WeakMap<DirectiveLimits, ReturnType<typeof directiveSchema>>([[DEFAULT_LIMITS, directiveSchema()]]);
+
+function schemaFor(limits: DirectiveLimits): ReturnType<typeof directiveSchema> {
+  let schema = schemas.get(limits);
+  if (!schema) {
+    schema = directiveSchema(limits);
+    schemas.set(limits, schema);
+  }
+  return schema;
+}
 
 /**
  * Parses untrusted model output: a JSON string or an already-parsed value. Never throws.
@@ -73,7 +83,7 @@ export function parseDirective(input: unknown, limits: DirectiveLimits = DEFAULT
         return { ok: false, op: null, issues: [{ path: "", message: "directive is not valid JSON" }] };
       }
     }
-    const schema = limits === DEFAULT_LIMITS ? defaultSchema : directiveSchema(limits);
+    const schema = schemaFor(limits);
     const r = schema.safeParse(value);
     if (r.success) return { ok: true, directive: r.data };
     const op = opOf(value);

@@ -3,6 +3,8 @@ import type { PruneMode, Span, SpanMessage } from "./types.js";
 
 export interface LiveEntry {
   state: "live";
+  /** Its index in the window's entries: positions never move, a pruned span is replaced in place. */
+  pos: number;
   span: Span;
   handle: string | null;
   store: string | null;

@@ -142,7 +142,7 @@ export class ContextWindow<K extends string = string> {
     this.#limits = options.limits ?? {};
     this.#pins = options.pins ?? [];
     this.#tombstone = options.tombstone ?? DEFAULT_TOMBSTONE;
-    this.#directiveLimits = { ...DEFAULT_LIMITS, ...options.directiveLimits };
+    this.#directiveLimits = options.directiveLimits ? { ...DEFAULT_LIMITS, ...options.directiveLimits } : DEFAULT_LIMITS;
     this.#startedAt = this.#clock.now();
     if (!this.#tombstone.includes("{span}")) throw new TypeError("ContextWindow: tombstone must contain {span}");
     const prefixes = new Map<string, string>();
@@ -204,7 +204,7 @@ export class ContextWindow<K extends string = string> {
       ...(group !== undefined ? { group } : {}),
       ...(message !== undefined ? { message } : {}),
     };
-    const entry: LiveEntry = { state: "live", span, handle: null, store: policy.store, persistError: null, notice: null };
+    const entry: LiveEntry = { state: "live", pos: this.#entries.length, span, handle: null, store: policy.store, persistError: null, notice: null };
     if (policy.store !== null) {
       const store = this.#stores.get(policy.store)!;
       if (store.capabilities.writable) {
@@ -500,7 +500,7 @@ export class ContextWindow<K extends string = string> {
       text,
       replacement: p.body,
     };
-    this.#entries[this.#entries.indexOf(p.entry)] = gone;
+    this.#entries[p.entry.pos] = gone;
     this.#byId.set(span.id, gone);
     if (!reversible && this.#lossyUsed !== null) this.#lossyUsed++;
     return span.tokens - countTokens(text);

@@ -135,8 +135,9 @@ function predictRecall(g: Gen, query: string, reader: boolean): Predicted {
   if (span === undefined) return { status: "unknown" };
   const rec = g.records.get(span.id);
   if (reader) {
-    // Unbacked kinds lived only in the crashed process: their bytes and their tombstones died with it.
-    if (rec === undefined) return { status: "unknown" };
+    // Unbacked kinds lived only in the crashed process: their bytes died with it, but a tombstone's
+    // lossy record is in the audit log, so the rebuilt window still knows the span existed.
+    if (rec === undefined) return span.state === "tombstone" ? { status: "pruned-unrecoverable" } : { status: "unknown" };
     return rec.rotated ? { status: "pruned-unrecoverable" } : { status: "found", text: span.text, source: "store" };
   }
   if (span.state === "live") {
