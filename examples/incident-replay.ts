@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { ManualClock, SqliteStore, countTokens, type BackingStore, type DirectiveOutcome } from "../src/index.js";
+import { ManualClock, PG_URL_ENV, PostgresStore, SqliteStore, countTokens, createPool, migrate, type BackingStore, type DirectiveOutcome } from "../src/index.js";
 import { createWindow } from "./replay-window.js";
 
 const HOUR = 3_600_000;
@@ -251,8 +251,41 @@ function printTable(titles: readonly string[], rows: readonly Row[], write: (l: 
   }
 }
 
+/**
+ * With PRUNEGUARD_PG_URL set, the guarded sides run on PostgreSQL: each in a schema of its own, created
+ * by the migration and dropped afterwards, so the replay leaves nothing behind on the server.
+ */
+async function main(): Promise<void> {
+  const url = process.env[PG_URL_ENV];
+  if (!url) {
+    await replay();
+    return;
+  }
+  const pool = createPool({ url, max: 2 });
+  const schemas: string[] = [];
+  try {
+    process.stdout.write(`(guarded sides on PostgreSQL: ${new URL(url).host})\n`);
+    await replay({
+      store: async (clock, name) => {
+        const schema = `pruneguard_replay_${name.replace(/[^a-z]/g, "")}_${process.pid}`;
+        schemas.push(schema);
+        await migrate(pool, { schema });
+        return new PostgresStore({ name: "toolLog", pool, schema, retentionMs: 2 * HOUR, clock });
+      },
+    });
+  } finally {
+    for (const schema of schemas) await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
+    await pool.end();
+  }
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  replay().catch((err: unknown) => {
+  // `npm start | head` closes the pipe early: that is the reader's choice, not an error.
+  process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code === "EPIPE") process.exit(0);
+    throw err;
+  });
+  main().catch((err: unknown) => {
     console.error(err instanceof Error ? err.message : err);
     process.exitCode = 1;
   });
