@@ -136,7 +136,7 @@ export class ContextWindow<K extends string = string> {
       throw new TypeError("ContextWindow: session must be a non-empty string");
     }
     this.session = options.session;
-    this.#kinds = options.kinds;
+    this.#kinds = freezeKinds(options.kinds);
     this.#stores = new Map(Object.entries(options.stores));
     this.#clock = options.clock ?? systemClock;
     this.#limits = options.limits ?? {};
@@ -614,4 +614,17 @@ function snapshot(input: unknown): unknown {
   } catch {
     return "[unreadable directive]";
   }
+}
+
+/** A frozen copy of the kinds, so a caller mutating its policy object cannot change a live window's rules. */
+function freezeKinds<K extends string>(kinds: { readonly [P in K]: KindPolicy }): { readonly [P in K]: KindPolicy } {
+  const out: Record<string, KindPolicy> = Object.create(null) as Record<string, KindPolicy>;
+  for (const [name, k] of Object.entries<KindPolicy>(kinds)) {
+    out[name] = Object.freeze({
+      ...k,
+      modes: Object.freeze([...k.modes]),
+      ...(k.pins ? { pins: Object.freeze(k.pins.map((p) => Object.freeze({ ...p }))) } : {}),
+    });
+  }
+  return Object.freeze(out) as { readonly [P in K]: KindPolicy };
 }

@@ -214,7 +214,8 @@ export class SqliteStore implements BackingStore {
           if (decision.status === "reversible") {
             if (!item.backed) throw new Error(`store ${this.name}: reversible decision for unbacked span ${item.spanId}`);
             const params = { store: this.name, session: txn.session, spanId: item.spanId, kind: item.kind, text: item.text, hash: item.hash, now };
-            let own = this.#q.bySpan.get(this.name, txn.session, item.spanId);
+            const read = rows[i];
+            let own = read && read.span_id === item.spanId ? read : this.#q.bySpan.get(this.name, txn.session, item.spanId);
             if (decision.repersist) {
               if (!this.capabilities.writable) throw new Error(`store ${this.name} is read-only`);
               if (own) this.#q.rewrite.run(params);

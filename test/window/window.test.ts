@@ -50,6 +50,19 @@ describe("ContextWindow: appending", () => {
   });
 });
 
+describe("ContextWindow: its policy is its own", () => {
+  it("mutating the kinds object after construction changes nothing", async () => {
+    const kinds = { scratch: { store: null, modes: ["drop"], lossy: "forbid" } } as { scratch: { store: null; modes: ("drop" | "summarize")[]; lossy: "forbid" | "with-flag" } };
+    const win = new ContextWindow({ session: "s", stores: {}, kinds });
+    kinds.scratch.lossy = "with-flag";
+    kinds.scratch.modes.push("summarize");
+    const ref = await win.append({ kind: "scratch", text: "x" });
+    expect(await win.tryPrune({ span: ref, mode: "drop", acceptLossy: true })).toMatchObject({ status: "rejected", reason: "lossy-forbidden" });
+    expect(await win.tryPrune({ span: ref, mode: "summarize", digest: "d", acceptLossy: true })).toMatchObject({ reason: "mode-not-allowed" });
+    await expect(win.append({ kind: "__proto__" as "scratch", text: "x" })).rejects.toThrow(/unknown kind/);
+  });
+});
+
 describe("ContextWindow: text that spells special tokens", () => {
   it("counts <|endoftext|> as plain text instead of throwing", async () => {
     const { win } = setup();
