@@ -42,6 +42,11 @@ export interface AuditRecord {
   readonly reason: string | null;
   /** Pinned identifiers carried into the replacement. */
   readonly pinsCarried: number;
+  /**
+   * Content hash of the span a prune decided about. A window rebuilt after a restart checks a store's
+   * copy against it, so a store that returns other bytes under a recomputed hash is caught.
+   */
+  readonly spanHash: string | null;
   /** The directive as received, truncated to a bounded size (untrusted input is never stored whole). */
   readonly directive: string | null;
   readonly prevHash: string;
@@ -49,7 +54,9 @@ export interface AuditRecord {
 }
 
 /** The part of a record the guard decides; the store fills in position, time and the chain. */
-export type AuditDraft = Omit<AuditRecord, "seq" | "at" | "session" | "store" | "prevHash" | "hash">;
+export type AuditDraft = Omit<AuditRecord, "seq" | "at" | "session" | "store" | "prevHash" | "hash" | "spanHash"> & {
+  readonly spanHash?: string | null;
+};
 
 export const GENESIS_HASH = "0".repeat(64);
 
@@ -76,6 +83,7 @@ export function sealAudit(
     repersisted: draft.repersisted,
     seq: ctx.seq,
     session: ctx.session,
+    spanHash: draft.spanHash ?? null,
     spanId: draft.spanId,
     status: draft.status,
     store: ctx.store,

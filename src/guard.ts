@@ -7,6 +7,8 @@ import { conditionsHold, type KindPolicy, type PruneMode } from "./types.js";
 export interface DecisionInput {
   readonly spanId: string;
   readonly kind: string;
+  /** Content hash of the bytes the window holds for the span. */
+  readonly hash: string;
   readonly policy: KindPolicy;
   readonly mode: PruneMode;
   /** The directive carried `accept_lossy: true` (exactly the JSON value). */
@@ -45,6 +47,7 @@ export function decidePrune(input: DecisionInput, check: CheckResult): PruneDeci
     acceptLossy: input.acceptLossy,
     reason,
     pinsCarried: status === "rejected" ? 0 : input.pinsCarried,
+    spanHash: input.hash,
     directive: input.directive,
   });
   if (conditionsHold(check.conditions)) {

@@ -89,6 +89,15 @@ async function recallFromStores(
         continue;
       }
       if (r.status === "found" && contentHash(r.text) === r.hash) {
+        // No window memory of this span: the audit chain's record of its prune says which bytes it had.
+        const decided = await prunedHash(store, ctx.session, r.spanId);
+        if (decided !== null && decided !== r.hash) {
+          const seq = await ctx.audit(store, draft("pruned-unrecoverable", "copy-lost:altered"));
+          return {
+            op: "recall", status: "pruned-unrecoverable", spanId: r.spanId, handle: r.handle, reason: "copy-lost", replacement: null,
+            line: `${r.spanId} pruned, copy lost, contents unknown`, auditSeq: seq,
+          };
+        }
         const seq = await ctx.audit(store, draft("found", "store-only"));
         return { op: "recall", status: "found", spanId: r.spanId, handle: r.handle, text: r.text, source: "store", auditSeq: seq };
       }
@@ -130,4 +139,15 @@ async function recallFromStores(
   }
   const seq = await ctx.audit(ctx.auditStore, draft("unknown", null));
   return { op: "recall", status: "unknown", query, line: `${query}: never in this session`, auditSeq: seq };
+}
+
+/** The content hash the last reversible prune of a span recorded in a store's chain, if any. */
+async function prunedHash(store: BackingStore, session: string, spanId: string): Promise<string | null> {
+  let log;
+  try {
+    log = await store.auditLog(session);
+  } catch {
+    return null;
+  }
+  return log.findLast((r) => r.op === "prune" && r.status === "reversible" && r.spanId === spanId)?.spanHash ?? null;
 }

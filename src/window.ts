@@ -418,7 +418,7 @@ export class ContextWindow<K extends string = string> {
       let left = lossyLeft;
       const ds = plans.map((p, i) => {
         const d = decidePrune({
-          spanId: p.entry.span.id, kind: p.entry.span.kind, policy: p.policy, mode: p.mode, acceptLossy,
+          spanId: p.entry.span.id, kind: p.entry.span.kind, hash: p.entry.span.hash, policy: p.policy, mode: p.mode, acceptLossy,
           budgetLeft: left > 0, store: p.policy.store === null ? null : store.capabilities,
           pinsCarried: p.pinsCarried.length, directive: p.entry === target ? raw : null,
         }, checks[i]!);

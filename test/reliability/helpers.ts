@@ -184,7 +184,7 @@ export const SABOTAGE = {
       appendAudit: async (session, draft) => {
         if (draft.op === "recall" && ++n % 3 === 0) {
           const log = await s.auditLog(session);
-          return { ...draft, seq: log.length + 1, at: 0, session, store: s.name, prevHash: "", hash: "" };
+          return { ...draft, spanHash: draft.spanHash ?? null, seq: log.length + 1, at: 0, session, store: s.name, prevHash: "", hash: "" };
         }
         return s.appendAudit(session, draft);
       },
