@@ -1,6 +1,6 @@
 import { sealAudit, GENESIS_HASH, type AuditDraft, type AuditRecord } from "../audit.js";
 import { systemClock, type Clock } from "../types.js";
-import { computeCheck, decideAll, formatHandle, resolveCapabilities, resolveHandlePrefix, resolveRetention, unbackedCheck, type RecordState } from "./check.js";
+import { computeCheck, decideAll, lookupAnswer, recordState, spanTaken, formatHandle, resolveCapabilities, resolveHandlePrefix, resolveRetention, unbackedCheck } from "./check.js";
 import type {
   BackingStore,
   LookupKey,
@@ -98,7 +98,7 @@ export class MemoryStore implements BackingStore {
       !item.backed ? undefined : item.handle === null ? s.bySpan.get(item.spanId) : s.byHandle.get(item.handle),
     );
     const checks = txn.items.map((item, i) =>
-      item.backed ? computeCheck(item.handle, item.spanId, item.hash, stateOf(records[i]), this) : unbackedCheck(),
+      item.backed ? computeCheck(item.handle, item.spanId, item.hash, recordState(records[i]), this) : unbackedCheck(),
     );
     const decisions = decideAll(txn, checks);
     // Validate every decision before the first write, so a bad one leaves nothing half-applied.
@@ -139,13 +139,7 @@ export class MemoryStore implements BackingStore {
 
   async lookup(session: string, key: LookupKey): Promise<LookupResult> {
     const s = this.#session(session);
-    const rec = "handle" in key ? s.byHandle.get(key.handle) : s.bySpan.get(key.spanId);
-    if (!rec) return { status: "absent" };
-    if (rec.text === null) {
-      if (!this.capabilities.distinguishesAbsent) return { status: "absent" };
-      return { status: "expired", handle: rec.handle, spanId: rec.spanId, hash: rec.hash, expiredAt: rec.expiredAt ?? 0 };
-    }
-    return { status: "found", handle: rec.handle, spanId: rec.spanId, kind: rec.kind, text: rec.text, hash: rec.hash, createdAt: rec.createdAt };
+    return lookupAnswer("handle" in key ? s.byHandle.get(key.handle) : s.bySpan.get(key.spanId), this.capabilities);
   }
 
   async appendAudit(session: string, draft: AuditDraft): Promise<AuditRecord> {
@@ -210,15 +204,4 @@ export class MemoryStore implements BackingStore {
   async close(): Promise<void> {
     this.#closed = true;
   }
-}
-
-/** A live copy is never overwritten with other bytes: that would destroy the copy a handle vouches for. */
-export function spanTaken(store: string, input: PersistInput): string {
-  return `store ${store}: ${input.spanId} of session ${input.session} already holds other bytes; refusing to overwrite a live copy`;
-}
-
-function stateOf(rec: MemRecord | undefined): RecordState {
-  if (!rec) return { state: "absent" };
-  if (rec.text === null) return { state: "expired", handle: rec.handle, spanId: rec.spanId };
-  return { state: "live", handle: rec.handle, spanId: rec.spanId, hash: rec.hash, createdAt: rec.createdAt };
 }

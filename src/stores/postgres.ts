@@ -2,8 +2,7 @@ import type { Pool } from "pg";
 import { sealAudit, GENESIS_HASH, type AuditDraft, type AuditRecord } from "../audit.js";
 import { StoreError } from "../errors.js";
 import { systemClock, type Clock } from "../types.js";
-import { spanTaken } from "./memory.js";
-import { computeCheck, decideAll, formatHandle, resolveCapabilities, resolveHandlePrefix, resolveRetention, unbackedCheck, type RecordState } from "./check.js";
+import { computeCheck, decideAll, lookupAnswer, recordState, spanTaken, formatHandle, resolveCapabilities, resolveHandlePrefix, resolveRetention, unbackedCheck, type StoredRecord } from "./check.js";
 import {
   createPool,
   driverFor,
@@ -87,15 +86,7 @@ export async function migrate(target: MigrateTarget, options: { readonly schema?
   }
 }
 
-interface RecordRow {
-  handle: string;
-  spanId: string;
-  kind: string;
-  text: string | null;
-  hash: string;
-  createdAt: number;
-  expiredAt: number | null;
-}
+type RecordRow = StoredRecord;
 
 interface Head {
   seq: number;
@@ -262,7 +253,7 @@ export class PostgresStore implements BackingStore {
     const byHandle = new Map(recordRows.map((r) => [r.handle, r]));
     const checks: CheckResult[] = txn.items.map((item) =>
       item.backed
-        ? computeCheck(item.handle, item.spanId, item.hash, stateOf(item.handle === null ? bySpan.get(item.spanId) : byHandle.get(item.handle)), this)
+        ? computeCheck(item.handle, item.spanId, item.hash, recordState(item.handle === null ? bySpan.get(item.spanId) : byHandle.get(item.handle)), this)
         : unbackedCheck(),
     );
     const decisions = decideAll(txn, checks);
@@ -324,13 +315,7 @@ export class PostgresStore implements BackingStore {
       this.#driver.script([sql`SELECT handle, span_id, kind, text, hash, created_at, expired_at FROM ${this.#t.records}
         WHERE store = ${this.name} AND session = ${session} AND ${new RawSql(match)}`], this.#timeoutMs),
     );
-    const row = rows?.[0] === undefined ? undefined : recordOf(rows[0]);
-    if (!row) return { status: "absent" };
-    if (row.text === null) {
-      if (!this.capabilities.distinguishesAbsent) return { status: "absent" };
-      return { status: "expired", handle: row.handle, spanId: row.spanId, hash: row.hash, expiredAt: row.expiredAt ?? 0 };
-    }
-    return { status: "found", handle: row.handle, spanId: row.spanId, kind: row.kind, text: row.text, hash: row.hash, createdAt: row.createdAt };
+    return lookupAnswer(rows?.[0] === undefined ? undefined : recordOf(rows[0]), this.capabilities);
   }
 
   async appendAudit(session: string, draft: AuditDraft): Promise<AuditRecord> {
@@ -481,8 +466,3 @@ function headOf(rows: Row[]): Head {
   return { seq: Number(row["seq"]), hash: String(row["hash"]) };
 }
 
-function stateOf(row: RecordRow | undefined): RecordState {
-  if (!row) return { state: "absent" };
-  if (row.text === null) return { state: "expired", handle: row.handle, spanId: row.spanId };
-  return { state: "live", handle: row.handle, spanId: row.spanId, hash: row.hash, createdAt: row.createdAt };
-}

@@ -1,8 +1,7 @@
 import Database from "better-sqlite3";
 import { sealAudit, GENESIS_HASH, type AuditDraft, type AuditRecord } from "../audit.js";
 import { systemClock, type Clock } from "../types.js";
-import { computeCheck, decideAll, formatHandle, resolveCapabilities, resolveHandlePrefix, resolveRetention, unbackedCheck, type RecordState } from "./check.js";
-import { spanTaken } from "./memory.js";
+import { computeCheck, decideAll, lookupAnswer, recordState, spanTaken, formatHandle, resolveCapabilities, resolveHandlePrefix, resolveRetention, unbackedCheck, type StoredRecord } from "./check.js";
 import type {
   BackingStore,
   LookupKey,
@@ -23,15 +22,7 @@ export interface SqliteStoreOptions extends StoreOptions {
   readonly busyTimeoutMs?: number;
 }
 
-interface RecordRow {
-  handle: string;
-  span_id: string;
-  kind: string;
-  text: string | null;
-  hash: string;
-  created_at: number;
-  expired_at: number | null;
-}
+type RecordRow = StoredRecord;
 
 interface AuditRow {
   record: string;
@@ -105,10 +96,10 @@ export class SqliteStore implements BackingStore {
     const db = this.#db;
     return {
       bySpan: db.prepare<[string, string, string], RecordRow>(
-        "SELECT handle, span_id, kind, text, hash, created_at, expired_at FROM pruneguard_records WHERE store = ? AND session = ? AND span_id = ?",
+        "SELECT handle, span_id AS spanId, kind, text, hash, created_at AS createdAt, expired_at AS expiredAt FROM pruneguard_records WHERE store = ? AND session = ? AND span_id = ?",
       ),
       byHandle: db.prepare<[string, string, string], RecordRow>(
-        "SELECT handle, span_id, kind, text, hash, created_at, expired_at FROM pruneguard_records WHERE store = ? AND session = ? AND handle = ?",
+        "SELECT handle, span_id AS spanId, kind, text, hash, created_at AS createdAt, expired_at AS expiredAt FROM pruneguard_records WHERE store = ? AND session = ? AND handle = ?",
       ),
       nextHandle: db.prepare<[string, string], { next: number }>(
         `INSERT INTO pruneguard_handles (store, session, next) VALUES (?, ?, 1)
@@ -179,7 +170,7 @@ export class SqliteStore implements BackingStore {
         const row = this.#q.bySpan.get(this.name, input.session, input.spanId);
         const params = { store: this.name, session: input.session, spanId: input.spanId, kind: input.kind, text: input.text, hash: input.hash, now };
         if (row) {
-          if (row.text !== null && row.hash === input.hash) return { handle: row.handle, createdAt: row.created_at };
+          if (row.text !== null && row.hash === input.hash) return { handle: row.handle, createdAt: row.createdAt };
           if (row.text !== null) throw new Error(spanTaken(this.name, input));
           this.#q.rewrite.run(params);
           return { handle: row.handle, createdAt: now };
@@ -202,7 +193,7 @@ export class SqliteStore implements BackingStore {
               : this.#q.byHandle.get(this.name, txn.session, item.handle),
         );
         const checks = txn.items.map((item, i) =>
-          item.backed ? computeCheck(item.handle, item.spanId, item.hash, stateOf(rows[i]), this) : unbackedCheck(),
+          item.backed ? computeCheck(item.handle, item.spanId, item.hash, recordState(rows[i]), this) : unbackedCheck(),
         );
         const decisions = decideAll(txn, checks);
         const now = this.#clock.now();
@@ -215,7 +206,7 @@ export class SqliteStore implements BackingStore {
             if (!item.backed) throw new Error(`store ${this.name}: reversible decision for unbacked span ${item.spanId}`);
             const params = { store: this.name, session: txn.session, spanId: item.spanId, kind: item.kind, text: item.text, hash: item.hash, now };
             const read = rows[i];
-            let own = read && read.span_id === item.spanId ? read : this.#q.bySpan.get(this.name, txn.session, item.spanId);
+            let own = read && read.spanId === item.spanId ? read : this.#q.bySpan.get(this.name, txn.session, item.spanId);
             if (decision.repersist) {
               if (!this.capabilities.writable) throw new Error(`store ${this.name} is read-only`);
               if (own) this.#q.rewrite.run(params);
@@ -240,12 +231,7 @@ export class SqliteStore implements BackingStore {
 
   async lookup(session: string, key: LookupKey): Promise<LookupResult> {
     const row = "handle" in key ? this.#q.byHandle.get(this.name, session, key.handle) : this.#q.bySpan.get(this.name, session, key.spanId);
-    if (!row) return { status: "absent" };
-    if (row.text === null) {
-      if (!this.capabilities.distinguishesAbsent) return { status: "absent" };
-      return { status: "expired", handle: row.handle, spanId: row.span_id, hash: row.hash, expiredAt: row.expired_at ?? 0 };
-    }
-    return { status: "found", handle: row.handle, spanId: row.span_id, kind: row.kind, text: row.text, hash: row.hash, createdAt: row.created_at };
+    return lookupAnswer(row, this.capabilities);
   }
 
   async appendAudit(session: string, draft: AuditDraft): Promise<AuditRecord> {
@@ -286,10 +272,4 @@ export class SqliteStore implements BackingStore {
   async close(): Promise<void> {
     if (this.#db.open) this.#db.close();
   }
-}
-
-function stateOf(row: RecordRow | undefined): RecordState {
-  if (!row) return { state: "absent" };
-  if (row.text === null) return { state: "expired", handle: row.handle, spanId: row.span_id };
-  return { state: "live", handle: row.handle, spanId: row.span_id, hash: row.hash, createdAt: row.created_at };
 }

@@ -13,11 +13,16 @@ export type StoreFactory = (options: StoreOptions & { clock: ManualClock }) => P
 
 const HOUR = 3_600_000;
 
-function draft(status: AuditDraft["status"], spanId: string | null = null, extra: Partial<AuditDraft> = {}): AuditDraft {
+/** An audit draft for store tests: a prune decision with every field at its neutral value. */
+export function testDraft(status: AuditDraft["status"], extra: Partial<AuditDraft> = {}): AuditDraft {
   return {
-    op: "prune", status, spanId, kind: "toolResult", mode: "drop", conditions: null, handle: null, repersisted: false,
+    op: "prune", status, spanId: null, kind: "toolResult", mode: "drop", conditions: null, handle: null, repersisted: false,
     acceptLossy: false, reason: null, pinsCarried: 0, directive: null, ...extra,
   };
+}
+
+function draft(status: AuditDraft["status"], spanId: string | null = null, extra: Partial<AuditDraft> = {}): AuditDraft {
+  return testDraft(status, { spanId, ...extra });
 }
 
 function item(spanId: string, text: string, handle: string | null, backed = true): PruneItem {

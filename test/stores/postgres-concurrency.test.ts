@@ -16,16 +16,12 @@ import { contentHash } from "../../src/hash.js";
 import { createPool, PostgresStore } from "../../src/stores/postgres.js";
 import type { CheckResult, PruneDecision, PruneItem } from "../../src/stores/store.js";
 import { ContextWindow } from "../../src/window.js";
+import { testDraft } from "./conformance.js";
 import { dropSchemas, freshSchema, PG_URL, testPool } from "./pg-helpers.js";
 
 const WORKER = fileURLToPath(new URL("./workers/pg-worker.mjs", import.meta.url));
 
-function draft(status: AuditDraft["status"], extra: Partial<AuditDraft> = {}): AuditDraft {
-  return {
-    op: "prune", status, spanId: null, kind: "k", mode: "drop", conditions: null, handle: null, repersisted: false,
-    acceptLossy: false, reason: null, pinsCarried: 0, directive: null, ...extra,
-  };
-}
+const draft = (status: AuditDraft["status"], extra: Partial<AuditDraft> = {}): AuditDraft => testDraft(status, { kind: "k", ...extra });
 
 const reversible = (checks: readonly CheckResult[]): PruneDecision[] =>
   checks.map((c) =>

@@ -7,15 +7,10 @@ import { contentHash } from "../../src/hash.js";
 import { migrate, PostgresStore, SCHEMA_VERSION, type PgQueryable } from "../../src/stores/postgres.js";
 import type { CheckResult, PruneDecision } from "../../src/stores/store.js";
 import { ManualClock } from "../../src/types.js";
-import { describeStoreConformance } from "./conformance.js";
+import { describeStoreConformance, testDraft } from "./conformance.js";
 import { dropSchemas, freshSchema, newPglite, PG_URL, testPool } from "./pg-helpers.js";
 
-function draft(status: AuditDraft["status"], extra: Partial<AuditDraft> = {}): AuditDraft {
-  return {
-    op: "prune", status, spanId: null, kind: "k", mode: "drop", conditions: null, handle: null, repersisted: false,
-    acceptLossy: false, reason: null, pinsCarried: 0, directive: null, ...extra,
-  };
-}
+const draft = (status: AuditDraft["status"], extra: Partial<AuditDraft> = {}): AuditDraft => testDraft(status, { kind: "k", ...extra });
 
 const reversible = (checks: readonly CheckResult[]): PruneDecision[] =>
   checks.map((c) =>
