@@ -41,9 +41,9 @@ CREATE TABLE IF NOT EXISTS pruneguard_records (
   expired_at INTEGER,
   held       INTEGER NOT NULL DEFAULT 0,
   held_until INTEGER,
-  PRIMARY KEY (store, session, span_id),
+  UNIQUE (store, session, span_id),
   UNIQUE (store, session, handle)
-) WITHOUT ROWID;
+);
 CREATE INDEX IF NOT EXISTS pruneguard_records_age ON pruneguard_records (store, created_at) WHERE text IS NOT NULL;
 CREATE TABLE IF NOT EXISTS pruneguard_handles (
   store   TEXT    NOT NULL,
@@ -58,8 +58,8 @@ CREATE TABLE IF NOT EXISTS pruneguard_audit (
   status  TEXT    NOT NULL,
   hash    TEXT    NOT NULL,
   record  TEXT    NOT NULL,
-  PRIMARY KEY (store, session, seq)
-) WITHOUT ROWID;
+  UNIQUE (store, session, seq)
+);
 `;
 
 /**
@@ -76,6 +76,8 @@ export class SqliteStore implements BackingStore {
   readonly #clock: Clock;
   readonly #db: Database.Database;
   readonly #q: ReturnType<SqliteStore["prepare"]>;
+  /** Runs `fn` inside `BEGIN IMMEDIATE … COMMIT` (rolled back if it throws). */
+  readonly #immediate: <T>(fn: () => T) => T;
 
   constructor(options: SqliteStoreOptions) {
     this.name = options.name;
@@ -90,6 +92,10 @@ export class SqliteStore implements BackingStore {
     this.#db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
     this.#db.exec(SCHEMA);
     this.#q = this.prepare();
+    // One transaction wrapper, built once: better-sqlite3 compiles a wrapper per `transaction()` call,
+    // which costs more than the statements of a small prune.
+    const tx = this.#db.transaction((fn: () => unknown) => fn());
+    this.#immediate = <T>(fn: () => T): T => tx.immediate(fn) as T;
   }
 
   private prepare() {
@@ -164,8 +170,7 @@ export class SqliteStore implements BackingStore {
 
   async persist(input: PersistInput): Promise<Persisted> {
     if (!this.capabilities.writable) throw new Error(`store ${this.name} is read-only`);
-    return this.#db
-      .transaction((): Persisted => {
+    return this.#immediate((): Persisted => {
         const now = this.#clock.now();
         const row = this.#q.bySpan.get(this.name, input.session, input.spanId);
         const params = { store: this.name, session: input.session, spanId: input.spanId, kind: input.kind, text: input.text, hash: input.hash, now };
@@ -178,13 +183,11 @@ export class SqliteStore implements BackingStore {
         const handle = this.#mint(input.session);
         this.#q.insert.run({ ...params, handle });
         return { handle, createdAt: now };
-      })
-      .immediate();
+      });
   }
 
   async commitPrune(txn: PruneTransaction): Promise<PruneCommit> {
-    return this.#db
-      .transaction((): PruneCommit => {
+    return this.#immediate((): PruneCommit => {
         const rows = txn.items.map((item) =>
           !item.backed
             ? undefined
@@ -225,8 +228,7 @@ export class SqliteStore implements BackingStore {
           return { check, decision, handle, audit };
         });
         return { items };
-      })
-      .immediate();
+      });
   }
 
   async lookup(session: string, key: LookupKey): Promise<LookupResult> {
@@ -235,7 +237,7 @@ export class SqliteStore implements BackingStore {
   }
 
   async appendAudit(session: string, draft: AuditDraft): Promise<AuditRecord> {
-    return this.#db.transaction(() => this.#append(session, draft)).immediate();
+    return this.#immediate(() => this.#append(session, draft));
   }
 
   async auditLog(session: string): Promise<AuditRecord[]> {
@@ -254,13 +256,11 @@ export class SqliteStore implements BackingStore {
     if (this.retentionMs === null) return { rotated: 0, keptByHold: 0 };
     const now = this.#clock.now();
     const cutoff = now - this.retentionMs;
-    return this.#db
-      .transaction((): RotateReport => {
+    return this.#immediate((): RotateReport => {
         const keptByHold = this.#q.heldPastRetention.get(this.name, cutoff, now)?.n ?? 0;
         const rotated = this.#q.rotate.run({ store: this.name, now, cutoff }).changes;
         return { rotated, keptByHold };
-      })
-      .immediate();
+      });
   }
 
   /** Runs SQLite's own integrity check; `"ok"` when the file is sound. */
