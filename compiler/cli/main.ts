@@ -3,16 +3,20 @@
  * 0 clean, 1 diagnostics with errors, 2 usage or I/O error. No input ever produces a stack trace.
  *
  * Adding a command: write `commands/<name>.ts` exporting a `RegisterCommand`, add it to `COMMANDS`.
+ * Start-up stays cheap because a command module registers its options and help with light imports only
+ * (commander, `context.ts`, `report.ts`) and its action `await import`s the implementation
+ * (`commands/<name>.run.ts`): ts-morph, the tokenizer, pg and better-sqlite3 load only for the command
+ * that needs them. test/compiler/cli.test.ts fails if a registration module reaches a heavy dependency.
  */
 import { Command, CommanderError } from "commander";
+import { registerAudit } from "./commands/audit.js";
 import { registerCheck } from "./commands/check.js";
 import { registerCompile } from "./commands/compile.js";
 import { registerExplain } from "./commands/explain.js";
-import { registerAudit } from "./commands/audit.js";
 import { registerMigrate } from "./commands/migrate.js";
 import { CliError, ExitCode, type CliContext, type CliIO, type RegisterCommand } from "./context.js";
 
-export const COMMANDS: readonly RegisterCommand[] = [registerCompile, registerCheck, registerExplain, registerMigrate];
+export const COMMANDS: readonly RegisterCommand[] = [registerCompile, registerCheck, registerExplain, registerMigrate, registerAudit];
 
 const processIO = (): CliIO => ({
   cwd: process.cwd(),
@@ -32,7 +36,6 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
     .showHelpAfterError("(run with --help for usage)");
   for (const register of COMMANDS) register(program, cli);
-  registerAudit(program, cli);
   if (argv.length === 0) {
     io.stderr(program.helpInformation());
     return ExitCode.usage;

@@ -123,3 +123,33 @@ describe("pruneguard CLI", () => {
     expect(payments.stdout).toContain("reversible for 2h after append, then lossy only with flag");
   });
 });
+
+describe("start-up", () => {
+  // Every command module registers with light imports only; its `.run.ts` holds the heavy ones.
+  const HEAVY = ["ts-morph", "gpt-tokenizer", "pg", "better-sqlite3", "chokidar", "zod", "tinyglobby"];
+  const reached = (file: string, seen = new Set<string>()): Set<string> => {
+    if (seen.has(file)) return seen;
+    seen.add(file);
+    const text = readFileSync(file, "utf8");
+    // Static value imports and re-exports only: `import type`, `export type` and `await import(...)` are lazy or erased.
+    for (const m of text.matchAll(/^(?:import|export)\s+(?!type\b)[^;]*?from\s+"([^"]+)";/gms)) {
+      const spec = m[1]!;
+      if (spec.startsWith(".")) reached(path.resolve(path.dirname(file), spec.replace(/\.js$/, ".ts")), seen);
+      else seen.add(spec);
+    }
+    return seen;
+  };
+
+  it("main.ts and the command registrations reach no heavy dependency", () => {
+    const all = reached(path.resolve("compiler/cli/main.ts"));
+    expect([...all].filter((s) => HEAVY.includes(s) || s.endsWith(".run.ts"))).toEqual([]);
+    expect(all.has("commander")).toBe(true);
+  });
+
+  it("migrate's help defaults are the store's", async () => {
+    const light = await import("../../compiler/cli/commands/migrate.js");
+    const store = await import("../../src/stores/postgres.js");
+    expect(light.MIGRATE_URL_ENV).toBe(store.PG_URL_ENV);
+    expect(light.MIGRATE_DEFAULT_SCHEMA).toBe(store.DEFAULT_SCHEMA);
+  });
+});

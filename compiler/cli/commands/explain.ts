@@ -1,13 +1,10 @@
-/** `pruneguard explain <policy>`: per kind, where its copies live and what every prune of it can become. */
-import * as path from "node:path";
-import { formatDuration } from "../../../dsl/durations.js";
-import { describeFate, fateOf } from "../../analysis/fate.js";
-import { compilePolicies } from "../../index.js";
-import { displayPath } from "../../frontend/index.js";
-import type { PolicyIR } from "../../ir/schema.js";
-import { CliError, ExitCode, type RegisterCommand } from "../context.js";
-import { formatOption, printDiagnostics, type OutputFormat } from "../report.js";
-import { renderTable } from "../table.js";
+/**
+ * `pruneguard explain <policy>`: per kind, where its copies live and what every prune of it can become.
+ *
+ * This module only registers the command; `explain.run.ts` (the compiler) is loaded when it runs.
+ */
+import type { RegisterCommand } from "../context.js";
+import { formatOption, type OutputFormat } from "../report.js";
 
 export const registerExplain: RegisterCommand = (program, cli) => {
   program
@@ -15,63 +12,5 @@ export const registerExplain: RegisterCommand = (program, cli) => {
     .description("print, per kind, its store, retention, holds, modes, lossy rule and fate")
     .argument("<policy>", "a policy file")
     .addOption(formatOption())
-    .action(async (file: string, flags: { format: OutputFormat }) => {
-      const { io } = cli;
-      const abs = path.resolve(io.cwd, file);
-      const r = compilePolicies([abs], { cwd: io.cwd });
-      if (!r.sources.has(displayPath(io.cwd, abs.split(path.sep).join("/")))) throw new CliError(`no such file: ${file}`);
-      const target = r.policies.find((p) => path.resolve(io.cwd, p.file) === abs);
-      if (flags.format === "json") {
-        printDiagnostics(io, r, "json", { policy: target ? explainData(target) : null });
-      } else {
-        if (target) io.stdout(`${explainText(target)}\n`);
-        printDiagnostics(io, r, "pretty");
-      }
-      cli.exit(r.hasErrors || !target ? ExitCode.diagnostics : ExitCode.ok);
-    });
+    .action(async (file: string, flags: { format: OutputFormat }) => (await import("./explain.run.js")).runExplain(file, flags, cli));
 };
-
-function explainData(p: PolicyIR) {
-  return {
-    name: p.name,
-    extends: p.extends?.name ?? null,
-    kinds: p.kinds.map((k) => {
-      const store = p.stores.find((s) => s.name === k.store);
-      return {
-        kind: k.name,
-        store: k.store,
-        engine: store?.engine ?? null,
-        retentionMs: store ? store.retentionMs : null,
-        holds: store?.holds ?? false,
-        modes: k.modes,
-        lossy: k.lossy,
-        fate: fateOf(k, p),
-      };
-    }),
-  };
-}
-
-export function explainText(p: PolicyIR): string {
-  const head = [
-    `policy ${p.name}${p.extends ? ` (extends ${p.extends.name})` : ""}  —  ${p.file}`,
-    `session: max ${p.session.maxLengthMs === null ? "unlimited" : formatDuration(p.session.maxLengthMs)}, lossy budget ${p.session.lossyBudget ?? "unlimited"}`,
-    `pins (all kinds): ${p.pins.map((x) => x.name).join(", ") || "none"}`,
-    `tombstone: ${p.tombstone ? JSON.stringify(p.tombstone.text) : "runtime default"}`,
-    "",
-  ];
-  const rows = p.kinds.map((k) => {
-    const s = p.stores.find((x) => x.name === k.store);
-    const fate = fateOf(k, p);
-    return [
-      k.name,
-      s ? `${s.name} (${s.engine})` : "none",
-      s ? formatDuration(s.retentionMs) : "-",
-      s ? (s.holds ? "yes" : "no") : "-",
-      k.modes.join(", "),
-      k.lossy,
-      [...new Set([...p.pins, ...k.pins].map((x) => x.name))].join(", ") || "-",
-      `${describeFate(fate)} (${fate.why.replaceAll("`", "")})`,
-    ];
-  });
-  return [...head, renderTable(["kind", "store", "retention", "holds", "modes", "lossy", "pins", "fate"], rows)].join("\n");
-}

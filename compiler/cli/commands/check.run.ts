@@ -1,0 +1,36 @@
+/** The implementation of `pruneguard check`, loaded only when the command runs (see `check.ts`). */
+import * as path from "node:path";
+import { compilePolicies } from "../../index.js";
+import { emitAll, staleFiles, type StaleFile } from "../../emit/index.js";
+import { loadConfig } from "../config.js";
+import { ExitCode, type CliContext } from "../context.js";
+import { resolveInputs } from "../inputs.js";
+import { printDiagnostics } from "../report.js";
+import type { CheckFlags } from "./check.js";
+
+const WHY: Record<StaleFile["state"], string> = {
+  missing: "is missing",
+  differs: "differs from what the policies compile to",
+  orphaned: "was generated from a policy that no longer exists",
+};
+
+/** The action of `pruneguard check` (registered in `check.ts`). */
+export async function runCheck(inputs: string[], flags: CheckFlags, cli: CliContext): Promise<void> {
+  const { io } = cli;
+  const config = await loadConfig(io.cwd);
+  const out = flags.out ?? config.out;
+  const r = compilePolicies(await resolveInputs(inputs, io.cwd, config.policies), { cwd: io.cwd });
+  const files = emitAll(r.policies, { runtimeImport: flags.runtimeImport ?? config.runtimeImport });
+  const stale = flags.drift && !r.hasErrors ? await staleFiles(path.resolve(io.cwd, out), files) : [];
+  const shown = (f: StaleFile) => path.posix.join(out.split(path.sep).join("/"), f.path);
+  printDiagnostics(io, r, flags.format, flags.drift ? { stale: stale.map((f) => ({ path: shown(f), state: f.state })) } : {});
+  if (flags.format === "pretty") {
+    for (const f of stale) io.stderr(`${shown(f)} ${WHY[f.state]}\n`);
+    if (stale.length > 0) io.stderr(`${stale.length} stale file${stale.length === 1 ? "" : "s"} in ${out}; run \`pruneguard compile\` and commit the result.\n`);
+    if (!r.hasErrors && stale.length === 0) {
+      const what = `${r.policies.length} polic${r.policies.length === 1 ? "y" : "ies"}`;
+      io.stdout(`Checked ${what}: no errors${flags.drift ? `; ${files.length} files in ${out} are fresh` : ""}.\n`);
+    }
+  }
+  cli.exit(r.hasErrors || stale.length > 0 ? ExitCode.diagnostics : ExitCode.ok);
+}
