@@ -42,3 +42,18 @@ export function describeKind(kind: KindIR, policy: PolicyIR): string {
   ];
   return `\`${kind.name}\`: ${parts.join("; ")}.`;
 }
+
+/**
+ * Above this many kinds the guard carries its kinds as a JSON string (parsed once at load, checked against
+ * its SHA-256) instead of an object literal, and the types module's per-kind docs are one short line:
+ * tsc then neither checks 5,000 object literals against `RuntimePolicy` nor parses a megabyte of docs in
+ * every consumer's program (benchmark 5). Small policies keep the readable literal.
+ */
+export const LARGE_POLICY_KINDS = 200;
+
+export const isLargePolicy = (policy: PolicyIR): boolean => policy.kinds.length > LARGE_POLICY_KINDS;
+
+/** `describeKind` for a large policy: store, modes and fate in a few words (`explain` has the rest). */
+export function describeKindShort(kind: KindIR, policy: PolicyIR): string {
+  return `\`${kind.name}\`: ${kind.store ?? "no store"}; ${kind.modes.join(", ")}; ${kind.lossy === "forbid" ? "no loss" : "lossy with flag"}; ${describeFate(requestShapeOf(kind, policy).fate)}.`;
+}

@@ -10,9 +10,10 @@ import { PRUNE_MODES, type PruneMode } from "../../src/types.js";
 import { formatDuration } from "../../dsl/durations.js";
 import { requestShapeOf } from "../analysis/requests.js";
 import type { PinIR, PolicyIR } from "../ir/schema.js";
-import { describeStore, headerLines } from "./describe.js";
+import { describeStore, headerLines, isLargePolicy } from "./describe.js";
 import type { EmitOptions, EmittedFile } from "./index.js";
 import { irHash } from "./ir-json.js";
+import { sha256 } from "./json.js";
 import { code, member, quote, render, type Declaration, type Value } from "./printer.js";
 import { typesFile } from "./types.js";
 
@@ -33,13 +34,14 @@ export function emitGuard(policy: PolicyIR, options: EmitOptions): EmittedFile {
   const modes = directiveModes(policy);
   const jsonSchema = z.toJSONSchema(directiveSchema(DEFAULT_LIMITS, modes)) as Value;
   const first = policy.stores[0];
+  const large = isLargePolicy(policy);
   const session: string[] = [
     policy.session.maxLengthMs === null ? "sessions have no length limit" : `sessions last up to ${formatDuration(policy.session.maxLengthMs)}`,
     policy.session.lossyBudget === null ? "no limit on lossy commitments" : `at most ${policy.session.lossyBudget} lossy commitment${policy.session.lossyBudget === 1 ? "" : "s"} each`,
   ];
   const decls: Declaration[] = [
     { kind: "comment", lines: headerLines(policy, hash) },
-    { kind: "import", names: ["ContextWindow", "DEFAULT_LIMITS", "directiveSchema as buildDirectiveSchema", "guardWindow"], from: options.runtimeImport },
+    { kind: "import", names: ["ContextWindow", ...(large ? ["contentHash"] : []), "DEFAULT_LIMITS", "directiveSchema as buildDirectiveSchema", "guardWindow"], from: options.runtimeImport },
     {
       kind: "import",
       typeOnly: true,
@@ -52,27 +54,7 @@ export function emitGuard(policy: PolicyIR, options: EmitOptions): EmittedFile {
     ...(pinRef.size > 0
       ? [{ kind: "const", exported: false, doc: "Identifier patterns the policy pins: carried into any digest or compressed form that lost them.", name: "pin", value: Object.fromEntries([...pinRef.values()].map((p) => [p.key, { name: p.pin.name, pattern: p.pin.pattern }])), suffix: "satisfies Record<string, PinPattern>" } satisfies Declaration]
       : []),
-    {
-      kind: "const",
-      exported: false,
-      doc: "Each kind's runtime rules; `Requests` in the types module says what they mean for a prune.",
-      name: "kinds",
-      type: 'RuntimePolicy<SpanKind>["kinds"]',
-      value: Object.fromEntries(
-        policy.kinds.map((k) => [
-          k.name,
-          {
-            store: k.store,
-            modes: k.modes,
-            lossy: k.lossy,
-            // Defaults are left out (no re-persist, no pins of its own), so each line says what is special.
-            repersist: k.repersist ? true : undefined,
-            pins: k.pins.length > 0 ? k.pins.map((p) => code(member("pin", pinRef.get(pinKey(p))!.key))) : undefined,
-            compressTargetTokens: k.compressTargetTokens ?? undefined,
-          },
-        ]),
-      ),
-    },
+    ...kindsDeclarations(policy, pinRef, large),
     { kind: "const", exported: false, doc: `Session limits: ${session.join("; ")}.`, name: "session", type: "SessionLimits", value: { maxLengthMs: policy.session.maxLengthMs, lossyBudget: policy.session.lossyBudget } },
     {
       kind: "const",
@@ -173,10 +155,75 @@ function storesArgument(policy: PolicyIR): string[] {
   return one.length <= 100 ? [one] : ["  stores: {", ...entries.map((e) => `    ${e},`), "  },"];
 }
 
+type PinRef = Map<string, { key: string; pin: PinIR }>;
+
+/** A kind's runtime rules; a pin is whatever `pinRef` makes of its key (a `pin.x` reference, or the key). */
+function runtimeKind(k: PolicyIR["kinds"][number], pinOf: (key: string) => Value): Record<string, Value | undefined> {
+  return {
+    store: k.store,
+    modes: k.modes,
+    lossy: k.lossy,
+    // Defaults are left out (no re-persist, no pins of its own), so each line says what is special.
+    repersist: k.repersist ? true : undefined,
+    pins: k.pins.length > 0 ? k.pins.map((p) => pinOf(pinKey(p))) : undefined,
+    compressTargetTokens: k.compressTargetTokens ?? undefined,
+  };
+}
+
+/**
+ * The kinds' JSON text a large guard embeds: `runtimeKind` per kind, pins by their key in the `pin` table,
+ * `undefined` members left out. `kindsFromJson` in a test turns it back into what the literal form says.
+ */
+export function kindsJson(policy: PolicyIR): string {
+  const pinRef = pinTable(policy);
+  return JSON.stringify(Object.fromEntries(policy.kinds.map((k) => [k.name, runtimeKind(k, (key) => pinRef.get(key)!.key)])));
+}
+
+function kindsDeclarations(policy: PolicyIR, pinRef: PinRef, large: boolean): Declaration[] {
+  const doc = "Each kind's runtime rules; `Requests` in the types module says what they mean for a prune.";
+  if (!large) {
+    return [{
+      kind: "const",
+      exported: false,
+      doc,
+      name: "kinds",
+      type: 'RuntimePolicy<SpanKind>["kinds"]',
+      value: Object.fromEntries(policy.kinds.map((k) => [k.name, runtimeKind(k, (key) => code(member("pin", pinRef.get(key)!.key)))])),
+    }];
+  }
+  const text = kindsJson(policy);
+  const hasPins = policy.kinds.some((k) => k.pins.length > 0);
+  return [
+    { kind: "const", exported: false, doc: "The SHA-256 of `kindsJson`, checked when this module loads.", name: "kindsHash", value: sha256(text) },
+    {
+      kind: "const",
+      exported: false,
+      doc: `The ${policy.kinds.length} kinds' runtime rules as JSON (pins by their key in \`pin\`): a string tsc does not check element by element.`,
+      name: "kindsJson",
+      value: text,
+    },
+    {
+      kind: "function",
+      exported: false,
+      doc: "Parses `kindsJson` once its hash is verified: an edited or truncated string fails when the module loads, not at a prune.",
+      name: "loadKinds",
+      params: "",
+      returns: 'RuntimePolicy<SpanKind>["kinds"]',
+      body: [
+        `if (contentHash(kindsJson) !== kindsHash) throw new Error(${quote(`${guardFile(policy)}: kindsJson does not match its hash; regenerate it with \`pruneguard compile\``)});`,
+        hasPins
+          ? 'return JSON.parse(kindsJson, (key, value: unknown) => (key === "pins" ? (value as Array<keyof typeof pin>).map((p) => pin[p]) : value)) as RuntimePolicy<SpanKind>["kinds"];'
+          : 'return JSON.parse(kindsJson) as RuntimePolicy<SpanKind>["kinds"];',
+      ],
+    },
+    { kind: "const", exported: false, doc, name: "kinds", type: 'RuntimePolicy<SpanKind>["kinds"]', value: code("loadKinds()") },
+  ];
+}
+
 const pinKey = (p: PinIR): string => `${p.name}\u0000${p.pattern}`;
 
 /** Every distinct pin of the policy, in order of first use, under a unique key (its name, or `name_2`). */
-function pinTable(policy: PolicyIR): Map<string, { key: string; pin: PinIR }> {
+function pinTable(policy: PolicyIR): PinRef {
   const table = new Map<string, { key: string; pin: PinIR }>();
   const used = new Set<string>();
   for (const p of [...policy.pins, ...policy.kinds.flatMap((k) => k.pins)]) {

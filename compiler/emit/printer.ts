@@ -32,7 +32,7 @@ export type Declaration =
   | { readonly kind: "type"; readonly doc?: string; readonly name: string; readonly params?: string; readonly union: readonly string[] }
   | { readonly kind: "interface"; readonly doc?: string; readonly name: string; readonly members: readonly Member[] }
   | { readonly kind: "const"; readonly doc?: string; readonly exported?: boolean; readonly name: string; readonly type?: string; readonly value: Value; readonly suffix?: string }
-  | { readonly kind: "function"; readonly doc?: string; readonly name: string; readonly params: string; readonly returns: string; readonly body: readonly string[] };
+  | { readonly kind: "function"; readonly doc?: string; readonly exported?: boolean; readonly name: string; readonly params: string; readonly returns: string; readonly body: readonly string[] };
 
 /** `{ code }` for a verbatim expression. */
 export const code = (text: string): { readonly code: string } => ({ code: text });
@@ -78,7 +78,7 @@ function renderDeclaration(d: Declaration): string {
       return `${doc(d.doc, "")}${head}${printValue(d.value, "", head.length)}${suffix};`;
     }
     case "function":
-      return `${doc(d.doc, "")}export function ${d.name}(${d.params}): ${d.returns} {\n${d.body.map((l) => (l === "" ? "" : `  ${l}`)).join("\n")}\n}`;
+      return `${doc(d.doc, "")}${d.exported === false ? "" : "export "}function ${d.name}(${d.params}): ${d.returns} {\n${d.body.map((l) => (l === "" ? "" : `  ${l}`)).join("\n")}\n}`;
   }
 }
 

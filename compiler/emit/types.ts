@@ -10,7 +10,7 @@
 import { requestShapeOf, type LossyFlag, type RequestShape } from "../analysis/requests.js";
 import type { PolicyIR } from "../ir/schema.js";
 import type { PruneMode } from "../../src/types.js";
-import { describeKind, describeStore, headerLines } from "./describe.js";
+import { describeKind, describeKindShort, describeStore, headerLines, isLargePolicy } from "./describe.js";
 import type { EmitOptions, EmittedFile } from "./index.js";
 import { irHash } from "./ir-json.js";
 import { quote, render, type Declaration, type Member } from "./printer.js";
@@ -29,7 +29,8 @@ export function emitTypes(policy: PolicyIR, options: EmitOptions): EmittedFile {
       })
       .join(" | ");
   };
-  const requests: Member[] = policy.kinds.map((k, i) => ({ doc: describeKind(k, policy), name: k.name, type: requestOf(shapes[i]!) }));
+  const describe = isLargePolicy(policy) ? describeKindShort : describeKind;
+  const requests: Member[] = policy.kinds.map((k, i) => ({ doc: describe(k, policy), name: k.name, type: requestOf(shapes[i]!) }));
   const orNever = (xs: readonly string[]) => (xs.length === 0 ? ["never"] : xs);
   const decls: Declaration[] = [
     { kind: "comment", lines: headerLines(policy, irHash(policy)) },

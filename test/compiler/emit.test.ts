@@ -127,3 +127,39 @@ describe("pruneguard check (drift)", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 });
+
+describe("large policies", () => {
+  // Above LARGE_POLICY_KINDS the guard embeds its kinds as hashed JSON and the per-kind docs are short.
+  it("embed kinds as JSON the guard verifies at load, with the same rules as the IR", async () => {
+    const { policySource } = await import("../../bench/policies.js");
+    const { LARGE_POLICY_KINDS } = await import("../../compiler/emit/describe.js");
+    const n = LARGE_POLICY_KINDS + 50;
+    const dir = mkdtempSync(path.join(path.resolve("test/compiler"), ".tmp-large-"));
+    try {
+      writeFileSync(path.join(dir, "big.policy.ts"), policySource("big", n));
+      const r = compilePolicies([path.join(dir, "big.policy.ts")], { cwd: process.cwd() });
+      expect(r.hasErrors).toBe(false);
+      expect(r.policies.map((p) => p.name)).toEqual(["big"]);
+      const ir = r.policies[0]!;
+      const files = emitAll(r.policies, { runtimeImport: "../../../src/index.js" });
+      for (const f of files) writeFileSync(path.join(dir, f.path), f.contents);
+      const guard = files.find((f) => f.path === "big.guard.ts")!.contents;
+      expect(guard).toContain("const kindsJson = ");
+      const types = files.find((f) => f.path === "big.types.ts")!.contents;
+      expect(types).toMatch(/\/\*\* `k0`: \w+; [a-z, ]+; [^\n]*\*\/\n  readonly k0:/);
+      const m = (await import(path.join(dir, "big.guard.ts"))) as typeof org;
+      const kinds = m.policy.kinds as Record<string, { store: string | null; modes: readonly string[]; lossy: string; pins?: ReadonlyArray<{ name: string; pattern: string }> }>;
+      expect(Object.keys(kinds)).toEqual(ir.kinds.map((k) => k.name));
+      for (const k of ir.kinds) {
+        const rt = kinds[k.name]!;
+        expect([rt.store, rt.modes, rt.lossy]).toEqual([k.store, k.modes, k.lossy]);
+        expect(rt.pins ?? []).toEqual(k.pins.map((p) => ({ name: p.name, pattern: p.pattern })));
+      }
+      // A changed string is refused when the module loads.
+      writeFileSync(path.join(dir, "tampered.guard.ts"), guard.replace('\\"lossy\\":\\"forbid\\"', '\\"lossy\\":\\"with-flag\\"'));
+      await expect(import(path.join(dir, "tampered.guard.ts"))).rejects.toThrow(/kindsJson does not match its hash/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
