@@ -35,7 +35,8 @@ export function emitTypes(policy: PolicyIR, options: EmitOptions): EmittedFile {
   const decls: Declaration[] = [
     { kind: "comment", lines: headerLines(policy, irHash(policy)) },
     { kind: "import", typeOnly: true, names: ["PruneguardTypeError", "SpanRef"].filter((n) => n === "SpanRef" || shapes.some((s) => !s.prunable)), from: options.runtimeImport },
-    { kind: "type", doc: `The span kinds of policy \`${policy.name}\`.`, name: "SpanKind", union: orNever(policy.kinds.map((k) => quote(k.name))) },
+    // A large policy names its kinds once, as the keys of `Requests`: 5,000 literal types fewer to parse.
+    { kind: "type", doc: `The span kinds of policy \`${policy.name}\`.`, name: "SpanKind", union: isLargePolicy(policy) ? ["keyof Requests"] : orNever(policy.kinds.map((k) => quote(k.name))) },
     {
       kind: "type",
       doc: `The stores policy \`${policy.name}\` declares: ${policy.stores.map(describeStore).join("; ") || "none"}.`,

@@ -146,6 +146,7 @@ describe("large policies", () => {
       const guard = files.find((f) => f.path === "big.guard.ts")!.contents;
       expect(guard).toContain("const kindsJson = ");
       const types = files.find((f) => f.path === "big.types.ts")!.contents;
+      expect(types).toContain("export type SpanKind = keyof Requests;");
       expect(types).toMatch(/\/\*\* `k0`: \w+; [a-z, ]+; [^\n]*\*\/\n  readonly k0:/);
       const m = (await import(path.join(dir, "big.guard.ts"))) as typeof org;
       const kinds = m.policy.kinds as Record<string, { store: string | null; modes: readonly string[]; lossy: string; pins?: ReadonlyArray<{ name: string; pattern: string }> }>;
