@@ -4,7 +4,8 @@
  *
  * Deterministic by construction: no clocks, no randomness, ties broken by line position.
  */
-import { carryPins, countTextTokens, findPins, type PinScanOptions } from "./pins.js";
+import { carryPins, findPins, type PinScanOptions } from "./pins.js";
+import { countTokens } from "./tokens.js";
 import type { PinPattern } from "./types.js";
 
 export interface CompressOptions {
@@ -56,7 +57,7 @@ export function compress(text: string, opts: CompressOptions): CompressResult {
   }
   const pins = opts.pins ?? [];
   const scanOpts = opts.scan ?? {};
-  const whole = countTextTokens(text);
+  const whole = countTokens(text);
   if (whole <= target) {
     return { text, tokens: whole, bodyTokens: whole, pinTokens: 0, carried: [], omittedLines: 0 };
   }
@@ -64,7 +65,7 @@ export function compress(text: string, opts: CompressOptions): CompressResult {
   const eol = text.includes("\r\n") ? "\r\n" : "\n";
   const pinned = new Set(findPins(text, pins, scanOpts));
   const scores = lines.map((line) => score(line, pinned));
-  const costs = lines.map(countTextTokens);
+  const costs = lines.map(countTokens);
 
   // Shrink the body's budget until body and carried pins fit together; each step is deterministic.
   let budget = target;
@@ -72,13 +73,13 @@ export function compress(text: string, opts: CompressOptions): CompressResult {
   let fits = false;
   for (let attempt = 0; attempt < 24 && budget >= 0; attempt++) {
     const body = buildBody(lines, costs, scores, budget, eol);
-    const bodyTokens = countTextTokens(body.text);
+    const bodyTokens = countTokens(body.text);
     if (bodyTokens > target) {
       budget -= Math.max(1, bodyTokens - target);
       continue;
     }
     best = { body, bodyTokens };
-    const total = countTextTokens(carryPins(text, body.text, pins, scanOpts).text);
+    const total = countTokens(carryPins(text, body.text, pins, scanOpts).text);
     fits = total <= target;
     if (fits || budget === 0) break;
     budget = Math.max(0, budget - Math.max(1, total - target));
@@ -86,15 +87,15 @@ export function compress(text: string, opts: CompressOptions): CompressResult {
   if (!fits) {
     // Too many pins for a real body: keep the most informative minimal body that still fits with them.
     const minimal = minimalBodies(lines.length, target);
-    const fitting = minimal.find((b) => countTextTokens(carryPins(text, b.text, pins, scanOpts).text) <= target);
+    const fitting = minimal.find((b) => countTokens(carryPins(text, b.text, pins, scanOpts).text) <= target);
     const chosen = fitting ?? minimal[0] ?? { text: "", omittedLines: lines.length };
-    best = { body: chosen, bodyTokens: countTextTokens(chosen.text) };
+    best = { body: chosen, bodyTokens: countTokens(chosen.text) };
   }
   const chosen = best ?? { body: { text: "", omittedLines: lines.length }, bodyTokens: 0 };
   const carry = carryPins(text, chosen.body.text, pins, scanOpts);
   return {
     text: carry.text,
-    tokens: countTextTokens(carry.text),
+    tokens: countTokens(carry.text),
     bodyTokens: chosen.bodyTokens,
     pinTokens: carry.tokens,
     carried: carry.carried,
@@ -131,12 +132,12 @@ function marker(count: number, unit: "line" | "char"): string {
 }
 
 /** Cost of one marker line, used to estimate gaps before the exact count. */
-const MARKER_COST = countTextTokens(`${marker(1000, "line")}\n`);
+const MARKER_COST = countTokens(`${marker(1000, "line")}\n`);
 
 /** Bodies for when almost nothing fits, most informative first; each at most `target` tokens. */
 function minimalBodies(lineCount: number, target: number): Body[] {
   return [marker(lineCount, "line"), "…", ""]
-    .filter((text) => countTextTokens(text) <= target)
+    .filter((text) => countTokens(text) <= target)
     .map((text) => ({ text, omittedLines: lineCount }));
 }
 
@@ -148,10 +149,10 @@ function clipLine(line: string, maxTokens: number): string | null {
     `${chars.slice(0, k).join("")} ${marker(chars.length - 2 * k, "char")} ${chars.slice(chars.length - k).join("")}${terminator}`;
   let lo = 0;
   let hi = Math.floor(chars.length / 2);
-  if (countTextTokens(render(0)) > maxTokens) return null;
+  if (countTokens(render(0)) > maxTokens) return null;
   while (lo < hi) {
     const mid = Math.ceil((lo + hi) / 2);
-    if (countTextTokens(render(mid)) <= maxTokens) lo = mid;
+    if (countTokens(render(mid)) <= maxTokens) lo = mid;
     else hi = mid - 1;
   }
   return render(lo);
@@ -188,7 +189,7 @@ function buildBody(lines: readonly string[], costs: readonly number[], scores: r
     else {
       const clipped = clipLine(lines[i] as string, edgeShare);
       if (clipped !== null) {
-        const delta = costWith(i, countTextTokens(clipped));
+        const delta = costWith(i, countTokens(clipped));
         if (used + delta <= budget) {
           override.set(i, clipped);
           take(i, delta);

@@ -64,9 +64,6 @@ function compile(pattern: PinPattern): RegExp {
   return re;
 }
 
-/** Token count in o200k_base; text that spells a special token counts as text. */
-export const countTextTokens = countTokens;
-
 interface Scan {
   readonly ids: string[];
   readonly capped: boolean;
@@ -176,5 +173,5 @@ export function carryPins(
   const lead =
     replacement.length === 0 || replacement.endsWith("\n") ? "" : replacement.includes("\r\n") ? "\r\n" : "\n";
   const suffix = `${lead}${CARRIED_PINS_PREFIX}${carried.join(SEPARATOR)}`;
-  return { text: replacement + suffix, carried, tokens: countTextTokens(suffix), capped: found.capped };
+  return { text: replacement + suffix, carried, tokens: countTokens(suffix), capped: found.capped };
 }

@@ -1,7 +1,8 @@
+import { countTokens } from "../../src/tokens.js";
 import { describe, expect, it } from "vitest";
 import { pins } from "../../dsl/pins.js";
 import { compress } from "../../src/compress.js";
-import { carryPins, containsPin, countTextTokens, findPins } from "../../src/pins.js";
+import { carryPins, containsPin, findPins } from "../../src/pins.js";
 import { ALL_PRESETS, LOSSY_DIGEST, loadCorpus } from "../pins/corpus.js";
 
 /** A long CI log: 600 passing lines around one failure, the shape `compress` exists for. */
@@ -25,7 +26,7 @@ describe("compress", () => {
   it("returns text that already fits unchanged", () => {
     const text = "short output\nE1042";
     const result = compress(text, { targetTokens: 100, pins: ALL_PRESETS });
-    expect(result).toEqual({ text, tokens: countTextTokens(text), bodyTokens: countTextTokens(text), pinTokens: 0, carried: [], omittedLines: 0 });
+    expect(result).toEqual({ text, tokens: countTokens(text), bodyTokens: countTokens(text), pinTokens: 0, carried: [], omittedLines: 0 });
     expect(compress("", { targetTokens: 1 }).text).toBe("");
   });
 
@@ -51,7 +52,7 @@ describe("compress", () => {
       const b = compress(text, { targetTokens: target, pins: ALL_PRESETS });
       expect(b).toEqual(a);
       expect(a.bodyTokens).toBeLessThanOrEqual(target);
-      expect(a.tokens).toBe(countTextTokens(a.text));
+      expect(a.tokens).toBe(countTokens(a.text));
       // The whole text fits unless the carried pins alone do not.
       if (a.pinTokens <= target) expect(a.tokens).toBeLessThanOrEqual(target);
       for (const id of findPins(text, ALL_PRESETS)) expect(containsPin(a.text, id), `${target}: ${id}`).toBe(true);
@@ -101,7 +102,7 @@ describe("the tool-output corpus", () => {
   it("keeps every pinned identifier through compress, within target, deterministically", () => {
     for (const { name, text } of corpus) {
       for (const source of [text, padded(text)]) {
-        const target = Math.max(40, Math.floor(countTextTokens(source) / 3));
+        const target = Math.max(40, Math.floor(countTokens(source) / 3));
         const result = compress(source, { targetTokens: target, pins: ALL_PRESETS });
         expect(compress(source, { targetTokens: target, pins: ALL_PRESETS })).toEqual(result);
         expect(result.bodyTokens, name).toBeLessThanOrEqual(target);
@@ -114,11 +115,11 @@ describe("the tool-output corpus", () => {
   it("reports the token cost of carried pins", () => {
     const rows = corpus.map(({ name, text }) => {
       const digest = carryPins(text, LOSSY_DIGEST, ALL_PRESETS);
-      const target = Math.max(40, Math.floor(countTextTokens(padded(text)) / 3));
+      const target = Math.max(40, Math.floor(countTokens(padded(text)) / 3));
       const compressed = compress(padded(text), { targetTokens: target, pins: ALL_PRESETS });
       return {
         file: name,
-        originalTokens: countTextTokens(text),
+        originalTokens: countTokens(text),
         digestCarried: digest.carried.length,
         digestPinTokens: digest.tokens,
         compressTarget: target,

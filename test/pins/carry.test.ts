@@ -1,7 +1,8 @@
 import fc from "fast-check";
+import { countTokens } from "../../src/tokens.js";
 import { describe, expect, it } from "vitest";
 import { pin, pins } from "../../dsl/pins.js";
-import { CARRIED_PINS_PREFIX, carryPins, containsPin, countTextTokens, findPins } from "../../src/pins.js";
+import { CARRIED_PINS_PREFIX, carryPins, containsPin, findPins } from "../../src/pins.js";
 import { ALL_PRESETS, EXPECTED_PINS, LOSSY_DIGEST, loadCorpus } from "./corpus.js";
 
 describe("findPins", () => {
@@ -51,7 +52,7 @@ describe("carryPins", () => {
     const result = carryPins(original, LOSSY_DIGEST, ALL_PRESETS);
     expect(result.text).toBe(`${LOSSY_DIGEST}\nids: HTTP 503, req_8f3a2c, E1042, src/db/pool.ts:88:14`);
     expect(result.carried).toEqual(["HTTP 503", "req_8f3a2c", "E1042", "src/db/pool.ts:88:14"]);
-    expect(result.tokens).toBe(countTextTokens("\nids: HTTP 503, req_8f3a2c, E1042, src/db/pool.ts:88:14"));
+    expect(result.tokens).toBe(countTokens("\nids: HTTP 503, req_8f3a2c, E1042, src/db/pool.ts:88:14"));
     expect(result.capped).toBe(false);
   });
 
@@ -75,7 +76,7 @@ describe("carryPins", () => {
 
   it("counts a text that spells a special token instead of throwing", () => {
     expect(carryPins("<|endoftext|> E1042", "gist", ALL_PRESETS).tokens).toBeGreaterThan(0);
-    expect(countTextTokens("<|endoftext|>")).toBeGreaterThan(1);
+    expect(countTokens("<|endoftext|>")).toBeGreaterThan(1);
   });
 
   it("keeps every pinned identifier of every corpus file through the reference incident's digest", () => {
