@@ -446,7 +446,8 @@ export class ContextWindow<K extends string = string> {
       const isLead = refusing === leadCommit;
       const why = rejectionWhy(reason, plans[leadIndex]!.policy.store === null ? null : refusing.check, mode);
       return this.#rejected(target, mode, isLead ? reason : "group", refusing.check.conditions, isLead ? why : `group: ${why}`, leadCommit.audit.seq,
-        isLead ? `${spanId} cannot be pruned: ${why}` : `${spanId} is grouped with a span that cannot be pruned: ${why}`, plans[leadIndex]!.policy);
+        (isLead ? `${spanId} cannot be pruned: ${why}` : `${spanId} is grouped with a span that cannot be pruned: ${why}`) +
+          persistFailures(plans), plans[leadIndex]!.policy);
     }
     // Committed: now, and only now, rewrite the window.
     let tokensFreed = 0;
@@ -627,4 +628,10 @@ function freezeKinds<K extends string>(kinds: { readonly [P in K]: KindPolicy })
     });
   }
   return Object.freeze(out) as { readonly [P in K]: KindPolicy };
+}
+
+/** Why members never got a copy, when persisting them on append failed: the root cause of a rejection. */
+function persistFailures(plans: readonly { readonly entry: LiveEntry }[]): string {
+  const failed = plans.filter((p) => p.entry.persistError !== null);
+  return failed.map((p) => `; persisting ${p.entry.span.id} on append failed: ${p.entry.persistError}`).join("");
 }

@@ -460,6 +460,17 @@ describe("ContextWindow: store faults", () => {
     expect(await win.recall("span_3")).toMatchObject({ status: "unknown" });
   });
 
+  it("a rejection caused by a failed persist on append says so", async () => {
+    const clock = new ManualClock(0);
+    const failing = new Set(["persist"]);
+    const inner = new MemoryStore({ name: "toolLog", clock });
+    const win = new ContextWindow({ session: "s", clock, stores: { toolLog: flaky(inner, failing) }, kinds: KINDS });
+    const ref = await win.append({ kind: "plain", text: "t" });
+    const out = await win.tryPrune({ span: ref, mode: "drop" });
+    expect(out).toMatchObject({ status: "rejected", failed: ["existence", "addressability"] });
+    expect(out.status === "rejected" && out.message).toMatch(/persisting span_1 on append failed: injected persist failure/);
+  });
+
   it("recall against a failing store answers unavailable, not unknown", async () => {
     const clock = new ManualClock(0);
     const failing = new Set<string>();
