@@ -10,11 +10,12 @@ import { consumerTypesBench } from "./consumer-types.js";
 import { directiveBench } from "./directive.js";
 import { postgresBench } from "./postgres.js";
 import { sqliteBench } from "./sqlite.js";
+import { sqliteDriverBench } from "./sqlite-driver.js";
 import { tokensBench } from "./tokens.js";
 import { describeMachine } from "./machine.js";
 import { formatDetails, formatTable, isSkipped, type BenchContext, type Benchmark, type Row } from "./report.js";
 
-const BENCHMARKS: readonly Benchmark[] = [directiveBench, sqliteBench, postgresBench, compilerBench, consumerTypesBench, tokensBench];
+const BENCHMARKS: readonly Benchmark[] = [directiveBench, sqliteBench, postgresBench, compilerBench, consumerTypesBench, tokensBench, sqliteDriverBench];
 
 interface Args {
   readonly quick: boolean;

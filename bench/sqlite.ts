@@ -3,10 +3,10 @@
  * transaction, then the window rewrite — against a bare one-row `IMMEDIATE` transaction on the same
  * database file (a second connection, same pragmas: WAL, synchronous NORMAL).
  */
-import Database from "better-sqlite3";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import { ContextWindow, SqliteStore, type SpanRef } from "../src/index.js";
 import { compareMicro, type MicroResult } from "./measure.js";
 import { fmtMs, fmtOps, goalAtLeast, type Benchmark } from "./report.js";
@@ -23,14 +23,17 @@ export const sqliteBench: Benchmark = {
     const dir = mkdtempSync(path.join(tmpdir(), "pruneguard-bench-sqlite-"));
     const file = path.join(dir, "bench.db");
     const store = new SqliteStore({ path: file, name: "toolLog", retentionMs: 2 * HOUR });
-    const db = new Database(file);
+    const db = new DatabaseSync(file);
     try {
-      db.pragma("journal_mode = WAL");
-      db.pragma("synchronous = NORMAL");
-      db.pragma("busy_timeout = 5000");
+      db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;");
       db.exec("CREATE TABLE IF NOT EXISTS bench_baseline (id INTEGER PRIMARY KEY, session TEXT NOT NULL, body TEXT NOT NULL)");
       const insert = db.prepare("INSERT INTO bench_baseline (session, body) VALUES (?, ?)");
-      const bare = db.transaction((session: string, body: string) => insert.run(session, body));
+      const [begin, commit] = [db.prepare("BEGIN IMMEDIATE"), db.prepare("COMMIT")];
+      const bare = (session: string, body: string) => {
+        begin.run();
+        insert.run(session, body);
+        commit.run();
+      };
       const auditSized = '{"op":"prune","status":"reversible","spanId":"span_7","kind":"toolResult","mode":"drop","handle":"#7"}';
 
       let win: ContextWindow<"toolResult"> | null = null;
@@ -55,7 +58,7 @@ export const sqliteBench: Benchmark = {
       const rounds = ctx.quick ? 2 : 5;
       const { results, ratioToFirst } = await compareMicro(
         [
-          { name: "bare IMMEDIATE transaction", fn: () => void bare.immediate("s0", auditSized) },
+          { name: "bare IMMEDIATE transaction", fn: () => bare("s0", auditSized) },
           {
             name: "durable prune",
             fn: async () => {

@@ -5,7 +5,7 @@
  * Adding a command: write `commands/<name>.ts` exporting a `RegisterCommand`, add it to `COMMANDS`.
  * Start-up stays cheap because a command module registers its options and help with light imports only
  * (commander, `context.ts`, `report.ts`) and its action `await import`s the implementation
- * (`commands/<name>.run.ts`): ts-morph, the tokenizer, pg and better-sqlite3 load only for the command
+ * (`commands/<name>.run.ts`): ts-morph, the tokenizer, pg and node:sqlite load only for the command
  * that needs them. test/compiler/cli.test.ts fails if a registration module reaches a heavy dependency.
  */
 import { Command, CommanderError } from "commander";

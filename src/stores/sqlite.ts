@@ -1,4 +1,4 @@
-import Database from "better-sqlite3";
+import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { sealAudit, GENESIS_HASH, type AuditDraft, type AuditRecord } from "../audit.js";
 import { systemClock, type Clock } from "../types.js";
 import { computeCheck, decideAll, lookupAnswer, recordState, spanTaken, formatHandle, resolveCapabilities, resolveHandlePrefix, resolveRetention, unbackedCheck, type StoredRecord } from "./check.js";
@@ -23,6 +23,15 @@ export interface SqliteStoreOptions extends StoreOptions {
 }
 
 type RecordRow = StoredRecord;
+type SqlValue = string | number | null;
+
+/** A prepared statement with its parameter and row types written down once, where the SQL is. */
+interface Typed<P extends unknown[], R> {
+  get(...params: P): R | undefined;
+  all(...params: P): R[];
+  run(...params: P): { changes: number | bigint };
+}
+const typed = <P extends unknown[], R>(statement: StatementSync): Typed<P, R> => statement as unknown as Typed<P, R>;
 
 interface AuditRow {
   record: string;
@@ -74,7 +83,8 @@ export class SqliteStore implements BackingStore {
   readonly handlePrefix: string;
   readonly path: string;
   readonly #clock: Clock;
-  readonly #db: Database.Database;
+  readonly #db: DatabaseSync;
+  #open = true;
   readonly #q: ReturnType<SqliteStore["prepare"]>;
   /** Runs `fn` inside `BEGIN IMMEDIATE … COMMIT` (rolled back if it throws). */
   readonly #immediate: <T>(fn: () => T) => T;
@@ -86,62 +96,78 @@ export class SqliteStore implements BackingStore {
     this.capabilities = resolveCapabilities(options);
     this.handlePrefix = resolveHandlePrefix(options.name, options.handlePrefix);
     this.#clock = options.clock ?? systemClock;
-    this.#db = new Database(options.path);
-    this.#db.pragma("journal_mode = WAL");
-    this.#db.pragma("synchronous = NORMAL");
-    this.#db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
+    // node:sqlite (built into Node >= 22.13): no native addon to build or download at install time.
+    // BENCHMARKS.md records the measurement against better-sqlite3 that chose it.
+    this.#db = new DatabaseSync(options.path);
+    this.#db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
+    this.#db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;");
     this.#db.exec(SCHEMA);
     this.#q = this.prepare();
-    // One transaction wrapper, built once: better-sqlite3 compiles a wrapper per `transaction()` call,
-    // which costs more than the statements of a small prune.
-    const tx = this.#db.transaction((fn: () => unknown) => fn());
-    this.#immediate = <T>(fn: () => T): T => tx.immediate(fn) as T;
+    const begin = this.#db.prepare("BEGIN IMMEDIATE");
+    const commit = this.#db.prepare("COMMIT");
+    const rollback = this.#db.prepare("ROLLBACK");
+    this.#immediate = <T>(fn: () => T): T => {
+      begin.run();
+      try {
+        const result = fn();
+        commit.run();
+        return result;
+      } catch (error) {
+        try {
+          rollback.run();
+        } catch {
+          // SQLite already rolled back (it does on some errors, such as a full disk); the cause is `error`.
+        }
+        throw error;
+      }
+    };
   }
 
   private prepare() {
     const db = this.#db;
+    const prep = <P extends unknown[], R = unknown>(sql: string) => typed<P, R>(db.prepare(sql));
     return {
-      bySpan: db.prepare<[string, string, string], RecordRow>(
+      bySpan: prep<[string, string, string], RecordRow>(
         "SELECT handle, span_id AS spanId, kind, text, hash, created_at AS createdAt, expired_at AS expiredAt FROM pruneguard_records WHERE store = ? AND session = ? AND span_id = ?",
       ),
-      byHandle: db.prepare<[string, string, string], RecordRow>(
+      byHandle: prep<[string, string, string], RecordRow>(
         "SELECT handle, span_id AS spanId, kind, text, hash, created_at AS createdAt, expired_at AS expiredAt FROM pruneguard_records WHERE store = ? AND session = ? AND handle = ?",
       ),
-      nextHandle: db.prepare<[string, string], { next: number }>(
+      nextHandle: prep<[string, string], { next: number }>(
         `INSERT INTO pruneguard_handles (store, session, next) VALUES (?, ?, 1)
          ON CONFLICT (store, session) DO UPDATE SET next = next + 1 RETURNING next`,
       ),
-      insert: db.prepare(
+      insert: prep<[Record<string, SqlValue>]>(
         `INSERT INTO pruneguard_records (store, session, span_id, handle, kind, text, hash, created_at)
          VALUES (@store, @session, @spanId, @handle, @kind, @text, @hash, @now)`,
       ),
-      rewrite: db.prepare(
+      rewrite: prep<[Record<string, SqlValue>]>(
         `UPDATE pruneguard_records SET text = @text, hash = @hash, kind = @kind, created_at = @now, expired_at = NULL
          WHERE store = @store AND session = @session AND span_id = @spanId`,
       ),
-      hold: db.prepare(
+      hold: prep<[Record<string, SqlValue>]>(
         "UPDATE pruneguard_records SET held = 1, held_until = @until WHERE store = @store AND session = @session AND span_id = @spanId",
       ),
-      releaseHolds: db.prepare(
+      releaseHolds: prep<[string, string]>(
         "UPDATE pruneguard_records SET held = 0, held_until = NULL WHERE store = ? AND session = ? AND held = 1",
       ),
-      lastAudit: db.prepare<[string, string], { seq: number; hash: string }>(
+      lastAudit: prep<[string, string], { seq: number; hash: string }>(
         "SELECT seq, hash FROM pruneguard_audit WHERE store = ? AND session = ? ORDER BY seq DESC LIMIT 1",
       ),
-      insertAudit: db.prepare(
+      insertAudit: prep<[Record<string, SqlValue>]>(
         "INSERT INTO pruneguard_audit (store, session, seq, status, hash, record) VALUES (@store, @session, @seq, @status, @hash, @record)",
       ),
-      auditLog: db.prepare<[string, string], AuditRow>(
+      auditLog: prep<[string, string], AuditRow>(
         "SELECT record FROM pruneguard_audit WHERE store = ? AND session = ? ORDER BY seq",
       ),
-      countLossy: db.prepare<[string, string], { n: number }>(
+      countLossy: prep<[string, string], { n: number }>(
         "SELECT count(*) AS n FROM pruneguard_audit WHERE store = ? AND session = ? AND status = 'lossy'",
       ),
-      heldPastRetention: db.prepare<[string, number, number], { n: number }>(
+      heldPastRetention: prep<[string, number, number], { n: number }>(
         `SELECT count(*) AS n FROM pruneguard_records WHERE store = ? AND text IS NOT NULL AND created_at <= ?
          AND held = 1 AND (held_until IS NULL OR held_until > ?)`,
       ),
-      rotate: db.prepare(
+      rotate: prep<[Record<string, SqlValue>]>(
         `UPDATE pruneguard_records SET text = NULL, expired_at = @now, held = 0, held_until = NULL
          WHERE store = @store AND text IS NOT NULL AND created_at <= @cutoff
          AND NOT (held = 1 AND (held_until IS NULL OR held_until > @now))`,
@@ -249,7 +275,7 @@ export class SqliteStore implements BackingStore {
   }
 
   async releaseHolds(session: string): Promise<number> {
-    return this.#q.releaseHolds.run(this.name, session).changes;
+    return Number(this.#q.releaseHolds.run(this.name, session).changes);
   }
 
   async rotate(): Promise<RotateReport> {
@@ -258,18 +284,21 @@ export class SqliteStore implements BackingStore {
     const cutoff = now - this.retentionMs;
     return this.#immediate((): RotateReport => {
         const keptByHold = this.#q.heldPastRetention.get(this.name, cutoff, now)?.n ?? 0;
-        const rotated = this.#q.rotate.run({ store: this.name, now, cutoff }).changes;
+        const rotated = Number(this.#q.rotate.run({ store: this.name, now, cutoff }).changes);
         return { rotated, keptByHold };
       });
   }
 
   /** Runs SQLite's own integrity check; `"ok"` when the file is sound. */
   integrityCheck(): string {
-    const rows = this.#db.pragma("integrity_check") as Array<{ integrity_check: string }>;
+    const rows = this.#db.prepare("PRAGMA integrity_check").all() as Array<{ integrity_check: string }>;
     return rows.map((r) => r.integrity_check).join("; ");
   }
 
   async close(): Promise<void> {
-    if (this.#db.open) this.#db.close();
+    if (this.#open) {
+      this.#open = false;
+      this.#db.close();
+    }
   }
 }

@@ -126,7 +126,7 @@ describe("pruneguard CLI", () => {
 
 describe("start-up", () => {
   // Every command module registers with light imports only; its `.run.ts` holds the heavy ones.
-  const HEAVY = ["ts-morph", "gpt-tokenizer", "pg", "better-sqlite3", "chokidar", "zod", "tinyglobby"];
+  const HEAVY = ["ts-morph", "gpt-tokenizer", "pg", "node:sqlite", "chokidar", "zod", "tinyglobby"];
   const reached = (file: string, seen = new Set<string>()): Set<string> => {
     if (seen.has(file)) return seen;
     seen.add(file);

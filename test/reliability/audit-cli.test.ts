@@ -1,6 +1,6 @@
 /**
  * `pruneguard audit` end to end: a real SQLite file written by a window, tampered with through
- * better-sqlite3 the way someone with file access would, and `node bin/pruneguard.js audit … --verify`
+ * node:sqlite the way someone with file access would, and `node bin/pruneguard.js audit … --verify`
  * spawned on it. Assumes `npm run build` has run (`npm test` builds first).
  *
  * Seen to fail when broken on purpose (local edits of the built dist/ files the CLI runs, restored
@@ -11,7 +11,7 @@
 import { execFile, spawnSync } from "node:child_process";
 import { copyFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import Database from "better-sqlite3";
+import { DatabaseSync as Database } from "node:sqlite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { contentHash, canonicalJson } from "../../src/hash.js";
 import { SqliteStore } from "../../src/stores/sqlite.js";
@@ -138,7 +138,7 @@ describe("pruneguard audit", () => {
     const path = join(dir, `reseal-${copies++}.db`);
     copyFileSync(source, path);
     const db = new Database(path);
-    const row = db.prepare<[], { record: string }>("SELECT record FROM pruneguard_audit WHERE session = 's-42' AND seq = 2").get()!;
+    const row = (db.prepare("SELECT record FROM pruneguard_audit WHERE session = 's-42' AND seq = 2").get() as unknown as { record: string });
     const { hash: _old, ...body } = JSON.parse(row.record) as Record<string, unknown>;
     const edited: Record<string, unknown> = { ...body, reason: "harmless" };
     const hash = contentHash(`${String(edited["prevHash"])}\n${canonicalJson(edited)}`);

@@ -20,7 +20,7 @@
  */
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import Database from "better-sqlite3";
+import { DatabaseSync as Database } from "node:sqlite";
 import { afterAll, describe, expect, it } from "vitest";
 import { verifyAuditChain } from "../../src/audit.js";
 import type { DirectiveOutcome } from "../../src/outcome.js";

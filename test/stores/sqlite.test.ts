@@ -44,9 +44,9 @@ describe("SqliteStore specifics", () => {
   it("uses WAL journaling", async () => {
     const path = join(dir, "wal.db");
     const s = new SqliteStore({ name: "a", path });
-    const Database = (await import("better-sqlite3")).default;
-    const db = new Database(path, { readonly: true });
-    expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
+    const { DatabaseSync } = await import("node:sqlite");
+    const db = new DatabaseSync(path, { readOnly: true });
+    expect(db.prepare("PRAGMA journal_mode").get()).toEqual({ journal_mode: "wal" });
     db.close();
     await s.close();
   });

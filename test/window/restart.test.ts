@@ -1,4 +1,4 @@
-import Database from "better-sqlite3";
+import { DatabaseSync as Database } from "node:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

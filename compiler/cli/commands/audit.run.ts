@@ -1,7 +1,7 @@
 /** The implementation of `pruneguard audit`, loaded only when the command runs (see `audit.ts`). */
 import { existsSync } from "node:fs";
 import * as path from "node:path";
-import Database from "better-sqlite3";
+import { DatabaseSync } from "node:sqlite";
 import { verifyAuditChain, type AuditChainBreak, type AuditRecord } from "../../../src/audit.js";
 import { CliError, ExitCode, type CliContext } from "../context.js";
 import type { AuditFlags } from "./audit.js";
@@ -26,9 +26,9 @@ export function runAudit(file: string, flags: AuditFlags, cli: CliContext): void
   const { io } = cli;
   const abs = path.resolve(io.cwd, file);
   if (!existsSync(abs)) throw new CliError(`no such file: ${file}`);
-  let db: Database.Database;
+  let db: DatabaseSync;
   try {
-    db = new Database(abs, { readonly: true, fileMustExist: true });
+    db = new DatabaseSync(abs, { readOnly: true });
   } catch (err) {
     throw new CliError(`cannot open ${file}: ${err instanceof Error ? err.message : String(err)}`);
   }
@@ -43,12 +43,12 @@ export function runAudit(file: string, flags: AuditFlags, cli: CliContext): void
   }
 }
 
-function run(db: Database.Database, file: string, flags: AuditFlags, out: (t: string) => void): ExitCode {
+function run(db: DatabaseSync, file: string, flags: AuditFlags, out: (t: string) => void): ExitCode {
   const table = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'pruneguard_audit'").get();
   if (table === undefined) throw new CliError(`${file} is not a pruneguard store (no pruneguard_audit table)`);
   const sessions = db
-    .prepare<[], { store: string; session: string; n: number }>("SELECT store, session, count(*) AS n FROM pruneguard_audit GROUP BY store, session ORDER BY store, session")
-    .all();
+    .prepare("SELECT store, session, count(*) AS n FROM pruneguard_audit GROUP BY store, session ORDER BY store, session")
+    .all() as unknown as Array<{ store: string; session: string; n: number }>;
   const stores = [...new Set(sessions.map((s) => s.store))];
   if (flags.anchor !== undefined && flags.verify !== true) throw new CliError("--anchor needs --verify");
   if (flags.session === undefined) {
@@ -68,8 +68,8 @@ function run(db: Database.Database, file: string, flags: AuditFlags, out: (t: st
     throw new CliError(`no store ${store} in ${file} (stores: ${stores.join(", ")})`);
   }
   const rows = db
-    .prepare<[string, string], AuditRow>("SELECT seq, status, hash, record FROM pruneguard_audit WHERE store = ? AND session = ? ORDER BY seq")
-    .all(store, flags.session);
+    .prepare("SELECT seq, status, hash, record FROM pruneguard_audit WHERE store = ? AND session = ? ORDER BY seq")
+    .all(store, flags.session) as unknown as AuditRow[];
   const records: AuditRecord[] = [];
   /** The row each parsed record came from, so a break is named by the row a reader can find. */
   const rowOf: number[] = [];

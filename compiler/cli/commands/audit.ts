@@ -3,13 +3,13 @@
  * checks its hash chain. Exit 0 when all is well, 1 when `--verify` finds a break (the record and why
  * are printed), 2 on usage or I/O errors.
  *
- * The file is opened read-only with better-sqlite3, so auditing never changes what it audits. Besides
+ * The file is opened read-only with node:sqlite, so auditing never changes what it audits. Besides
  * the chain itself, `--verify` checks that each row's indexed columns (`seq`, `status`, `hash`) agree
  * with the sealed record: the store counts the lossy budget from the `status` column, so an edit there
  * must not pass unnoticed. A chain cannot see its own tail being cut off; `--anchor <hash>` checks that
  * a head recorded elsewhere earlier is still in the chain.
  *
- * This module only registers the command; `audit.run.ts` (better-sqlite3, the audit chain) is loaded
+ * This module only registers the command; `audit.run.ts` (node:sqlite, the audit chain) is loaded
  * when it runs.
  */
 import { Option } from "commander";
