@@ -11,6 +11,29 @@ import { policySource } from "./policies.js";
 import { fmtMs, goalAtMost, type Benchmark, type Row } from "./report.js";
 import { createWorkspace } from "./workspace.js";
 
+/** The start-up lever: a compile with the compile cache warm (its own folder) vs with it off. */
+function compileCacheRow(root: string, cli: string, cwd: string, runs: number): Row {
+  const cacheDir = path.join(root, "dist", "bench", ".compile-cache");
+  const args = [cli, "compile", "policies", "--out", "out"];
+  const [on, off] = timeInterleaved(
+    [
+      { name: "compile, compile cache on", cmd: process.execPath, args, cwd, env: { PRUNEGUARD_COMPILE_CACHE: cacheDir } },
+      { name: "compile, compile cache off", cmd: process.execPath, args, cwd, env: { PRUNEGUARD_COMPILE_CACHE: "off" } },
+    ],
+    runs,
+  ) as [CommandRun[], CommandRun[]];
+  const ratio = median(on.map((run, i) => run.ms / off[i]!.ms));
+  return {
+    bench: 4,
+    name: "compile start-up: Node's module compile cache on (warm) vs off",
+    subject: fmtMs(median(on.map((r) => r.ms))),
+    baseline: fmtMs(median(off.map((r) => r.ms))),
+    ratio: `${ratio.toFixed(2)}×`,
+    goal: null,
+    detail: `median of ${runs} interleaved runs of the same compile; the warm-up run fills the cache`,
+  };
+}
+
 const KINDS_PER_FILE = 50;
 
 export const compilerBench: Benchmark = {
@@ -47,6 +70,8 @@ export const compilerBench: Benchmark = {
           ],
           runs,
         ) as [CommandRun[], CommandRun[], CommandRun[] | undefined, CommandRun[] | undefined];
+        // Node's module compile cache (bin/pruneguard.js turns it on): the same compile with it off.
+        if (files === sizes[1]) rows.push(compileCacheRow(ctx.root, cli, ws.dir, runs));
         const c = median(compile.map((r) => r.ms));
         const t = median(check.map((r) => r.ms));
         // Per-run ratios, so each compile is compared with the tsc run next to it.

@@ -90,6 +90,8 @@ export interface Command {
   readonly cwd: string;
   /** Exit codes that count as success (default `[0]`). */
   readonly okCodes?: readonly number[];
+  /** Variables added to the environment of this command only. */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 export interface CommandRun {
@@ -101,7 +103,7 @@ export interface CommandRun {
 /** Runs a command once, timed wall-clock; throws with its output when it fails. */
 export function runTimed(c: Command): CommandRun {
   const t0 = process.hrtime.bigint();
-  const r = spawnSync(c.cmd, [...c.args], { cwd: c.cwd, encoding: "utf8", maxBuffer: 64 * 1024 * 1024, env: { ...process.env, NO_COLOR: "1" } });
+  const r = spawnSync(c.cmd, [...c.args], { cwd: c.cwd, encoding: "utf8", maxBuffer: 64 * 1024 * 1024, env: { ...process.env, NO_COLOR: "1", ...c.env } });
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
   if (r.error) throw r.error;
   if (!(c.okCodes ?? [0]).includes(r.status ?? -1)) {

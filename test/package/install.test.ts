@@ -1,0 +1,123 @@
+/**
+ * The published packages, installed the way a stranger would: `.ci/pack.mjs` packs the runtime
+ * (`pruneguard`) and the CLI (`pruneguard-cli`) from this build; each goes into an empty project outside
+ * the repository (so nothing resolves through the repository's own node_modules), from the tarball, with
+ * its dependencies from the registry.
+ *
+ * - runtime: a strict `tsc` with `skipLibCheck: false` type-checks a file importing `pruneguard` and
+ *   `pruneguard/dsl`, the output runs a reversible prune, and the project holds neither ts-morph nor a
+ *   database driver nor the CLI's dependencies;
+ * - CLI: `pruneguard compile` turns a policy into a guard that the project's `tsc` accepts.
+ */
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const typescriptVersion = (JSON.parse(execFileSync("npm", ["pkg", "get", "devDependencies.typescript"], { cwd: root, encoding: "utf8" })) as string);
+let work: string;
+let runtimeTgz: string;
+let cliTgz: string;
+
+/** A command that must succeed; its output is the failure message when it does not. */
+function run(cmd: string, args: readonly string[], cwd: string): string {
+  const r = spawnSync(cmd, [...args], { cwd, encoding: "utf8", env: { ...process.env, NO_COLOR: "1", npm_config_audit: "false", npm_config_fund: "false" } });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} exited ${r.status ?? r.signal}:\n${r.stdout}\n${r.stderr}`);
+  return r.stdout;
+}
+
+function project(name: string, tarballs: readonly string[]): string {
+  const dir = path.join(work, name);
+  run("mkdir", ["-p", dir], work);
+  writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name, private: true, type: "module" }));
+  run("npm", ["install", "--no-audit", "--no-fund", ...tarballs, `typescript@${typescriptVersion}`], dir);
+  writeFileSync(
+    path.join(dir, "tsconfig.json"),
+    JSON.stringify({
+      compilerOptions: { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", strict: true, exactOptionalPropertyTypes: true, skipLibCheck: false, types: [], outDir: "out" },
+      include: ["*.ts", "generated/*.ts"],
+    }),
+  );
+  return dir;
+}
+
+beforeAll(() => {
+  work = mkdtempSync(path.join(tmpdir(), "pruneguard-package-"));
+  [runtimeTgz, cliTgz] = run(process.execPath, [path.join(root, ".ci", "pack.mjs"), path.join(work, "tarballs")], root).trim().split("\n") as [string, string];
+});
+
+afterAll(() => {
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+describe("the runtime package", () => {
+  it("type-checks strictly with skipLibCheck false, runs, and installs no compiler or driver", () => {
+    const dir = project("agent", [runtimeTgz]);
+    writeFileSync(
+      path.join(dir, "index.ts"),
+      `import { ContextWindow, MemoryStore } from "pruneguard";
+import { definePolicy, hours, store } from "pruneguard/dsl";
+
+export const policy = definePolicy({
+  name: "agent",
+  stores: { log: store.sqlite({ retention: hours(2) }) },
+  kinds: { tool: { store: "log", modes: ["drop"], lossy: "with-flag" } },
+});
+const win = new ContextWindow({
+  session: "s",
+  stores: { log: new MemoryStore({ name: "log" }) },
+  kinds: { tool: { store: "log", modes: ["drop"], lossy: "with-flag" } },
+});
+const ref = await win.append({ kind: "tool", text: "GET /deploy -> 500 req_8f3a2c91" });
+const outcome = await win.prune({ span: ref, mode: "drop" });
+console.log(JSON.stringify({ status: outcome.status, recall: (await win.recall(ref)).status }));
+`,
+    );
+    run(path.join(dir, "node_modules", ".bin", "tsc"), ["-p", "."], dir);
+    expect(JSON.parse(run(process.execPath, ["out/index.js"], dir))).toEqual({ status: "reversible", recall: "found" });
+    const installed = readdirSync(path.join(dir, "node_modules"));
+    for (const absent of ["ts-morph", "@ts-morph", "commander", "chokidar", "tinyglobby", "pg", "better-sqlite3"]) {
+      expect(installed, `${absent} was installed with the runtime`).not.toContain(absent);
+    }
+    expect(existsSync(path.join(dir, "node_modules", "pruneguard", "LICENSE"))).toBe(true);
+    expect(existsSync(path.join(dir, "node_modules", "pruneguard", "docs", "architecture.md"))).toBe(true);
+  });
+});
+
+describe("the CLI package", () => {
+  it("compiles a policy into a guard the project's tsc accepts", () => {
+    const dir = project("platform", [runtimeTgz, cliTgz]);
+    run("mkdir", ["-p", "policies"], dir);
+    writeFileSync(
+      path.join(dir, "policies", "org.policy.ts"),
+      `import { definePolicy, hours, store } from "pruneguard/dsl";
+export default definePolicy({
+  name: "org",
+  stores: { log: store.sqlite({ retention: hours(2) }) },
+  kinds: {
+    tool: { store: "log", modes: ["drop", "summarize"], lossy: "with-flag", repersist: true },
+    scratch: { store: null, modes: ["drop"], lossy: "with-flag" },
+  },
+});
+`,
+    );
+    const bin = path.join(dir, "node_modules", ".bin", "pruneguard");
+    expect(run(bin, ["--version"], dir).trim()).toMatch(/^\d+\.\d+\.\d+/);
+    run(bin, ["compile", "policies", "--out", "generated"], dir);
+    expect(readdirSync(path.join(dir, "generated")).sort()).toEqual(["org.guard.ts", "org.ir.json", "org.types.ts"]);
+    writeFileSync(
+      path.join(dir, "use.ts"),
+      `import { createWindow } from "./generated/org.guard.js";
+import { MemoryStore } from "pruneguard";
+const win = createWindow({ session: "s", stores: { log: new MemoryStore({ name: "log" }) } });
+const ref = await win.append({ kind: "scratch", text: "notes" });
+// @ts-expect-error a kind without a store is pruned only with acceptLossy written in the code
+await win.prune({ span: ref, mode: "drop" });
+`,
+    );
+    run(path.join(dir, "node_modules", ".bin", "tsc"), ["-p", "."], dir);
+  });
+});
