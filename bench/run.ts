@@ -12,10 +12,11 @@ import { postgresBench } from "./postgres.js";
 import { sqliteBench } from "./sqlite.js";
 import { sqliteDriverBench } from "./sqlite-driver.js";
 import { tokensBench } from "./tokens.js";
+import { untrustedTextBench } from "./untrusted-text.js";
 import { describeMachine } from "./machine.js";
 import { formatDetails, formatTable, isSkipped, type BenchContext, type Benchmark, type Row } from "./report.js";
 
-const BENCHMARKS: readonly Benchmark[] = [directiveBench, sqliteBench, postgresBench, compilerBench, consumerTypesBench, tokensBench, sqliteDriverBench];
+const BENCHMARKS: readonly Benchmark[] = [directiveBench, sqliteBench, postgresBench, compilerBench, consumerTypesBench, tokensBench, sqliteDriverBench, untrustedTextBench];
 
 interface Args {
   readonly quick: boolean;
