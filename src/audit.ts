@@ -1,3 +1,4 @@
+import type { AuditReason } from "./decision/reasons.js";
 import { canonicalJson, contentHash } from "./hash.js";
 import type { Conditions, PruneMode } from "./types.js";
 
@@ -38,8 +39,8 @@ export interface AuditRecord {
   readonly repersisted: boolean;
   /** The directive carried `accept_lossy: true`. */
   readonly acceptLossy: boolean;
-  /** A stable machine-readable reason code for anything but a clean success. */
-  readonly reason: string | null;
+  /** A stable machine-readable reason code for anything but a clean success (`auditReason` writes it). */
+  readonly reason: AuditReason | null;
   /** Pinned identifiers carried into the replacement. */
   readonly pinsCarried: number;
   /**

@@ -2,8 +2,8 @@
  * pruneguard runtime: a context window whose prunes are checked against the backing store at execution
  * time, so a model can never silently turn "less salient" into "never existed".
  */
-export { ContextWindow } from "./window.js";
-export type { AppendInput, ContextWindowOptions, PruneRequest, WindowEntry } from "./window.js";
+export { ContextWindow } from "./window/window.js";
+export type { AppendInput, ContextWindowOptions, PruneRequest, WindowEntry } from "./window/window.js";
 export { toAISDK, toAnthropic, toOpenAI } from "./providers.js";
 export type { AISDKMessage, AnthropicMessage, OpenAIMessage } from "./providers.js";
 export { guardWindow } from "./typed.js";
@@ -32,8 +32,8 @@ export type {
 export { computeCheck, decideAll, formatHandle, resolveCapabilities, resolveHandlePrefix, resolveRetention, unbackedCheck } from "./stores/check.js";
 export type { RecordState } from "./stores/check.js";
 export { IrreversiblePruneError, StoreError } from "./errors.js";
-export { decidePrune, lossyRefusal } from "./guard.js";
-export type { DecisionInput } from "./guard.js";
+export { decideGroup, decideSpan, lossyRefusal, auditReason } from "./decision/index.js";
+export type { AuditReason, DecisionReason, GroupDecision, SpanDecision, SpanDecisionInput } from "./decision/index.js";
 export { parseDirective, directiveSchema, DEFAULT_LIMITS, SPAN_ID, HANDLE } from "./directive.js";
 export type { Directive, DirectiveLimits, ParsedDirective, PruneDirective, RecallDirective } from "./directive.js";
 export type {

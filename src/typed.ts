@@ -9,7 +9,7 @@
  */
 import type { AuditRecord } from "./audit.js";
 import type { DirectiveOutcome, LossyOutcome, PruneOutcome, RecallOutcome, ReversibleOutcome } from "./outcome.js";
-import type { AppendInput, ContextWindow, PruneRequest, WindowEntry } from "./window.js";
+import type { AppendInput, ContextWindow, PruneRequest, WindowEntry } from "./window/window.js";
 import type { PruneMode, Span, SpanRef } from "./types.js";
 
 /**

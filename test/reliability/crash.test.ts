@@ -23,7 +23,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { verifyAuditChain } from "../../src/audit.js";
 import { SqliteStore } from "../../src/stores/sqlite.js";
 import { ManualClock } from "../../src/types.js";
-import { ContextWindow } from "../../src/window.js";
+import { ContextWindow } from "../../src/window/window.js";
 import { fuzzRuns, soaking, tempDir } from "./helpers.js";
 
 const CHILD = fileURLToPath(new URL("./crash-child.mjs", import.meta.url));

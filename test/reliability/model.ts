@@ -12,7 +12,7 @@ import { verifyAuditChain } from "../../src/audit.js";
 import type { DirectiveOutcome } from "../../src/outcome.js";
 import type { BackingStore } from "../../src/stores/store.js";
 import { ManualClock, type PruneMode } from "../../src/types.js";
-import { ContextWindow } from "../../src/window.js";
+import { ContextWindow } from "../../src/window/window.js";
 import { freedSpanProblems, HOUR, KIND_NAMES, KINDS, RETENTION_MS, type Kind } from "./helpers.js";
 
 /** One step, as data. `pick` chooses among existing spans modulo their count; `ghost` aims past them. */

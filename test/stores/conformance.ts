@@ -212,7 +212,7 @@ export function describeStoreConformance(label: string, factory: StoreFactory): 
       expect(log.map((r) => [r.seq, r.status])).toEqual([[1, "invalid"], [2, "lossy"], [3, "lossy"]]);
       expect(verifyAuditChain(log)).toBeNull();
       expect(verifyAuditChain([log[0]!, log[2]!])).toMatchObject({ problem: "seq-gap" });
-      expect(verifyAuditChain([log[0]!, { ...log[1]!, reason: "edited" }, log[2]!])).toMatchObject({ seq: 2, problem: "hash-mismatch" });
+      expect(verifyAuditChain([log[0]!, { ...log[1]!, reason: "parse" }, log[2]!])).toMatchObject({ seq: 2, problem: "hash-mismatch" });
       expect(await store.countLossy("s1")).toBe(2);
       expect(await store.countLossy("s2")).toBe(1);
       expect(await store.countLossy("nobody")).toBe(0);

@@ -15,7 +15,7 @@ import { StoreError } from "../../src/errors.js";
 import { contentHash } from "../../src/hash.js";
 import { createPool, PostgresStore } from "../../src/stores/postgres.js";
 import type { CheckResult, PruneDecision, PruneItem } from "../../src/stores/store.js";
-import { ContextWindow } from "../../src/window.js";
+import { ContextWindow } from "../../src/window/window.js";
 import { testDraft } from "./conformance.js";
 import { dropSchemas, freshSchema, PG_URL, testPool } from "./pg-helpers.js";
 

@@ -1,47 +1,21 @@
-import { directiveForAudit, type AuditDraft, type AuditRecord } from "./audit.js";
-import { compress } from "./compress.js";
-import { DEFAULT_LIMITS, HANDLE, parseDirective, SPAN_ID, type DirectiveLimits } from "./directive.js";
-import { errorMessage, IrreversiblePruneError } from "./errors.js";
-import { decidePrune, lossyRefusal } from "./guard.js";
-import { contentHash } from "./hash.js";
-import type {
-  DirectiveOutcome,
-  InvalidOutcome,
-  LossyOutcome,
-  PruneOutcome,
-  RecallOutcome,
-  RejectedOutcome,
-  RejectReason,
-  ReversibleOutcome,
-} from "./outcome.js";
-import { carryPins, findPins } from "./pins.js";
-import {
-  DEFAULT_TOMBSTONE,
-  indexLine,
-  invalidLine,
-  rejectionLine,
-  rejectionWhy,
-  replacementHeader,
-  tombstoneLine,
-} from "./render.js";
+import { directiveForAudit, type AuditDraft, type AuditRecord } from "../audit.js";
+import { decideGroup, type GroupDecision } from "../decision/group.js";
+import { DEFAULT_LIMITS, HANDLE, parseDirective, SPAN_ID, type DirectiveLimits } from "../directive.js";
+import { errorMessage, IrreversiblePruneError } from "../errors.js";
+import { contentHash } from "../hash.js";
+import type { DirectiveOutcome, InvalidOutcome, LossyOutcome, PruneOutcome, RecallOutcome, RejectedOutcome, ReversibleOutcome } from "../outcome.js";
+import { findPins } from "../pins.js";
+import { DEFAULT_TOMBSTONE, indexLine, invalidLine, rejectionWhy, replacementHeader, tombstoneLine } from "../render.js";
+import { MemoryStore } from "../stores/memory.js";
+import type { BackingStore, CheckResult, PruneCommitItem, PruneDecision, PruneItem } from "../stores/store.js";
+import { countTokens } from "../tokens.js";
+import { systemClock, type Clock, type KindPolicy, type PinPattern, type PruneMode, type SessionLimits, type Span, type SpanMessage, type SpanRef } from "../types.js";
+import { checkedPruneDraft, invalidDraft, refusedPruneDraft } from "./audit-drafts.js";
+import { PendingAudit } from "./audit-queue.js";
 import type { Entry, GoneEntry, LiveEntry } from "./entries.js";
+import { committedOutcome, rejectedOutcome } from "./outcomes.js";
+import { persistFailures, planPrune, type PlannedMember, type PlanRejectReason, type PrunePlan } from "./plan.js";
 import { recall } from "./recall.js";
-import type { BackingStore, CheckResult, PruneDecision, PruneItem } from "./stores/store.js";
-import { MemoryStore } from "./stores/memory.js";
-import { countTokens } from "./tokens.js";
-import {
-  failedConditions,
-  systemClock,
-  type Clock,
-  type Conditions,
-  type KindPolicy,
-  type PinPattern,
-  type PruneMode,
-  type SessionLimits,
-  type Span,
-  type SpanMessage,
-  type SpanRef,
-} from "./types.js";
 
 /** Options of a `ContextWindow`. `kinds` is the runtime form of a policy (generated guards pass it). */
 export interface ContextWindowOptions<K extends string> {
@@ -92,15 +66,6 @@ export type WindowEntry =
 
 
 
-interface Planned {
-  entry: LiveEntry;
-  mode: PruneMode;
-  policy: KindPolicy;
-  /** The digest or compressed body (with pins carried), before the header; `null` for drop. */
-  body: string | null;
-  pinsCarried: readonly string[];
-}
-
 const MAX_NOTICES = 3;
 
 /**
@@ -127,7 +92,7 @@ export class ContextWindow<K extends string = string> {
   #notices: string[] = [];
   #nextSpan = 1;
   #lossyUsed: number | null = null;
-  #pendingAudit: Array<{ store: BackingStore; draft: AuditDraft }> = [];
+  readonly #pendingAudit: PendingAudit;
   #ended = false;
   #tail: Promise<unknown> = Promise.resolve();
 
@@ -136,6 +101,7 @@ export class ContextWindow<K extends string = string> {
       throw new TypeError("ContextWindow: session must be a non-empty string");
     }
     this.session = options.session;
+    this.#pendingAudit = new PendingAudit(options.session);
     this.#kinds = freezeKinds(options.kinds);
     this.#stores = new Map(Object.entries(options.stores));
     this.#clock = options.clock ?? systemClock;
@@ -329,7 +295,7 @@ export class ContextWindow<K extends string = string> {
 
   /** Decisions whose audit record could not be written yet (a store was failing); retried on the next write. */
   get pendingAudit(): number {
-    return this.#pendingAudit.length;
+    return this.#pendingAudit.size;
   }
 
   /**
@@ -369,44 +335,29 @@ export class ContextWindow<K extends string = string> {
   }
 
   async #execute(spanId: string, mode: PruneMode, digest: string | null, acceptLossy: boolean, raw: string): Promise<PruneOutcome> {
-    const target = this.#byId.get(spanId);
-    if (!target) return this.#reject(spanId, null, mode, "unknown-span", null, raw, `${spanId} is not a span of this window`);
-    if (target.state !== "live") {
-      return this.#reject(spanId, target.kind, mode, "already-pruned", null, raw, `${spanId} was pruned already`);
+    const planned = planPrune(
+      {
+        find: (id) => this.#byId.get(id),
+        groupMembers: (group) => this.#entries.filter((e): e is LiveEntry => e.state === "live" && e.span.group === group),
+        policyOf: (kind) => this.#kinds[kind as K],
+        pinsFor: (policy) => this.#pinsFor(policy),
+        store: (name) => this.#stores.get(name)!,
+        auditStore: this.#auditStore,
+      },
+      spanId, mode, digest,
+    );
+    if ("refusal" in planned) {
+      const { reason, kind, message, entry } = planned.refusal;
+      return this.#refuseEarly({ spanId, kind, mode, reason: { code: reason }, message, entry, raw });
     }
-    const lead = this.#kinds[target.span.kind as K];
-    if (!lead.modes.includes(mode)) {
-      return this.#reject(spanId, target.span.kind, mode, "mode-not-allowed", null, raw,
-        `kind ${target.span.kind} allows ${lead.modes.join(", ")}, not ${mode}`, target);
-    }
-    // A tool call and its result prune together: the target in the requested mode, the rest dropped.
-    const members = target.span.group === undefined
-      ? [target]
-      : this.#entries.filter((e): e is LiveEntry => e.state === "live" && e.span.group === target.span.group);
-    const plans: Planned[] = [];
-    for (const entry of members) {
-      const m: PruneMode = entry === target ? mode : "drop";
-      const policy = this.#kinds[entry.span.kind as K];
-      if (!policy.modes.includes(m)) {
-        return this.#reject(spanId, target.span.kind, mode, "group", null, raw,
-          `${spanId} is grouped with ${entry.span.id}, whose kind ${entry.span.kind} does not allow ${m}`, target);
-      }
-      plans.push({ entry, mode: m, policy, ...this.#body(entry.span, m, digest, policy) });
-    }
-    const storeNames = [...new Set(plans.map((p) => p.policy.store).filter((s): s is string => s !== null))];
-    if (storeNames.length > 1) {
-      return this.#reject(spanId, target.span.kind, mode, "group", null, raw,
-        `${spanId}'s group spans stores ${storeNames.join(" and ")}; it cannot be pruned atomically`, target);
-    }
-    const store = storeNames.length === 1 ? this.#stores.get(storeNames[0]!)! : this.#auditStore;
-
+    const { plan } = planned;
     let lossyLeft: number;
     try {
       lossyLeft = await this.#lossyLeft(acceptLossy);
     } catch (err) {
-      return this.#storeFailed(target, mode, raw, err);
+      return this.#storeFailed(plan.target, mode, raw, err);
     }
-    const items: PruneItem[] = plans.map((p) => ({
+    const items: PruneItem[] = plan.members.map((p) => ({
       spanId: p.entry.span.id,
       kind: p.entry.span.kind,
       backed: p.policy.store !== null,
@@ -414,77 +365,53 @@ export class ContextWindow<K extends string = string> {
       hash: p.entry.span.hash,
       text: p.entry.span.text,
     }));
+    const members = plan.members.map((p) => ({ policy: p.policy, store: p.policy.store === null ? null : plan.store.capabilities }));
+    // The store calls `decide` inside its transaction once per attempt; the attempt that commits is the last.
+    const last: { refusal: GroupDecision["refusal"] } = { refusal: null };
     const decide = (checks: readonly CheckResult[]): PruneDecision[] => {
-      let left = lossyLeft;
-      const ds = plans.map((p, i) => {
-        const d = decidePrune({
-          spanId: p.entry.span.id, kind: p.entry.span.kind, hash: p.entry.span.hash, policy: p.policy, mode: p.mode, acceptLossy,
-          budgetLeft: left > 0, store: p.policy.store === null ? null : store.capabilities,
-          pinsCarried: p.pinsCarried.length, directive: p.entry === target ? raw : null,
-        }, checks[i]!);
-        if (d.status === "lossy") left--;
-        return d;
+      const group = decideGroup({ members, lead: plan.lead, acceptLossy, lossyLeft }, checks);
+      last.refusal = group.refusal;
+      return group.decisions.map((d, i) => {
+        const p = plan.members[i]!;
+        const audit = checkedPruneDraft(
+          {
+            spanId: p.entry.span.id, kind: p.entry.span.kind, hash: p.entry.span.hash, mode: p.mode, acceptLossy,
+            pinsCarried: p.pinsCarried.length, directive: i === plan.lead ? raw : null,
+          },
+          d,
+          checks[i]!,
+        );
+        return d.status === "reversible" ? { status: d.status, repersist: d.repersist, hold: true, audit } : { status: d.status, audit };
       });
-      if (ds.every((d) => d.status !== "rejected")) return ds;
-      // All or nothing: one refused member refuses the group, and every member's record says why.
-      return ds.map((d, i) =>
-        d.status === "rejected" ? d : { status: "rejected" as const, audit: { ...d.audit, status: "rejected" as const, reason: `group:${plans[i]!.entry === target ? "member-refused" : "lead-refused"}`, handle: checks[i]!.handle } },
-      );
     };
     let commit;
     try {
-      await this.#flushPendingAudit();
-      commit = await store.commitPrune({ session: this.session, items, holdUntil: this.#holdUntil(), decide });
+      await this.#pendingAudit.flush();
+      commit = await plan.store.commitPrune({ session: this.session, items, holdUntil: this.#holdUntil(), decide });
     } catch (err) {
-      return this.#storeFailed(target, mode, raw, err);
+      return this.#storeFailed(plan.target, mode, raw, err);
     }
-    const leadIndex = plans.findIndex((p) => p.entry === target);
-    const leadCommit = commit.items[leadIndex]!;
-    if (leadCommit.decision.status === "rejected") {
-      const refusing = commit.items.find((c) => c.decision.status === "rejected" && !c.audit.reason?.startsWith("group:")) ?? leadCommit;
-      const reason = (refusing.audit.reason ?? "not-reversible").split(":")[0] as RejectReason;
-      const isLead = refusing === leadCommit;
-      const why = rejectionWhy(reason, plans[leadIndex]!.policy.store === null ? null : refusing.check, mode);
-      return this.#rejected(target, mode, isLead ? reason : "group", refusing.check.conditions, isLead ? why : `group: ${why}`, leadCommit.audit.seq,
-        (isLead ? `${spanId} cannot be pruned: ${why}` : `${spanId} is grouped with a span that cannot be pruned: ${why}`) +
-          persistFailures(plans), plans[leadIndex]!.policy);
-    }
+    const lead = commit.items[plan.lead]!;
+    if (last.refusal !== null) return this.#refuseChecked(plan, mode, lead, commit.items, last.refusal);
     // Committed: now, and only now, rewrite the window.
     let tokensFreed = 0;
-    for (const [i, p] of plans.entries()) tokensFreed += this.#apply(p, commit.items[i]!.decision, commit.items[i]!.handle);
-    const groupPruned = plans.filter((p) => p.entry !== target).map((p) => p.entry.span.id);
+    for (const [i, p] of plan.members.entries()) tokensFreed += this.#apply(p, commit.items[i]!);
     const gone = this.#byId.get(spanId) as GoneEntry;
-    const pinsCarried = plans[leadIndex]!.pinsCarried;
-    if (leadCommit.decision.status === "reversible") {
-      return {
-        op: "prune", status: "reversible", spanId, kind: gone.kind, mode, handle: leadCommit.handle!,
-        conditions: leadCommit.check.conditions, repersisted: leadCommit.decision.repersist, line: gone.text,
-        tokensFreed, pinsCarried, groupPruned, auditSeq: leadCommit.audit.seq,
-      };
-    }
-    return {
-      op: "prune", status: "lossy", spanId, kind: gone.kind, mode, conditions: leadCommit.check.conditions,
-      failed: failedConditions(leadCommit.check.conditions), tombstone: tombstoneLine(spanId, this.#tombstone),
-      line: gone.text, tokensFreed, pinsCarried, groupPruned, auditSeq: leadCommit.audit.seq,
-    };
-  }
-
-  #body(span: Span, mode: PruneMode, digest: string | null, policy: KindPolicy): { body: string | null; pinsCarried: readonly string[] } {
-    const pins = this.#pinsFor(policy);
-    if (mode === "drop") return { body: null, pinsCarried: [] };
-    if (mode === "summarize") {
-      const carried = carryPins(span.text, digest ?? "", pins);
-      return { body: carried.text, pinsCarried: carried.carried };
-    }
-    const c = compress(span.text, { targetTokens: policy.compressTargetTokens ?? 200, pins });
-    return { body: c.text, pinsCarried: c.carried };
+    return committedOutcome(
+      {
+        spanId, kind: gone.kind, mode, line: gone.text, tokensFreed, pinsCarried: plan.members[plan.lead]!.pinsCarried,
+        groupPruned: plan.members.filter((p) => p.entry !== plan.target).map((p) => p.entry.span.id),
+      },
+      lead,
+      this.#tombstone,
+    );
   }
 
   /** Rewrites one committed span; returns the tokens it freed. */
-  #apply(p: Planned, decision: PruneDecision, handle: string | null): number {
+  #apply(p: PlannedMember, committed: PruneCommitItem): number {
     const { span } = p.entry;
-    const reversible = decision.status === "reversible";
-    const h = reversible ? handle : null;
+    const reversible = committed.decision.status === "reversible";
+    const h = reversible ? committed.handle : null;
     let text: string;
     if (p.body === null) text = h !== null ? indexLine(span.id, h) : tombstoneLine(span.id, this.#tombstone);
     else text = `${replacementHeader(span.id, p.mode as Exclude<PruneMode, "drop">, h)}\n${p.body}`;
@@ -537,71 +464,69 @@ export class ContextWindow<K extends string = string> {
 
   async #invalid(op: "prune" | "recall" | null, issues: InvalidOutcome["issues"], raw: string): Promise<InvalidOutcome> {
     const message = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join("; ") || "invalid directive";
-    const seq = await this.#audit(this.#auditStore, {
-      op, status: "invalid", spanId: null, kind: null, mode: null, conditions: null, handle: null, repersisted: false,
-      acceptLossy: false, reason: "parse", pinsCarried: 0, directive: raw,
-    });
+    const seq = await this.#audit(this.#auditStore, invalidDraft(op, raw));
     const line = invalidLine(message.length > 160 ? `${message.slice(0, 157)}...` : message);
-    this.#notices = [...this.#notices, line].slice(-MAX_NOTICES);
+    this.#notice(line);
     return { op, status: "invalid", issues, message, line, auditSeq: seq };
   }
 
   /** A refusal decided before any store was consulted (unknown span, wrong mode, group shape). */
-  async #reject(
-    spanId: string, kind: string | null, mode: PruneMode, reason: RejectReason, conditions: Conditions | null, raw: string,
-    message: string, entry?: LiveEntry,
-  ): Promise<RejectedOutcome> {
+  async #refuseEarly(r: {
+    spanId: string; kind: string | null; mode: PruneMode; reason: { readonly code: PlanRejectReason };
+    message: string; entry: LiveEntry | null; raw: string;
+  }): Promise<RejectedOutcome> {
+    const { entry } = r;
     const store = entry?.store ? this.#stores.get(entry.store)! : this.#auditStore;
-    const seq = await this.#audit(store, {
-      op: "prune", status: "rejected", spanId: SPAN_ID.test(spanId) ? spanId : null, kind, mode, conditions, handle: entry?.handle ?? null,
-      repersisted: false, acceptLossy: false, reason, pinsCarried: 0, directive: raw,
+    const seq = await this.#audit(store, refusedPruneDraft({
+      spanId: SPAN_ID.test(r.spanId) ? r.spanId : null, kind: r.kind, mode: r.mode, handle: entry?.handle ?? null, conditions: null,
+      reason: r.reason, directive: r.raw,
+    }));
+    const outcome = rejectedOutcome({
+      spanId: entry?.span.id ?? r.spanId, kind: entry?.span.kind ?? r.kind, mode: r.mode, reason: r.reason.code, conditions: null,
+      why: rejectionWhy(r.reason.code, null, r.mode), message: r.message, auditSeq: seq, lossyHintPolicy: null,
     });
-    const why = rejectionWhy(reason, null, mode);
-    if (entry) return this.#rejected(entry, mode, reason, conditions, why, seq, message, null);
-    const line = rejectionLine(spanId, why, false);
-    this.#notices = [...this.#notices, line].slice(-MAX_NOTICES);
-    return { op: "prune", status: "rejected", spanId, kind, mode, reason, conditions, failed: [], message, line, auditSeq: seq };
+    if (entry) entry.notice = outcome.line;
+    else this.#notice(outcome.line);
+    return outcome;
   }
 
-  #rejected(
-    entry: LiveEntry, mode: PruneMode, reason: RejectReason, conditions: Conditions | null, why: string, seq: number | null,
-    message: string, policy: KindPolicy | null,
+  /** The store decided, and a member refused: the group stays, and the lead's line says which and why. */
+  #refuseChecked(
+    plan: PrunePlan, mode: PruneMode, lead: PruneCommitItem, items: readonly PruneCommitItem[],
+    refusal: NonNullable<GroupDecision["refusal"]>,
   ): RejectedOutcome {
-    const lossyPossible = policy !== null && reason === "not-reversible" && lossyRefusal({ acceptLossy: true, policy, budgetLeft: true }) === null;
-    const line = rejectionLine(entry.span.id, why, lossyPossible);
-    entry.notice = line;
-    return {
-      op: "prune", status: "rejected", spanId: entry.span.id, kind: entry.span.kind, mode, reason, conditions,
-      failed: conditions ? failedConditions(conditions) : [], message, line, auditSeq: seq,
-    };
+    const refusing = items[refusal.member]!;
+    const spanId = plan.target.span.id;
+    const why = rejectionWhy(refusal.reason, plan.members[plan.lead]!.policy.store === null ? null : refusing.check, mode);
+    const message = (refusal.byLead ? `${spanId} cannot be pruned: ${why}` : `${spanId} is grouped with a span that cannot be pruned: ${why}`) +
+      persistFailures(plan.members);
+    const outcome = rejectedOutcome({
+      spanId, kind: plan.target.span.kind, mode, reason: refusal.byLead ? refusal.reason : "group", conditions: refusing.check.conditions,
+      why: refusal.byLead ? why : `group: ${why}`, message, auditSeq: lead.audit.seq, lossyHintPolicy: plan.members[plan.lead]!.policy,
+    });
+    plan.target.notice = outcome.line;
+    return outcome;
   }
 
   async #storeFailed(entry: LiveEntry, mode: PruneMode, raw: string, err: unknown): Promise<RejectedOutcome> {
     const message = `${entry.span.id} kept: the store failed during the check (${errorMessage(err)}); nothing was committed`;
-    const seq = await this.#audit(this.#auditStore, {
-      op: "prune", status: "rejected", spanId: entry.span.id, kind: entry.span.kind, mode, conditions: null, handle: entry.handle,
-      repersisted: false, acceptLossy: false, reason: "store-error", pinsCarried: 0, directive: raw,
+    const seq = await this.#audit(this.#auditStore, refusedPruneDraft({
+      spanId: entry.span.id, kind: entry.span.kind, mode, handle: entry.handle, conditions: null, reason: { code: "store-error" }, directive: raw,
+    }));
+    const outcome = rejectedOutcome({
+      spanId: entry.span.id, kind: entry.span.kind, mode, reason: "store-error", conditions: null,
+      why: rejectionWhy("store-error", null, mode), message, auditSeq: seq, lossyHintPolicy: null,
     });
-    return this.#rejected(entry, mode, "store-error", null, rejectionWhy("store-error", null, mode), seq, message, null);
+    entry.notice = outcome.line;
+    return outcome;
   }
 
-  /** Appends an audit record; if the store fails, keeps it to retry so no decision goes unlogged. */
-  async #audit(store: BackingStore, draft: AuditDraft): Promise<number | null> {
-    try {
-      await this.#flushPendingAudit();
-      return (await store.appendAudit(this.session, draft)).seq;
-    } catch {
-      this.#pendingAudit.push({ store, draft });
-      return null;
-    }
+  #notice(line: string): void {
+    this.#notices = [...this.#notices, line].slice(-MAX_NOTICES);
   }
 
-  async #flushPendingAudit(): Promise<void> {
-    while (this.#pendingAudit.length > 0) {
-      const next = this.#pendingAudit[0]!;
-      await next.store.appendAudit(this.session, next.draft);
-      this.#pendingAudit.shift();
-    }
+  #audit(store: BackingStore, draft: AuditDraft): Promise<number | null> {
+    return this.#pendingAudit.append(store, draft);
   }
 }
 
@@ -628,10 +553,4 @@ function freezeKinds<K extends string>(kinds: { readonly [P in K]: KindPolicy })
     });
   }
   return Object.freeze(out) as { readonly [P in K]: KindPolicy };
-}
-
-/** Why members never got a copy, when persisting them on append failed: the root cause of a rejection. */
-function persistFailures(plans: readonly { readonly entry: LiveEntry }[]): string {
-  const failed = plans.filter((p) => p.entry.persistError !== null);
-  return failed.map((p) => `; persisting ${p.entry.span.id} on append failed: ${p.entry.persistError}`).join("");
 }

@@ -1,5 +1,5 @@
 /** The window's positions, as the window and recall see them (internal). */
-import type { PruneMode, Span, SpanMessage } from "./types.js";
+import type { PruneMode, Span, SpanMessage } from "../types.js";
 
 export interface LiveEntry {
   state: "live";
