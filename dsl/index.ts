@@ -11,4 +11,4 @@ export type { Engine, StoreOptions, StoreSpec } from "./store.js";
 export { seconds, minutes, hours, days, forever, DURATION_UNITS, formatDuration } from "./durations.js";
 export type { Duration, Forever, Retention } from "./durations.js";
 export { pins, pin, presetPins } from "./pins.js";
-export type { LossyRule, PinPattern, PruneMode } from "../src/types.js";
+export type { LossyRule, PinPattern, PruneMode } from "../src/policy/kinds.js";

@@ -6,7 +6,8 @@ import { describe, expect, it } from "vitest";
 import type { AuditDraft } from "../../src/audit.js";
 import { verifyAuditChain } from "../../src/audit.js";
 import { contentHash } from "../../src/hash.js";
-import type { BackingStore, CheckResult, PruneDecision, PruneItem, StoreOptions } from "../../src/stores/store.js";
+import type { StoreOptions } from "../../src/stores/options.js";
+import type { BackingStore, CheckResult, PruneDecision, PruneItem } from "../../src/stores/store.js";
 import { ManualClock } from "../../src/types.js";
 
 export type StoreFactory = (options: StoreOptions & { clock: ManualClock }) => Promise<BackingStore>;
