@@ -94,7 +94,7 @@ describe("crash: SIGKILL during a stream of prunes on SQLite", () => {
         for (const id of reversible) {
           const r = await rebuilt.recall(id);
           expect(r.status, `${session} ${id}`).toBe("found");
-          expect(r.status === "found" && r.text === textFor(session, Number(id.slice(5)))).toBe(true);
+          expect(r, `${session} ${id}`).toMatchObject({ status: "found", text: textFor(session, Number(id.slice(5))) });
         }
       } finally {
         await store.close();

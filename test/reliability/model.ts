@@ -157,7 +157,7 @@ function expectOutcome(out: DirectiveOutcome, p: Predicted, what: string): void 
   if (p.status === "rejected") expect(out).toMatchObject({ reason: p.reason });
   if (p.status === "found" && out.status === "found") {
     // Byte-identical, not merely equal after normalisation.
-    expect(out.text === p.text, `${what}: recalled text differs from what the window held`).toBe(true);
+    expect(out.text, `${what}: recalled text differs from what the window held`).toBe(p.text);
     expect(out.source).toBe(p.source);
   }
 }

@@ -5,8 +5,8 @@
 import { afterAll, describe, expect, it } from "vitest";
 import type { Pool } from "pg";
 import { replay } from "../../examples/incident-replay.js";
-import { PostgresStore, type PgQueryable } from "../../src/stores/postgres.js";
-import { dropSchemas, freshSchema, newPglite, PG_URL, testPool } from "./pg-helpers.js";
+import { PostgresStore, type PgQueryable } from "../../src/postgres.js";
+import { dropSchemas, freshSchema, itWithServer, newPglite, PG_URL, testPool } from "./pg-helpers.js";
 
 const HOUR = 3_600_000;
 
@@ -42,7 +42,7 @@ describe("incident replay on PostgresStore", () => {
     expect(await replayOn(lite, schemas)).toEqual(sqlite);
   });
 
-  it.skipIf(!PG_URL)("prints the same table on the real server", async () => {
+  itWithServer("prints the same table on the real server", async () => {
     pool = testPool(2);
     const sqlite: string[] = [];
     await replay({ write: (l) => sqlite.push(l) });
