@@ -4,9 +4,9 @@ import type { BackingStore, CheckResult } from "./store.js";
 /**
  * The three-condition check, shared by every adapter so that they cannot disagree.
  *
- * Addressability is tested first: with no handle there is nothing to look up by (the seed's sketch
- * asked the store about a null handle before testing it); the span's own record, found by span id, can
- * only confirm a handle for the same bytes.
+ * Addressability is tested first: with no handle there is nothing to look up by, and asking the store
+ * about a null handle would treat "no handle" as a lookup key; the span's own record, found by
+ * span id, can only confirm a handle for the same bytes.
  */
 export function computeCheck(
   handle: string | null,

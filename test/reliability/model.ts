@@ -4,7 +4,8 @@
  * `regressions.json` and replayed forever), and the invariants checked after every command.
  *
  * The model does not reuse the runtime's code: it predicts each outcome from the policy table and a
- * map of which copies exist, the way the reference document states the rule.
+ * map of which copies exist: reversible when a verified copy exists, the handle resolves and the store
+ * tells pruned from absent; otherwise lossy only on `accept_lossy: true` where the kind allows it.
  */
 import fc from "fast-check";
 import { expect } from "vitest";

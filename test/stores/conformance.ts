@@ -30,7 +30,7 @@ function item(spanId: string, text: string, handle: string | null, backed = true
   return { spanId, kind: "toolResult", backed, handle, hash: contentHash(text), text };
 }
 
-/** A decide function that records the checks it saw and answers by the seed's rule. */
+/** A decide function that records the checks it saw: reversible when all three conditions hold (or, when asked, after a re-persist), else rejected. */
 function reversibleIfHolds(seen: CheckResult[][], opts: { repersist?: boolean } = {}) {
   return (checks: readonly CheckResult[]): PruneDecision[] => {
     seen.push([...checks]);

@@ -1,5 +1,6 @@
 /**
- * The incident replay from the reference document, with its guarded sides on PostgresStore: on PGlite
+ * The incident replay (a tool result pruned, its copy rotated out, the model told the truth about it; see
+ * examples/incident-replay.ts), with its guarded sides on PostgresStore: on PGlite
  * always, and on the real server when PRUNEGUARD_PG_URL is set. Its table must match the SQLite run's.
  */
 import { afterAll, describe, expect, it } from "vitest";
