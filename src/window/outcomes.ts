@@ -39,17 +39,8 @@ export function rejectedOutcome(r: Refusal): RejectedOutcome {
   };
 }
 
-/** What a committed prune did to the window. */
-export interface Applied {
-  readonly spanId: string;
-  readonly kind: string;
-  readonly mode: PruneMode;
-  /** What now stands in the span's place. */
-  readonly line: string;
-  readonly tokensFreed: number;
-  readonly pinsCarried: readonly string[];
-  readonly groupPruned: readonly string[];
-}
+/** What a committed prune did to the window: the fields both committed outcomes share. */
+export type Applied = Pick<ReversibleOutcome, "spanId" | "kind" | "mode" | "line" | "tokensFreed" | "pinsCarried" | "groupPruned">;
 
 /** The outcome of a committed prune, from the lead span's commit item. */
 export function committedOutcome(applied: Applied, lead: PruneCommitItem, tombstone: string): ReversibleOutcome | LossyOutcome {
