@@ -7,7 +7,8 @@
  * and `pruneguard/dsl` (policy authors).
  */
 export { ContextWindow } from "./window/window.js";
-export type { AppendInput, ContextWindowOptions, PruneRequest, WindowEntry } from "./window/window.js";
+export type { AppendInput, ContextWindowOptions, PruneRequest } from "./window/options.js";
+export type { WindowEntry } from "./window/view.js";
 export { guardWindow } from "./typed.js";
 export type { AnyPruneRequest, GuardedWindow, PruneguardTypeError } from "./typed.js";
 export { toAISDK, toAnthropic, toOpenAI } from "./providers.js";

@@ -1,4 +1,8 @@
-/** The window's positions, as the window and recall see them (internal). */
+/** The window's positions, as the window and recall see them (internal), and how they are made. */
+import { contentHash } from "../hash.js";
+import { indexLine, replacementHeader, tombstoneLine } from "../render.js";
+import type { PruneCommitItem } from "../stores/store.js";
+import { countTokens } from "../tokens.js";
 import type { PruneMode, Span, SpanMessage } from "../types.js";
 
 export interface LiveEntry {
@@ -37,4 +41,45 @@ export function spanIdOf(e: Entry): string {
 
 export function kindOf(e: Entry): string {
   return e.state === "live" ? e.span.kind : e.kind;
+}
+
+/** A new span: well-formed text, its hash and token count, and its group (a tool message's call by default). */
+export function newSpan(id: string, input: { readonly kind: string; readonly text: string; readonly group?: string; readonly message?: SpanMessage }): Span {
+  // A lone surrogate has no UTF-8 form: every store would keep U+FFFD instead, under the same hash, and
+  // recall would return other code units. Make the text well-formed once, here, so all copies agree.
+  const text = input.text.toWellFormed();
+  const message = input.message;
+  const group = input.group ?? (message && "callId" in message ? `call:${message.callId}` : undefined);
+  return {
+    id, kind: input.kind, text, tokens: countTokens(text), hash: contentHash(text),
+    ...(group !== undefined ? { group } : {}),
+    ...(message !== undefined ? { message } : {}),
+  };
+}
+
+/** What replaces a committed span: an index line or a tombstone, or the digest/compressed body under its header. */
+export function prunedEntry(
+  member: { readonly entry: LiveEntry; readonly mode: PruneMode; readonly body: string | null },
+  committed: PruneCommitItem,
+  tombstone: string,
+): GoneEntry {
+  const { span } = member.entry;
+  const reversible = committed.decision.status === "reversible";
+  const handle = reversible ? committed.handle : null;
+  let text: string;
+  if (member.body === null) text = handle !== null ? indexLine(span.id, handle) : tombstoneLine(span.id, tombstone);
+  else text = `${replacementHeader(span.id, member.mode as Exclude<PruneMode, "drop">, handle)}\n${member.body}`;
+  return {
+    state: reversible ? "pruned" : "tombstone",
+    spanId: span.id,
+    kind: span.kind,
+    group: span.group ?? null,
+    message: span.message ?? null,
+    hash: span.hash,
+    mode: member.mode,
+    handle,
+    store: member.entry.store,
+    text,
+    replacement: member.body,
+  };
 }

@@ -1,70 +1,20 @@
 import { directiveForAudit, type AuditDraft, type AuditRecord } from "../audit.js";
 import { decideGroup, type GroupDecision } from "../decision/group.js";
-import { DEFAULT_LIMITS, HANDLE, parseDirective, SPAN_ID, type DirectiveLimits } from "../directive.js";
+import { HANDLE, parseDirective, SPAN_ID } from "../directive.js";
 import { errorMessage, IrreversiblePruneError } from "../errors.js";
-import { contentHash } from "../hash.js";
 import type { DirectiveOutcome, InvalidOutcome, LossyOutcome, PruneOutcome, RecallOutcome, RejectedOutcome, ReversibleOutcome } from "../outcome.js";
-import { findPins } from "../pins.js";
-import { DEFAULT_TOMBSTONE, indexLine, invalidLine, rejectionWhy, replacementHeader, tombstoneLine } from "../render.js";
-import { MemoryStore } from "../stores/memory.js";
+import { invalidLine, rejectionWhy } from "../render.js";
 import type { BackingStore, CheckResult, PruneCommitItem, PruneDecision, PruneItem } from "../stores/store.js";
 import { countTokens } from "../tokens.js";
-import { systemClock, type Clock, type KindPolicy, type PinPattern, type PruneMode, type SessionLimits, type Span, type SpanMessage, type SpanRef } from "../types.js";
+import type { KindPolicy, PinPattern, PruneMode, Span, SpanRef } from "../types.js";
 import { checkedPruneDraft, invalidDraft, refusedPruneDraft } from "./audit-drafts.js";
 import { PendingAudit } from "./audit-queue.js";
-import type { Entry, GoneEntry, LiveEntry } from "./entries.js";
+import { newSpan, prunedEntry, type Entry, type LiveEntry } from "./entries.js";
+import { kindPins, resolveWindowOptions, type AppendInput, type ContextWindowOptions, type PruneRequest, type WindowSettings } from "./options.js";
 import { committedOutcome, rejectedOutcome } from "./outcomes.js";
 import { persistFailures, planPrune, type PlannedMember, type PlanRejectReason, type PrunePlan } from "./plan.js";
 import { recall } from "./recall.js";
-
-/** Options of a `ContextWindow`. `kinds` is the runtime form of a policy (generated guards pass it). */
-export interface ContextWindowOptions<K extends string> {
-  /** The session this window belongs to; every store call is scoped to it. */
-  readonly session: string;
-  readonly kinds: { readonly [P in K]: KindPolicy };
-  /** The stores kinds name, by name. */
-  readonly stores: { readonly [name: string]: BackingStore };
-  readonly clock?: Clock;
-  readonly limits?: SessionLimits;
-  /** Pins for every kind (merged with each kind's own). */
-  readonly pins?: readonly PinPattern[];
-  /** Tombstone wording with `{span}`; at most 13 tokens when filled. */
-  readonly tombstone?: string;
-  /**
-   * The store that logs decisions touching no store (invalid directives, unbacked kinds). Default: the
-   * first store in `stores`, or a private in-memory one when there is none.
-   */
-  readonly auditStore?: string;
-  readonly directiveLimits?: Partial<DirectiveLimits>;
-}
-
-/** A span to append. */
-export interface AppendInput<K extends string> {
-  readonly kind: K;
-  readonly text: string;
-  /** Tool call/result group: members prune together or not at all. Defaults to a tool message's `callId`. */
-  readonly group?: string;
-  /** Its place in a provider conversation, for `toOpenAI` / `toAnthropic` / `toAISDK`. */
-  readonly message?: SpanMessage;
-}
-
-/** A prune written in code: the typed path. */
-export interface PruneRequest<K extends string = string> {
-  readonly span: SpanRef<K>;
-  readonly mode: PruneMode;
-  /** Required for `summarize`: the digest that replaces the span. */
-  readonly digest?: string;
-  /** Accept an irreversible loss when the copy cannot be verified (only where the kind allows it). */
-  readonly acceptLossy?: boolean;
-}
-
-/** What the window shows in one position, for renderers of provider message shapes. */
-export type WindowEntry =
-  | { readonly state: "live"; readonly span: Span; readonly handle: string | null; readonly notice: string | null }
-  | { readonly state: "pruned"; readonly spanId: string; readonly kind: string; readonly group: string | null; readonly message: SpanMessage | null; readonly mode: PruneMode; readonly handle: string; readonly text: string }
-  | { readonly state: "tombstone"; readonly spanId: string; readonly kind: string; readonly group: string | null; readonly message: SpanMessage | null; readonly mode: PruneMode; readonly text: string };
-
-
+import { entryView, renderWindow, type WindowEntry } from "./view.js";
 
 const MAX_NOTICES = 3;
 
@@ -78,14 +28,7 @@ const MAX_NOTICES = 3;
  */
 export class ContextWindow<K extends string = string> {
   readonly session: string;
-  readonly #kinds: { readonly [P in K]: KindPolicy };
-  readonly #stores: ReadonlyMap<string, BackingStore>;
-  readonly #auditStore: BackingStore;
-  readonly #clock: Clock;
-  readonly #limits: SessionLimits;
-  readonly #pins: readonly PinPattern[];
-  readonly #tombstone: string;
-  readonly #directiveLimits: DirectiveLimits;
+  readonly #settings: WindowSettings<K>;
   readonly #startedAt: number;
   readonly #entries: Entry[] = [];
   readonly #byId = new Map<string, Entry>();
@@ -97,49 +40,10 @@ export class ContextWindow<K extends string = string> {
   #tail: Promise<unknown> = Promise.resolve();
 
   constructor(options: ContextWindowOptions<K>) {
-    if (typeof options.session !== "string" || options.session.length === 0) {
-      throw new TypeError("ContextWindow: session must be a non-empty string");
-    }
-    this.session = options.session;
-    this.#pendingAudit = new PendingAudit(options.session);
-    this.#kinds = freezeKinds(options.kinds);
-    this.#stores = new Map(Object.entries(options.stores));
-    this.#clock = options.clock ?? systemClock;
-    this.#limits = options.limits ?? {};
-    this.#pins = options.pins ?? [];
-    this.#tombstone = options.tombstone ?? DEFAULT_TOMBSTONE;
-    this.#directiveLimits = options.directiveLimits ? { ...DEFAULT_LIMITS, ...options.directiveLimits } : DEFAULT_LIMITS;
-    this.#startedAt = this.#clock.now();
-    if (!this.#tombstone.includes("{span}")) throw new TypeError("ContextWindow: tombstone must contain {span}");
-    const prefixes = new Map<string, string>();
-    for (const [name, policy] of Object.entries<KindPolicy>(this.#kinds)) {
-      if (policy.store !== null && !this.#stores.has(policy.store)) {
-        throw new TypeError(`ContextWindow: kind ${name} names store ${policy.store}, which is not in stores`);
-      }
-      if (policy.modes.length === 0) throw new TypeError(`ContextWindow: kind ${name} allows no prune mode`);
-      // Compiles and safety-checks the kind's pins now, so a bad pattern fails here, not mid-prune.
-      try {
-        findPins("", this.#pinsFor(policy));
-      } catch (err) {
-        throw new TypeError(`ContextWindow: kind ${name} has an unusable pin pattern: ${errorMessage(err)}`);
-      }
-    }
-    for (const [name, store] of this.#stores) {
-      const other = prefixes.get(store.handlePrefix);
-      if (other !== undefined && other !== name) {
-        throw new TypeError(
-          `ContextWindow: stores ${other} and ${name} both mint ${store.handlePrefix}#n handles; give one a handlePrefix`,
-        );
-      }
-      prefixes.set(store.handlePrefix, name);
-    }
-    if (options.auditStore !== undefined) {
-      const s = this.#stores.get(options.auditStore);
-      if (!s) throw new TypeError(`ContextWindow: auditStore ${options.auditStore} is not in stores`);
-      this.#auditStore = s;
-    } else {
-      this.#auditStore = this.#stores.values().next().value ?? new MemoryStore({ name: "audit", clock: this.#clock });
-    }
+    this.#settings = resolveWindowOptions(options);
+    this.session = this.#settings.session;
+    this.#startedAt = this.#settings.clock.now();
+    this.#pendingAudit = new PendingAudit(this.session);
   }
 
   /**
@@ -153,29 +57,18 @@ export class ContextWindow<K extends string = string> {
 
   async #append<P extends K>(input: AppendInput<P>): Promise<SpanRef<P>> {
     this.#assertOpen();
-    const policy = this.#kinds[input.kind] as KindPolicy | undefined;
-    if (policy === undefined || !Object.hasOwn(this.#kinds, input.kind)) {
+    const policy = this.#settings.kinds[input.kind] as KindPolicy | undefined;
+    if (policy === undefined || !Object.hasOwn(this.#settings.kinds, input.kind)) {
       throw new TypeError(`ContextWindow.append: unknown kind ${String(input.kind)}`);
     }
     if (typeof input.text !== "string") throw new TypeError("ContextWindow.append: text must be a string");
-    // A lone surrogate has no UTF-8 form: every store would keep U+FFFD instead, under the same hash, and
-    // recall would return other code units. Make the text well-formed once, here, so all copies agree.
-    const text = input.text.toWellFormed();
-    const id = `span_${this.#nextSpan++}`;
-    const hash = contentHash(text);
-    const message = input.message;
-    const group = input.group ?? (message && "callId" in message ? `call:${message.callId}` : undefined);
-    const span: Span = {
-      id, kind: input.kind, text, tokens: countTokens(text), hash,
-      ...(group !== undefined ? { group } : {}),
-      ...(message !== undefined ? { message } : {}),
-    };
+    const span = newSpan(`span_${this.#nextSpan++}`, input);
     const entry: LiveEntry = { state: "live", pos: this.#entries.length, span, handle: null, store: policy.store, persistError: null, notice: null };
     if (policy.store !== null) {
-      const store = this.#stores.get(policy.store)!;
+      const store = this.#settings.stores.get(policy.store)!;
       if (store.capabilities.writable) {
         try {
-          const persisted = await store.persist({ session: this.session, spanId: id, kind: input.kind, text, hash });
+          const persisted = await store.persist({ session: this.session, spanId: span.id, kind: span.kind, text: span.text, hash: span.hash });
           entry.handle = persisted.handle;
         } catch (err) {
           entry.persistError = errorMessage(err);
@@ -183,9 +76,9 @@ export class ContextWindow<K extends string = string> {
       }
     }
     this.#entries.push(entry);
-    this.#byId.set(id, entry);
+    this.#byId.set(span.id, entry);
     this.#notices = [];
-    return id as SpanRef<P>;
+    return span.id as SpanRef<P>;
   }
 
   /**
@@ -226,7 +119,7 @@ export class ContextWindow<K extends string = string> {
     const value = snapshot(input);
     const raw = directiveForAudit(value);
     try {
-      const parsed = parseDirective(value, this.#directiveLimits);
+      const parsed = parseDirective(value, this.#settings.directiveLimits);
       if (!parsed.ok) return await this.#invalid(parsed.op, parsed.issues, raw);
       const d = parsed.directive;
       if (d.op === "recall") return await this.#recall(d.span_id, raw);
@@ -251,23 +144,12 @@ export class ContextWindow<K extends string = string> {
 
   /** What the model reads next: live spans, index lines, tombstones and rejection lines, in order. */
   render(): string {
-    const blocks = this.entries().map((e) => {
-      if (e.state !== "live") return e.text;
-      const head = `[${e.span.id} ${e.span.kind}]\n${e.span.text}`;
-      return e.notice === null ? head : `${head}\n${e.notice}`;
-    });
-    return [...blocks, ...this.#notices].join("\n\n");
+    return renderWindow(this.entries(), this.#notices);
   }
 
   /** The window's positions as data, for renderers of provider message shapes. */
   entries(): WindowEntry[] {
-    return this.#entries.map((e): WindowEntry => {
-      if (e.state === "live") return { state: "live", span: e.span, handle: e.handle, notice: e.notice };
-      if (e.state === "pruned") {
-        return { state: "pruned", spanId: e.spanId, kind: e.kind, group: e.group, message: e.message, mode: e.mode, handle: e.handle!, text: e.text };
-      }
-      return { state: "tombstone", spanId: e.spanId, kind: e.kind, group: e.group, message: e.message, mode: e.mode, text: e.text };
-    });
+    return this.#entries.map(entryView);
   }
 
   /** Lines that are not attached to a span (invalid directives), shown until the next append. */
@@ -327,11 +209,11 @@ export class ContextWindow<K extends string = string> {
   }
 
   #distinctStores(): BackingStore[] {
-    return [...new Set([...this.#stores.values(), this.#auditStore])];
+    return [...new Set([...this.#settings.stores.values(), this.#settings.auditStore])];
   }
 
-  #pinsFor(policy: KindPolicy): PinPattern[] {
-    return [...this.#pins, ...(policy.pins ?? [])];
+  #pinsFor(policy: KindPolicy): readonly PinPattern[] {
+    return kindPins(this.#settings.pins, policy);
   }
 
   async #execute(spanId: string, mode: PruneMode, digest: string | null, acceptLossy: boolean, raw: string): Promise<PruneOutcome> {
@@ -339,10 +221,10 @@ export class ContextWindow<K extends string = string> {
       {
         find: (id) => this.#byId.get(id),
         groupMembers: (group) => this.#entries.filter((e): e is LiveEntry => e.state === "live" && e.span.group === group),
-        policyOf: (kind) => this.#kinds[kind as K],
+        policyOf: (kind) => this.#settings.kinds[kind as K],
         pinsFor: (policy) => this.#pinsFor(policy),
-        store: (name) => this.#stores.get(name)!,
-        auditStore: this.#auditStore,
+        store: (name) => this.#settings.stores.get(name)!,
+        auditStore: this.#settings.auditStore,
       },
       spanId, mode, digest,
     );
@@ -396,46 +278,28 @@ export class ContextWindow<K extends string = string> {
     // Committed: now, and only now, rewrite the window.
     let tokensFreed = 0;
     for (const [i, p] of plan.members.entries()) tokensFreed += this.#apply(p, commit.items[i]!);
-    const gone = this.#byId.get(spanId) as GoneEntry;
+    const gone = this.#byId.get(spanId) as Extract<Entry, { state: "pruned" | "tombstone" }>;
     return committedOutcome(
       {
         spanId, kind: gone.kind, mode, line: gone.text, tokensFreed, pinsCarried: plan.members[plan.lead]!.pinsCarried,
         groupPruned: plan.members.filter((p) => p.entry !== plan.target).map((p) => p.entry.span.id),
       },
       lead,
-      this.#tombstone,
+      this.#settings.tombstone,
     );
   }
 
   /** Rewrites one committed span; returns the tokens it freed. */
-  #apply(p: PlannedMember, committed: PruneCommitItem): number {
-    const { span } = p.entry;
-    const reversible = committed.decision.status === "reversible";
-    const h = reversible ? committed.handle : null;
-    let text: string;
-    if (p.body === null) text = h !== null ? indexLine(span.id, h) : tombstoneLine(span.id, this.#tombstone);
-    else text = `${replacementHeader(span.id, p.mode as Exclude<PruneMode, "drop">, h)}\n${p.body}`;
-    const gone: GoneEntry = {
-      state: reversible ? "pruned" : "tombstone",
-      spanId: span.id,
-      kind: span.kind,
-      group: span.group ?? null,
-      message: span.message ?? null,
-      hash: span.hash,
-      mode: p.mode,
-      handle: h,
-      store: p.entry.store,
-      text,
-      replacement: p.body,
-    };
-    this.#entries[p.entry.pos] = gone;
-    this.#byId.set(span.id, gone);
-    if (!reversible && this.#lossyUsed !== null) this.#lossyUsed++;
-    return span.tokens - countTokens(text);
+  #apply(member: PlannedMember, committed: PruneCommitItem): number {
+    const gone = prunedEntry(member, committed, this.#settings.tombstone);
+    this.#entries[member.entry.pos] = gone;
+    this.#byId.set(gone.spanId, gone);
+    if (gone.state === "tombstone" && this.#lossyUsed !== null) this.#lossyUsed++;
+    return member.entry.span.tokens - countTokens(gone.text);
   }
 
   async #lossyLeft(acceptLossy: boolean): Promise<number> {
-    const budget = this.#limits.lossyBudget;
+    const budget = this.#settings.limits.lossyBudget;
     if (!acceptLossy || budget === null || budget === undefined) return Number.POSITIVE_INFINITY;
     if (this.#lossyUsed === null) {
       let used = 0;
@@ -446,25 +310,25 @@ export class ContextWindow<K extends string = string> {
   }
 
   #holdUntil(): number | null {
-    const max = this.#limits.maxLengthMs;
+    const max = this.#settings.limits.maxLengthMs;
     return max === null || max === undefined ? null : this.#startedAt + max;
   }
 
   #recall(query: string, raw: string): Promise<RecallOutcome> {
     return recall(query, raw, {
       session: this.session,
-      tombstone: this.#tombstone,
+      tombstone: this.#settings.tombstone,
       find: (q) => this.#byId.get(q) ?? (HANDLE.test(q) ? this.#entries.find((e) => e.handle === q) : undefined),
-      storeOf: (e) => (e.store === null ? this.#auditStore : this.#stores.get(e.store)!),
+      storeOf: (e) => (e.store === null ? this.#settings.auditStore : this.#settings.stores.get(e.store)!),
       stores: () => this.#distinctStores(),
-      auditStore: this.#auditStore,
+      auditStore: this.#settings.auditStore,
       audit: (store, draft) => this.#audit(store, draft),
     });
   }
 
   async #invalid(op: "prune" | "recall" | null, issues: InvalidOutcome["issues"], raw: string): Promise<InvalidOutcome> {
     const message = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join("; ") || "invalid directive";
-    const seq = await this.#audit(this.#auditStore, invalidDraft(op, raw));
+    const seq = await this.#audit(this.#settings.auditStore, invalidDraft(op, raw));
     const line = invalidLine(message.length > 160 ? `${message.slice(0, 157)}...` : message);
     this.#notice(line);
     return { op, status: "invalid", issues, message, line, auditSeq: seq };
@@ -476,7 +340,7 @@ export class ContextWindow<K extends string = string> {
     message: string; entry: LiveEntry | null; raw: string;
   }): Promise<RejectedOutcome> {
     const { entry } = r;
-    const store = entry?.store ? this.#stores.get(entry.store)! : this.#auditStore;
+    const store = entry?.store ? this.#settings.stores.get(entry.store)! : this.#settings.auditStore;
     const seq = await this.#audit(store, refusedPruneDraft({
       spanId: SPAN_ID.test(r.spanId) ? r.spanId : null, kind: r.kind, mode: r.mode, handle: entry?.handle ?? null, conditions: null,
       reason: r.reason, directive: r.raw,
@@ -510,7 +374,7 @@ export class ContextWindow<K extends string = string> {
 
   async #storeFailed(entry: LiveEntry, mode: PruneMode, raw: string, err: unknown): Promise<RejectedOutcome> {
     const message = `${entry.span.id} kept: the store failed during the check (${errorMessage(err)}); nothing was committed`;
-    const seq = await this.#audit(this.#auditStore, refusedPruneDraft({
+    const seq = await this.#audit(this.#settings.auditStore, refusedPruneDraft({
       spanId: entry.span.id, kind: entry.span.kind, mode, handle: entry.handle, conditions: null, reason: { code: "store-error" }, directive: raw,
     }));
     const outcome = rejectedOutcome({
@@ -540,17 +404,4 @@ function snapshot(input: unknown): unknown {
   } catch {
     return "[unreadable directive]";
   }
-}
-
-/** A frozen copy of the kinds, so a caller mutating its policy object cannot change a live window's rules. */
-function freezeKinds<K extends string>(kinds: { readonly [P in K]: KindPolicy }): { readonly [P in K]: KindPolicy } {
-  const out: Record<string, KindPolicy> = Object.create(null) as Record<string, KindPolicy>;
-  for (const [name, k] of Object.entries<KindPolicy>(kinds)) {
-    out[name] = Object.freeze({
-      ...k,
-      modes: Object.freeze([...k.modes]),
-      ...(k.pins ? { pins: Object.freeze(k.pins.map((p) => Object.freeze({ ...p }))) } : {}),
-    });
-  }
-  return Object.freeze(out) as { readonly [P in K]: KindPolicy };
 }

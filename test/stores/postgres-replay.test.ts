@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { Pool } from "pg";
 import { replay } from "../../examples/incident-replay.js";
 import { PostgresStore, type PgQueryable } from "../../src/postgres.js";
-import { dropSchemas, freshSchema, itWithServer, newPglite, PG_URL, testPool } from "./pg-helpers.js";
+import { dropSchemas, freshSchema, itWithServer, newPglite, testPool } from "./pg-helpers.js";
 
 const HOUR = 3_600_000;
 
