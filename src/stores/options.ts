@@ -2,22 +2,20 @@
  * The options every adapter accepts, resolved once: validation, defaults and the settings the
  * `BackingStore` interface exposes. Adapters extend `StoreBase` and keep only their storage.
  */
-import { STORE_DEFAULTS } from "../policy/stores.js";
+import { STORE_DEFAULTS, type StorePromises } from "../policy/stores.js";
 import { systemClock, type Clock } from "../types.js";
 import type { StoreCapabilities } from "./store.js";
 
-/** Options every adapter accepts. */
-export interface StoreOptions {
+/**
+ * Options every adapter accepts: the promises a policy's store declaration makes (set
+ * `distinguishesAbsent: false` to model a legacy store whose lookups return empty for both), and where
+ * the store keeps its records.
+ */
+export interface StoreOptions extends StorePromises {
   readonly name: string;
   /** Retention of unheld records; `null` or absent keeps them forever. */
   readonly retentionMs?: number | null;
   readonly clock?: Clock;
-  /** Defaults to `true`. Set `false` to model a legacy store whose lookups return empty for both. */
-  readonly distinguishesAbsent?: boolean;
-  /** Defaults to `true`. */
-  readonly holds?: boolean;
-  /** Defaults to `true`. */
-  readonly writable?: boolean;
   /**
    * Up to four lowercase letters before the `#` of every handle this store mints. Needed only when one
    * window uses several stores: their handles must not collide. Default `""`.
