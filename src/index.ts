@@ -37,6 +37,8 @@ export type { AuditChainBreak, AuditOp, AuditRecord, AuditStatus } from "./audit
 export type { AuditReason } from "./decision/reasons.js";
 export { DEFAULT_TOMBSTONE } from "./render.js";
 export { countTokens } from "./tokens.js";
+// Generated guards of large policies check their embedded kinds table against its hash with it.
+export { contentHash } from "./hash.js";
 export { ManualClock, systemClock, PRUNE_MODES } from "./types.js";
 export type {
   Clock,

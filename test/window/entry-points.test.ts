@@ -25,6 +25,7 @@ describe("entry points", () => {
       "SPAN_ID",
       "SqliteStore",
       "StoreError",
+      "contentHash",
       "countTokens",
       "directiveSchema",
       "guardWindow",
