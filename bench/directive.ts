@@ -6,19 +6,9 @@
  * directive text (`JSON.parse` + the directive schema, the least any runtime must do with untrusted
  * output), and a naive executor that parses and deletes the span with no check.
  */
-import {
-  ContextWindow,
-  countTokens,
-  DEFAULT_LIMITS,
-  directiveSchema,
-  GENESIS_HASH,
-  indexLine,
-  MemoryStore,
-  parseDirective,
-  sealAudit,
-  type AuditDraft,
-  type SpanRef,
-} from "../src/index.js";
+import { ContextWindow, countTokens, DEFAULT_LIMITS, directiveSchema, MemoryStore, parseDirective, type SpanRef } from "../src/index.js";
+import { GENESIS_HASH, sealAudit, type AuditDraft } from "../src/audit.js";
+import { indexLine } from "../src/render.js";
 import { compareMicro, type MicroResult, type MicroTask } from "./measure.js";
 import { fmtMs, fmtOps, goalAtMost, ratio, type Benchmark, type Row } from "./report.js";
 

@@ -7,7 +7,8 @@
  */
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { ContextWindow, createPool, migrate, PG_URL_ENV, PostgresStore, type SpanRef } from "../src/index.js";
+import { ContextWindow, type SpanRef } from "../src/index.js";
+import { createPool, migrate, PG_URL_ENV, PostgresStore } from "../src/postgres.js";
 import { median, quantile } from "./measure.js";
 import { fmtMs, fmtOps, goalAtMost, type Benchmark, type Row } from "./report.js";
 

@@ -8,7 +8,8 @@ import { countTokens as cl100k } from "gpt-tokenizer/encoding/cl100k_base";
 import { countTokens as o200k } from "gpt-tokenizer/encoding/o200k_base";
 import { presetPins } from "../dsl/pins.js";
 import { toolBlock } from "../examples/incident-replay.js";
-import { ContextWindow, indexLine, MemoryStore, rejectionLine, tombstoneLine } from "../src/index.js";
+import { ContextWindow, MemoryStore } from "../src/index.js";
+import { indexLine, rejectionLine, tombstoneLine } from "../src/render.js";
 import { carryPins } from "../src/pins.js";
 import { goalAtMost, type Benchmark, type Row } from "./report.js";
 

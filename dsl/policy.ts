@@ -5,26 +5,12 @@
  * the same calls statically. They exist so authors get completion and type errors while writing, and so a
  * policy can be evaluated in a test without the compiler.
  */
-import type { LossyRule, PinPattern, PruneMode } from "../src/types.js";
-import type { Duration, Forever } from "./durations.js";
-import { retentionMs } from "./durations.js";
+import type { KindPolicy, LossyRule, PinPattern } from "../src/policy/kinds.js";
+import { retentionMs, type Duration, type Forever } from "../src/policy/durations.js";
 import type { StoreSpec } from "./store.js";
 
-/** One span kind as an author declares it. `S` is the union of the policy's store names. */
-export interface KindSpec<S extends string = string> {
-  /** The store that keeps durable copies of this kind, or `null` when none does. */
-  readonly store: S | null;
-  /** The prune modes allowed for this kind. Must not be empty. */
-  readonly modes: readonly PruneMode[];
-  /** `forbid`: a prune that cannot be proven reversible is rejected. `with-flag`: allowed with `accept_lossy: true`. */
-  readonly lossy: LossyRule;
-  /** Write an expired copy back from the window (with a hold) instead of rejecting. Needs a writable store. */
-  readonly repersist?: boolean;
-  /** Identifiers carried into any digest or compressed form of this kind. */
-  readonly pins?: readonly PinPattern[];
-  /** Token target for the runtime's own `compress`. */
-  readonly compressTargetTokens?: number;
-}
+/** One span kind as an author declares it: the runtime's `KindPolicy`, with `store` one of the policy's store names. */
+export type KindSpec<S extends string = string> = KindPolicy<S>;
 
 /** Session-wide limits. */
 export interface SessionSpec {

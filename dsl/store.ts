@@ -2,39 +2,20 @@
  * Backing-store declarations. A store is where a kind's durable copies live; whether a prune is reversible
  * depends on what the store can do, so each property here is something the runtime relies on.
  */
-import { retentionMs, type Retention } from "./durations.js";
+import { retentionMs, type Retention } from "../src/policy/durations.js";
+import { STORE_DEFAULTS, type Engine, type StoreDeclaration, type StorePromises } from "../src/policy/stores.js";
 
-/** The store adapters the runtime ships. */
-export type Engine = "memory" | "sqlite" | "postgres";
-export const ENGINES: readonly Engine[] = Object.freeze(["memory", "sqlite", "postgres"]);
+export { ENGINES, STORE_DEFAULTS } from "../src/policy/stores.js";
+export type { Engine } from "../src/policy/stores.js";
 
 /** What an author writes inside `store.sqlite({ ... })`. */
-export interface StoreOptions {
+export interface StoreOptions extends StorePromises {
   /** How long a copy survives before rotation. Required: "forever" has to be said, not assumed. */
   readonly retention: Retention;
-  /** The store can place a retention hold so a copy referenced by the window outlives rotation. Default `true` (every shipped adapter supports holds). */
-  readonly holds?: boolean;
-  /** Retrieval tells "pruned" apart from "never existed" (provenance). Default `true`. */
-  readonly distinguishesAbsent?: boolean;
-  /** The runtime may write copies back (re-persist). Default `true`. */
-  readonly writable?: boolean;
 }
 
 /** A store declaration as plain data: what the DSL returns and the compiler's IR mirrors. */
-export interface StoreSpec<E extends Engine = Engine> {
-  readonly engine: E;
-  /** Milliseconds, or `null` for forever. */
-  readonly retentionMs: number | null;
-  readonly holds: boolean;
-  readonly distinguishesAbsent: boolean;
-  readonly writable: boolean;
-}
-
-/**
- * Defaults for the optional store properties. The compiler reads this table too, so a policy compiled and a
- * policy evaluated can never disagree.
- */
-export const STORE_DEFAULTS = Object.freeze({ holds: true, distinguishesAbsent: true, writable: true } as const);
+export type StoreSpec<E extends Engine = Engine> = StoreDeclaration<E>;
 
 function make<E extends Engine>(engine: E, options: StoreOptions): StoreSpec<E> {
   return Object.freeze({

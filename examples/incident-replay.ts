@@ -16,7 +16,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { ManualClock, PG_URL_ENV, PostgresStore, SqliteStore, countTokens, createPool, migrate, type BackingStore, type DirectiveOutcome } from "../src/index.js";
+import { ManualClock, SqliteStore, countTokens, type BackingStore, type DirectiveOutcome } from "../src/index.js";
+import { PG_URL_ENV, PostgresStore, createPool, migrate } from "../src/postgres.js";
 import { createWindow } from "./replay-window.js";
 
 const HOUR = 3_600_000;

@@ -1,3 +1,4 @@
+import type { AuditReason } from "./decision/reasons.js";
 import { canonicalJson, contentHash } from "./hash.js";
 import type { Conditions, PruneMode } from "./types.js";
 
@@ -38,8 +39,8 @@ export interface AuditRecord {
   readonly repersisted: boolean;
   /** The directive carried `accept_lossy: true`. */
   readonly acceptLossy: boolean;
-  /** A stable machine-readable reason code for anything but a clean success. */
-  readonly reason: string | null;
+  /** A stable machine-readable reason code for anything but a clean success (`auditReason` writes it). */
+  readonly reason: AuditReason | null;
   /** Pinned identifiers carried into the replacement. */
   readonly pinsCarried: number;
   /**
@@ -60,7 +61,26 @@ export type AuditDraft = Omit<AuditRecord, "seq" | "at" | "session" | "store" | 
 
 export const GENESIS_HASH = "0".repeat(64);
 
-/** Seals a draft into the next link of a chain. Stores call this inside their transaction. */
+/** The last link of a chain: where the next record attaches. */
+export interface ChainHead {
+  readonly seq: number;
+  readonly hash: string;
+}
+
+/** The head of a chain with no records yet. */
+export const EMPTY_CHAIN: ChainHead = Object.freeze({ seq: 0, hash: GENESIS_HASH });
+
+/** Seals drafts, in order, onto a chain's head; the records link to each other and to the head. */
+export function sealChain(head: ChainHead, drafts: readonly AuditDraft[], ctx: { at: number; session: string; store: string }): AuditRecord[] {
+  let prev = head;
+  return drafts.map((draft) => {
+    const rec = sealAudit(draft, { seq: prev.seq + 1, at: ctx.at, session: ctx.session, store: ctx.store, prevHash: prev.hash });
+    prev = rec;
+    return rec;
+  });
+}
+
+/** Seals a draft into the next link of a chain. */
 export function sealAudit(
   draft: AuditDraft,
   ctx: { seq: number; at: number; session: string; store: string; prevHash: string },

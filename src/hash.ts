@@ -6,11 +6,12 @@ export function contentHash(text: string): string {
 }
 
 /**
- * JSON with object keys sorted at every depth, so a record hashes the same wherever it is serialised.
- * `undefined` members are omitted, as in `JSON.stringify`.
+ * JSON with object keys sorted at every depth, so a value hashes the same wherever it is serialised.
+ * `undefined` members are omitted, as in `JSON.stringify`. Audit records hash the compact form; the
+ * compiler writes IR files with `indent` 2. Either output feeds stored hashes: it must never change.
  */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(sortKeys(value));
+export function canonicalJson(value: unknown, indent?: number): string {
+  return JSON.stringify(sortKeys(value), null, indent);
 }
 
 function sortKeys(value: unknown): unknown {

@@ -1,39 +1,24 @@
 /**
- * pruneguard runtime: a context window whose prunes are checked against the backing store at execution
- * time, so a model can never silently turn "less salient" into "never existed".
+ * pruneguard runtime, for agent code: a context window whose prunes are checked against the backing store
+ * at execution time, so a model can never silently turn "less salient" into "never existed".
+ *
+ * Other audiences have their own entry points: `pruneguard/postgres` (the PostgreSQL store and its
+ * migrations, the only module that loads `pg`), `pruneguard/adapters` (what a store-adapter author needs)
+ * and `pruneguard/dsl` (policy authors).
  */
-export { ContextWindow } from "./window.js";
-export type { AppendInput, ContextWindowOptions, PruneRequest, WindowEntry } from "./window.js";
-export { toAISDK, toAnthropic, toOpenAI } from "./providers.js";
-export type { AISDKMessage, AnthropicMessage, OpenAIMessage } from "./providers.js";
+export { ContextWindow } from "./window/window.js";
+export type { AppendInput, ContextWindowOptions, PruneRequest } from "./window/options.js";
+export type { WindowEntry } from "./window/view.js";
 export { guardWindow } from "./typed.js";
 export type { AnyPruneRequest, GuardedWindow, PruneguardTypeError } from "./typed.js";
+export { toAISDK, toAnthropic, toOpenAI } from "./providers.js";
+export type { AISDKMessage, AnthropicMessage, OpenAIMessage } from "./providers.js";
 export { MemoryStore } from "./stores/memory.js";
 export { SqliteStore } from "./stores/sqlite.js";
 export type { SqliteStoreOptions } from "./stores/sqlite.js";
-export { PostgresStore, migrate, createPool, PG_URL_ENV, DEFAULT_SCHEMA, SCHEMA_VERSION } from "./stores/postgres.js";
-export type { PostgresStoreOptions, PostgresStoreStats, PgQueryable, PoolOptions, MigrateTarget } from "./stores/postgres.js";
-export type {
-  BackingStore,
-  CheckResult,
-  LookupKey,
-  LookupResult,
-  PersistInput,
-  Persisted,
-  PruneCommit,
-  PruneCommitItem,
-  PruneDecision,
-  PruneItem,
-  PruneTransaction,
-  RotateReport,
-  StoreCapabilities,
-  StoreOptions,
-} from "./stores/store.js";
-export { computeCheck, decideAll, formatHandle, resolveCapabilities, resolveHandlePrefix, resolveRetention, unbackedCheck } from "./stores/check.js";
-export type { RecordState } from "./stores/check.js";
+export type { StoreOptions } from "./stores/options.js";
+export type { BackingStore, StoreCapabilities } from "./stores/store.js";
 export { IrreversiblePruneError, StoreError } from "./errors.js";
-export { decidePrune, lossyRefusal } from "./guard.js";
-export type { DecisionInput } from "./guard.js";
 export { parseDirective, directiveSchema, DEFAULT_LIMITS, SPAN_ID, HANDLE } from "./directive.js";
 export type { Directive, DirectiveLimits, ParsedDirective, PruneDirective, RecallDirective } from "./directive.js";
 export type {
@@ -47,12 +32,14 @@ export type {
   RejectReason,
   ReversibleOutcome,
 } from "./outcome.js";
-export { sealAudit, verifyAuditChain, directiveForAudit, GENESIS_HASH } from "./audit.js";
-export type { AuditChainBreak, AuditDraft, AuditOp, AuditRecord, AuditStatus } from "./audit.js";
-export { DEFAULT_TOMBSTONE, indexLine, tombstoneLine, replacementHeader, rejectionLine } from "./render.js";
-export { contentHash, canonicalJson } from "./hash.js";
+export { verifyAuditChain } from "./audit.js";
+export type { AuditChainBreak, AuditOp, AuditRecord, AuditStatus } from "./audit.js";
+export type { AuditReason } from "./decision/reasons.js";
+export { DEFAULT_TOMBSTONE } from "./render.js";
 export { countTokens } from "./tokens.js";
-export { ManualClock, systemClock, PRUNE_MODES, conditionsHold, failedConditions, NO_CONDITIONS } from "./types.js";
+// Generated guards of large policies check their embedded kinds table against its hash with it.
+export { contentHash } from "./hash.js";
+export { ManualClock, systemClock, PRUNE_MODES } from "./types.js";
 export type {
   Clock,
   Conditions,

@@ -1,23 +1,7 @@
+import type { RejectReason } from "./decision/reasons.js";
 import type { Conditions, PruneMode } from "./types.js";
 
-/** Why a prune was refused. Stable codes: tests, audit readers and models may rely on them. */
-export type RejectReason =
-  /** The check failed and the directive did not carry `accept_lossy: true`. */
-  | "not-reversible"
-  /** The check failed, `accept_lossy: true` was given, but the kind forbids lossy commitment. */
-  | "lossy-forbidden"
-  /** The check failed, `accept_lossy: true` was given, but the session's lossy budget is spent. */
-  | "lossy-budget"
-  /** The kind does not allow this mode. */
-  | "mode-not-allowed"
-  /** This window never held a span with that id. */
-  | "unknown-span"
-  /** The span was pruned already. */
-  | "already-pruned"
-  /** The span belongs to a tool call/result group whose other members cannot be pruned with it. */
-  | "group"
-  /** The store failed during the check; nothing was committed. */
-  | "store-error";
+export type { RejectReason } from "./decision/reasons.js";
 
 interface PruneBase {
   readonly op: "prune";

@@ -8,7 +8,7 @@
  *   a pruned pair becomes plain text), so no provider ever sees an orphaned tool message;
  * - index lines and tombstones are text parts in the pruned span's place, so the model keeps its handles.
  */
-import type { WindowEntry } from "./window.js";
+import type { WindowEntry } from "./window/view.js";
 import type { SpanMessage } from "./types.js";
 
 type Role = "system" | "user" | "assistant";

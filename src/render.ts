@@ -1,5 +1,5 @@
 import type { CheckResult } from "./stores/store.js";
-import type { RejectReason } from "./outcome.js";
+import type { RejectReason } from "./decision/reasons.js";
 import type { PruneMode } from "./types.js";
 
 /**

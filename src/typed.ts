@@ -9,7 +9,9 @@
  */
 import type { AuditRecord } from "./audit.js";
 import type { DirectiveOutcome, LossyOutcome, PruneOutcome, RecallOutcome, ReversibleOutcome } from "./outcome.js";
-import type { AppendInput, ContextWindow, PruneRequest, WindowEntry } from "./window.js";
+import type { AppendInput, PruneRequest } from "./window/options.js";
+import type { WindowEntry } from "./window/view.js";
+import type { ContextWindow } from "./window/window.js";
 import type { PruneMode, Span, SpanRef } from "./types.js";
 
 /**

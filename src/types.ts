@@ -1,63 +1,10 @@
 /**
- * Core vocabulary of the runtime: spans, kinds, prune modes and the runtime form of a policy.
- *
- * The runtime policy (`RuntimePolicy`) is exactly what the compiler's IR lowers to and what a generated
- * guard module passes to `ContextWindow`; nothing here reads policy source.
+ * Core vocabulary of the runtime: spans, refs, clocks and the three conditions. The runtime form of a
+ * policy (kinds, prune modes, session limits) lives in `policy/` and is re-exported here.
  */
 
-/** The three ways a model may ask to free a span. All three free the original bytes. */
-export type PruneMode = "drop" | "summarize" | "compress";
-export const PRUNE_MODES: readonly PruneMode[] = ["drop", "summarize", "compress"];
-
-/**
- * When a prune that cannot be proven reversible may still execute.
- * - `forbid`: never; the directive is rejected and the span stays.
- * - `with-flag`: only when the directive carries `accept_lossy: true` (the JSON value, nothing else).
- */
-export type LossyRule = "forbid" | "with-flag";
-
-/** A named identifier pattern whose matches are carried into any digest or compressed form that lost them. */
-export interface PinPattern {
-  readonly name: string;
-  /** A JavaScript regular-expression source, matched with the `g` and `u` flags. */
-  readonly pattern: string;
-}
-
-/** The runtime form of one span kind's policy. */
-export interface KindPolicy {
-  /** The name of the backing store that keeps durable copies of this kind, or `null` when none does. */
-  readonly store: string | null;
-  /** The prune modes this kind allows; a directive in another mode is rejected. */
-  readonly modes: readonly PruneMode[];
-  readonly lossy: LossyRule;
-  /**
-   * When the kind's copy has expired (rotated out, lost, or never written) but the window still holds the
-   * bytes, write them back with a hold and prune reversibly instead of rejecting or going lossy.
-   */
-  readonly repersist?: boolean;
-  /** Identifier patterns pinned for this kind (merged with the policy-wide ones). */
-  readonly pins?: readonly PinPattern[];
-  /** Token target for the runtime's own `compress`. */
-  readonly compressTargetTokens?: number;
-}
-
-/** Session-wide limits. */
-export interface SessionLimits {
-  /** The longest session the policy expects, in milliseconds (used by analysis, reported in audit). */
-  readonly maxLengthMs?: number | null;
-  /** How many lossy commitments one session may make; `null` or absent means unlimited. */
-  readonly lossyBudget?: number | null;
-}
-
-/** The runtime form of a whole policy: what `ContextWindow` needs to dispose of a directive. */
-export interface RuntimePolicy<Kinds extends string = string> {
-  readonly kinds: { readonly [K in Kinds]: KindPolicy };
-  readonly session?: SessionLimits;
-  /** Pins that apply to every kind. */
-  readonly pins?: readonly PinPattern[];
-  /** Tombstone wording; `{span}` is replaced by the span id. At most 13 tokens once filled. */
-  readonly tombstone?: string;
-}
+export { PRUNE_MODES } from "./policy/kinds.js";
+export type { KindPolicy, LossyRule, PinPattern, PruneMode, RuntimePolicy, SessionLimits } from "./policy/kinds.js";
 
 /** A source of time. Injected so tests and the replay can simulate hours in microseconds. */
 export interface Clock {

@@ -1,18 +1,8 @@
-import { sealAudit, GENESIS_HASH, type AuditDraft, type AuditRecord } from "../audit.js";
-import { systemClock, type Clock } from "../types.js";
-import { computeCheck, decideAll, lookupAnswer, recordState, spanTaken, formatHandle, resolveCapabilities, resolveHandlePrefix, resolveRetention, unbackedCheck } from "./check.js";
-import type {
-  BackingStore,
-  LookupKey,
-  LookupResult,
-  PersistInput,
-  Persisted,
-  PruneCommit,
-  PruneTransaction,
-  RotateReport,
-  StoreCapabilities,
-  StoreOptions,
-} from "./store.js";
+import { EMPTY_CHAIN, sealChain, type AuditDraft, type AuditRecord } from "../audit.js";
+import { commitResult, planCommit } from "./commit.js";
+import { StoreBase } from "./options.js";
+import { lookupAnswer, readOnly, spanTaken } from "./records.js";
+import type { BackingStore, LookupKey, LookupResult, PersistInput, Persisted, PruneCommit, PruneTransaction, RotateReport } from "./store.js";
 
 interface MemRecord {
   handle: string;
@@ -38,22 +28,9 @@ interface MemSession {
  * A store in process memory: for tests and for kinds whose copies need not outlive the process.
  * Every call is atomic because nothing in it awaits.
  */
-export class MemoryStore implements BackingStore {
-  readonly name: string;
-  readonly capabilities: StoreCapabilities;
-  readonly retentionMs: number | null;
-  readonly handlePrefix: string;
-  readonly #clock: Clock;
+export class MemoryStore extends StoreBase implements BackingStore {
   readonly #sessions = new Map<string, MemSession>();
   #closed = false;
-
-  constructor(options: StoreOptions) {
-    this.name = options.name;
-    this.retentionMs = resolveRetention(options.name, options.retentionMs);
-    this.capabilities = resolveCapabilities(options);
-    this.handlePrefix = resolveHandlePrefix(options.name, options.handlePrefix);
-    this.#clock = options.clock ?? systemClock;
-  }
 
   #session(session: string): MemSession {
     if (this.#closed) throw new Error(`store ${this.name} is closed`);
@@ -66,75 +43,46 @@ export class MemoryStore implements BackingStore {
   }
 
   async persist(input: PersistInput): Promise<Persisted> {
-    if (!this.capabilities.writable) throw new Error(`store ${this.name} is read-only`);
+    if (!this.capabilities.writable) throw readOnly(this.name);
     const s = this.#session(input.session);
-    const now = this.#clock.now();
     const existing = s.bySpan.get(input.spanId);
     if (existing) {
-      if (existing.text !== null && existing.hash !== input.hash) throw new Error(spanTaken(this.name, input));
-      if (existing.text === null) {
-        Object.assign(existing, { text: input.text, hash: input.hash, kind: input.kind, createdAt: now, expiredAt: null });
-      }
+      if (existing.text !== null && existing.hash !== input.hash) throw spanTaken(this.name, input);
+      if (existing.text === null) this.#rewrite(existing, input);
       return { handle: existing.handle, createdAt: existing.createdAt };
     }
-    const rec: MemRecord = {
-      handle: formatHandle(this.handlePrefix, s.nextHandle++),
-      spanId: input.spanId,
-      kind: input.kind,
-      text: input.text,
-      hash: input.hash,
-      createdAt: now,
-      expiredAt: null,
-      heldUntil: undefined,
-    };
-    s.bySpan.set(rec.spanId, rec);
-    s.byHandle.set(rec.handle, rec);
-    return { handle: rec.handle, createdAt: now };
+    const rec = this.#insert(s, input, this.handle(s.nextHandle++));
+    return { handle: rec.handle, createdAt: rec.createdAt };
   }
 
   async commitPrune(txn: PruneTransaction): Promise<PruneCommit> {
     const s = this.#session(txn.session);
-    const records = txn.items.map((item) =>
-      !item.backed ? undefined : item.handle === null ? s.bySpan.get(item.spanId) : s.byHandle.get(item.handle),
-    );
-    const checks = txn.items.map((item, i) =>
-      item.backed ? computeCheck(item.handle, item.spanId, item.hash, recordState(records[i]), this) : unbackedCheck(),
-    );
-    const decisions = decideAll(txn, checks);
-    // Validate every decision before the first write, so a bad one leaves nothing half-applied.
-    decisions.forEach((d, i) => {
-      const item = txn.items[i]!;
-      if (d.status !== "reversible") return;
-      if (!item.backed) throw new Error(`store ${this.name}: reversible decision for unbacked span ${item.spanId}`);
-      if (d.repersist && !this.capabilities.writable) throw new Error(`store ${this.name} is read-only`);
-      if (!d.repersist && !s.bySpan.get(item.spanId)) throw new Error(`store ${this.name}: no record for ${item.spanId}`);
+    const plan = planCommit(this, txn, {
+      find: (item) => (item.handle === null ? s.bySpan.get(item.spanId) : s.byHandle.get(item.handle)),
+      own: (spanId) => s.bySpan.get(spanId),
+      mint: () => this.handle(s.nextHandle++),
     });
-    const now = this.#clock.now();
-    const out = txn.items.map((item, i) => {
-      const decision = decisions[i]!;
-      const check = checks[i]!;
-      let handle: string | null = null;
-      if (decision.status === "reversible") {
-        let target = s.bySpan.get(item.spanId);
-        if (decision.repersist) {
-          if (target) {
-            Object.assign(target, { text: item.text, hash: item.hash, kind: item.kind, createdAt: now, expiredAt: null });
-          } else {
-            target = {
-              handle: formatHandle(this.handlePrefix, s.nextHandle++), spanId: item.spanId, kind: item.kind, text: item.text, hash: item.hash,
-              createdAt: now, expiredAt: null, heldUntil: undefined,
-            };
-            s.bySpan.set(target.spanId, target);
-            s.byHandle.set(target.handle, target);
-          }
-        }
-        if (decision.hold && this.capabilities.holds) target!.heldUntil = txn.holdUntil;
-        handle = target!.handle;
-      }
-      const audit = this.#append(txn.session, s, handle === null ? decision.audit : { ...decision.audit, handle });
-      return { check, decision, handle, audit };
-    });
-    return { items: out };
+    for (const w of plan.writes) {
+      const input = { ...w.item, session: txn.session };
+      const rec = w.repersist === "insert" ? this.#insert(s, input, w.handle) : s.bySpan.get(w.item.spanId)!;
+      if (w.repersist === "rewrite") this.#rewrite(rec, input);
+      if (w.hold) rec.heldUntil = txn.holdUntil;
+    }
+    return commitResult(plan, this.#append(txn.session, s, plan.drafts));
+  }
+
+  #insert(s: MemSession, input: PersistInput, handle: string): MemRecord {
+    const rec: MemRecord = {
+      handle, spanId: input.spanId, kind: input.kind, text: input.text, hash: input.hash, createdAt: this.clock.now(), expiredAt: null,
+      heldUntil: undefined,
+    };
+    s.bySpan.set(rec.spanId, rec);
+    s.byHandle.set(rec.handle, rec);
+    return rec;
+  }
+
+  #rewrite(rec: MemRecord, input: PersistInput): void {
+    Object.assign(rec, { text: input.text, hash: input.hash, kind: input.kind, createdAt: this.clock.now(), expiredAt: null });
   }
 
   async lookup(session: string, key: LookupKey): Promise<LookupResult> {
@@ -143,20 +91,13 @@ export class MemoryStore implements BackingStore {
   }
 
   async appendAudit(session: string, draft: AuditDraft): Promise<AuditRecord> {
-    return this.#append(session, this.#session(session), draft);
+    return this.#append(session, this.#session(session), [draft])[0]!;
   }
 
-  #append(session: string, s: MemSession, draft: AuditDraft): AuditRecord {
-    const last = s.audit[s.audit.length - 1];
-    const rec = sealAudit(draft, {
-      seq: (last?.seq ?? 0) + 1,
-      at: this.#clock.now(),
-      session,
-      store: this.name,
-      prevHash: last?.hash ?? GENESIS_HASH,
-    });
-    s.audit.push(rec);
-    return rec;
+  #append(session: string, s: MemSession, drafts: readonly AuditDraft[]): AuditRecord[] {
+    const records = sealChain(s.audit.at(-1) ?? EMPTY_CHAIN, drafts, { at: this.clock.now(), session, store: this.name });
+    s.audit.push(...records);
+    return records;
   }
 
   async auditLog(session: string): Promise<AuditRecord[]> {
@@ -180,7 +121,7 @@ export class MemoryStore implements BackingStore {
 
   async rotate(): Promise<RotateReport> {
     if (this.#closed) throw new Error(`store ${this.name} is closed`);
-    const now = this.#clock.now();
+    const now = this.clock.now();
     let rotated = 0;
     let keptByHold = 0;
     if (this.retentionMs === null) return { rotated, keptByHold };

@@ -1,45 +1,17 @@
 import type { Pool } from "pg";
-import { sealAudit, GENESIS_HASH, type AuditDraft, type AuditRecord } from "../audit.js";
+import { EMPTY_CHAIN, sealChain, type AuditDraft, type AuditRecord, type ChainHead } from "../audit.js";
 import { StoreError } from "../errors.js";
-import { systemClock, type Clock } from "../types.js";
-import { computeCheck, decideAll, lookupAnswer, recordState, spanTaken, formatHandle, resolveCapabilities, resolveHandlePrefix, resolveRetention, unbackedCheck, type StoredRecord } from "./check.js";
-import {
-  createPool,
-  driverFor,
-  isRetryable,
-  isWireError,
-  migrateWith,
-  RawSql,
-  SCHEMA_VERSION,
-  schemaVersion,
-  sql,
-  storeError,
-  tablesOf,
-  type Driver,
-  type DriverStats,
-  type PgQueryable,
-  type Row,
-  type Tables,
-  type TxSession,
-} from "./postgres-driver.js";
-import type {
-  BackingStore,
-  CheckResult,
-  LookupKey,
-  LookupResult,
-  PersistInput,
-  Persisted,
-  PruneCommit,
-  PruneCommitItem,
-  PruneDecision,
-  PruneTransaction,
-  RotateReport,
-  StoreCapabilities,
-  StoreOptions,
-} from "./store.js";
+import { commitResult, planCommit } from "./commit.js";
+import { StoreBase, type StoreOptions } from "./options.js";
+import { createPool, driverFor, isRetryable, isWireError, storeError, type Driver, type DriverStats, type PgQueryable, type Row, type TxSession } from "./postgres/driver.js";
+import { migrateWith, SCHEMA_VERSION, schemaVersion } from "./postgres/schema.js";
+import { RawSql, sql, tablesOf, type Tables } from "./postgres/sql.js";
+import { lookupAnswer, readOnly, spanTaken, type StoredRecord } from "./records.js";
+import type { BackingStore, LookupKey, LookupResult, PersistInput, Persisted, PruneCommit, PruneTransaction, RotateReport } from "./store.js";
 
-export { createPool, SCHEMA_VERSION } from "./postgres-driver.js";
-export type { DriverStats as PostgresStoreStats, PgQueryable, PoolOptions } from "./postgres-driver.js";
+export { createPool } from "./postgres/driver.js";
+export { SCHEMA_VERSION } from "./postgres/schema.js";
+export type { DriverStats as PostgresStoreStats, PgQueryable, PoolOptions } from "./postgres/driver.js";
 
 /** The environment variable a store and `pruneguard migrate` read the server URL from. */
 export const PG_URL_ENV = "PRUNEGUARD_PG_URL";
@@ -86,13 +58,6 @@ export async function migrate(target: MigrateTarget, options: { readonly schema?
   }
 }
 
-type RecordRow = StoredRecord;
-
-interface Head {
-  seq: number;
-  hash: string;
-}
-
 /**
  * A store in a PostgreSQL database shared by many agent processes on many machines.
  *
@@ -111,13 +76,8 @@ interface Head {
  * Round trips: a prune is two messages — BEGIN + locks + reads, then writes + audit + COMMIT — because the
  * guard's `decide` runs in this process between them. `stats.roundTrips` counts them.
  */
-export class PostgresStore implements BackingStore {
-  readonly name: string;
-  readonly capabilities: StoreCapabilities;
-  readonly retentionMs: number | null;
-  readonly handlePrefix: string;
+export class PostgresStore extends StoreBase implements BackingStore {
   readonly schema: string;
-  readonly #clock: Clock;
   readonly #driver: Driver;
   readonly #t: Tables;
   readonly #timeoutMs: number | null;
@@ -127,13 +87,9 @@ export class PostgresStore implements BackingStore {
   #closed = false;
 
   constructor(options: PostgresStoreOptions) {
-    this.name = options.name;
-    this.retentionMs = resolveRetention(options.name, options.retentionMs);
-    this.capabilities = resolveCapabilities(options);
-    this.handlePrefix = resolveHandlePrefix(options.name, options.handlePrefix);
+    super(options);
     this.schema = options.schema ?? DEFAULT_SCHEMA;
     this.#t = tablesOf(this.schema);
-    this.#clock = options.clock ?? systemClock;
     const timeout = options.statementTimeoutMs ?? null;
     if (timeout !== null && !(Number.isFinite(timeout) && timeout > 0)) {
       throw new RangeError(`store ${options.name}: statementTimeoutMs must be a positive number of milliseconds, got ${timeout}`);
@@ -182,7 +138,7 @@ export class PostgresStore implements BackingStore {
   }
 
   async persist(input: PersistInput): Promise<Persisted> {
-    if (!this.capabilities.writable) throw new Error(`store ${this.name} is read-only`);
+    if (!this.capabilities.writable) throw readOnly(this.name);
     const { records: R, handles: H } = this.#t;
     const now = this.#now();
     const key = sql`store = ${this.name} AND session = ${input.session} AND span_id = ${input.spanId}`;
@@ -210,7 +166,7 @@ export class PostgresStore implements BackingStore {
     const [rows] = await this.#retrying("persist", () => this.#driver.script([statement], this.#timeoutMs));
     const row = rows?.[0];
     if (!row) throw new StoreError(this.name, `persist of ${input.spanId} returned no handle`);
-    if (row["kept"] !== true) throw new Error(spanTaken(this.name, input));
+    if (row["kept"] !== true) throw spanTaken(this.name, input);
     return { handle: String(row["handle"]), createdAt: Number(row["created_at"]) };
   }
 
@@ -251,62 +207,35 @@ export class PostgresStore implements BackingStore {
 
     const bySpan = new Map(recordRows.map((r) => [r.spanId, r]));
     const byHandle = new Map(recordRows.map((r) => [r.handle, r]));
-    const checks: CheckResult[] = txn.items.map((item) =>
-      item.backed
-        ? computeCheck(item.handle, item.spanId, item.hash, recordState(item.handle === null ? bySpan.get(item.spanId) : byHandle.get(item.handle)), this)
-        : unbackedCheck(),
-    );
-    const decisions = decideAll(txn, checks);
-    // Validate every decision before building a write, as the other adapters do.
-    decisions.forEach((d, i) => {
-      const item = txn.items[i]!;
-      if (d.status !== "reversible") return;
-      if (!item.backed) throw new Error(`store ${this.name}: reversible decision for unbacked span ${item.spanId}`);
-      if (d.repersist && !this.capabilities.writable) throw new Error(`store ${this.name} is read-only`);
-      if (!d.repersist && !bySpan.get(item.spanId)) throw new Error(`store ${this.name}: no record for ${item.spanId}`);
+    let next = counterRows[0] === undefined ? null : Number(counterRows[0]["next"]);
+    const firstNext = next;
+    const plan = planCommit(this, txn, {
+      find: (item) => (item.handle === null ? bySpan.get(item.spanId) : byHandle.get(item.handle)),
+      own: (spanId) => bySpan.get(spanId),
+      mint: () => {
+        // Only reachable when round trip 1 found a span without a record, so the counter was locked and read.
+        if (next === null) throw new Error(`store ${this.name}: handle counter not locked`);
+        return this.handle(++next);
+      },
     });
 
     // Round trip 2: re-persists, holds, audit records, the new chain head and COMMIT.
     const now = this.#now();
     const writes: string[] = [];
-    let next = counterRows[0] === undefined ? null : Number(counterRows[0]["next"]);
-    const firstNext = next;
-    const handleOf = new Map<string, string>();
-    txn.items.forEach((item, i) => {
-      const d = decisions[i]!;
-      if (d.status !== "reversible") return;
+    for (const { item, repersist, hold, handle } of plan.writes) {
       const key = new RawSql(sql`${own} AND span_id = ${item.spanId}`);
-      let handle = handleOf.get(item.spanId) ?? bySpan.get(item.spanId)?.handle ?? null;
-      if (d.repersist) {
-        if (handle !== null) {
-          writes.push(sql`UPDATE ${R} SET text = ${item.text}, hash = ${item.hash}, kind = ${item.kind}, created_at = ${now}, expired_at = NULL WHERE ${key}`);
-        } else {
-          // Only reachable when RT1 found a span without a record, so the counter was locked and read.
-          if (next === null) throw new Error(`store ${this.name}: handle counter not locked for ${item.spanId}`);
-          handle = formatHandle(this.handlePrefix, ++next);
-          writes.push(sql`INSERT INTO ${R} (store, session, span_id, handle, kind, text, hash, created_at)
-            VALUES (${this.name}, ${session}, ${item.spanId}, ${handle}, ${item.kind}, ${item.text}, ${item.hash}, ${now})`);
-        }
-        handleOf.set(item.spanId, handle);
+      if (repersist === "rewrite") {
+        writes.push(sql`UPDATE ${R} SET text = ${item.text}, hash = ${item.hash}, kind = ${item.kind}, created_at = ${now}, expired_at = NULL WHERE ${key}`);
+      } else if (repersist === "insert") {
+        writes.push(sql`INSERT INTO ${R} (store, session, span_id, handle, kind, text, hash, created_at)
+          VALUES (${this.name}, ${session}, ${item.spanId}, ${handle}, ${item.kind}, ${item.text}, ${item.hash}, ${now})`);
       }
-      if (handle === null) throw new Error(`store ${this.name}: no record for ${item.spanId}`);
-      if (d.hold && this.capabilities.holds) writes.push(sql`UPDATE ${R} SET held = TRUE, held_until = ${txn.holdUntil} WHERE ${key}`);
-    });
+      if (hold) writes.push(sql`UPDATE ${R} SET held = TRUE, held_until = ${txn.holdUntil} WHERE ${key}`);
+    }
     if (next !== null && next !== firstNext) writes.push(sql`UPDATE ${H} SET next = ${next} WHERE ${own}`);
-    const drafts = txn.items.map((_, i) => {
-      const d = decisions[i]!;
-      const handle = d.status === "reversible" ? handleOf.get(txn.items[i]!.spanId) ?? bySpan.get(txn.items[i]!.spanId)!.handle : null;
-      return { draft: handle === null ? d.audit : { ...d.audit, handle }, handle };
-    });
-    const { records, statements: auditWrites } = this.#seal(session, head, drafts.map((d) => d.draft));
+    const { records, statements: auditWrites } = this.#seal(session, head, plan.drafts);
     await tx.commit([...writes, ...auditWrites]);
-    const items: PruneCommitItem[] = txn.items.map((_, i) => ({
-      check: checks[i]!,
-      decision: decisions[i]! as PruneDecision,
-      handle: drafts[i]!.handle,
-      audit: records[i]!,
-    }));
-    return { items };
+    return commitResult(plan, records);
   }
 
   async lookup(session: string, key: LookupKey): Promise<LookupResult> {
@@ -385,7 +314,7 @@ export class PostgresStore implements BackingStore {
   // ---------------------------------------------------------------------------------------------------
 
   #now(): number {
-    return Math.floor(this.#clock.now());
+    return Math.floor(this.clock.now());
   }
 
   #assertOpen(): void {
@@ -396,21 +325,16 @@ export class PostgresStore implements BackingStore {
   #lockHead(session: string): string[] {
     const H = this.#t.heads;
     return [
-      sql`INSERT INTO ${H} (store, session, seq, hash) VALUES (${this.name}, ${session}, 0, ${GENESIS_HASH}) ON CONFLICT DO NOTHING`,
+      sql`INSERT INTO ${H} (store, session, seq, hash) VALUES (${this.name}, ${session}, ${EMPTY_CHAIN.seq}, ${EMPTY_CHAIN.hash}) ON CONFLICT DO NOTHING`,
       sql`SELECT seq, hash FROM ${H} WHERE store = ${this.name} AND session = ${session} FOR UPDATE`,
     ];
   }
 
   /** Seals drafts onto the locked head and returns the records with the statements that write them. */
-  #seal(session: string, head: Head, drafts: readonly AuditDraft[]): { records: AuditRecord[]; statements: string[] } {
-    const at = this.#now();
-    let prev = head;
-    const records = drafts.map((draft) => {
-      const rec = sealAudit(draft, { seq: prev.seq + 1, at, session, store: this.name, prevHash: prev.hash });
-      prev = { seq: rec.seq, hash: rec.hash };
-      return rec;
-    });
-    if (records.length === 0) return { records, statements: [] };
+  #seal(session: string, head: ChainHead, drafts: readonly AuditDraft[]): { records: AuditRecord[]; statements: string[] } {
+    const records = sealChain(head, drafts, { at: this.#now(), session, store: this.name });
+    const last = records.at(-1);
+    if (last === undefined) return { records, statements: [] };
     const rows = records.map((r) =>
       sql`(${this.name}, ${session}, ${r.seq}, ${r.at}, ${r.op}, ${r.status}, ${r.spanId}, ${r.hash}, ${r.prevHash}, ${JSON.stringify(r)})`,
     );
@@ -418,7 +342,7 @@ export class PostgresStore implements BackingStore {
       records,
       statements: [
         `INSERT INTO ${this.#t.audit.text} (store, session, seq, at, op, status, span_id, hash, prev_hash, record) VALUES ${rows.join(", ")}`,
-        sql`UPDATE ${this.#t.heads} SET seq = ${prev.seq}, hash = ${prev.hash} WHERE store = ${this.name} AND session = ${session}`,
+        sql`UPDATE ${this.#t.heads} SET seq = ${last.seq}, hash = ${last.hash} WHERE store = ${this.name} AND session = ${session}`,
       ],
     };
   }
@@ -448,7 +372,7 @@ export class PostgresStore implements BackingStore {
   }
 }
 
-function recordOf(row: Row): RecordRow {
+function recordOf(row: Row): StoredRecord {
   return {
     handle: String(row["handle"]),
     spanId: String(row["span_id"]),
@@ -460,7 +384,7 @@ function recordOf(row: Row): RecordRow {
   };
 }
 
-function headOf(rows: Row[]): Head {
+function headOf(rows: Row[]): ChainHead {
   const row = rows[0];
   if (!row) throw new Error("audit chain head was not locked");
   return { seq: Number(row["seq"]), hash: String(row["hash"]) };

@@ -1,19 +1,9 @@
-import { DatabaseSync, type StatementSync } from "node:sqlite";
-import { sealAudit, GENESIS_HASH, type AuditDraft, type AuditRecord } from "../audit.js";
-import { systemClock, type Clock } from "../types.js";
-import { computeCheck, decideAll, lookupAnswer, recordState, spanTaken, formatHandle, resolveCapabilities, resolveHandlePrefix, resolveRetention, unbackedCheck, type StoredRecord } from "./check.js";
-import type {
-  BackingStore,
-  LookupKey,
-  LookupResult,
-  PersistInput,
-  Persisted,
-  PruneCommit,
-  PruneTransaction,
-  RotateReport,
-  StoreCapabilities,
-  StoreOptions,
-} from "./store.js";
+import type { DatabaseSync, StatementSync } from "node:sqlite";
+import { EMPTY_CHAIN, sealChain, type AuditDraft, type AuditRecord } from "../audit.js";
+import { commitResult, planCommit } from "./commit.js";
+import { StoreBase, type StoreOptions } from "./options.js";
+import { lookupAnswer, readOnly, spanTaken, type StoredRecord } from "./records.js";
+import type { BackingStore, LookupKey, LookupResult, PersistInput, Persisted, PruneCommit, PruneTransaction, RotateReport } from "./store.js";
 
 export interface SqliteStoreOptions extends StoreOptions {
   /** Path of the database file (created if missing). Several stores may share one file. */
@@ -22,7 +12,6 @@ export interface SqliteStoreOptions extends StoreOptions {
   readonly busyTimeoutMs?: number;
 }
 
-type RecordRow = StoredRecord;
 type SqlValue = string | number | null;
 
 /** A prepared statement with its parameter and row types written down once, where the SQL is. */
@@ -76,13 +65,8 @@ CREATE TABLE IF NOT EXISTS pruneguard_audit (
  * commit in one `BEGIN IMMEDIATE` transaction, so another process sharing the file cannot rotate the copy
  * between the check and the hold.
  */
-export class SqliteStore implements BackingStore {
-  readonly name: string;
-  readonly capabilities: StoreCapabilities;
-  readonly retentionMs: number | null;
-  readonly handlePrefix: string;
+export class SqliteStore extends StoreBase implements BackingStore {
   readonly path: string;
-  readonly #clock: Clock;
   readonly #db: DatabaseSync;
   #open = true;
   readonly #q: ReturnType<SqliteStore["prepare"]>;
@@ -90,15 +74,13 @@ export class SqliteStore implements BackingStore {
   readonly #immediate: <T>(fn: () => T) => T;
 
   constructor(options: SqliteStoreOptions) {
-    this.name = options.name;
+    super(options);
     this.path = options.path;
-    this.retentionMs = resolveRetention(options.name, options.retentionMs);
-    this.capabilities = resolveCapabilities(options);
-    this.handlePrefix = resolveHandlePrefix(options.name, options.handlePrefix);
-    this.#clock = options.clock ?? systemClock;
-    // node:sqlite (built into Node >= 22.13): no native addon to build or download at install time.
-    // BENCHMARKS.md records the measurement against better-sqlite3 that chose it.
-    this.#db = new DatabaseSync(options.path);
+    // node:sqlite (built into Node >= 22.13) needs no native addon, and measured faster than the addon it
+    // replaced. Loaded here, not imported, so that importing pruneguard does not print SQLite's
+    // experimental-feature warning on Node 22 unless a SQLite store is opened.
+    const { DatabaseSync: Database } = process.getBuiltinModule("node:sqlite") as typeof import("node:sqlite");
+    this.#db = new Database(options.path);
     this.#db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
     this.#db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;");
     this.#db.exec(SCHEMA);
@@ -127,10 +109,10 @@ export class SqliteStore implements BackingStore {
     const db = this.#db;
     const prep = <P extends unknown[], R = unknown>(sql: string) => typed<P, R>(db.prepare(sql));
     return {
-      bySpan: prep<[string, string, string], RecordRow>(
+      bySpan: prep<[string, string, string], StoredRecord>(
         "SELECT handle, span_id AS spanId, kind, text, hash, created_at AS createdAt, expired_at AS expiredAt FROM pruneguard_records WHERE store = ? AND session = ? AND span_id = ?",
       ),
-      byHandle: prep<[string, string, string], RecordRow>(
+      byHandle: prep<[string, string, string], StoredRecord>(
         "SELECT handle, span_id AS spanId, kind, text, hash, created_at AS createdAt, expired_at AS expiredAt FROM pruneguard_records WHERE store = ? AND session = ? AND handle = ?",
       ),
       nextHandle: prep<[string, string], { next: number }>(
@@ -178,83 +160,56 @@ export class SqliteStore implements BackingStore {
   #mint(session: string): string {
     const row = this.#q.nextHandle.get(this.name, session);
     if (!row) throw new Error(`store ${this.name}: could not mint a handle`);
-    return formatHandle(this.handlePrefix, row.next);
+    return this.handle(row.next);
   }
 
-  #append(session: string, draft: AuditDraft): AuditRecord {
-    const last = this.#q.lastAudit.get(this.name, session);
-    const rec = sealAudit(draft, {
-      seq: (last?.seq ?? 0) + 1,
-      at: this.#clock.now(),
-      session,
-      store: this.name,
-      prevHash: last?.hash ?? GENESIS_HASH,
-    });
-    this.#q.insertAudit.run({ store: this.name, session, seq: rec.seq, status: rec.status, hash: rec.hash, record: JSON.stringify(rec) });
-    return rec;
+  #append(session: string, drafts: readonly AuditDraft[]): AuditRecord[] {
+    const records = sealChain(this.#q.lastAudit.get(this.name, session) ?? EMPTY_CHAIN, drafts, { at: this.clock.now(), session, store: this.name });
+    for (const rec of records) {
+      this.#q.insertAudit.run({ store: this.name, session, seq: rec.seq, status: rec.status, hash: rec.hash, record: JSON.stringify(rec) });
+    }
+    return records;
+  }
+
+  #params(session: string, input: Pick<PersistInput, "spanId" | "kind" | "text" | "hash">) {
+    return { store: this.name, session, spanId: input.spanId, kind: input.kind, text: input.text, hash: input.hash, now: this.clock.now() };
   }
 
   async persist(input: PersistInput): Promise<Persisted> {
-    if (!this.capabilities.writable) throw new Error(`store ${this.name} is read-only`);
+    if (!this.capabilities.writable) throw readOnly(this.name);
     return this.#immediate((): Persisted => {
-        const now = this.#clock.now();
-        const row = this.#q.bySpan.get(this.name, input.session, input.spanId);
-        const params = { store: this.name, session: input.session, spanId: input.spanId, kind: input.kind, text: input.text, hash: input.hash, now };
-        if (row) {
-          if (row.text !== null && row.hash === input.hash) return { handle: row.handle, createdAt: row.createdAt };
-          if (row.text !== null) throw new Error(spanTaken(this.name, input));
-          this.#q.rewrite.run(params);
-          return { handle: row.handle, createdAt: now };
-        }
-        const handle = this.#mint(input.session);
-        this.#q.insert.run({ ...params, handle });
-        return { handle, createdAt: now };
-      });
+      const row = this.#q.bySpan.get(this.name, input.session, input.spanId);
+      const params = this.#params(input.session, input);
+      if (row) {
+        if (row.text !== null && row.hash === input.hash) return { handle: row.handle, createdAt: row.createdAt };
+        if (row.text !== null) throw spanTaken(this.name, input);
+        this.#q.rewrite.run(params);
+        return { handle: row.handle, createdAt: params.now };
+      }
+      const handle = this.#mint(input.session);
+      this.#q.insert.run({ ...params, handle });
+      return { handle, createdAt: params.now };
+    });
   }
 
   async commitPrune(txn: PruneTransaction): Promise<PruneCommit> {
+    const { session } = txn;
+    // A throw anywhere inside rolls the whole transaction back.
     return this.#immediate((): PruneCommit => {
-        const rows = txn.items.map((item) =>
-          !item.backed
-            ? undefined
-            : item.handle === null
-              ? this.#q.bySpan.get(this.name, txn.session, item.spanId)
-              : this.#q.byHandle.get(this.name, txn.session, item.handle),
-        );
-        const checks = txn.items.map((item, i) =>
-          item.backed ? computeCheck(item.handle, item.spanId, item.hash, recordState(rows[i]), this) : unbackedCheck(),
-        );
-        const decisions = decideAll(txn, checks);
-        const now = this.#clock.now();
-        // A throw anywhere below rolls the whole transaction back.
-        const items = txn.items.map((item, i) => {
-          const decision = decisions[i]!;
-          const check = checks[i]!;
-          let handle: string | null = null;
-          if (decision.status === "reversible") {
-            if (!item.backed) throw new Error(`store ${this.name}: reversible decision for unbacked span ${item.spanId}`);
-            const params = { store: this.name, session: txn.session, spanId: item.spanId, kind: item.kind, text: item.text, hash: item.hash, now };
-            const read = rows[i];
-            let own = read && read.spanId === item.spanId ? read : this.#q.bySpan.get(this.name, txn.session, item.spanId);
-            if (decision.repersist) {
-              if (!this.capabilities.writable) throw new Error(`store ${this.name} is read-only`);
-              if (own) this.#q.rewrite.run(params);
-              else {
-                this.#q.insert.run({ ...params, handle: this.#mint(txn.session) });
-                own = this.#q.bySpan.get(this.name, txn.session, item.spanId);
-              }
-            }
-            if (!own) throw new Error(`store ${this.name}: no record for ${item.spanId}`);
-            if (decision.hold && this.capabilities.holds) {
-              this.#q.hold.run({ store: this.name, session: txn.session, spanId: item.spanId, until: txn.holdUntil });
-            }
-            handle = own.handle;
-          }
-          const audit = this.#append(txn.session, handle === null ? decision.audit : { ...decision.audit, handle });
-          return { check, decision, handle, audit };
-        });
-        return { items };
+      const plan = planCommit(this, txn, {
+        find: (item) =>
+          item.handle === null ? this.#q.bySpan.get(this.name, session, item.spanId) : this.#q.byHandle.get(this.name, session, item.handle),
+        own: (spanId) => this.#q.bySpan.get(this.name, session, spanId),
+        mint: () => this.#mint(session),
       });
+      for (const w of plan.writes) {
+        const params = this.#params(session, w.item);
+        if (w.repersist === "rewrite") this.#q.rewrite.run(params);
+        else if (w.repersist === "insert") this.#q.insert.run({ ...params, handle: w.handle });
+        if (w.hold) this.#q.hold.run({ store: this.name, session, spanId: w.item.spanId, until: txn.holdUntil });
+      }
+      return commitResult(plan, this.#append(session, plan.drafts));
+    });
   }
 
   async lookup(session: string, key: LookupKey): Promise<LookupResult> {
@@ -263,7 +218,7 @@ export class SqliteStore implements BackingStore {
   }
 
   async appendAudit(session: string, draft: AuditDraft): Promise<AuditRecord> {
-    return this.#immediate(() => this.#append(session, draft));
+    return this.#immediate(() => this.#append(session, [draft])[0]!);
   }
 
   async auditLog(session: string): Promise<AuditRecord[]> {
@@ -280,7 +235,7 @@ export class SqliteStore implements BackingStore {
 
   async rotate(): Promise<RotateReport> {
     if (this.retentionMs === null) return { rotated: 0, keptByHold: 0 };
-    const now = this.#clock.now();
+    const now = this.clock.now();
     const cutoff = now - this.retentionMs;
     return this.#immediate((): RotateReport => {
         const keptByHold = this.#q.heldPastRetention.get(this.name, cutoff, now)?.n ?? 0;

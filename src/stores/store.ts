@@ -146,22 +146,3 @@ export interface BackingStore {
   rotate(): Promise<RotateReport>;
   close(): Promise<void>;
 }
-
-/** Options every adapter accepts. */
-export interface StoreOptions {
-  readonly name: string;
-  /** Retention of unheld records; `null` or absent keeps them forever. */
-  readonly retentionMs?: number | null;
-  readonly clock?: import("../types.js").Clock;
-  /** Defaults to `true`. Set `false` to model a legacy store whose lookups return empty for both. */
-  readonly distinguishesAbsent?: boolean;
-  /** Defaults to `true`. */
-  readonly holds?: boolean;
-  /** Defaults to `true`. */
-  readonly writable?: boolean;
-  /**
-   * Up to four lowercase letters before the `#` of every handle this store mints. Needed only when one
-   * window uses several stores: their handles must not collide. Default `""`.
-   */
-  readonly handlePrefix?: string;
-}

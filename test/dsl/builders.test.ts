@@ -2,7 +2,8 @@
 // and must agree with what they return.
 import { describe, expect, it } from "vitest";
 import { compilePolicies, lowerToRuntime } from "../../compiler/index.js";
-import { days, definePolicy, extendPolicy, forever, formatDuration, hours, minutes, pins, seconds, store } from "../../dsl/index.js";
+import { days, definePolicy, extendPolicy, forever, hours, minutes, pins, seconds, store } from "../../dsl/index.js";
+import { formatDuration } from "../../src/policy/durations.js";
 import org from "../../examples/policies/org.policy.js";
 import team from "../../examples/policies/team-search.policy.js";
 

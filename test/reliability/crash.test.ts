@@ -23,7 +23,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { verifyAuditChain } from "../../src/audit.js";
 import { SqliteStore } from "../../src/stores/sqlite.js";
 import { ManualClock } from "../../src/types.js";
-import { ContextWindow } from "../../src/window.js";
+import { ContextWindow } from "../../src/window/window.js";
 import { fuzzRuns, soaking, tempDir } from "./helpers.js";
 
 const CHILD = fileURLToPath(new URL("./crash-child.mjs", import.meta.url));
@@ -94,7 +94,7 @@ describe("crash: SIGKILL during a stream of prunes on SQLite", () => {
         for (const id of reversible) {
           const r = await rebuilt.recall(id);
           expect(r.status, `${session} ${id}`).toBe("found");
-          expect(r.status === "found" && r.text === textFor(session, Number(id.slice(5)))).toBe(true);
+          expect(r, `${session} ${id}`).toMatchObject({ status: "found", text: textFor(session, Number(id.slice(5))) });
         }
       } finally {
         await store.close();

@@ -28,7 +28,7 @@ import { MemoryStore } from "../../src/stores/memory.js";
 import { SqliteStore } from "../../src/stores/sqlite.js";
 import type { BackingStore } from "../../src/stores/store.js";
 import { ManualClock } from "../../src/types.js";
-import type { ContextWindow } from "../../src/window.js";
+import type { ContextWindow } from "../../src/window/window.js";
 import { FaultyStore, freedSpanProblems, HOUR, maybeSabotage, RETENTION_MS, tempDir, windowSnapshot, type FaultPlan } from "./helpers.js";
 import { makeWindow } from "./model.js";
 

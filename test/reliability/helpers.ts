@@ -9,7 +9,8 @@ import type { AuditRecord } from "../../src/audit.js";
 import { contentHash } from "../../src/hash.js";
 import type { BackingStore } from "../../src/stores/store.js";
 import type { KindPolicy } from "../../src/types.js";
-import type { ContextWindow, WindowEntry } from "../../src/window.js";
+import type { WindowEntry } from "../../src/window/view.js";
+import type { ContextWindow } from "../../src/window/window.js";
 
 export const HOUR = 3_600_000;
 

@@ -4,7 +4,8 @@
  * `regressions.json` and replayed forever), and the invariants checked after every command.
  *
  * The model does not reuse the runtime's code: it predicts each outcome from the policy table and a
- * map of which copies exist, the way the reference document states the rule.
+ * map of which copies exist: reversible when a verified copy exists, the handle resolves and the store
+ * tells pruned from absent; otherwise lossy only on `accept_lossy: true` where the kind allows it.
  */
 import fc from "fast-check";
 import { expect } from "vitest";
@@ -12,7 +13,7 @@ import { verifyAuditChain } from "../../src/audit.js";
 import type { DirectiveOutcome } from "../../src/outcome.js";
 import type { BackingStore } from "../../src/stores/store.js";
 import { ManualClock, type PruneMode } from "../../src/types.js";
-import { ContextWindow } from "../../src/window.js";
+import { ContextWindow } from "../../src/window/window.js";
 import { freedSpanProblems, HOUR, KIND_NAMES, KINDS, RETENTION_MS, type Kind } from "./helpers.js";
 
 /** One step, as data. `pick` chooses among existing spans modulo their count; `ghost` aims past them. */
@@ -157,7 +158,7 @@ function expectOutcome(out: DirectiveOutcome, p: Predicted, what: string): void 
   if (p.status === "rejected") expect(out).toMatchObject({ reason: p.reason });
   if (p.status === "found" && out.status === "found") {
     // Byte-identical, not merely equal after normalisation.
-    expect(out.text === p.text, `${what}: recalled text differs from what the window held`).toBe(true);
+    expect(out.text, `${what}: recalled text differs from what the window held`).toBe(p.text);
     expect(out.source).toBe(p.source);
   }
 }

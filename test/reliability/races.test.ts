@@ -61,7 +61,7 @@ describe("races: rotation interleaved with prune and recall", () => {
         const outs = await Promise.all(directives);
         for (const out of outs) {
           expect(out.status, JSON.stringify(out)).not.toBe("unknown");
-          if (out.op === "recall" && out.status === "found") expect(out.text === texts.get(out.spanId)).toBe(true);
+          if (out.op === "recall" && out.status === "found") expect(out.text, `${out.spanId} recalled other bytes`).toBe(texts.get(out.spanId));
         }
         clock.advance(3 * HOUR);
         await inner.rotate();

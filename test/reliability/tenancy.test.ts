@@ -181,7 +181,7 @@ describe("tenancy: forged handles", () => {
 describe("provenance across a restart", () => {
   it("a window rebuilt after a restart answers pruned-unrecoverable for an unbacked span it tombstoned", async () => {
     // Seen to fail before recall consulted the audit log: the rebuilt window answered "span_1: never in
-    // this session" — the collapse the reference document calls the dangerous one. Unbacked kinds'
+    // this session" — pruned collapsed into never-existed, the one answer recall must never give. Unbacked kinds'
     // bytes die with the process by design; their tombstones must not.
     const clock = new ManualClock(0);
     const store = new MemoryStore({ name: "log", clock });

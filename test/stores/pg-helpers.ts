@@ -6,9 +6,30 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import type { Pool } from "pg";
-import { createPool, migrate, type PgQueryable } from "../../src/stores/postgres.js";
+import { describe, it } from "vitest";
+import { createPool, migrate, type PgQueryable } from "../../src/postgres.js";
 
 export const PG_URL = process.env["PRUNEGUARD_PG_URL"] ?? "";
+
+/** Why the suites that need the real server cannot run here, or `null` when they can. */
+export const NO_SERVER: string | null = PG_URL === "" ? "PRUNEGUARD_PG_URL is not set, so there is no PostgreSQL server to test against" : null;
+
+/**
+ * `describe` for a suite that needs the real server. Without one the suite is skipped out loud: its name
+ * in the report says why, and a warning is printed, so a green run never hides that it did not run.
+ */
+export function describeWithServer(name: string, body: () => void): void {
+  if (NO_SERVER === null) return void describe(name, body);
+  console.warn(`skipped "${name}": ${NO_SERVER}`);
+  describe.skip(`${name} [skipped: ${NO_SERVER}]`, body);
+}
+
+/** `it` for one test that needs the real server; skipped out loud like `describeWithServer`. */
+export function itWithServer(name: string, body: () => Promise<void>, timeout?: number): void {
+  if (NO_SERVER === null) return void it(name, body, timeout);
+  console.warn(`skipped "${name}": ${NO_SERVER}`);
+  it.skip(`${name} [skipped: ${NO_SERVER}]`, body);
+}
 
 /** A schema name no other run uses: `pgt_<tag>_<random>`. */
 export function uniqueSchema(tag: string): string {

@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { main } from "../../compiler/cli/main.js";
 import type { CliIO } from "../../compiler/cli/context.js";
-import { PostgresStore } from "../../src/stores/postgres.js";
-import { dropSchemas, PG_URL, testPool, uniqueSchema } from "./pg-helpers.js";
+import { PostgresStore } from "../../src/postgres.js";
+import { describeWithServer, dropSchemas, PG_URL, testPool, uniqueSchema } from "./pg-helpers.js";
 
 function io(): CliIO & { out: string; err: string } {
   const r = { cwd: process.cwd(), color: false, out: "", err: "", stdout: (t: string) => void (r.out += t), stderr: (t: string) => void (r.err += t) };
@@ -35,7 +35,7 @@ describe("pruneguard migrate", () => {
     expect(o.err).toMatch(/schema must match/);
   });
 
-  describe.skipIf(!PG_URL)("on the real server", () => {
+  describeWithServer("on the real server", () => {
     const schema = uniqueSchema("cli");
     const pool = PG_URL ? testPool(1) : null;
     afterAll(async () => {

@@ -1,12 +1,13 @@
 /**
- * The incident replay from the reference document, with its guarded sides on PostgresStore: on PGlite
+ * The incident replay (a tool result pruned, its copy rotated out, the model told the truth about it; see
+ * examples/incident-replay.ts), with its guarded sides on PostgresStore: on PGlite
  * always, and on the real server when PRUNEGUARD_PG_URL is set. Its table must match the SQLite run's.
  */
 import { afterAll, describe, expect, it } from "vitest";
 import type { Pool } from "pg";
 import { replay } from "../../examples/incident-replay.js";
-import { PostgresStore, type PgQueryable } from "../../src/stores/postgres.js";
-import { dropSchemas, freshSchema, newPglite, PG_URL, testPool } from "./pg-helpers.js";
+import { PostgresStore, type PgQueryable } from "../../src/postgres.js";
+import { dropSchemas, freshSchema, itWithServer, newPglite, testPool } from "./pg-helpers.js";
 
 const HOUR = 3_600_000;
 
@@ -42,7 +43,7 @@ describe("incident replay on PostgresStore", () => {
     expect(await replayOn(lite, schemas)).toEqual(sqlite);
   });
 
-  it.skipIf(!PG_URL)("prints the same table on the real server", async () => {
+  itWithServer("prints the same table on the real server", async () => {
     pool = testPool(2);
     const sqlite: string[] = [];
     await replay({ write: (l) => sqlite.push(l) });

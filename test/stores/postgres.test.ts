@@ -4,11 +4,11 @@ import type { AuditDraft } from "../../src/audit.js";
 import { verifyAuditChain } from "../../src/audit.js";
 import { StoreError } from "../../src/errors.js";
 import { contentHash } from "../../src/hash.js";
-import { migrate, PostgresStore, SCHEMA_VERSION, type PgQueryable } from "../../src/stores/postgres.js";
+import { migrate, PostgresStore, SCHEMA_VERSION, type PgQueryable } from "../../src/postgres.js";
 import type { CheckResult, PruneDecision } from "../../src/stores/store.js";
 import { ManualClock } from "../../src/types.js";
 import { describeStoreConformance, testDraft } from "./conformance.js";
-import { dropSchemas, freshSchema, newPglite, PG_URL, testPool } from "./pg-helpers.js";
+import { describeWithServer, dropSchemas, freshSchema, newPglite, PG_URL, testPool } from "./pg-helpers.js";
 
 const draft = (status: AuditDraft["status"], extra: Partial<AuditDraft> = {}): AuditDraft => testDraft(status, { kind: "k", ...extra });
 
@@ -134,7 +134,7 @@ describeStoreConformance("PostgresStore on PGlite (in-process)", async (o) => {
 });
 describeSpecifics("PGlite", () => lite!, pgliteSchemas);
 
-describe.skipIf(!PG_URL)("real server", () => {
+describeWithServer("real server", () => {
   const serverSchemas: string[] = [];
   let pool: Pool | null = null;
   beforeAll(() => {

@@ -119,7 +119,7 @@ describe("types and runtime agree on every kind × mode × acceptLossy of the ex
       }
       expect(looser).toEqual([]);
       expect(stricter).toEqual([]);
-      expect(accepted.some(Boolean)).toBe(true);
+      expect(accepted, "no case was accepted, so agreement was only shown for refusals").toContain(true);
     });
   }
 });

@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { ContextWindow, ManualClock, SqliteStore, contentHash } from "../../src/index.js";
+import { contentHash } from "../../src/hash.js";
+import { ContextWindow, ManualClock, SqliteStore } from "../../src/index.js";
 
 const dir = mkdtempSync(join(tmpdir(), "pruneguard-restart-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -4,14 +4,16 @@
  * (a tombstone, or a copy that vanished despite its handle) and `unknown` (this session never had it) —
  * plus `unavailable` when the store failed and the copy may still exist.
  */
-import type { AuditDraft } from "./audit.js";
-import { HANDLE, SPAN_ID } from "./directive.js";
-import { kindOf, spanIdOf, type Entry } from "./entries.js";
-import { errorMessage } from "./errors.js";
-import { contentHash } from "./hash.js";
-import type { RecallOutcome } from "./outcome.js";
-import { tombstoneLine } from "./render.js";
-import type { BackingStore } from "./stores/store.js";
+import type { AuditDraft } from "../audit.js";
+import type { DecisionReason } from "../decision/reasons.js";
+import { HANDLE, SPAN_ID } from "../directive.js";
+import { errorMessage } from "../errors.js";
+import { contentHash } from "../hash.js";
+import type { RecallOutcome } from "../outcome.js";
+import { tombstoneLine } from "../render.js";
+import type { BackingStore } from "../stores/store.js";
+import { recallDraft } from "./audit-drafts.js";
+import type { Entry } from "./entries.js";
 
 /** What recall needs from the window (internal). */
 export interface RecallContext {
@@ -28,20 +30,19 @@ export interface RecallContext {
   audit(store: BackingStore, draft: AuditDraft): Promise<number | null>;
 }
 
+type RecallStatus = RecallOutcome["status"];
+
+/** Answers a recall by span id or handle, and audits the answer. */
 export async function recall(query: string, raw: string, ctx: RecallContext): Promise<RecallOutcome> {
   const entry = ctx.find(query);
-  const draft = (status: AuditDraft["status"], reason: string | null, e?: Entry): AuditDraft => ({
-    op: "recall", status, spanId: e ? spanIdOf(e) : SPAN_ID.test(query) ? query : null, kind: e ? kindOf(e) : null,
-    mode: null, conditions: null, handle: e?.handle ?? (HANDLE.test(query) ? query : null), repersisted: false,
-    acceptLossy: false, reason, pinsCarried: 0, directive: raw,
-  });
+  const draft = (status: RecallStatus, reason: DecisionReason | null, e?: Entry): AuditDraft => recallDraft(query, raw, status, reason, e);
   if (!entry) return recallFromStores(query, ctx, draft);
   if (entry.state === "live") {
-    const seq = await ctx.audit(ctx.storeOf(entry), draft("found", "live", entry));
+    const seq = await ctx.audit(ctx.storeOf(entry), draft("found", { code: "recall-live" }, entry));
     return { op: "recall", status: "found", spanId: entry.span.id, handle: entry.handle, text: entry.span.text, source: "window", auditSeq: seq };
   }
   if (entry.state === "tombstone") {
-    const seq = await ctx.audit(ctx.storeOf(entry), draft("pruned-unrecoverable", "lossy", entry));
+    const seq = await ctx.audit(ctx.storeOf(entry), draft("pruned-unrecoverable", { code: "recall-lossy" }, entry));
     return {
       op: "recall", status: "pruned-unrecoverable", spanId: entry.spanId, handle: null, reason: "lossy",
       replacement: entry.replacement, line: tombstoneLine(entry.spanId, ctx.tombstone), auditSeq: seq,
@@ -52,7 +53,7 @@ export async function recall(query: string, raw: string, ctx: RecallContext): Pr
   try {
     found = await store.lookup(ctx.session, { handle: entry.handle! });
   } catch (err) {
-    const seq = await ctx.audit(ctx.auditStore, draft("unavailable", "store-error", entry));
+    const seq = await ctx.audit(ctx.auditStore, draft("unavailable", { code: "store-error" }, entry));
     return {
       op: "recall", status: "unavailable", spanId: entry.spanId, handle: entry.handle,
       message: `store ${store.name} failed: ${errorMessage(err)}`, line: `${entry.spanId} pruned, copy unreachable now; retry`,
@@ -64,7 +65,7 @@ export async function recall(query: string, raw: string, ctx: RecallContext): Pr
     const seq = await ctx.audit(store, draft("found", null, entry));
     return { op: "recall", status: "found", spanId: entry.spanId, handle: entry.handle, text: found.text, source: "store", auditSeq: seq };
   }
-  const seq = await ctx.audit(store, draft("pruned-unrecoverable", `copy-lost:${found.status === "found" ? "altered" : found.status}`, entry));
+  const seq = await ctx.audit(store, draft("pruned-unrecoverable", { code: "copy-lost", loss: found.status === "found" ? "altered" : found.status }, entry));
   return {
     op: "recall", status: "pruned-unrecoverable", spanId: entry.spanId, handle: entry.handle, reason: "copy-lost",
     replacement: entry.replacement, line: `${entry.spanId} pruned, copy lost, contents unknown`, auditSeq: seq,
@@ -75,7 +76,7 @@ export async function recall(query: string, raw: string, ctx: RecallContext): Pr
 async function recallFromStores(
   query: string,
   ctx: RecallContext,
-  draft: (s: AuditDraft["status"], r: string | null) => AuditDraft,
+  draft: (s: RecallStatus, r: DecisionReason | null) => AuditDraft,
 ): Promise<RecallOutcome> {
   const key = SPAN_ID.test(query) ? { spanId: query } : HANDLE.test(query) ? { handle: query } : null;
   let failed: BackingStore | null = null;
@@ -92,17 +93,17 @@ async function recallFromStores(
         // No window memory of this span: the audit chain's record of its prune says which bytes it had.
         const decided = await prunedHash(store, ctx.session, r.spanId);
         if (decided !== null && decided !== r.hash) {
-          const seq = await ctx.audit(store, draft("pruned-unrecoverable", "copy-lost:altered"));
+          const seq = await ctx.audit(store, draft("pruned-unrecoverable", { code: "copy-lost", loss: "altered" }));
           return {
             op: "recall", status: "pruned-unrecoverable", spanId: r.spanId, handle: r.handle, reason: "copy-lost", replacement: null,
             line: `${r.spanId} pruned, copy lost, contents unknown`, auditSeq: seq,
           };
         }
-        const seq = await ctx.audit(store, draft("found", "store-only"));
+        const seq = await ctx.audit(store, draft("found", { code: "recall-store-only" }));
         return { op: "recall", status: "found", spanId: r.spanId, handle: r.handle, text: r.text, source: "store", auditSeq: seq };
       }
       if (r.status === "expired") {
-        const seq = await ctx.audit(store, draft("pruned-unrecoverable", "copy-lost:expired"));
+        const seq = await ctx.audit(store, draft("pruned-unrecoverable", { code: "copy-lost", loss: "expired" }));
         return {
           op: "recall", status: "pruned-unrecoverable", spanId: r.spanId, handle: r.handle, reason: "copy-lost", replacement: null,
           line: `${r.spanId} pruned, copy lost, contents unknown`, auditSeq: seq,
@@ -121,7 +122,7 @@ async function recallFromStores(
     }
     const pruned = log.findLast((r) => r.op === "prune" && (r.status === "lossy" || r.status === "reversible") && (r.spanId === query || (r.handle !== null && r.handle === query)));
     if (pruned) {
-      const seq = await ctx.audit(store, draft("pruned-unrecoverable", pruned.status === "lossy" ? "lossy" : "copy-lost:absent"));
+      const seq = await ctx.audit(store, draft("pruned-unrecoverable", pruned.status === "lossy" ? { code: "recall-lossy" } : { code: "copy-lost", loss: "absent" }));
       return {
         op: "recall", status: "pruned-unrecoverable", spanId: pruned.spanId ?? query, handle: pruned.handle,
         reason: pruned.status === "lossy" ? "lossy" : "copy-lost", replacement: null,
@@ -131,7 +132,7 @@ async function recallFromStores(
   }
   if (failed !== null) {
     // A store that could not answer may hold it: "unknown" would be a guess, and a wrong one is the bug.
-    const seq = await ctx.audit(ctx.auditStore, draft("unavailable", "store-error"));
+    const seq = await ctx.audit(ctx.auditStore, draft("unavailable", { code: "store-error" }));
     return {
       op: "recall", status: "unavailable", spanId: query, handle: null, message: `store ${failed.name} could not be asked`,
       line: `${query}: store unreachable now; retry`, auditSeq: seq,

@@ -1,0 +1,124 @@
+/**
+ * Why a decision came out as it did, as tagged data. The decision returns a `DecisionReason`; the outcome,
+ * the audit record and the rendered line all read that value. `auditReason` is the one place it becomes
+ * the stable code an audit record stores.
+ */
+import type { CheckResult } from "../stores/store.js";
+
+/** What the check found about a span's copy; `no-provenance` when the copy is fine but the store cannot tell pruned from absent. */
+export type CopyFinding = CheckResult["copy"] | "no-provenance";
+
+/** The copy states that writing the window's bytes back can repair. */
+export type RepersistableCopy = "absent" | "expired" | "no-handle";
+
+/** Why a lossy commitment was not made, after the check failed. */
+export type LossyRefusal = "not-reversible" | "lossy-forbidden" | "lossy-budget";
+
+/** Why a prune was refused. Stable codes: tests, audit readers and models may rely on them. */
+export type RejectReason =
+  /** The check failed and the directive did not carry `accept_lossy: true`. */
+  | "not-reversible"
+  /** The check failed, `accept_lossy: true` was given, but the kind forbids lossy commitment. */
+  | "lossy-forbidden"
+  /** The check failed, `accept_lossy: true` was given, but the session's lossy budget is spent. */
+  | "lossy-budget"
+  /** The kind does not allow this mode. */
+  | "mode-not-allowed"
+  /** This window never held a span with that id. */
+  | "unknown-span"
+  /** The span was pruned already. */
+  | "already-pruned"
+  /** The span belongs to a tool call/result group whose other members cannot be pruned with it. */
+  | "group"
+  /** The store failed during the check; nothing was committed. */
+  | "store-error";
+
+/** A refusal decided before any store was consulted, or because the store failed. */
+export type EarlyRejectReason = Exclude<RejectReason, LossyRefusal>;
+
+/** Why a recall answered `pruned-unrecoverable` although the prune was reversible. */
+export type CopyLoss = "altered" | "expired" | "absent";
+
+/** Why a decision came out as it did. Clean successes (a verified reversible prune, a recall from the store) carry `null` instead. */
+export type DecisionReason =
+  /** The check failed and a lossy commitment was refused. */
+  | { readonly code: LossyRefusal; readonly copy: CopyFinding }
+  /** The check failed and the span was pruned lossily, as the directive accepted. */
+  | { readonly code: "lossy-committed"; readonly copy: CopyFinding }
+  /** The copy had to be written back before a reversible prune. */
+  | { readonly code: "repersisted"; readonly copy: RepersistableCopy }
+  /**
+   * A member of the span's tool call/result group refused, so this one is refused too: `member` on the
+   * span the directive named, `lead` on the other members.
+   */
+  | { readonly code: "group-refused"; readonly refusedBy: "member" | "lead" }
+  /** Refused before the check, or the store failed. */
+  | { readonly code: EarlyRejectReason }
+  /** The directive did not parse. */
+  | { readonly code: "parse" }
+  /** Recall answered from the live window, or from a store with no window memory of the span. */
+  | { readonly code: "recall-live" | "recall-store-only" }
+  /** Recall of a span pruned under a tombstone. */
+  | { readonly code: "recall-lossy" }
+  /** Recall of a reversibly pruned span whose copy is gone or altered. */
+  | { readonly code: "copy-lost"; readonly loss: CopyLoss };
+
+/** The stable code an audit record stores for a reason (`null` for a clean success). */
+export type AuditReason =
+  | CopyFinding
+  | `${LossyRefusal}:${CopyFinding}`
+  | `repersisted:${RepersistableCopy}`
+  | "group:member-refused"
+  | "group:lead-refused"
+  | EarlyRejectReason
+  | "parse"
+  | "live"
+  | "store-only"
+  | "lossy"
+  | `copy-lost:${CopyLoss}`;
+
+/** The code an audit record stores for `reason`; the format is part of every stored record's hash, so it never changes. */
+export function auditReason(reason: DecisionReason | null): AuditReason | null {
+  if (reason === null) return null;
+  switch (reason.code) {
+    case "not-reversible":
+    case "lossy-forbidden":
+    case "lossy-budget":
+      return `${reason.code}:${reason.copy}`;
+    case "lossy-committed":
+      return reason.copy;
+    case "repersisted":
+      return `repersisted:${reason.copy}`;
+    case "group-refused":
+      return `group:${reason.refusedBy}-refused`;
+    case "recall-live":
+      return "live";
+    case "recall-store-only":
+      return "store-only";
+    case "recall-lossy":
+      return "lossy";
+    case "copy-lost":
+      return `copy-lost:${reason.loss}`;
+    default:
+      return reason.code;
+  }
+}
+
+/** The outcome's reject code for a refusal reason. */
+export function rejectReasonOf(reason: DecisionReason): RejectReason {
+  switch (reason.code) {
+    case "not-reversible":
+    case "lossy-forbidden":
+    case "lossy-budget":
+    case "mode-not-allowed":
+    case "unknown-span":
+    case "already-pruned":
+    case "group":
+    case "store-error":
+      return reason.code;
+    case "group-refused":
+      return "group";
+    default:
+      throw new TypeError(`not a refusal: ${reason.code}`);
+  }
+}

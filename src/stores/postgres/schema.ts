@@ -1,0 +1,100 @@
+/** The PostgreSQL store's schema: its migrations, and how to read which version a database is at. */
+import pg from "pg";
+import type { Driver } from "./driver.js";
+import { sql, tablesOf, type Tables } from "./sql.js";
+
+/** The schema version this code writes and reads. */
+export const SCHEMA_VERSION = 1;
+
+function migrations(t: Tables): ReadonlyArray<{ version: number; statements: readonly string[] }> {
+  return [
+    {
+      version: 1,
+      statements: [
+        // Times are the store clock's milliseconds (injectable, as in the other adapters), not server time.
+        `CREATE TABLE IF NOT EXISTS ${t.records.text} (
+          store      text    NOT NULL,
+          session    text    NOT NULL,
+          span_id    text    NOT NULL,
+          handle     text    NOT NULL,
+          kind       text    NOT NULL,
+          text       text,
+          hash       text    NOT NULL,
+          created_at bigint  NOT NULL,
+          expired_at bigint,
+          held       boolean NOT NULL DEFAULT false,
+          held_until bigint,
+          PRIMARY KEY (store, session, span_id),
+          UNIQUE (store, session, handle)
+        )`,
+        `CREATE INDEX IF NOT EXISTS records_age ON ${t.records.text} (store, created_at) WHERE text IS NOT NULL`,
+        // next is the last handle number minted for the session.
+        `CREATE TABLE IF NOT EXISTS ${t.handles.text} (
+          store   text   NOT NULL,
+          session text   NOT NULL,
+          next    bigint NOT NULL,
+          PRIMARY KEY (store, session)
+        )`,
+        // The chain head is the row every writer of a session's audit chain locks, so two writers can
+        // never both append record N, even when the chain is still empty.
+        `CREATE TABLE IF NOT EXISTS ${t.heads.text} (
+          store   text   NOT NULL,
+          session text   NOT NULL,
+          seq     bigint NOT NULL,
+          hash    text   NOT NULL,
+          PRIMARY KEY (store, session)
+        )`,
+        // The record is kept as the exact JSON text that was hashed; jsonb would refuse some untrusted
+        // directive text (lone surrogate escapes) that the audit log must still accept.
+        `CREATE TABLE IF NOT EXISTS ${t.audit.text} (
+          store     text   NOT NULL,
+          session   text   NOT NULL,
+          seq       bigint NOT NULL,
+          at        bigint NOT NULL,
+          op        text,
+          status    text   NOT NULL,
+          span_id   text,
+          hash      text   NOT NULL,
+          prev_hash text   NOT NULL,
+          record    text   NOT NULL,
+          PRIMARY KEY (store, session, seq)
+        )`,
+        `CREATE INDEX IF NOT EXISTS audit_lossy ON ${t.audit.text} (store, session) WHERE status = 'lossy'`,
+      ],
+    },
+  ];
+}
+
+/**
+ * Creates or upgrades the store's schema: idempotent, safe to run from several machines at once (an
+ * advisory lock serialises concurrent runs), and refuses a schema newer than this code.
+ */
+export async function migrateWith(driver: Driver, schema: string): Promise<{ from: number; to: number }> {
+  const t = tablesOf(schema);
+  return driver.transaction(null, async (tx) => {
+    const [, , , current] = await tx.batch([
+      sql`SELECT pg_advisory_xact_lock(hashtext(${`pruneguard:migrate:${schema}`}))`,
+      `CREATE SCHEMA IF NOT EXISTS ${pg.escapeIdentifier(schema)}`,
+      `CREATE TABLE IF NOT EXISTS ${t.version.text} (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
+      `SELECT coalesce(max(version), 0) AS v FROM ${t.version.text}`,
+    ]);
+    const from = Number(current?.[0]?.["v"] ?? 0);
+    if (from > SCHEMA_VERSION) {
+      throw new Error(`schema ${schema} is at version ${from}, newer than this pruneguard (${SCHEMA_VERSION}); upgrade pruneguard`);
+    }
+    const pending = migrations(t).filter((m) => m.version > from);
+    await tx.commit(pending.flatMap((m) => [...m.statements, sql`INSERT INTO ${t.version} (version) VALUES (${m.version}) ON CONFLICT DO NOTHING`]));
+    return { from, to: Math.max(from, ...pending.map((m) => m.version)) };
+  });
+}
+
+/** The schema's version, or 0 when it was never migrated. */
+export async function schemaVersion(driver: Driver, schema: string): Promise<number> {
+  const t = tablesOf(schema);
+  const [rows] = await driver.script([
+    sql`SELECT CASE WHEN to_regclass(${`${pg.escapeIdentifier(schema)}.schema_version`}) IS NULL THEN 0 ELSE 1 END AS present`,
+  ], null);
+  if (Number(rows?.[0]?.["present"] ?? 0) === 0) return 0;
+  const [v] = await driver.script([`SELECT coalesce(max(version), 0) AS v FROM ${t.version.text}`], null);
+  return Number(v?.[0]?.["v"] ?? 0);
+}

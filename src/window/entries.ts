@@ -1,0 +1,85 @@
+/** The window's positions, as the window and recall see them (internal), and how they are made. */
+import { contentHash } from "../hash.js";
+import { indexLine, replacementHeader, tombstoneLine } from "../render.js";
+import type { PruneCommitItem } from "../stores/store.js";
+import { countTokens } from "../tokens.js";
+import type { PruneMode, Span, SpanMessage } from "../types.js";
+
+export interface LiveEntry {
+  state: "live";
+  /** Its index in the window's entries: positions never move, a pruned span is replaced in place. */
+  pos: number;
+  span: Span;
+  handle: string | null;
+  store: string | null;
+  /** Why persisting on append failed, if it did (the prune will see no handle). */
+  persistError: string | null;
+  notice: string | null;
+}
+
+export interface GoneEntry {
+  state: "pruned" | "tombstone";
+  spanId: string;
+  kind: string;
+  group: string | null;
+  message: SpanMessage | null;
+  hash: string;
+  mode: PruneMode;
+  handle: string | null;
+  store: string | null;
+  /** What renders in the span's place. */
+  text: string;
+  /** The digest or compressed form, for recall's answer about a lossy span. */
+  replacement: string | null;
+}
+
+export type Entry = LiveEntry | GoneEntry;
+
+export function spanIdOf(e: Entry): string {
+  return e.state === "live" ? e.span.id : e.spanId;
+}
+
+export function kindOf(e: Entry): string {
+  return e.state === "live" ? e.span.kind : e.kind;
+}
+
+/** A new span: well-formed text, its hash and token count, and its group (a tool message's call by default). */
+export function newSpan(id: string, input: { readonly kind: string; readonly text: string; readonly group?: string; readonly message?: SpanMessage }): Span {
+  // A lone surrogate has no UTF-8 form: every store would keep U+FFFD instead, under the same hash, and
+  // recall would return other code units. Make the text well-formed once, here, so all copies agree.
+  const text = input.text.toWellFormed();
+  const message = input.message;
+  const group = input.group ?? (message && "callId" in message ? `call:${message.callId}` : undefined);
+  return {
+    id, kind: input.kind, text, tokens: countTokens(text), hash: contentHash(text),
+    ...(group !== undefined ? { group } : {}),
+    ...(message !== undefined ? { message } : {}),
+  };
+}
+
+/** What replaces a committed span: an index line or a tombstone, or the digest/compressed body under its header. */
+export function prunedEntry(
+  member: { readonly entry: LiveEntry; readonly mode: PruneMode; readonly body: string | null },
+  committed: PruneCommitItem,
+  tombstone: string,
+): GoneEntry {
+  const { span } = member.entry;
+  const reversible = committed.decision.status === "reversible";
+  const handle = reversible ? committed.handle : null;
+  let text: string;
+  if (member.body === null) text = handle !== null ? indexLine(span.id, handle) : tombstoneLine(span.id, tombstone);
+  else text = `${replacementHeader(span.id, member.mode as Exclude<PruneMode, "drop">, handle)}\n${member.body}`;
+  return {
+    state: reversible ? "pruned" : "tombstone",
+    spanId: span.id,
+    kind: span.kind,
+    group: span.group ?? null,
+    message: span.message ?? null,
+    hash: span.hash,
+    mode: member.mode,
+    handle,
+    store: member.entry.store,
+    text,
+    replacement: member.body,
+  };
+}

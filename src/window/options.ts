@@ -1,0 +1,136 @@
+/**
+ * What a caller gives a `ContextWindow`, and how the window checks it once, at construction: every kind
+ * names a store it was given, allows some mode and has usable pins; store handles cannot collide; the
+ * audit store exists. The kinds are frozen, so a caller mutating its policy object cannot change a live
+ * window's rules.
+ */
+import { DEFAULT_LIMITS, type DirectiveLimits } from "../directive.js";
+import { errorMessage } from "../errors.js";
+import { findPins } from "../pins.js";
+import { DEFAULT_TOMBSTONE } from "../render.js";
+import { MemoryStore } from "../stores/memory.js";
+import type { BackingStore } from "../stores/store.js";
+import { systemClock, type Clock, type KindPolicy, type PinPattern, type PruneMode, type SessionLimits, type SpanMessage, type SpanRef } from "../types.js";
+
+/** Options of a `ContextWindow`. `kinds` is the runtime form of a policy (generated guards pass it). */
+export interface ContextWindowOptions<K extends string> {
+  /** The session this window belongs to; every store call is scoped to it. */
+  readonly session: string;
+  readonly kinds: { readonly [P in K]: KindPolicy };
+  /** The stores kinds name, by name. */
+  readonly stores: { readonly [name: string]: BackingStore };
+  readonly clock?: Clock;
+  readonly limits?: SessionLimits;
+  /** Pins for every kind (merged with each kind's own). */
+  readonly pins?: readonly PinPattern[];
+  /** Tombstone wording with `{span}`; at most 13 tokens when filled. */
+  readonly tombstone?: string;
+  /**
+   * The store that logs decisions touching no store (invalid directives, unbacked kinds). Default: the
+   * first store in `stores`, or a private in-memory one when there is none.
+   */
+  readonly auditStore?: string;
+  readonly directiveLimits?: Partial<DirectiveLimits>;
+}
+
+/** A span to append. */
+export interface AppendInput<K extends string> {
+  readonly kind: K;
+  readonly text: string;
+  /** Tool call/result group: members prune together or not at all. Defaults to a tool message's `callId`. */
+  readonly group?: string;
+  /** Its place in a provider conversation, for `toOpenAI` / `toAnthropic` / `toAISDK`. */
+  readonly message?: SpanMessage;
+}
+
+/** A prune written in code: the typed path. */
+export interface PruneRequest<K extends string = string> {
+  readonly span: SpanRef<K>;
+  readonly mode: PruneMode;
+  /** Required for `summarize`: the digest that replaces the span. */
+  readonly digest?: string;
+  /** Accept an irreversible loss when the copy cannot be verified (only where the kind allows it). */
+  readonly acceptLossy?: boolean;
+}
+
+/** The options, checked, with defaults filled in. */
+export interface WindowSettings<K extends string> {
+  readonly session: string;
+  readonly kinds: { readonly [P in K]: KindPolicy };
+  readonly stores: ReadonlyMap<string, BackingStore>;
+  readonly auditStore: BackingStore;
+  readonly clock: Clock;
+  readonly limits: SessionLimits;
+  readonly pins: readonly PinPattern[];
+  readonly tombstone: string;
+  readonly directiveLimits: DirectiveLimits;
+}
+
+/** Checks a window's options; throws `TypeError` naming the first problem. */
+export function resolveWindowOptions<K extends string>(options: ContextWindowOptions<K>): WindowSettings<K> {
+  if (typeof options.session !== "string" || options.session.length === 0) {
+    throw new TypeError("ContextWindow: session must be a non-empty string");
+  }
+  const kinds = freezeKinds(options.kinds);
+  const stores = new Map(Object.entries(options.stores));
+  const clock = options.clock ?? systemClock;
+  const pins = options.pins ?? [];
+  const tombstone = options.tombstone ?? DEFAULT_TOMBSTONE;
+  if (!tombstone.includes("{span}")) throw new TypeError("ContextWindow: tombstone must contain {span}");
+  for (const [name, policy] of Object.entries<KindPolicy>(kinds)) {
+    if (policy.store !== null && !stores.has(policy.store)) {
+      throw new TypeError(`ContextWindow: kind ${name} names store ${policy.store}, which is not in stores`);
+    }
+    if (policy.modes.length === 0) throw new TypeError(`ContextWindow: kind ${name} allows no prune mode`);
+    // Compiles and safety-checks the kind's pins now, so a bad pattern fails here, not mid-prune.
+    try {
+      findPins("", kindPins(pins, policy));
+    } catch (err) {
+      throw new TypeError(`ContextWindow: kind ${name} has an unusable pin pattern: ${errorMessage(err)}`);
+    }
+  }
+  const prefixes = new Map<string, string>();
+  for (const [name, store] of stores) {
+    const other = prefixes.get(store.handlePrefix);
+    if (other !== undefined && other !== name) {
+      throw new TypeError(`ContextWindow: stores ${other} and ${name} both mint ${store.handlePrefix}#n handles; give one a handlePrefix`);
+    }
+    prefixes.set(store.handlePrefix, name);
+  }
+  let auditStore: BackingStore;
+  if (options.auditStore !== undefined) {
+    const s = stores.get(options.auditStore);
+    if (!s) throw new TypeError(`ContextWindow: auditStore ${options.auditStore} is not in stores`);
+    auditStore = s;
+  } else {
+    auditStore = stores.values().next().value ?? new MemoryStore({ name: "audit", clock });
+  }
+  return {
+    session: options.session,
+    kinds,
+    stores,
+    auditStore,
+    clock,
+    limits: options.limits ?? {},
+    pins,
+    tombstone,
+    directiveLimits: options.directiveLimits ? { ...DEFAULT_LIMITS, ...options.directiveLimits } : DEFAULT_LIMITS,
+  };
+}
+
+/** A kind's pins: the window's own, then the kind's. */
+export function kindPins(windowPins: readonly PinPattern[], policy: KindPolicy): readonly PinPattern[] {
+  return [...windowPins, ...(policy.pins ?? [])];
+}
+
+function freezeKinds<K extends string>(kinds: { readonly [P in K]: KindPolicy }): { readonly [P in K]: KindPolicy } {
+  const out: Record<string, KindPolicy> = Object.create(null) as Record<string, KindPolicy>;
+  for (const [name, k] of Object.entries<KindPolicy>(kinds)) {
+    out[name] = Object.freeze({
+      ...k,
+      modes: Object.freeze([...k.modes]),
+      ...(k.pins ? { pins: Object.freeze(k.pins.map((p) => Object.freeze({ ...p }))) } : {}),
+    });
+  }
+  return Object.freeze(out) as { readonly [P in K]: KindPolicy };
+}

@@ -1,0 +1,407 @@
+import { directiveForAudit, type AuditDraft, type AuditRecord } from "../audit.js";
+import { decideGroup, type GroupDecision } from "../decision/group.js";
+import { HANDLE, parseDirective, SPAN_ID } from "../directive.js";
+import { errorMessage, IrreversiblePruneError } from "../errors.js";
+import type { DirectiveOutcome, InvalidOutcome, LossyOutcome, PruneOutcome, RecallOutcome, RejectedOutcome, ReversibleOutcome } from "../outcome.js";
+import { invalidLine, rejectionWhy } from "../render.js";
+import type { BackingStore, CheckResult, PruneCommitItem, PruneDecision, PruneItem } from "../stores/store.js";
+import { countTokens } from "../tokens.js";
+import type { KindPolicy, PinPattern, PruneMode, Span, SpanRef } from "../types.js";
+import { checkedPruneDraft, invalidDraft, refusedPruneDraft } from "./audit-drafts.js";
+import { PendingAudit } from "./audit-queue.js";
+import { newSpan, prunedEntry, type Entry, type LiveEntry } from "./entries.js";
+import { kindPins, resolveWindowOptions, type AppendInput, type ContextWindowOptions, type PruneRequest, type WindowSettings } from "./options.js";
+import { committedOutcome, rejectedOutcome } from "./outcomes.js";
+import { persistFailures, planPrune, type PlannedMember, type PlanRejectReason, type PrunePlan } from "./plan.js";
+import { recall } from "./recall.js";
+import { entryView, renderWindow, type WindowEntry } from "./view.js";
+
+const MAX_NOTICES = 3;
+
+/**
+ * The model's context window, with the runtime half of the two-party protocol: the model proposes
+ * prunes, the window checks the backing store at execution time and disposes.
+ *
+ * There is no way to free a span except `prune`, `tryPrune` and `applyDirective`, and all three go
+ * through the same check: verify the copy (existence and content hash), confirm the handle, place a hold
+ * and append the audit record in one store transaction; only then is the window rewritten.
+ */
+export class ContextWindow<K extends string = string> {
+  readonly session: string;
+  readonly #settings: WindowSettings<K>;
+  readonly #startedAt: number;
+  readonly #entries: Entry[] = [];
+  readonly #byId = new Map<string, Entry>();
+  #notices: string[] = [];
+  #nextSpan = 1;
+  #lossyUsed: number | null = null;
+  readonly #pendingAudit: PendingAudit;
+  #ended = false;
+  #tail: Promise<unknown> = Promise.resolve();
+
+  constructor(options: ContextWindowOptions<K>) {
+    this.#settings = resolveWindowOptions(options);
+    this.session = this.#settings.session;
+    this.#startedAt = this.#settings.clock.now();
+    this.#pendingAudit = new PendingAudit(this.session);
+  }
+
+  /**
+   * Appends a span and, when its kind names a store, persists it there first so that a later prune
+   * can be reversible. A store failure does not lose the span: it stays live without a handle, and a
+   * later prune sees that (and may re-persist).
+   */
+  append<P extends K>(input: AppendInput<P>): Promise<SpanRef<P>> {
+    return this.#serial(() => this.#append(input));
+  }
+
+  async #append<P extends K>(input: AppendInput<P>): Promise<SpanRef<P>> {
+    this.#assertOpen();
+    const policy = this.#settings.kinds[input.kind] as KindPolicy | undefined;
+    if (policy === undefined || !Object.hasOwn(this.#settings.kinds, input.kind)) {
+      throw new TypeError(`ContextWindow.append: unknown kind ${String(input.kind)}`);
+    }
+    if (typeof input.text !== "string") throw new TypeError("ContextWindow.append: text must be a string");
+    const span = newSpan(`span_${this.#nextSpan++}`, input);
+    const entry: LiveEntry = { state: "live", pos: this.#entries.length, span, handle: null, store: policy.store, persistError: null, notice: null };
+    if (policy.store !== null) {
+      const store = this.#settings.stores.get(policy.store)!;
+      if (store.capabilities.writable) {
+        try {
+          const persisted = await store.persist({ session: this.session, spanId: span.id, kind: span.kind, text: span.text, hash: span.hash });
+          entry.handle = persisted.handle;
+        } catch (err) {
+          entry.persistError = errorMessage(err);
+        }
+      }
+    }
+    this.#entries.push(entry);
+    this.#byId.set(span.id, entry);
+    this.#notices = [];
+    return span.id as SpanRef<P>;
+  }
+
+  /**
+   * The typed path: prunes or throws `IrreversiblePruneError` (with the audited outcome) when the runtime
+   * cannot prove the prune reversible and no allowed lossy commitment was requested.
+   */
+  async prune(request: PruneRequest<K>): Promise<ReversibleOutcome | LossyOutcome> {
+    const outcome = await this.tryPrune(request);
+    if (outcome.status === "rejected" || outcome.status === "invalid") throw new IrreversiblePruneError(outcome);
+    return outcome;
+  }
+
+  /** The typed path without the throw: every outcome comes back as data. */
+  tryPrune(request: PruneRequest<K>): Promise<PruneOutcome> {
+    return this.#serial(() => this.#tryPrune(request));
+  }
+
+  async #tryPrune(request: PruneRequest<K>): Promise<PruneOutcome> {
+    this.#assertOpen();
+    const raw = directiveForAudit({ span: request.span, mode: request.mode, digest: request.digest, acceptLossy: request.acceptLossy });
+    if (request.mode === "summarize" && (typeof request.digest !== "string" || request.digest.length === 0)) {
+      return this.#invalid("prune", [{ path: "digest", message: "summarize needs a digest" }], raw);
+    }
+    return this.#execute(String(request.span), request.mode, request.digest ?? null, request.acceptLossy === true, raw);
+  }
+
+  /**
+   * The untrusted path: model output in (a JSON string or parsed value), an outcome out. Never throws;
+   * a bad directive leaves the window unchanged and is audited with its reason.
+   */
+  applyDirective(input: unknown): Promise<DirectiveOutcome> {
+    return this.#serial(() => this.#applyDirective(input));
+  }
+
+  async #applyDirective(input: unknown): Promise<DirectiveOutcome> {
+    // Read untrusted input exactly once: a getter must not show the audit log one value and the parser
+    // another.
+    const value = snapshot(input);
+    const raw = directiveForAudit(value);
+    try {
+      const parsed = parseDirective(value, this.#settings.directiveLimits);
+      if (!parsed.ok) return await this.#invalid(parsed.op, parsed.issues, raw);
+      const d = parsed.directive;
+      if (d.op === "recall") return await this.#recall(d.span_id, raw);
+      if (this.#ended) return await this.#invalid("prune", [{ path: "", message: "the session has ended" }], raw);
+      return await this.#execute(d.span_id, d.mode, d.digest ?? null, d.accept_lossy === true, raw);
+    } catch (err) {
+      // Only a defect in the runtime itself gets here; the model still gets data, not an exception.
+      return this.#invalid(null, [{ path: "", message: `internal error: ${errorMessage(err)}` }], raw).catch(() => ({
+        op: null, status: "invalid", issues: [], message: "internal error", line: invalidLine("internal error"), auditSeq: null,
+      }) satisfies InvalidOutcome);
+    }
+  }
+
+  /**
+   * Recall by span id (`span_7`) or handle (`#3`). Three answers that never collapse: `found` (bytes
+   * identical to what was pruned), `pruned-unrecoverable`, `unknown` (this window never held it); plus
+   * `unavailable` when the store failed and the copy may still exist.
+   */
+  recall(query: string): Promise<RecallOutcome> {
+    return this.#serial(() => this.#recall(String(query), directiveForAudit({ op: "recall", span_id: query })));
+  }
+
+  /** What the model reads next: live spans, index lines, tombstones and rejection lines, in order. */
+  render(): string {
+    return renderWindow(this.entries(), this.#notices);
+  }
+
+  /** The window's positions as data, for renderers of provider message shapes. */
+  entries(): WindowEntry[] {
+    return this.#entries.map(entryView);
+  }
+
+  /** Lines that are not attached to a span (invalid directives), shown until the next append. */
+  notices(): readonly string[] {
+    return [...this.#notices];
+  }
+
+  /** A live span by id, or `undefined`. */
+  span(id: string): Span | undefined {
+    const e = this.#byId.get(id);
+    return e?.state === "live" ? e.span : undefined;
+  }
+
+  /** Tokens the window costs now, as rendered (o200k_base). */
+  tokens(): number {
+    return countTokens(this.render());
+  }
+
+  /** Every decision of this session, across its stores, oldest first. */
+  async auditLog(): Promise<AuditRecord[]> {
+    const all: AuditRecord[] = [];
+    for (const store of this.#distinctStores()) all.push(...(await store.auditLog(this.session)));
+    return all.sort((a, b) => a.at - b.at || a.store.localeCompare(b.store) || a.seq - b.seq);
+  }
+
+  /** Decisions whose audit record could not be written yet (a store was failing); retried on the next write. */
+  get pendingAudit(): number {
+    return this.#pendingAudit.size;
+  }
+
+  /**
+   * Ends the session: releases its holds so their copies age out under normal retention. Recall still
+   * answers for what is left; prunes and appends are refused.
+   */
+  end(): Promise<void> {
+    return this.#serial(async () => {
+      if (this.#ended) return;
+      this.#ended = true;
+      for (const store of this.#distinctStores()) await store.releaseHolds(this.session);
+    });
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+
+  /**
+   * Runs window operations one at a time, in call order. Two prunes of one span issued concurrently
+   * would otherwise both pass the check before either rewrote the window.
+   */
+  #serial<T>(op: () => Promise<T>): Promise<T> {
+    const run = this.#tail.then(op, op);
+    this.#tail = run.catch(() => undefined);
+    return run;
+  }
+
+  #assertOpen(): void {
+    if (this.#ended) throw new Error(`ContextWindow: session ${this.session} has ended`);
+  }
+
+  #distinctStores(): BackingStore[] {
+    return [...new Set([...this.#settings.stores.values(), this.#settings.auditStore])];
+  }
+
+  #pinsFor(policy: KindPolicy): readonly PinPattern[] {
+    return kindPins(this.#settings.pins, policy);
+  }
+
+  async #execute(spanId: string, mode: PruneMode, digest: string | null, acceptLossy: boolean, raw: string): Promise<PruneOutcome> {
+    const planned = planPrune(
+      {
+        find: (id) => this.#byId.get(id),
+        groupMembers: (group) => this.#entries.filter((e): e is LiveEntry => e.state === "live" && e.span.group === group),
+        policyOf: (kind) => this.#settings.kinds[kind as K],
+        pinsFor: (policy) => this.#pinsFor(policy),
+        store: (name) => this.#settings.stores.get(name)!,
+        auditStore: this.#settings.auditStore,
+      },
+      spanId, mode, digest,
+    );
+    if ("refusal" in planned) {
+      const { reason, kind, message, entry } = planned.refusal;
+      return this.#refuseEarly({ spanId, kind, mode, reason: { code: reason }, message, entry, raw });
+    }
+    const { plan } = planned;
+    let lossyLeft: number;
+    try {
+      lossyLeft = await this.#lossyLeft(acceptLossy);
+    } catch (err) {
+      return this.#storeFailed(plan.target, mode, raw, err);
+    }
+    const items: PruneItem[] = plan.members.map((p) => ({
+      spanId: p.entry.span.id,
+      kind: p.entry.span.kind,
+      backed: p.policy.store !== null,
+      handle: p.entry.handle,
+      hash: p.entry.span.hash,
+      text: p.entry.span.text,
+    }));
+    const members = plan.members.map((p) => ({ policy: p.policy, store: p.policy.store === null ? null : plan.store.capabilities }));
+    // The store calls `decide` inside its transaction once per attempt; the attempt that commits is the last.
+    const last: { refusal: GroupDecision["refusal"] } = { refusal: null };
+    const decide = (checks: readonly CheckResult[]): PruneDecision[] => {
+      const group = decideGroup({ members, lead: plan.lead, acceptLossy, lossyLeft }, checks);
+      last.refusal = group.refusal;
+      return group.decisions.map((d, i) => {
+        const p = plan.members[i]!;
+        const audit = checkedPruneDraft(
+          {
+            spanId: p.entry.span.id, kind: p.entry.span.kind, hash: p.entry.span.hash, mode: p.mode, acceptLossy,
+            pinsCarried: p.pinsCarried.length, directive: i === plan.lead ? raw : null,
+          },
+          d,
+          checks[i]!,
+        );
+        return d.status === "reversible" ? { status: d.status, repersist: d.repersist, hold: true, audit } : { status: d.status, audit };
+      });
+    };
+    let commit;
+    try {
+      await this.#pendingAudit.flush();
+      commit = await plan.store.commitPrune({ session: this.session, items, holdUntil: this.#holdUntil(), decide });
+    } catch (err) {
+      return this.#storeFailed(plan.target, mode, raw, err);
+    }
+    const lead = commit.items[plan.lead]!;
+    if (last.refusal !== null) return this.#refuseChecked(plan, mode, lead, commit.items, last.refusal);
+    // Committed: now, and only now, rewrite the window.
+    let tokensFreed = 0;
+    for (const [i, p] of plan.members.entries()) tokensFreed += this.#apply(p, commit.items[i]!);
+    const gone = this.#byId.get(spanId) as Extract<Entry, { state: "pruned" | "tombstone" }>;
+    return committedOutcome(
+      {
+        spanId, kind: gone.kind, mode, line: gone.text, tokensFreed, pinsCarried: plan.members[plan.lead]!.pinsCarried,
+        groupPruned: plan.members.filter((p) => p.entry !== plan.target).map((p) => p.entry.span.id),
+      },
+      lead,
+      this.#settings.tombstone,
+    );
+  }
+
+  /** Rewrites one committed span; returns the tokens it freed. */
+  #apply(member: PlannedMember, committed: PruneCommitItem): number {
+    const gone = prunedEntry(member, committed, this.#settings.tombstone);
+    this.#entries[member.entry.pos] = gone;
+    this.#byId.set(gone.spanId, gone);
+    if (gone.state === "tombstone" && this.#lossyUsed !== null) this.#lossyUsed++;
+    return member.entry.span.tokens - countTokens(gone.text);
+  }
+
+  async #lossyLeft(acceptLossy: boolean): Promise<number> {
+    const budget = this.#settings.limits.lossyBudget;
+    if (!acceptLossy || budget === null || budget === undefined) return Number.POSITIVE_INFINITY;
+    if (this.#lossyUsed === null) {
+      let used = 0;
+      for (const s of this.#distinctStores()) used += await s.countLossy(this.session);
+      this.#lossyUsed = used;
+    }
+    return budget - this.#lossyUsed;
+  }
+
+  #holdUntil(): number | null {
+    const max = this.#settings.limits.maxLengthMs;
+    return max === null || max === undefined ? null : this.#startedAt + max;
+  }
+
+  #recall(query: string, raw: string): Promise<RecallOutcome> {
+    return recall(query, raw, {
+      session: this.session,
+      tombstone: this.#settings.tombstone,
+      find: (q) => this.#byId.get(q) ?? (HANDLE.test(q) ? this.#entries.find((e) => e.handle === q) : undefined),
+      storeOf: (e) => (e.store === null ? this.#settings.auditStore : this.#settings.stores.get(e.store)!),
+      stores: () => this.#distinctStores(),
+      auditStore: this.#settings.auditStore,
+      audit: (store, draft) => this.#audit(store, draft),
+    });
+  }
+
+  async #invalid(op: "prune" | "recall" | null, issues: InvalidOutcome["issues"], raw: string): Promise<InvalidOutcome> {
+    const message = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join("; ") || "invalid directive";
+    const seq = await this.#audit(this.#settings.auditStore, invalidDraft(op, raw));
+    const line = invalidLine(message.length > 160 ? `${message.slice(0, 157)}...` : message);
+    this.#notice(line);
+    return { op, status: "invalid", issues, message, line, auditSeq: seq };
+  }
+
+  /** A refusal decided before any store was consulted (unknown span, wrong mode, group shape). */
+  async #refuseEarly(r: {
+    spanId: string; kind: string | null; mode: PruneMode; reason: { readonly code: PlanRejectReason };
+    message: string; entry: LiveEntry | null; raw: string;
+  }): Promise<RejectedOutcome> {
+    const { entry } = r;
+    const store = entry?.store ? this.#settings.stores.get(entry.store)! : this.#settings.auditStore;
+    const seq = await this.#audit(store, refusedPruneDraft({
+      spanId: SPAN_ID.test(r.spanId) ? r.spanId : null, kind: r.kind, mode: r.mode, handle: entry?.handle ?? null, conditions: null,
+      reason: r.reason, directive: r.raw,
+    }));
+    const outcome = rejectedOutcome({
+      spanId: entry?.span.id ?? r.spanId, kind: entry?.span.kind ?? r.kind, mode: r.mode, reason: r.reason.code, conditions: null,
+      why: rejectionWhy(r.reason.code, null, r.mode), message: r.message, auditSeq: seq, lossyHintPolicy: null,
+    });
+    if (entry) entry.notice = outcome.line;
+    else this.#notice(outcome.line);
+    return outcome;
+  }
+
+  /** The store decided, and a member refused: the group stays, and the lead's line says which and why. */
+  #refuseChecked(
+    plan: PrunePlan, mode: PruneMode, lead: PruneCommitItem, items: readonly PruneCommitItem[],
+    refusal: NonNullable<GroupDecision["refusal"]>,
+  ): RejectedOutcome {
+    const refusing = items[refusal.member]!;
+    const spanId = plan.target.span.id;
+    const why = rejectionWhy(refusal.reason, plan.members[plan.lead]!.policy.store === null ? null : refusing.check, mode);
+    const message = (refusal.byLead ? `${spanId} cannot be pruned: ${why}` : `${spanId} is grouped with a span that cannot be pruned: ${why}`) +
+      persistFailures(plan.members);
+    const outcome = rejectedOutcome({
+      spanId, kind: plan.target.span.kind, mode, reason: refusal.byLead ? refusal.reason : "group", conditions: refusing.check.conditions,
+      why: refusal.byLead ? why : `group: ${why}`, message, auditSeq: lead.audit.seq, lossyHintPolicy: plan.members[plan.lead]!.policy,
+    });
+    plan.target.notice = outcome.line;
+    return outcome;
+  }
+
+  async #storeFailed(entry: LiveEntry, mode: PruneMode, raw: string, err: unknown): Promise<RejectedOutcome> {
+    const message = `${entry.span.id} kept: the store failed during the check (${errorMessage(err)}); nothing was committed`;
+    const seq = await this.#audit(this.#settings.auditStore, refusedPruneDraft({
+      spanId: entry.span.id, kind: entry.span.kind, mode, handle: entry.handle, conditions: null, reason: { code: "store-error" }, directive: raw,
+    }));
+    const outcome = rejectedOutcome({
+      spanId: entry.span.id, kind: entry.span.kind, mode, reason: "store-error", conditions: null,
+      why: rejectionWhy("store-error", null, mode), message, auditSeq: seq, lossyHintPolicy: null,
+    });
+    entry.notice = outcome.line;
+    return outcome;
+  }
+
+  #notice(line: string): void {
+    this.#notices = [...this.#notices, line].slice(-MAX_NOTICES);
+  }
+
+  #audit(store: BackingStore, draft: AuditDraft): Promise<number | null> {
+    return this.#pendingAudit.append(store, draft);
+  }
+}
+
+/** A plain-data copy of untrusted input, taken once; an unreadable value becomes a marker string. */
+function snapshot(input: unknown): unknown {
+  if (typeof input === "string" || input === null || typeof input !== "object") return input;
+  try {
+    // structuredClone reads each property once and keeps non-JSON values (a Boolean object stays one,
+    // so it still fails the schema); proxies and functions cannot be cloned and end up invalid.
+    return structuredClone(input);
+  } catch {
+    return "[unreadable directive]";
+  }
+}
