@@ -81,6 +81,19 @@ export function fmtOps(opsPerSec: number): string {
   return `${opsPerSec.toFixed(0)} ops/s`;
 }
 
+/** A throughput figure: the subject's and the baseline's operations per second, and their ratio. */
+export function throughputFigure(bench: number, name: string, subjectHz: number, baselineHz: number, ratioValue: number, goal: Goal | null, detail?: string): Figure {
+  return {
+    bench,
+    name,
+    subject: fmtOps(subjectHz),
+    baseline: fmtOps(baselineHz),
+    ratio: `${ratioValue.toFixed(2)}×`,
+    goal,
+    ...(detail === undefined ? {} : { detail }),
+  };
+}
+
 export function fmtInt(n: number): string {
   return Math.round(n).toLocaleString("en-US");
 }

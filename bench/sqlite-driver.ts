@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { compareMicro, type MicroResult } from "./measure.js";
-import { fmtOps, type Benchmark, type Row } from "./report.js";
+import { throughputFigure, type Benchmark, type Row } from "./report.js";
 
 const SCHEMA = `
 PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;
@@ -82,15 +82,7 @@ export const sqliteDriverBench: Benchmark = {
       const [base, builtinResult] = results as [MicroResult, MicroResult];
       const throughput = 1 / ratioToFirst[1]!;
       return [
-        {
-          bench: 7,
-          name: "durable prune statements: node:sqlite throughput vs better-sqlite3",
-          subject: fmtOps(builtinResult.hz),
-          baseline: fmtOps(base.hz),
-          ratio: `${throughput.toFixed(2)}×`,
-          goal: null,
-          detail: `median of ${rounds} rounds, ${builtinResult.samples} + ${base.samples} samples`,
-        },
+        throughputFigure(7, "durable prune statements: node:sqlite throughput vs better-sqlite3", builtinResult.hz, base.hz, throughput, null, `median of ${rounds} rounds, ${builtinResult.samples} + ${base.samples} samples`),
       ];
     } finally {
       builtin.close();

@@ -9,7 +9,7 @@ import * as path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { ContextWindow, SqliteStore, type SpanRef } from "../src/index.js";
 import { compareMicro, type MicroResult } from "./measure.js";
-import { fmtMs, fmtOps, goalAtLeast, type Benchmark } from "./report.js";
+import { fmtMs, goalAtLeast, throughputFigure, type Benchmark } from "./report.js";
 
 /** Spans per window before a fresh window (same store) takes over, so the window's size stays bounded. */
 const BATCH = 512;
@@ -73,15 +73,15 @@ export const sqliteBench: Benchmark = {
       const [base, prune] = results as [MicroResult, MicroResult];
       const throughputRatio = 1 / ratioToFirst[1]!;
       return [
-        {
-          bench: 2,
-          name: "durable prune on SQLite: throughput vs bare one-row IMMEDIATE txn",
-          subject: fmtOps(prune.hz),
-          baseline: fmtOps(base.hz),
-          ratio: `${throughputRatio.toFixed(2)}×`,
-          goal: goalAtLeast(throughputRatio, 0.5),
-          detail: `latency p50 ${fmtMs(prune.p50)} vs ${fmtMs(base.p50)}, p99 ${fmtMs(prune.p99)} vs ${fmtMs(base.p99)}; median of ${rounds} rounds, ${prune.samples} + ${base.samples} samples`,
-        },
+        throughputFigure(
+          2,
+          "durable prune on SQLite: throughput vs bare one-row IMMEDIATE txn",
+          prune.hz,
+          base.hz,
+          throughputRatio,
+          goalAtLeast(throughputRatio, 0.5),
+          `latency p50 ${fmtMs(prune.p50)} vs ${fmtMs(base.p50)}, p99 ${fmtMs(prune.p99)} vs ${fmtMs(base.p99)}; median of ${rounds} rounds, ${prune.samples} + ${base.samples} samples`,
+        ),
         {
           bench: 2,
           name: "durable prune on SQLite: p50 / p99 latency",
