@@ -107,7 +107,8 @@ describe("the tool-output corpus", () => {
         const result = compress(source, { targetTokens: target, pins: ALL_PRESETS });
         expect(compress(source, { targetTokens: target, pins: ALL_PRESETS })).toEqual(result);
         expect(result.bodyTokens, name).toBeLessThanOrEqual(target);
-        expect(result.tokens, name).toBeLessThanOrEqual(target);
+        // Identifiers win over the target only when they alone do not fit (go-panic.txt's three long paths).
+        if (result.pinTokens <= target) expect(result.tokens, name).toBeLessThanOrEqual(target);
         for (const id of findPins(source, ALL_PRESETS)) expect(containsPin(result.text, id), `${name}: ${id}`).toBe(true);
       }
     }
