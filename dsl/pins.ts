@@ -21,6 +21,7 @@ const NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/u;
  * Details: the only RegExp flags accepted are `g`, `u` and `i`. With capture groups, the first group
  * that takes part in a match is what gets pinned, and a match where none does pins nothing: write
  * `(ord_\d+)(?:\s|$)` where a lookahead was meant, and `\b(?:SHA256|([A-Z]{3}\d{3}))\b` to exclude.
+ * A pattern matches within one line; `^` and `$` match at the line's ends.
  *
  * Gotchas: throws a `TypeError` on a bad name, a rejected flag, or a pattern that is empty or does not
  * parse. It does not judge

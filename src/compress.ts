@@ -4,7 +4,7 @@
  *
  * Deterministic by construction: no clocks, no randomness, ties broken by line position.
  */
-import { carryPins, containsPin, findPins, type PinScanOptions } from "./pins.js";
+import { carryScanned, containsPin, scanPins, type PinScanOptions } from "./pins.js";
 import { countTokens } from "./tokens.js";
 import type { PinPattern } from "./types.js";
 
@@ -41,13 +41,14 @@ export interface CompressResult {
 /**
  * Shortens `text` to at most `targetTokens` (o200k_base) and carries its pins.
  *
- * Details: keeps the first and last lines, then lines with error-ish words or pinned identifiers
+ * Details: keeps the last and first lines, then lines with error-ish words or pinned identifiers
  * (favouring later ones, where tool outputs report failure) within half the target, then grows head
  * and tail evenly. Pins the body could not keep are carried on one `ids:` line; to make room for it
  * the body gives up head and tail context before the error and pinned lines, so pinning never costs
- * the span the lines compress without pins would keep. Each run of removed lines becomes one marker line `… 312 lines omitted …`; a line
- * too long for its share (a minified JSON body, a text with no newlines) is clipped in the middle with
- * `… 4096 chars omitted …`. Kept lines are byte-identical, line endings included (CRLF stays CRLF).
+ * the span the lines compress without pins would keep. Each run of removed lines becomes one marker
+ * line `… 312 lines omitted …`; a line too long for its share (a minified JSON body, a text with no
+ * newlines) is clipped in the middle with `… 4096 chars omitted …`. Kept lines are byte-identical,
+ * line endings included (CRLF stays CRLF). The original is scanned for pins once.
  *
  * Gotchas: text that already fits is returned unchanged (same string, nothing carried). Throws a
  * `RangeError` when `targetTokens` is not a positive integer — it comes from policy, not from a model.
@@ -65,8 +66,8 @@ export function compress(text: string, opts: CompressOptions): CompressResult {
   }
   const lines = splitLines(text);
   const eol = text.includes("\r\n") ? "\r\n" : "\n";
-  const pinned = findPins(text, pins, scanOpts);
-  const scores = lines.map((line) => score(line, pinned));
+  const found = scanPins(text, pins, scanOpts);
+  const scores = lines.map((line) => score(line, found.ids));
   const costs = lines.map(countTokens);
 
   // Shrink the body's budget until body and carried pins fit together; each step is deterministic.
@@ -81,7 +82,7 @@ export function compress(text: string, opts: CompressOptions): CompressResult {
       continue;
     }
     best = { body, bodyTokens };
-    const total = countTokens(carryPins(text, body.text, pins, scanOpts).text);
+    const total = countTokens(carryScanned(found, body.text).text);
     fits = total <= target;
     if (fits || budget === 0) break;
     budget = Math.max(0, budget - Math.max(1, total - target));
@@ -89,12 +90,12 @@ export function compress(text: string, opts: CompressOptions): CompressResult {
   if (!fits) {
     // Too many pins for a real body: keep the most informative minimal body that still fits with them.
     const minimal = minimalBodies(lines.length, target);
-    const fitting = minimal.find((b) => countTokens(carryPins(text, b.text, pins, scanOpts).text) <= target);
+    const fitting = minimal.find((b) => countTokens(carryScanned(found, b.text).text) <= target);
     const chosen = fitting ?? minimal[0] ?? { text: "", omittedLines: lines.length };
     best = { body: chosen, bodyTokens: countTokens(chosen.text) };
   }
   const chosen = best ?? { body: { text: "", omittedLines: lines.length }, bodyTokens: 0 };
-  const carry = carryPins(text, chosen.body.text, pins, scanOpts);
+  const carry = carryScanned(found, chosen.body.text);
   return {
     text: carry.text,
     tokens: countTokens(carry.text),

@@ -136,3 +136,11 @@ describe("carryPins", () => {
     });
   });
 });
+
+describe("findPins line by line", () => {
+  it("matches within a line, with ^ and $ at its ends, LF or CRLF", () => {
+    const p = { name: "deploy", pattern: "^deploy (\\d+)$" };
+    expect(findPins("deploy 1\ndeploy 2\r\nx deploy 3\ndeploy 4", [p])).toEqual(["1", "2", "4"]);
+    expect(findPins("a\nb", [{ name: "span", pattern: "a\\nb" }])).toEqual([]);
+  });
+});
