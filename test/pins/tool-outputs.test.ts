@@ -2,9 +2,10 @@
 // git and databases actually print, and every identifier they recognise must survive a lossy
 // summarize and a lossy compress in the window. A tool that is not installed skips its test and says
 // so in the test name; the Go toolchain's output is covered by captured samples in the corpus instead.
-import { spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -104,11 +105,12 @@ const has = {
   rustc: present("rustc"),
   java: present("javac", ["-version"]) && present("java", ["-version"]),
   git: present("git"),
+  curl: present("curl"),
   psql: present("psql") && spawnSync("psql", [PG_URL, "-c", "select 1"], { timeout: TOOL_TIMEOUT_MS, stdio: "ignore" }).status === 0,
 };
 
 describe("presets on fresh output of real tools", { timeout: TEST_TIMEOUT_MS }, () => {
-  it("tsc: position in parentheses, TS code, file name", async () => {
+  it("tsc: position in parentheses and TS code", async () => {
     const dir = workdir("tsc");
     const file = `handler_${fresh()}.ts`;
     mkdirSync(join(dir, "src"));
@@ -197,6 +199,28 @@ describe("presets on fresh output of real tools", { timeout: TEST_TIMEOUT_MS }, 
     run("javac", [`${cls}.java`], dir);
     const out = run("java", ["-cp", ".", cls], dir);
     await expectSurvival(out, ["NullPointerException", `${cls}.java:5`, txn]);
+  });
+
+  it.skipIf(!has.curl)(title("curl: status line, request id and traceparent headers", has.curl, "curl not on PATH"), async () => {
+    const req = `${fresh()}7${fresh()}`;
+    const traceparent = `00-${randomBytes(16).toString("hex")}-${randomBytes(8).toString("hex")}-01`;
+    const server = createHttpServer((_, res) => {
+      res.writeHead(503, { "X-Request-Id": req, traceparent, "Content-Type": "application/json" });
+      res.end(JSON.stringify({ error: "upstream unavailable", status: 503 }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = server.address() as { port: number };
+      // Asynchronously: the server answering runs on this process's event loop.
+      const out = await new Promise<string>((resolve, reject) =>
+        execFile("curl", ["-sS", "-i", `http://127.0.0.1:${port}/v1/orders`], { timeout: TOOL_TIMEOUT_MS }, (error, stdout, stderr) =>
+          error ? reject(error) : resolve(stdout + stderr),
+        ),
+      );
+      await expectSurvival(out, ["HTTP/1.1 503", req, traceparent, 'status":503']);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 
   it.skipIf(!has.git)(title("git: commit SHAs, ticket, path", has.git, "git not on PATH"), async () => {
