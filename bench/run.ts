@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import { compilerBench } from "./compiler.js";
 import { consumerTypesBench } from "./consumer-types.js";
 import { directiveBench } from "./directive.js";
+import { pinsBench } from "./pins.js";
 import { postgresBench } from "./postgres.js";
 import { sqliteBench } from "./sqlite.js";
 import { sqliteDriverBench } from "./sqlite-driver.js";
@@ -16,7 +17,7 @@ import { untrustedTextBench } from "./untrusted-text.js";
 import { describeMachine } from "./machine.js";
 import { formatDetails, formatTable, isSkipped, type BenchContext, type Benchmark, type Row } from "./report.js";
 
-const BENCHMARKS: readonly Benchmark[] = [directiveBench, sqliteBench, postgresBench, compilerBench, consumerTypesBench, tokensBench, sqliteDriverBench, untrustedTextBench];
+const BENCHMARKS: readonly Benchmark[] = [directiveBench, sqliteBench, postgresBench, compilerBench, consumerTypesBench, tokensBench, sqliteDriverBench, untrustedTextBench, pinsBench];
 
 interface Args {
   readonly quick: boolean;

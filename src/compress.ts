@@ -4,7 +4,7 @@
  *
  * Deterministic by construction: no clocks, no randomness, ties broken by line position.
  */
-import { carryPins, findPins, type PinScanOptions } from "./pins.js";
+import { carryScanned, containsPin, scanPins, type PinScanOptions } from "./pins.js";
 import { countTokens } from "./tokens.js";
 import type { PinPattern } from "./types.js";
 
@@ -41,11 +41,14 @@ export interface CompressResult {
 /**
  * Shortens `text` to at most `targetTokens` (o200k_base) and carries its pins.
  *
- * Details: keeps the first and last lines, then lines with error-ish words or pinned identifiers
- * (favouring later ones, where tool outputs report failure) within half the budget, then grows head
- * and tail evenly. Each run of removed lines becomes one marker line `… 312 lines omitted …`; a line
- * too long for its share (a minified JSON body, a text with no newlines) is clipped in the middle with
- * `… 4096 chars omitted …`. Kept lines are byte-identical, line endings included (CRLF stays CRLF).
+ * Details: keeps the last and first lines, then lines with error-ish words or pinned identifiers
+ * (favouring later ones, where tool outputs report failure) within half the target, then grows head
+ * and tail evenly. Pins the body could not keep are carried on one `ids:` line; to make room for it
+ * the body gives up head and tail context before the error and pinned lines, so pinning never costs
+ * the span the lines compress without pins would keep. Each run of removed lines becomes one marker
+ * line `… 312 lines omitted …`; a line too long for its share (a minified JSON body, a text with no
+ * newlines) is clipped in the middle with `… 4096 chars omitted …`. Kept lines are byte-identical,
+ * line endings included (CRLF stays CRLF). The original is scanned for pins once.
  *
  * Gotchas: text that already fits is returned unchanged (same string, nothing carried). Throws a
  * `RangeError` when `targetTokens` is not a positive integer — it comes from policy, not from a model.
@@ -63,8 +66,8 @@ export function compress(text: string, opts: CompressOptions): CompressResult {
   }
   const lines = splitLines(text);
   const eol = text.includes("\r\n") ? "\r\n" : "\n";
-  const pinned = new Set(findPins(text, pins, scanOpts));
-  const scores = lines.map((line) => score(line, pinned));
+  const found = scanPins(text, pins, scanOpts);
+  const scores = lines.map((line) => score(line, found.ids));
   const costs = lines.map(countTokens);
 
   // Shrink the body's budget until body and carried pins fit together; each step is deterministic.
@@ -72,14 +75,14 @@ export function compress(text: string, opts: CompressOptions): CompressResult {
   let best: { body: Body; bodyTokens: number } | null = null;
   let fits = false;
   for (let attempt = 0; attempt < 24 && budget >= 0; attempt++) {
-    const body = buildBody(lines, costs, scores, budget, eol);
+    const body = buildBody(lines, costs, scores, budget, target, eol);
     const bodyTokens = countTokens(body.text);
     if (bodyTokens > target) {
       budget -= Math.max(1, bodyTokens - target);
       continue;
     }
     best = { body, bodyTokens };
-    const total = countTokens(carryPins(text, body.text, pins, scanOpts).text);
+    const total = countTokens(carryScanned(found, body.text).text);
     fits = total <= target;
     if (fits || budget === 0) break;
     budget = Math.max(0, budget - Math.max(1, total - target));
@@ -87,12 +90,12 @@ export function compress(text: string, opts: CompressOptions): CompressResult {
   if (!fits) {
     // Too many pins for a real body: keep the most informative minimal body that still fits with them.
     const minimal = minimalBodies(lines.length, target);
-    const fitting = minimal.find((b) => countTokens(carryPins(text, b.text, pins, scanOpts).text) <= target);
+    const fitting = minimal.find((b) => countTokens(carryScanned(found, b.text).text) <= target);
     const chosen = fitting ?? minimal[0] ?? { text: "", omittedLines: lines.length };
     best = { body: chosen, bodyTokens: countTokens(chosen.text) };
   }
   const chosen = best ?? { body: { text: "", omittedLines: lines.length }, bodyTokens: 0 };
-  const carry = carryPins(text, chosen.body.text, pins, scanOpts);
+  const carry = carryScanned(found, chosen.body.text);
   return {
     text: carry.text,
     tokens: countTokens(carry.text),
@@ -113,18 +116,13 @@ function splitLines(text: string): string[] {
   return text.match(/[^\n]*\n|[^\n]+$/gu) ?? [];
 }
 
+/** Error-ish words, and exception class names (`JSONDecodeError`, `NullPointerException`). */
 const ERRORISH =
-  /\b(?:error|errors|err|fatal|panic|exception|traceback|caused by|failed|failure|fail|denied|refused|timeout|timed out|critical|unhandled|aborted|killed|oomkilled|exit code|exit status|backoff)\b/iu;
+  /(?:error|exception)\b|\b(?:errors|err|fatal|panic|traceback|caused by|failed|failure|fail|denied|refused|timeout|timed out|critical|unhandled|aborted|killed|oomkilled|exit code|exit status|backoff)\b/iu;
 
-function score(line: string, pinned: ReadonlySet<string>): number {
-  let s = ERRORISH.test(line) ? 2 : 0;
-  for (const id of pinned) {
-    if (line.includes(id)) {
-      s += 1;
-      break;
-    }
-  }
-  return s;
+function score(line: string, pinned: readonly string[]): number {
+  const errorish = ERRORISH.test(line) ? 2 : 0;
+  return errorish + (pinned.some((id) => containsPin(line, id)) ? 1 : 0);
 }
 
 function marker(count: number, unit: "line" | "char"): string {
@@ -158,7 +156,20 @@ function clipLine(line: string, maxTokens: number): string | null {
   return render(lo);
 }
 
-function buildBody(lines: readonly string[], costs: readonly number[], scores: readonly number[], budget: number, eol: string): Body {
+/**
+ * The body within `budget` tokens. The first and last lines may take a third of `target` each, and
+ * error-ish and pinned lines half of what `target` leaves after them, however far `budget` has shrunk
+ * to make room for carried pins: shrinking gives up head and tail context first, so a carried-pins
+ * line never displaces the lines that explain the failure or hold the identifiers themselves.
+ */
+function buildBody(
+  lines: readonly string[],
+  costs: readonly number[],
+  scores: readonly number[],
+  budget: number,
+  target: number,
+  eol: string,
+): Body {
   const n = lines.length;
   const selected = new Uint8Array(n);
   const override = new Map<number, string>(); // clipped lines
@@ -182,9 +193,10 @@ function buildBody(lines: readonly string[], costs: readonly number[], scores: r
     return true;
   };
 
-  // First and last lines, clipped when one would take more than a third of the budget.
-  const edgeShare = n === 1 ? budget : Math.floor(budget / 3);
-  for (const i of n === 1 ? [0] : [0, n - 1]) {
+  // Last and first lines (the last first: tool outputs end with their verdict), clipped when one
+  // would take more than a third of the target.
+  const edgeShare = n === 1 ? budget : Math.min(budget, Math.floor(target / 3));
+  for (const i of n === 1 ? [0] : [n - 1, 0]) {
     if ((costs[i] as number) <= edgeShare) tryTake(i, budget);
     else {
       const clipped = clipLine(lines[i] as string, edgeShare);
@@ -199,7 +211,7 @@ function buildBody(lines: readonly string[], costs: readonly number[], scores: r
   }
 
   // Error-ish and pinned lines, the strongest and latest first, within half of what is left.
-  const priorityLimit = used + Math.floor((budget - used) / 2);
+  const priorityLimit = Math.min(budget, used + Math.floor((target - used) / 2));
   const candidates = [];
   for (let i = 1; i < n - 1; i++) if ((scores[i] as number) > 0) candidates.push(i);
   candidates.sort((a, b) => (scores[b] as number) - (scores[a] as number) || b - a);

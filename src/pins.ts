@@ -1,5 +1,5 @@
 /**
- * Pin carrying: the runtime half of issue 6.
+ * Pin carrying.
  *
  * A `summarize` or `compress` replacement may keep the gist and lose the one identifier needed later.
  * `carryPins` finds every pinned identifier of the original that the replacement lacks and appends
@@ -7,8 +7,9 @@
  * a lossy commitment (where it matters most: nothing else will bring it back).
  */
 import { countTokens } from "./tokens.js";
-import { isCatastrophicPattern } from "../dsl/pin-analysis.js";
+import { compilePinPattern, describePinProblem } from "./policy/pins.js";
 import type { PinPattern } from "./types.js";
+import type { RE2JS } from "re2js";
 
 /** Bounds on a scan, so a pathological tool output cannot make pinning slow or the suffix huge. */
 export interface PinScanOptions {
@@ -44,32 +45,88 @@ export interface CarryResult {
   readonly capped: boolean;
 }
 
-const compiled = new Map<string, RegExp>();
-
 /**
- * The cached `gu` RegExp for a pin pattern. Throws a `TypeError` for a pattern the static analysis
- * refuses: the compiler reports those as diagnostics, so reaching here means a policy bypassed it, and
- * a silently skipped pin is exactly the failure pins exist to prevent.
+ * The compiled matcher for a pin. Throws a `TypeError` for a pattern the engine refuses: the compiler
+ * reports those as diagnostics, so reaching here means a policy bypassed it, and a silently skipped
+ * pin is exactly the failure pins exist to prevent.
  */
-function compile(pattern: PinPattern): RegExp {
-  let re = compiled.get(pattern.pattern);
-  if (re === undefined) {
-    const risk = isCatastrophicPattern(pattern.pattern);
-    if (!risk.ok) {
-      throw new TypeError(`pin ${JSON.stringify(pattern.name)} is unsafe (${risk.reason}): ${risk.detail}`);
-    }
-    re = new RegExp(pattern.pattern, "gu");
-    compiled.set(pattern.pattern, re);
+function compile(pattern: PinPattern): { readonly matcher: RE2JS; readonly groups: number } {
+  const compiled = compilePinPattern(pattern.pattern);
+  if (!compiled.ok) {
+    throw new TypeError(`pin ${JSON.stringify(pattern.name)} cannot run: ${describePinProblem(compiled.problem)}`);
   }
-  return re;
+  return compiled;
 }
 
-interface Scan {
-  readonly ids: string[];
+/** One pinned identifier: its text and where it starts in the scanned chunk. */
+interface Hit {
+  readonly id: string;
+  readonly at: number;
+}
+
+/**
+ * Every non-empty identifier the matcher pins in `chunk`, in order, line by line (without its `\n` or
+ * `\r\n`, so `^` and `$` match at its ends): an identifier never spans lines, and each line is first tested with the engine's boolean search, which runs on its lazy
+ * DFA, so only a line that matches is searched for positions and groups on the slower NFA (most lines
+ * of a tool output hold no identifier; measured, this makes a scan three to ten times faster). With
+ * capture groups, the first group that took part is the identifier and a match where none did pins
+ * nothing; the next search starts at the end of the identifier but never more than one character
+ * before the end of the match, so consecutive searches overlap by at most one character and the whole
+ * scan stays linear.
+ */
+function* matchesOf(matcher: RE2JS, groups: number, chunk: string): Generator<Hit> {
+  let lineStart = 0;
+  do {
+    const newline = chunk.indexOf("\n", lineStart);
+    const contentEnd = newline < 0 ? chunk.length : newline;
+    const end = contentEnd > lineStart && chunk.charCodeAt(contentEnd - 1) === 13 ? contentEnd - 1 : contentEnd;
+    const line = chunk.slice(lineStart, end);
+    if (matcher.test(line)) yield* lineMatches(matcher, groups, line, lineStart);
+    lineStart = contentEnd + 1;
+  } while (lineStart < chunk.length);
+}
+
+function* lineMatches(matcher: RE2JS, groups: number, line: string, offset: number): Generator<Hit> {
+  const m = matcher.matcher(line);
+  let from = 0;
+  while (from <= line.length && m.find(from)) {
+    const start = m.start();
+    const end = m.end();
+    let id: string | null = null;
+    let idStart = start;
+    let idEnd = start;
+    if (groups === 0) id = m.group();
+    else {
+      for (let g = 1; g <= groups; g++) {
+        if (m.start(g) >= 0) {
+          idStart = m.start(g);
+          idEnd = m.end(g);
+          id = m.group(g);
+          break;
+        }
+      }
+    }
+    if (id !== null && id.length > 0) yield { id, at: offset + idStart };
+    // Without groups the whole match is the identifier; with them, a one-character trailing boundary
+    // may also be the next identifier's leading one.
+    from = groups === 0 ? Math.max(end, start + 1) : Math.max(id === null ? start : idEnd, end - 1, start + 1);
+  }
+}
+
+/** What a scan of one text found: see `scanPins`. */
+export interface PinScan {
+  /** The distinct identifiers, in the order they first appear. */
+  readonly ids: readonly string[];
+  /** True when a pattern hit `maxMatchesPerPattern` or the text exceeded `maxScanChars`. */
   readonly capped: boolean;
 }
 
-function scan(text: string, patterns: readonly PinPattern[], options: PinScanOptions): Scan {
+/**
+ * Scans `text` once for every pin. Use it with `carryScanned` when one original is checked against
+ * several candidate replacements (as `compress` does while it fits a body to its target), so the
+ * text is not scanned again for each.
+ */
+export function scanPins(text: string, patterns: readonly PinPattern[], options: PinScanOptions = {}): PinScan {
   const maxPer = options.maxMatchesPerPattern ?? DEFAULT_MAX_MATCHES_PER_PATTERN;
   const maxChars = options.maxScanChars ?? DEFAULT_MAX_SCAN_CHARS;
   let capped = false;
@@ -83,20 +140,18 @@ function scan(text: string, patterns: readonly PinPattern[], options: PinScanOpt
   }
   const hits: Array<{ at: number; order: number; id: string }> = [];
   patterns.forEach((pattern, order) => {
-    const re = compile(pattern);
+    const { matcher, groups } = compile(pattern);
     const seen = new Set<string>();
     for (const [offset, chunk] of windows) {
       if (seen.size >= maxPer) break;
-      re.lastIndex = 0;
-      for (const m of chunk.matchAll(re)) {
-        const id = m[0];
-        if (id.length === 0 || seen.has(id)) continue;
+      for (const { id, at } of matchesOf(matcher, groups, chunk)) {
+        if (seen.has(id)) continue;
         if (seen.size >= maxPer) {
           capped = true;
           break;
         }
         seen.add(id);
-        hits.push({ at: offset + m.index, order, id });
+        hits.push({ at: offset + at, order, id });
       }
     }
   });
@@ -116,10 +171,10 @@ function scan(text: string, patterns: readonly PinPattern[], options: PinScanOpt
  * The distinct pinned identifiers in `text`, in the order they first appear.
  *
  * Gotchas: bounded by `options` (see `PinScanOptions`); an identifier two patterns both match is
- * listed once. Throws a `TypeError` for a pattern `isCatastrophicPattern` refuses.
+ * listed once. Throws a `TypeError` for a pattern `compilePinPattern` refuses.
  */
 export function findPins(text: string, patterns: readonly PinPattern[], options: PinScanOptions = {}): string[] {
-  return scan(text, patterns, options).ids;
+  return [...scanPins(text, patterns, options).ids];
 }
 
 const WORDISH = /[\p{L}\p{N}_]/u;
@@ -166,7 +221,11 @@ export function carryPins(
   patterns: readonly PinPattern[],
   options: PinScanOptions = {},
 ): CarryResult {
-  const found = scan(original, patterns, options);
+  return carryScanned(scanPins(original, patterns, options), replacement);
+}
+
+/** `carryPins` for an original already scanned with `scanPins`. */
+export function carryScanned(found: PinScan, replacement: string): CarryResult {
   const missing = found.ids.filter((id) => !containsPin(replacement, id));
   const carried = missing.filter((id) => !missing.some((other) => other !== id && containsPin(other, id)));
   if (carried.length === 0) return { text: replacement, carried, tokens: 0, capped: found.capped };

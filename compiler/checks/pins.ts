@@ -1,9 +1,11 @@
 /**
- * Pin patterns run over every pruned span, so one that can backtrack exponentially, or that matches the
- * empty string, is an error rather than a slow surprise. The analysis itself is `dsl/pin-analysis.ts`,
- * shared with the runtime; this check only turns its verdict into diagnostics.
+ * Pin patterns run over every pruned span on re2js, a linear-time RE2 engine, so no pattern can hang
+ * the process; the price is that the engine refuses what it cannot run in linear time (lookahead,
+ * backreferences) and a pattern that matches the empty string pins nothing. The verdict and the advice
+ * come from `compilePinPattern` in `src/policy/pins.ts`, shared with the runtime; this check only turns
+ * them into diagnostics.
  */
-import { isCatastrophicPattern } from "../../dsl/pin-analysis.js";
+import { compilePinPattern } from "../../src/policy/pins.js";
 import { diagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
 import type { PinIR } from "../ir/schema.js";
 import type { Check } from "./context.js";
@@ -14,15 +16,15 @@ export const checkPins: Check = (policy) => {
 };
 
 export function checkPin(p: PinIR): Diagnostic[] {
-  const risk = isCatastrophicPattern(p.pattern);
-  if (risk.ok) return [];
-  switch (risk.reason) {
+  const compiled = compilePinPattern(p.pattern);
+  if (compiled.ok) return [];
+  const { problem } = compiled;
+  switch (problem.reason) {
     case "invalid":
-      return [diagnostic("PG2009", p.location, { pin: p.name, message: `the pattern does not compile with flags 'gu': ${risk.detail}` })];
+      return [diagnostic("PG2009", p.location, { pin: p.name, message: `the pattern does not parse as RE2 syntax: ${problem.detail}` })];
     case "empty-match":
       return [diagnostic("PG2011", p.location, { pin: p.name, pattern: p.pattern })];
-    case "nested-quantifier":
-    case "backreference":
-      return [diagnostic("PG2010", p.location, { pin: p.name, pattern: p.pattern, reason: risk.detail })];
+    case "unsupported":
+      return [diagnostic("PG2012", p.location, { pin: p.name, construct: problem.construct ?? problem.detail, instead: problem.instead })];
   }
 }

@@ -154,17 +154,17 @@ export const catalogue = {
     template: "pin `{pin}`: {message}",
     example: `pins: [pin("ticket", "[A-Z+")],`,
   },
-  PG2010: {
-    category: "error",
-    title: "Catastrophic pin pattern",
-    template: "pin `{pin}`: the pattern `{pattern}` can backtrack exponentially ({reason}); pins run over every pruned span, so rewrite it without nested quantifiers",
-    example: `pins: [pin("ids", "(\\\\w+)+-\\\\d")],`,
-  },
   PG2011: {
     category: "error",
     title: "Pin pattern matches the empty string",
     template: "pin `{pin}`: the pattern `{pattern}` matches the empty string, so it would pin nothing useful at every position",
     example: `pins: [pin("maybe", "\\\\d*")],`,
+  },
+  PG2012: {
+    category: "error",
+    title: "Pin pattern the linear-time engine cannot run",
+    template: "pin `{pin}`: pins run on an RE2 engine, which cannot run `{construct}`; {instead}",
+    example: `pins: [pin("ord", "ord_\\\\d+(?=\\\\s)")],`,
   },
   PG2101: {
     category: "error",

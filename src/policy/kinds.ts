@@ -18,7 +18,7 @@ export type LossyRule = "forbid" | "with-flag";
 /** A named identifier pattern whose matches are carried into any digest or compressed form that lost them. */
 export interface PinPattern {
   readonly name: string;
-  /** A JavaScript regular-expression source, matched with the `g` and `u` flags. */
+  /** An RE2 regular-expression source (see `policy/pins.ts`), matched line by line on re2js. */
   readonly pattern: string;
 }
 

@@ -121,6 +121,8 @@ describe("pruneguard CLI", () => {
     expect(org.stdout).toMatch(/scratch .*lossy only with flag \(store notes is read-only/);
     const payments = run(["explain", "examples/policies/team-payments.policy.ts"]);
     expect(payments.stdout).toContain("reversible for 2h after append, then lossy only with flag");
+    expect(org.stdout).toMatch(/^ {2}scratch: keeps uuid, gitSha; loses requestId, errorCode, filePath, fileName, sourcePosition, httpStatus, traceId, ticket$/m);
+    expect(org.stdout).toMatch(/^ {2}userTurn: no lossy summarize \(lossy forbidden\)$/m);
   });
 });
 

@@ -29,8 +29,13 @@ describe("findPins", () => {
     expect(findPins(text, [pins.errorCode])).toEqual(["E1001", "E2002", "E3003"]);
   });
 
-  it("refuses an unsafe pattern that bypassed the compiler instead of skipping it", () => {
-    expect(() => findPins("aaaa", [{ name: "bad", pattern: "(a+)+$" }])).toThrow(/pin "bad" is unsafe \(nested-quantifier\)/);
+  it("refuses a pattern the engine cannot run that bypassed the compiler, instead of skipping it", () => {
+    expect(() => findPins("ab", [{ name: "bad", pattern: "a(?=b)" }])).toThrow(/pin "bad" cannot run: .*lookahead/);
+  });
+
+  it("pins the first capture group that took part, and nothing for a match where none did", () => {
+    const p = { name: "ord", pattern: "\\b(?:ord_test|(ord_\\d+))(?:\\s|$)" };
+    expect(findPins("ord_test ord_12 ord_34", [p])).toEqual(["ord_12", "ord_34"]);
   });
 });
 
@@ -129,5 +134,13 @@ describe("carryPins", () => {
         { numRuns: 200, seed: 7 },
       );
     });
+  });
+});
+
+describe("findPins line by line", () => {
+  it("matches within a line, with ^ and $ at its ends, LF or CRLF", () => {
+    const p = { name: "deploy", pattern: "^deploy (\\d+)$" };
+    expect(findPins("deploy 1\ndeploy 2\r\nx deploy 3\ndeploy 4", [p])).toEqual(["1", "2", "4"]);
+    expect(findPins("a\nb", [{ name: "span", pattern: "a\\nb" }])).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { pin, pins, presetPins, type PresetPinName } from "../../dsl/pins.js";
-import { isCatastrophicPattern } from "../../dsl/pin-analysis.js";
+import { RE2JS } from "re2js";
+import { compilePinPattern } from "../../src/policy/pins.js";
 import { findPins } from "../../src/pins.js";
 
 /** [text, the one identifier the preset must find in it]. */
@@ -61,6 +62,10 @@ const CASES: Record<PresetPinName, { positives: readonly Positive[]; negatives: 
       ["ORA-00942: table or view does not exist", "ORA-00942"],
       ["(SQLSTATE 23505)", "23505"],
       ["SQLSTATE: 42P01", "42P01"],
+      ["upstream failed: E_UPSTREAM_503", "E_UPSTREAM_503"],
+      ["errcode SQLITE_CONSTRAINT: UNIQUE", "SQLITE_CONSTRAINT"],
+      ["json.decoder.JSONDecodeError: Expecting value", "JSONDecodeError"],
+      ['Exception in thread "main" java.lang.NullPointerException', "NullPointerException"],
     ],
     negatives: [
       "ERROR: something broke",
@@ -71,6 +76,8 @@ const CASES: Record<PresetPinName, { positives: readonly Positive[]; negatives: 
       "ENV is prod",
       "E2E tests",
       "port 5432",
+      "Error: boom",
+      "an Exception was thrown",
     ],
   },
   filePath: {
@@ -93,6 +100,36 @@ const CASES: Record<PresetPinName, { positives: readonly Positive[]; negatives: 
       "index.ts:12:3",
       "C:\\Users\\me\\file.txt",
     ],
+  },
+  fileName: {
+    positives: [
+      ["could not parse cfg.ini: bad section", "cfg.ini"],
+      ["error: failed to parse manifest at Cargo.toml", "Cargo.toml"],
+      ["\tat Ledger.main(Ledger.java:2)", "Ledger.java"],
+      ["delete package-lock.json and retry", "package-lock.json"],
+    ],
+    negatives: [
+      "console.log was called",
+      "process.env is empty",
+      "Node.js v24.11.1",
+      "json.decoder.JSONDecodeError",
+      "see /app/src/index.ts",
+      "res.json() failed",
+      "example.com",
+    ],
+  },
+  sourcePosition: {
+    positives: [
+      ["src/handler.ts(4,3): error TS2322", "src/handler.ts(4,3)"],
+      ['  File "/usr/lib/python3.12/json/decoder.py", line 355, in raw_decode', 'File "/usr/lib/python3.12/json/decoder.py", line 355'],
+      ["\tat Ledger.main(Ledger.java:2)", "Ledger.java:2"],
+      ["main.c:3:5: error: expected ';'", "main.c:3:5"],
+      [" --> src/main.rs:2:5", "src/main.rs:2:5"],
+      ["./main.go:5:2: undefined: x", "./main.go:5:2"],
+      ["test_calc.py:12: AssertionError", "test_calc.py:12"],
+      ["at file:///tmp/app/x.mjs:3:9", "/tmp/app/x.mjs:3:9"],
+    ],
+    negatives: ["main.c is fine", "line 355", "at 12:30:00", "https://host/a.js:80", "ratio 3:4"],
   },
   httpStatus: {
     positives: [
@@ -128,7 +165,7 @@ const CASES: Record<PresetPinName, { positives: readonly Positive[]; negatives: 
 describe("preset pins", () => {
   it("has exactly the documented presets, frozen, each named after its key", () => {
     expect(Object.keys(presetPins).sort()).toEqual(
-      ["errorCode", "filePath", "gitSha", "httpStatus", "requestId", "ticket", "traceId", "uuid"],
+      ["errorCode", "fileName", "filePath", "gitSha", "httpStatus", "requestId", "sourcePosition", "ticket", "traceId", "uuid"],
     );
     expect(Object.isFrozen(presetPins)).toBe(true);
     for (const [key, preset] of Object.entries(presetPins)) {
@@ -147,15 +184,8 @@ describe("preset pins", () => {
       it.each(negatives)("finds nothing in %j", (text) => {
         expect(findPins(text, preset)).toEqual([]);
       });
-      it("passes the static risk analysis", () => {
-        expect(isCatastrophicPattern(presetPins[name].pattern)).toEqual({ ok: true });
-      });
-      it("stays fast on a long run of near-miss characters", () => {
-        // Linear patterns scan 200 kB of adversarial filler in well under a second.
-        const filler = ["a".repeat(200_000), "0a".repeat(100_000), "req_".repeat(50_000), "/a".repeat(100_000), "A-".repeat(100_000)];
-        const started = performance.now();
-        for (const text of filler) findPins(text, preset);
-        expect(performance.now() - started).toBeLessThan(2_000);
+      it("compiles on the linear-time engine", () => {
+        expect(compilePinPattern(presetPins[name].pattern).ok).toBe(true);
       });
     });
   }
@@ -175,32 +205,56 @@ describe("pin()", () => {
     expect(() => pin("x", /a/gu)).not.toThrow();
   });
 
-  it("rejects bad names, empty patterns and sources that do not compile with u", () => {
+  it("rejects bad names, empty patterns and sources that do not parse", () => {
     expect(() => pin("", "a")).toThrow(/name/);
     expect(() => pin("has space", "a")).toThrow(/name/);
     expect(() => pin("x", "")).toThrow(/empty/);
-    expect(() => pin("x", "(")).toThrow(/does not compile/);
-    expect(() => pin("x", /\-/)).toThrow(/does not compile/); // sloppy escape, invalid with u
+    expect(() => pin("x", "(")).toThrow(/does not parse/);
+    // What the engine cannot run is the compiler's to report, with advice.
+    expect(() => pin("x", "a(?=b)")).not.toThrow();
   });
 
-  it("lowers i into the source so the gu-matched pattern behaves case-insensitively", () => {
+  it("translates i into an inline flag the engine honours", () => {
     const p = pin("build", /build-[a-f0-9]{4}\d/i);
-    const re = new RegExp(p.pattern, "gu");
-    for (const text of ["build-ab12", "BUILD-AB12", "Build-aB12", "build-0000"]) {
-      expect(`${text}9`.match(re)?.[0]).toBe(`${text}9`);
-    }
-    expect("build-ag129".match(re)).toBeNull();
+    expect(p.pattern.startsWith("(?i)")).toBe(true);
+    expect(findPins("BUILD-AB129 Build-aB129 build-ag129", [p])).toEqual(["BUILD-AB129", "Build-aB129"]);
   });
 
-  it("keeps escapes, named groups, properties and quantifier braces intact when lowering i", () => {
-    const p = pin("named", /(?<tag>v)\d{2,3}\p{Lu}\u{41}[^x]/iu);
-    const re = new RegExp(p.pattern, "gu");
-    expect(p.pattern).toContain("(?<tag>");
-    expect(p.pattern).toContain("\\p{Lu}");
-    expect(p.pattern).toContain("{2,3}");
-    expect(re.exec("V12ÉAy")?.groups?.["tag"]).toBe("V");
-    expect("V12ÉAX".match(re)).toBeNull(); // [^x] folds too: neither x nor X
-    expect("V12Éay".match(re)).toBeNull(); // an escaped code point is taken literally, not folded
-    expect(isCatastrophicPattern(p.pattern)).toEqual({ ok: true });
+  it("translates JavaScript-only escapes and named groups to RE2 syntax", () => {
+    const p = pin("named", /(?<tag>v)\d{2,3}\p{Lu}\u{41}[^x]/u);
+    expect(p.pattern).toContain("\\x{41}");
+    expect(compilePinPattern(p.pattern).ok).toBe(true);
+    // The named group is a capture group, so it is what gets pinned.
+    expect(findPins("v12ÉAy", [p])).toEqual(["v"]);
+  });
+});
+
+describe("compilePinPattern", () => {
+  it.each([
+    ["ord_\\d+(?=\\s)", "(?=", /lookahead/],
+    ["\\b(?!SHA)[A-Z]+\\d+", "(?!", /uncaptured alternative/],
+    ["(a)\\1", "\\1", /backreferences/],
+    ["\\u0041", "\\u", /\\x\{41\}/],
+  ])("refuses %s, naming %s and what to write instead", (source, construct, instead) => {
+    const result = compilePinPattern(source);
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.problem.reason).toBe("unsupported");
+    expect(result.problem.construct).toBe(construct);
+    expect(result.problem.instead).toMatch(instead);
+  });
+
+  it("refuses patterns that match the empty string, and syntax errors", () => {
+    for (const source of ["\\d*", "\\b", "(?:)", "x?"]) {
+      expect(compilePinPattern(source), source).toMatchObject({ ok: false, problem: { reason: "empty-match" } });
+    }
+    expect(compilePinPattern("[A-Z+")).toMatchObject({ ok: false, problem: { reason: "invalid" } });
+  });
+
+  it("accepts the patterns a backtracking engine hangs on, which RE2 runs in linear time", () => {
+    for (const source of ["(?:(?:\\w|\\d)\\.?)+@corp\\.example", "(?:(?:a|a)b?)+c", "(a|a){1,100}c", "(?:a{1,30}){1,30}c", "(\\w+)+-\\d"]) {
+      expect(compilePinPattern(source).ok, source).toBe(true);
+    }
+    expect(RE2JS.compile("(a|a){1,100}c").test("a".repeat(10_000))).toBe(false);
   });
 });

@@ -1,10 +1,11 @@
 /** The implementation of `pruneguard explain`, loaded only when the command runs (see `explain.ts`). */
 import * as path from "node:path";
 import { formatDuration } from "../../../dsl/durations.js";
+import { presetPins } from "../../../src/policy/pins.js";
 import { describeFate, fateOf } from "../../analysis/fate.js";
 import { compilePolicies } from "../../index.js";
 import { displayPath } from "../../frontend/index.js";
-import type { PolicyIR } from "../../ir/schema.js";
+import type { KindIR, PolicyIR } from "../../ir/schema.js";
 import { CliError, ExitCode, type CliContext } from "../context.js";
 import { printDiagnostics, type OutputFormat } from "../report.js";
 import { renderTable } from "../table.js";
@@ -40,6 +41,7 @@ function explainData(p: PolicyIR) {
         modes: k.modes,
         lossy: k.lossy,
         fate: fateOf(k, p),
+        lossySummarize: lossySummarizeKeeps(k, p),
       };
     }),
   };
@@ -67,5 +69,29 @@ export function explainText(p: PolicyIR): string {
       `${describeFate(fate)} (${fate.why.replaceAll("`", "")})`,
     ];
   });
-  return [...head, renderTable(["kind", "store", "retention", "holds", "modes", "lossy", "pins", "fate"], rows)].join("\n");
+  const keeps = p.kinds.map((k) => {
+    const c = lossySummarizeKeeps(k, p);
+    if (c === null) return `  ${k.name}: no lossy summarize (${k.modes.includes("summarize") ? "lossy forbidden" : "summarize not allowed"})`;
+    return `  ${k.name}: keeps ${c.kept.join(", ") || "nothing"}; loses ${c.lost.join(", ") || "no preset class"}`;
+  });
+  return [
+    ...head,
+    renderTable(["kind", "store", "retention", "holds", "modes", "lossy", "pins", "fate"], rows),
+    "",
+    "identifier classes a lossy summarize keeps (pinned, carried into the digest) and loses (presets not pinned):",
+    ...keeps,
+  ].join("\n");
+}
+
+/**
+ * What a lossy summarize of the kind keeps: the classes it pins (presets by name, custom pins by theirs)
+ * and the preset classes it does not, which survive only if the digest happens to repeat them. `null`
+ * when the kind can never be summarized lossily.
+ */
+function lossySummarizeKeeps(k: KindIR, p: PolicyIR): { kept: string[]; lost: string[] } | null {
+  if (!k.modes.includes("summarize") || k.lossy === "forbid") return null;
+  const pinned = [...p.pins, ...k.pins];
+  const kept = [...new Set(pinned.map((x) => x.preset ?? `${x.name} (custom)`))];
+  const lost = Object.keys(presetPins).filter((name) => !pinned.some((x) => x.preset === name));
+  return { kept, lost };
 }
