@@ -50,12 +50,18 @@ export interface AuditRecord {
   readonly spanHash: string | null;
   /** The directive as received, truncated to a bounded size (untrusted input is never stored whole). */
   readonly directive: string | null;
+  /**
+   * A reversible prune whose copy is kept for less than the session's horizon: the time (ms) after which
+   * nothing promises it. Absent on every other record (and on records written before it existed).
+   */
+  readonly until?: number;
   readonly prevHash: string;
   readonly hash: string;
 }
 
 /** The part of a record the guard decides; the store fills in position, time and the chain. */
-export type AuditDraft = Omit<AuditRecord, "seq" | "at" | "session" | "store" | "prevHash" | "hash" | "spanHash"> & {
+export type AuditDraft = Omit<AuditRecord, "seq" | "at" | "session" | "store" | "prevHash" | "hash" | "spanHash" | "until"> & {
+  readonly until?: number;
   readonly spanHash?: string | null;
 };
 
@@ -107,6 +113,8 @@ export function sealAudit(
     spanId: draft.spanId,
     status: draft.status,
     store: ctx.store,
+    // Last in key order, and only when set, so records without it keep their exact bytes.
+    ...(draft.until !== undefined ? { until: draft.until } : {}),
   };
   body.hash = contentHash(ctx.prevHash + "\n" + JSON.stringify(body));
   return body as AuditRecord;

@@ -19,9 +19,17 @@ export interface ReversibleOutcome extends PruneBase {
   readonly conditions: Conditions;
   /** The copy had expired and the window's bytes were written back before the prune. */
   readonly repersisted: boolean;
+  /**
+   * `null`: reversible for the whole session (the copy is held, or retained past the session's horizon).
+   * A time (ms): reversible only until then — nothing keeps the copy longer; the index line says how long.
+   */
+  readonly until: number | null;
   /** What now stands in the window in the span's place. */
   readonly line: string;
+  /** Negative when the replacement costs more than the span did; `grew` then says so in a line. */
   readonly tokensFreed: number;
+  /** `span_7 pruned, but its replacement costs 10 more tokens` when `tokensFreed` is negative, else `null`. */
+  readonly grew: string | null;
   readonly pinsCarried: readonly string[];
   /** Other members of the span's group pruned with it. */
   readonly groupPruned: readonly string[];
@@ -35,6 +43,7 @@ export interface LossyOutcome extends PruneBase {
   readonly tombstone: string;
   readonly line: string;
   readonly tokensFreed: number;
+  readonly grew: string | null;
   readonly pinsCarried: readonly string[];
   readonly groupPruned: readonly string[];
 }

@@ -6,9 +6,11 @@
  * to each SDK's own types. Two rules hold in every shape:
  * - a tool call and its result appear together or not at all (the window prunes groups atomically, and
  *   a pruned pair becomes plain text), so no provider ever sees an orphaned tool message;
- * - index lines and tombstones are text parts in the pruned span's place, so the model keeps its handles.
+ * - index lines and tombstones are text parts in the pruned span's place, so the model keeps its handles;
+ * - span text is framed exactly as in `render()` (`render/framing.ts`), so no tool output can forge a
+ *   runtime line; pass the window's `notices()` to render the lines attached to no span.
  */
-import type { WindowEntry } from "./window/view.js";
+import { liveBlock, type WindowEntry } from "./window/view.js";
 import type { SpanMessage } from "./types.js";
 
 type Role = "system" | "user" | "assistant";
@@ -19,20 +21,19 @@ type Item =
   | { readonly kind: "call"; readonly callId: string; readonly toolName: string; readonly args: string }
   | { readonly kind: "result"; readonly callId: string; readonly toolName: string; readonly text: string };
 
-function items(entries: readonly WindowEntry[]): Item[] {
+function items(entries: readonly WindowEntry[], notices: readonly string[]): Item[] {
   const out: Item[] = [];
   for (const e of entries) {
     const message: SpanMessage | null = e.state === "live" ? (e.span.message ?? null) : e.message;
     if (e.state === "live") {
-      const notice = e.notice === null ? "" : `\n${e.notice}`;
       if (message?.role === "tool-call") {
         out.push({ kind: "call", callId: message.callId, toolName: message.toolName, args: e.span.text });
         // A rejection notice on a call has nowhere to go inside the call itself; say it as text.
         if (e.notice !== null) out.push({ kind: "text", role: "assistant", text: e.notice });
       } else if (message?.role === "tool-result") {
-        out.push({ kind: "result", callId: message.callId, toolName: message.toolName, text: `[${e.span.id}]\n${e.span.text}${notice}` });
+        out.push({ kind: "result", callId: message.callId, toolName: message.toolName, text: liveBlock(e.span, e.notice, `[${e.span.id}]`) });
       } else {
-        out.push({ kind: "text", role: message?.role ?? "user", text: `[${e.span.id}]\n${e.span.text}${notice}` });
+        out.push({ kind: "text", role: message?.role ?? "user", text: liveBlock(e.span, e.notice, `[${e.span.id}]`) });
       }
       continue;
     }
@@ -40,6 +41,8 @@ function items(entries: readonly WindowEntry[]): Item[] {
     const role: Role = message === null ? "user" : message.role === "tool-call" || message.role === "tool-result" ? "assistant" : message.role;
     out.push({ kind: "text", role, text: e.text });
   }
+  // Lines attached to no span (an invalid directive, a prune of an unknown span) come last, as the runtime's.
+  if (notices.length > 0) out.push({ kind: "text", role: "user", text: notices.join("\n") });
   return adjoinResults(out);
 }
 
@@ -89,9 +92,9 @@ export type AISDKMessage =
   | { role: "tool"; content: Array<{ type: "tool-result"; toolCallId: string; toolName: string; output: { type: "text"; value: string } }> };
 
 /** The window as AI SDK `ModelMessage[]` (assignable to `ModelMessage[]` from `ai`). */
-export function toAISDK(entries: readonly WindowEntry[]): AISDKMessage[] {
+export function toAISDK(entries: readonly WindowEntry[], notices: readonly string[] = []): AISDKMessage[] {
   const out: AISDKMessage[] = [];
-  for (const it of items(entries)) {
+  for (const it of items(entries, notices)) {
     const last = out[out.length - 1];
     if (it.kind === "text" && it.role === "system") out.push({ role: "system", content: it.text });
     else if (it.kind === "text" && it.role === "user") {
@@ -125,9 +128,9 @@ export type OpenAIMessage =
   | { role: "tool"; tool_call_id: string; content: string };
 
 /** The window as OpenAI `ChatCompletionMessageParam[]`; consecutive calls share one assistant message. */
-export function toOpenAI(entries: readonly WindowEntry[]): OpenAIMessage[] {
+export function toOpenAI(entries: readonly WindowEntry[], notices: readonly string[] = []): OpenAIMessage[] {
   const out: OpenAIMessage[] = [];
-  for (const it of items(entries)) {
+  for (const it of items(entries, notices)) {
     const last = out[out.length - 1];
     if (it.kind === "call") {
       const call = { id: it.callId, type: "function" as const, function: { name: it.toolName, arguments: it.args } };
@@ -160,7 +163,7 @@ export interface AnthropicMessage {
  * The window as Anthropic `{ system, messages }`: system spans join the top-level `system` string,
  * consecutive same-role content merges into one message, tool results are user-role blocks.
  */
-export function toAnthropic(entries: readonly WindowEntry[]): { system: string; messages: AnthropicMessage[] } {
+export function toAnthropic(entries: readonly WindowEntry[], notices: readonly string[] = []): { system: string; messages: AnthropicMessage[] } {
   const system: string[] = [];
   const messages: AnthropicMessage[] = [];
   const push = (role: "user" | "assistant", block: AnthropicBlock) => {
@@ -168,7 +171,7 @@ export function toAnthropic(entries: readonly WindowEntry[]): { system: string; 
     if (last?.role === role) last.content.push(block);
     else messages.push({ role, content: [block] });
   };
-  for (const it of items(entries)) {
+  for (const it of items(entries, notices)) {
     if (it.kind === "text" && it.role === "system") system.push(it.text);
     else if (it.kind === "text") push(it.role === "assistant" ? "assistant" : "user", { type: "text", text: it.text });
     else if (it.kind === "call") push("assistant", { type: "tool_use", id: it.callId, name: it.toolName, input: args(it.args) });

@@ -1,11 +1,13 @@
 import type { CheckResult } from "./stores/store.js";
 import type { RejectReason } from "./decision/reasons.js";
+import { oneLine } from "./render/framing.js";
 import type { PruneMode } from "./types.js";
 
 /**
  * The lines the model reads in place of what it pruned. Each is short by design and pinned by tests:
- * a tombstone costs at most 13 o200k tokens and an index line at most 12, for ids up to `span_99999`
- * and handles up to `#9999`.
+ * a tombstone costs at most 13 o200k tokens and an index line at most 12 (17 when it says when its copy
+ * expires), for ids up to `span_99999` and handles up to `#9999`. Every line here is a runtime line: it is
+ * never framed, and `render/grammar.ts` parses each form back; untrusted text only ever appears framed.
  */
 
 export const DEFAULT_TOMBSTONE = "{span} pruned, unrecoverable, contents unknown";
@@ -14,15 +16,57 @@ export function tombstoneLine(spanId: string, template: string = DEFAULT_TOMBSTO
   return template.split("{span}").join(spanId);
 }
 
-/** The index line of a reversible drop: the span id and the handle that recalls it. */
-export function indexLine(spanId: string, handle: string): string {
-  return `${spanId} pruned, recall ${handle}`;
+/**
+ * How long a copy is still kept, in the index line: `<1m`, `59m`, `3h05m`. Rounded down, so the line
+ * never promises a minute the store does not.
+ */
+export function formatRemaining(ms: number): string {
+  const minutes = Math.floor(Math.max(0, ms) / 60_000);
+  if (minutes < 1) return "<1m";
+  if (minutes < 60) return `${minutes}m`;
+  return `${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, "0")}m`;
+}
+
+/** `, expires in 59m` when the copy is kept only for `remainingMs` more; empty when it outlasts the session. */
+function expiry(remainingMs: number | null): string {
+  return remainingMs === null ? "" : `, expires in ${formatRemaining(remainingMs)}`;
+}
+
+/**
+ * The index line of a reversible drop: the span id and the handle that recalls it, and, when the copy
+ * is kept for less than the session's horizon, how long it still is.
+ */
+export function indexLine(spanId: string, handle: string, remainingMs: number | null = null): string {
+  return `${spanId} pruned, recall ${handle}${expiry(remainingMs)}`;
 }
 
 /** Header of a digest or compressed form that replaced a span. */
-export function replacementHeader(spanId: string, mode: Exclude<PruneMode, "drop">, handle: string | null): string {
-  const what = mode === "summarize" ? "summary" : "compressed";
-  return handle === null ? `${spanId} ${what}, original unrecoverable` : `${spanId} ${what}, recall ${handle}`;
+export function replacementHeader(
+  spanId: string,
+  mode: Exclude<PruneMode, "drop">,
+  handle: string | null,
+  remainingMs: number | null = null,
+): string {
+  const what = replacementWord(mode);
+  return handle === null ? `${spanId} ${what}, original unrecoverable` : `${spanId} ${what}, recall ${handle}${expiry(remainingMs)}`;
+}
+
+function replacementWord(mode: Exclude<PruneMode, "drop">): string {
+  return mode === "summarize" ? "summary" : "compressed";
+}
+
+/**
+ * The line of a reversible prune whose copy is no longer promised: its hold lapsed and retention may
+ * have rotated it (`may be lost`), or a recall found it gone or altered (`lost`). Neither offers a recall.
+ */
+export function uncertainCopyLine(spanId: string, mode: PruneMode, copy: "may be lost" | "lost"): string {
+  const what = mode === "drop" ? "pruned" : replacementWord(mode);
+  return mode === "drop" && copy === "lost" ? `${spanId} pruned, copy lost, contents unknown` : `${spanId} ${what}, copy ${copy}`;
+}
+
+/** The line under a prune whose replacement costs more tokens than the span it replaced. */
+export function grewLine(spanId: string, tokens: number): string {
+  return `${spanId} pruned, but its replacement costs ${tokens} more tokens`;
 }
 
 const COPY_PROBLEM: Record<CheckResult["copy"], string> = {
@@ -43,7 +87,9 @@ export function rejectionWhy(reason: RejectReason, check: CheckResult | null, mo
         ? "no backing store"
         : check.copy !== "ok"
           ? COPY_PROBLEM[check.copy]
-          : "store cannot tell pruned from absent";
+          : check.conditions.provenance
+            ? "copy expires before the session ends"
+            : "store cannot tell pruned from absent";
       const tail = reason === "not-reversible" ? "" : reason === "lossy-forbidden" ? ", lossy forbidden" : ", lossy budget spent";
       return `${problem}${tail}`;
     }
@@ -60,13 +106,15 @@ export function rejectionWhy(reason: RejectReason, check: CheckResult | null, mo
   }
 }
 
-/** The line rendered under a span whose prune was refused. */
-export function rejectionLine(spanId: string, why: string, lossyPossible: boolean): string {
-  return lossyPossible
-    ? `${spanId} kept: prune rejected (${why}); accept_lossy to force`
-    : `${spanId} kept: prune rejected (${why})`;
+/**
+ * The line rendered for a refused prune: under the span when it is live (`kept`), or on its own when the
+ * span was never in the window or is pruned already.
+ */
+export function rejectionLine(spanId: string, why: string, lossyPossible: boolean, live = true): string {
+  const head = live ? `${spanId} kept: prune rejected (${why})` : `${oneLine(spanId, 24)}: prune rejected (${why})`;
+  return lossyPossible ? `${head}; accept_lossy to force` : head;
 }
 
 export function invalidLine(message: string): string {
-  return `directive ignored: ${message}`;
+  return `directive ignored: ${oneLine(message, 160)}`;
 }

@@ -8,7 +8,7 @@ import { rejectReasonOf, type DecisionReason, type RejectReason } from "./reason
 import { decideSpan, type SpanDecision, type SpanDecisionInput } from "./span.js";
 
 /** One member of a prune, as the decision sees it. */
-export type MemberInput = Pick<SpanDecisionInput, "policy" | "store">;
+export type MemberInput = Pick<SpanDecisionInput, "policy" | "store" | "retentionMs">;
 
 export interface GroupDecisionInput {
   /** The members, in window order; `lead` is the index of the span the directive named. */
@@ -17,6 +17,8 @@ export interface GroupDecisionInput {
   readonly acceptLossy: boolean;
   /** Lossy commitments the session may still make (`Infinity` when unlimited or not asked for). */
   readonly lossyLeft: number;
+  /** The clock and the session's horizon, for how long a reversible prune stays reversible. */
+  readonly keep?: SpanDecisionInput["keep"];
 }
 
 /** Every member's decision, and when the prune was refused, which member refused and why. */
@@ -33,7 +35,13 @@ export function decideGroup(input: GroupDecisionInput, checks: readonly CheckRes
   }
   let left = input.lossyLeft;
   const own = input.members.map((m, i) => {
-    const d = decideSpan({ policy: m.policy, store: m.store, acceptLossy: input.acceptLossy, budgetLeft: left > 0 }, checks[i]!);
+    const d = decideSpan(
+      {
+        policy: m.policy, store: m.store, acceptLossy: input.acceptLossy, budgetLeft: left > 0,
+        ...(m.retentionMs !== undefined ? { retentionMs: m.retentionMs } : {}), ...(input.keep !== undefined ? { keep: input.keep } : {}),
+      },
+      checks[i]!,
+    );
     if (d.status === "lossy") left--;
     return d;
   });

@@ -5,8 +5,11 @@
  */
 import type { CheckResult } from "../stores/store.js";
 
-/** What the check found about a span's copy; `no-provenance` when the copy is fine but the store cannot tell pruned from absent. */
-export type CopyFinding = CheckResult["copy"] | "no-provenance";
+/**
+ * What the check found about a span's copy; `no-provenance` when the copy is fine but the store cannot
+ * tell pruned from absent; `expires` when it is fine but kept for less than the session's horizon.
+ */
+export type CopyFinding = CheckResult["copy"] | "no-provenance" | "expires";
 
 /** The copy states that writing the window's bytes back can repair. */
 export type RepersistableCopy = "absent" | "expired" | "no-handle";

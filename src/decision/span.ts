@@ -5,6 +5,7 @@
  */
 import type { CheckResult, StoreCapabilities } from "../stores/store.js";
 import { conditionsHold, type KindPolicy } from "../types.js";
+import { KEPT_FOR_SESSION, keepOf, type Keep, type KeepContext } from "./keep.js";
 import type { CopyFinding, DecisionReason, LossyRefusal, RepersistableCopy } from "./reasons.js";
 
 /** Everything one span's decision depends on besides the check, known before the store transaction starts. */
@@ -16,6 +17,10 @@ export interface SpanDecisionInput {
   readonly budgetLeft: boolean;
   /** Capabilities of the kind's store, or `null` when the kind has none. */
   readonly store: StoreCapabilities | null;
+  /** The store's retention (`null`: forever); with `keep`, decides how long a reversible prune stays reversible. */
+  readonly retentionMs?: number | null;
+  /** The clock and the session's horizon; without it a verified copy counts as kept for the session. */
+  readonly keep?: KeepContext;
 }
 
 /** One span's disposition. */
@@ -25,6 +30,8 @@ export type SpanDecision =
       /** Write the window's bytes back first (the copy had expired, was lost or never written). */
       readonly repersist: boolean;
       readonly reason: Extract<DecisionReason, { code: "repersisted" }> | null;
+      /** How long the copy is kept: `until` is set when the prune is reversible only until then. */
+      readonly keep: Keep;
     }
   | { readonly status: "lossy"; readonly reason: Extract<DecisionReason, { code: "lossy-committed" }> }
   | { readonly status: "rejected"; readonly reason: Extract<DecisionReason, { code: LossyRefusal | "group-refused" }> };
@@ -33,13 +40,26 @@ export type SpanDecision =
  * - all three conditions hold → reversible, with a hold;
  * - otherwise, if the kind re-persists and the store can take the window's bytes back → reversible after
  *   writing them;
+ * - a reversible prune whose copy is kept for less than the session's horizon is reversible only until
+ *   then (`keep.until`); a kind that forbids lossy commitment refuses it (the copy would be lost mid-session),
+ *   a `with-flag` kind takes it, and the model is told when recall stops working;
  * - otherwise, `accept_lossy: true` on a kind that allows it, within budget → lossy (tombstone);
  * - otherwise → rejected, naming what failed.
  */
 export function decideSpan(input: SpanDecisionInput, check: CheckResult): SpanDecision {
-  if (conditionsHold(check.conditions)) return { status: "reversible", repersist: false, reason: null };
-  const repair = repairable(input, check);
-  if (repair !== null) return { status: "reversible", repersist: true, reason: { code: "repersisted", copy: repair } };
+  const repair = conditionsHold(check.conditions) ? null : repairable(input, check);
+  if (conditionsHold(check.conditions) || repair !== null) {
+    const repersist = repair !== null;
+    const keep = input.keep === undefined || input.store === null
+      ? KEPT_FOR_SESSION
+      : keepOf(input.keep, { holds: input.store.holds, retentionMs: input.retentionMs ?? null }, check, repersist);
+    if (keep.until === null || input.policy.lossy !== "forbid") {
+      return { status: "reversible", repersist, reason: repair === null ? null : { code: "repersisted", copy: repair }, keep };
+    }
+    // A forbid kind's copy would run out mid-session: that is a deferred loss the policy does not allow.
+    const refusal = lossyRefusal(input) ?? "lossy-forbidden";
+    return { status: "rejected", reason: { code: refusal, copy: "expires" } };
+  }
   const copy = copyFinding(check);
   const refusal = lossyRefusal(input);
   if (refusal === null) return { status: "lossy", reason: { code: "lossy-committed", copy } };

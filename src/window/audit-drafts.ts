@@ -39,6 +39,7 @@ export function checkedPruneDraft(subject: PruneSubject, decision: SpanDecision,
     pinsCarried: decision.status === "rejected" ? 0 : subject.pinsCarried,
     spanHash: subject.hash,
     directive: subject.directive,
+    ...(decision.status === "reversible" && decision.keep.until !== null ? { until: decision.keep.until } : {}),
   };
 }
 

@@ -1,6 +1,7 @@
 /** The window's positions, as the window and recall see them (internal), and how they are made. */
 import { contentHash } from "../hash.js";
-import { indexLine, replacementHeader, tombstoneLine } from "../render.js";
+import { indexLine, replacementHeader, tombstoneLine, uncertainCopyLine } from "../render.js";
+import { frameUntrusted } from "../render/framing.js";
 import type { PruneCommitItem } from "../stores/store.js";
 import { countTokens } from "../tokens.js";
 import type { PruneMode, Span, SpanMessage } from "../types.js";
@@ -27,9 +28,19 @@ export interface GoneEntry {
   mode: PruneMode;
   handle: string | null;
   store: string | null;
-  /** What renders in the span's place. */
-  text: string;
-  /** The digest or compressed form, for recall's answer about a lossy span. */
+  /**
+   * A reversible prune whose copy is kept for less than the session's horizon: when it may be rotated
+   * out (the outcome's and the audit record's `until`). `null` when it is kept for the whole session.
+   */
+  until: number | null;
+  /**
+   * When nothing promises the copy any longer (its hold lapses, or its retention ends), `null` when
+   * never within the session. From then on the line stops offering a recall.
+   */
+  keptUntil: number | null;
+  /** A recall found the copy gone or altered: the line says so from then on. */
+  copyLost: boolean;
+  /** The digest or compressed form (untrusted text), rendered framed under the line. */
   replacement: string | null;
 }
 
@@ -61,14 +72,11 @@ export function newSpan(id: string, input: { readonly kind: string; readonly tex
 export function prunedEntry(
   member: { readonly entry: LiveEntry; readonly mode: PruneMode; readonly body: string | null },
   committed: PruneCommitItem,
-  tombstone: string,
+  keep: { readonly until: number | null; readonly keptUntil: number | null },
 ): GoneEntry {
   const { span } = member.entry;
   const reversible = committed.decision.status === "reversible";
   const handle = reversible ? committed.handle : null;
-  let text: string;
-  if (member.body === null) text = handle !== null ? indexLine(span.id, handle) : tombstoneLine(span.id, tombstone);
-  else text = `${replacementHeader(span.id, member.mode as Exclude<PruneMode, "drop">, handle)}\n${member.body}`;
   return {
     state: reversible ? "pruned" : "tombstone",
     spanId: span.id,
@@ -79,7 +87,30 @@ export function prunedEntry(
     mode: member.mode,
     handle,
     store: member.entry.store,
-    text,
+    until: reversible ? keep.until : null,
+    keptUntil: reversible ? keep.keptUntil : null,
+    copyLost: false,
     replacement: member.body,
   };
+}
+
+/**
+ * The runtime line that stands in a pruned span's place at time `now`: it offers a recall only while
+ * something still promises the copy (a hold, or retention), and says how long when that ends before the
+ * session's horizon. Computed at every render, from the clock, so a lapsed hold is never shown as a recall.
+ */
+export function goneLine(e: GoneEntry, now: number, tombstone: string): string {
+  if (e.state === "tombstone" || e.handle === null) {
+    return e.mode === "drop" ? tombstoneLine(e.spanId, tombstone) : replacementHeader(e.spanId, e.mode, null);
+  }
+  if (e.copyLost) return uncertainCopyLine(e.spanId, e.mode, "lost");
+  if (e.keptUntil !== null && now >= e.keptUntil) return uncertainCopyLine(e.spanId, e.mode, "may be lost");
+  const remaining = e.until === null ? null : e.until - now;
+  return e.mode === "drop" ? indexLine(e.spanId, e.handle, remaining) : replacementHeader(e.spanId, e.mode, e.handle, remaining);
+}
+
+/** The line and, framed under it, the digest or compressed body. */
+export function goneText(e: GoneEntry, now: number, tombstone: string): string {
+  const line = goneLine(e, now, tombstone);
+  return e.replacement === null ? line : `${line}\n${frameUntrusted(e.replacement)}`;
 }

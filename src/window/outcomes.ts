@@ -24,6 +24,8 @@ export interface Refusal {
    * model that `accept_lossy` would force it. `null` when that hint must not be given.
    */
   readonly lossyHintPolicy: KindPolicy | null;
+  /** The span is live, so the line says it was kept; `false` for an unknown or already-pruned span. Default `true`. */
+  readonly live?: boolean;
 }
 
 /** The rejected outcome, with the line rendered under the span (or as a notice when there is no span). */
@@ -34,20 +36,20 @@ export function rejectedOutcome(r: Refusal): RejectedOutcome {
     lossyRefusal({ acceptLossy: true, policy: r.lossyHintPolicy, budgetLeft: true }) === null;
   return {
     op: "prune", status: "rejected", spanId: r.spanId, kind: r.kind, mode: r.mode, reason: r.reason, conditions: r.conditions,
-    failed: r.conditions ? failedConditions(r.conditions) : [], message: r.message, line: rejectionLine(r.spanId, r.why, lossyPossible),
+    failed: r.conditions ? failedConditions(r.conditions) : [], message: r.message, line: rejectionLine(r.spanId, r.why, lossyPossible, r.live ?? true),
     auditSeq: r.auditSeq,
   };
 }
 
 /** What a committed prune did to the window: the fields both committed outcomes share. */
-export type Applied = Pick<ReversibleOutcome, "spanId" | "kind" | "mode" | "line" | "tokensFreed" | "pinsCarried" | "groupPruned">;
+export type Applied = Pick<ReversibleOutcome, "spanId" | "kind" | "mode" | "line" | "tokensFreed" | "grew" | "pinsCarried" | "groupPruned">;
 
 /** The outcome of a committed prune, from the lead span's commit item. */
-export function committedOutcome(applied: Applied, lead: PruneCommitItem, tombstone: string): ReversibleOutcome | LossyOutcome {
+export function committedOutcome(applied: Applied, lead: PruneCommitItem, tombstone: string, until: number | null): ReversibleOutcome | LossyOutcome {
   const { conditions } = lead.check;
   const common = { op: "prune", ...applied, auditSeq: lead.audit.seq } as const;
   if (lead.decision.status === "reversible") {
-    return { ...common, status: "reversible", handle: lead.handle!, conditions, repersisted: lead.decision.repersist };
+    return { ...common, status: "reversible", handle: lead.handle!, conditions, repersisted: lead.decision.repersist, until };
   }
   return { ...common, status: "lossy", conditions, failed: failedConditions(conditions), tombstone: tombstoneLine(applied.spanId, tombstone) };
 }

@@ -10,10 +10,11 @@ import { HANDLE, SPAN_ID } from "../directive.js";
 import { errorMessage } from "../errors.js";
 import { contentHash } from "../hash.js";
 import type { RecallOutcome } from "../outcome.js";
-import { tombstoneLine } from "../render.js";
+import { tombstoneLine, uncertainCopyLine } from "../render.js";
+import { oneLine } from "../render/framing.js";
 import type { BackingStore } from "../stores/store.js";
 import { recallDraft } from "./audit-drafts.js";
-import type { Entry } from "./entries.js";
+import type { Entry, GoneEntry } from "./entries.js";
 
 /** What recall needs from the window (internal). */
 export interface RecallContext {
@@ -28,6 +29,8 @@ export interface RecallContext {
   readonly auditStore: BackingStore;
   /** Appends an audit record (kept for retry when the store fails); the record's seq, if written. */
   audit(store: BackingStore, draft: AuditDraft): Promise<number | null>;
+  /** Tells the window a reversibly pruned span's copy is gone or altered, so its line stops offering a recall. */
+  copyLost(entry: GoneEntry): void;
 }
 
 type RecallStatus = RecallOutcome["status"];
@@ -65,10 +68,11 @@ export async function recall(query: string, raw: string, ctx: RecallContext): Pr
     const seq = await ctx.audit(store, draft("found", null, entry));
     return { op: "recall", status: "found", spanId: entry.spanId, handle: entry.handle, text: found.text, source: "store", auditSeq: seq };
   }
+  ctx.copyLost(entry);
   const seq = await ctx.audit(store, draft("pruned-unrecoverable", { code: "copy-lost", loss: found.status === "found" ? "altered" : found.status }, entry));
   return {
     op: "recall", status: "pruned-unrecoverable", spanId: entry.spanId, handle: entry.handle, reason: "copy-lost",
-    replacement: entry.replacement, line: `${entry.spanId} pruned, copy lost, contents unknown`, auditSeq: seq,
+    replacement: entry.replacement, line: uncertainCopyLine(entry.spanId, entry.mode, "lost"), auditSeq: seq,
   };
 }
 
@@ -135,11 +139,11 @@ async function recallFromStores(
     const seq = await ctx.audit(ctx.auditStore, draft("unavailable", { code: "store-error" }));
     return {
       op: "recall", status: "unavailable", spanId: query, handle: null, message: `store ${failed.name} could not be asked`,
-      line: `${query}: store unreachable now; retry`, auditSeq: seq,
+      line: `${oneLine(query, 40)}: store unreachable now; retry`, auditSeq: seq,
     };
   }
   const seq = await ctx.audit(ctx.auditStore, draft("unknown", null));
-  return { op: "recall", status: "unknown", query, line: `${query}: never in this session`, auditSeq: seq };
+  return { op: "recall", status: "unknown", query, line: `${oneLine(query, 40)}: never in this session`, auditSeq: seq };
 }
 
 /** The content hash the last reversible prune of a span recorded in a store's chain, if any. */

@@ -1,28 +1,43 @@
 /** The window as a model and a provider renderer see it. */
+import { frameUntrusted } from "../render/framing.js";
 import type { PruneMode, Span, SpanMessage } from "../types.js";
-import type { Entry } from "./entries.js";
+import { goneLine, goneText, type Entry } from "./entries.js";
 
-/** What the window shows in one position, for renderers of provider message shapes. */
+/**
+ * What the window shows in one position, for renderers of provider message shapes. `text` is the
+ * rendering (runtime line, then any untrusted body framed); `line` is the runtime line alone.
+ */
 export type WindowEntry =
   | { readonly state: "live"; readonly span: Span; readonly handle: string | null; readonly notice: string | null }
-  | { readonly state: "pruned"; readonly spanId: string; readonly kind: string; readonly group: string | null; readonly message: SpanMessage | null; readonly mode: PruneMode; readonly handle: string; readonly text: string }
-  | { readonly state: "tombstone"; readonly spanId: string; readonly kind: string; readonly group: string | null; readonly message: SpanMessage | null; readonly mode: PruneMode; readonly text: string };
+  | {
+      readonly state: "pruned"; readonly spanId: string; readonly kind: string; readonly group: string | null; readonly message: SpanMessage | null;
+      readonly mode: PruneMode; readonly handle: string; readonly line: string; readonly text: string;
+      /** When the copy may be rotated out, if before the session's horizon (`null`: kept for the session). */
+      readonly until: number | null;
+    }
+  | {
+      readonly state: "tombstone"; readonly spanId: string; readonly kind: string; readonly group: string | null; readonly message: SpanMessage | null;
+      readonly mode: PruneMode; readonly line: string; readonly text: string;
+    };
 
-/** An internal entry as its public view. */
-export function entryView(e: Entry): WindowEntry {
+/** An internal entry as its public view, at time `now`. */
+export function entryView(e: Entry, now: number, tombstone: string): WindowEntry {
   if (e.state === "live") return { state: "live", span: e.span, handle: e.handle, notice: e.notice };
-  if (e.state === "pruned") {
-    return { state: "pruned", spanId: e.spanId, kind: e.kind, group: e.group, message: e.message, mode: e.mode, handle: e.handle!, text: e.text };
-  }
-  return { state: "tombstone", spanId: e.spanId, kind: e.kind, group: e.group, message: e.message, mode: e.mode, text: e.text };
+  const common = {
+    spanId: e.spanId, kind: e.kind, group: e.group, message: e.message, mode: e.mode, line: goneLine(e, now, tombstone), text: goneText(e, now, tombstone),
+  };
+  if (e.state === "pruned") return { state: "pruned", ...common, handle: e.handle!, until: e.until };
+  return { state: "tombstone", ...common };
+}
+
+/** A live span as the model reads it: its header line, its text framed, its notice (a runtime line). */
+export function liveBlock(span: Span, notice: string | null, header = `[${span.id} ${span.kind}]`): string {
+  const head = `${header}\n${frameUntrusted(span.text)}`;
+  return notice === null ? head : `${head}\n${notice}`;
 }
 
 /** What the model reads: live spans with their notices, index lines, tombstones, then loose notices. */
 export function renderWindow(entries: readonly WindowEntry[], notices: readonly string[]): string {
-  const blocks = entries.map((e) => {
-    if (e.state !== "live") return e.text;
-    const head = `[${e.span.id} ${e.span.kind}]\n${e.span.text}`;
-    return e.notice === null ? head : `${head}\n${e.notice}`;
-  });
+  const blocks = entries.map((e) => (e.state === "live" ? liveBlock(e.span, e.notice) : e.text));
   return [...blocks, ...notices].join("\n\n");
 }

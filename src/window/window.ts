@@ -3,13 +3,14 @@ import { decideGroup, type GroupDecision } from "../decision/group.js";
 import { HANDLE, parseDirective, SPAN_ID } from "../directive.js";
 import { errorMessage, IrreversiblePruneError } from "../errors.js";
 import type { DirectiveOutcome, InvalidOutcome, LossyOutcome, PruneOutcome, RecallOutcome, RejectedOutcome, ReversibleOutcome } from "../outcome.js";
-import { invalidLine, rejectionWhy } from "../render.js";
+import { grewLine, invalidLine, rejectionWhy } from "../render.js";
 import type { BackingStore, CheckResult, PruneCommitItem, PruneDecision, PruneItem } from "../stores/store.js";
 import { countTokens } from "../tokens.js";
 import type { KindPolicy, PinPattern, PruneMode, Span, SpanRef } from "../types.js";
 import { checkedPruneDraft, invalidDraft, refusedPruneDraft } from "./audit-drafts.js";
 import { PendingAudit } from "./audit-queue.js";
-import { newSpan, prunedEntry, type Entry, type LiveEntry } from "./entries.js";
+import type { Keep } from "../decision/keep.js";
+import { goneText, newSpan, prunedEntry, type Entry, type GoneEntry, type LiveEntry } from "./entries.js";
 import { kindPins, resolveWindowOptions, type AppendInput, type ContextWindowOptions, type PruneRequest, type WindowSettings } from "./options.js";
 import { committedOutcome, rejectedOutcome } from "./outcomes.js";
 import { persistFailures, planPrune, type PlannedMember, type PlanRejectReason, type PrunePlan } from "./plan.js";
@@ -149,7 +150,8 @@ export class ContextWindow<K extends string = string> {
 
   /** The window's positions as data, for renderers of provider message shapes. */
   entries(): WindowEntry[] {
-    return this.#entries.map(entryView);
+    const now = this.#settings.clock.now();
+    return this.#entries.map((e) => entryView(e, now, this.#settings.tombstone));
   }
 
   /** Lines that are not attached to a span (invalid directives), shown until the next append. */
@@ -247,12 +249,16 @@ export class ContextWindow<K extends string = string> {
       hash: p.entry.span.hash,
       text: p.entry.span.text,
     }));
-    const members = plan.members.map((p) => ({ policy: p.policy, store: p.policy.store === null ? null : plan.store.capabilities }));
+    const members = plan.members.map((p) => ({
+      policy: p.policy, store: p.policy.store === null ? null : plan.store.capabilities, retentionMs: plan.store.retentionMs,
+    }));
     // The store calls `decide` inside its transaction once per attempt; the attempt that commits is the last.
-    const last: { refusal: GroupDecision["refusal"] } = { refusal: null };
+    const last: { refusal: GroupDecision["refusal"]; keeps: (Keep | null)[] } = { refusal: null, keeps: [] };
+    const keep = { now: this.#settings.clock.now(), holdUntil: this.#holdUntil() };
     const decide = (checks: readonly CheckResult[]): PruneDecision[] => {
-      const group = decideGroup({ members, lead: plan.lead, acceptLossy, lossyLeft }, checks);
+      const group = decideGroup({ members, lead: plan.lead, acceptLossy, lossyLeft, keep }, checks);
       last.refusal = group.refusal;
+      last.keeps = group.decisions.map((d) => (d.status === "reversible" ? d.keep : null));
       return group.decisions.map((d, i) => {
         const p = plan.members[i]!;
         const audit = checkedPruneDraft(
@@ -277,25 +283,30 @@ export class ContextWindow<K extends string = string> {
     if (last.refusal !== null) return this.#refuseChecked(plan, mode, lead, commit.items, last.refusal);
     // Committed: now, and only now, rewrite the window.
     let tokensFreed = 0;
-    for (const [i, p] of plan.members.entries()) tokensFreed += this.#apply(p, commit.items[i]!);
-    const gone = this.#byId.get(spanId) as Extract<Entry, { state: "pruned" | "tombstone" }>;
+    const now = this.#settings.clock.now();
+    for (const [i, p] of plan.members.entries()) tokensFreed += this.#apply(p, commit.items[i]!, last.keeps[i] ?? null, now);
+    const gone = this.#byId.get(spanId) as GoneEntry;
     return committedOutcome(
       {
-        spanId, kind: gone.kind, mode, line: gone.text, tokensFreed, pinsCarried: plan.members[plan.lead]!.pinsCarried,
+        spanId, kind: gone.kind, mode, line: goneText(gone, now, this.#settings.tombstone), tokensFreed,
+        // A replacement larger than the span (a long digest, or any line in place of a tiny span) is allowed, and said.
+        grew: tokensFreed < 0 ? grewLine(spanId, -tokensFreed) : null,
+        pinsCarried: plan.members[plan.lead]!.pinsCarried,
         groupPruned: plan.members.filter((p) => p.entry !== plan.target).map((p) => p.entry.span.id),
       },
       lead,
       this.#settings.tombstone,
+      gone.until,
     );
   }
 
   /** Rewrites one committed span; returns the tokens it freed. */
-  #apply(member: PlannedMember, committed: PruneCommitItem): number {
-    const gone = prunedEntry(member, committed, this.#settings.tombstone);
+  #apply(member: PlannedMember, committed: PruneCommitItem, keep: Keep | null, now: number): number {
+    const gone = prunedEntry(member, committed, keep ?? { until: null, keptUntil: null });
     this.#entries[member.entry.pos] = gone;
     this.#byId.set(gone.spanId, gone);
     if (gone.state === "tombstone" && this.#lossyUsed !== null) this.#lossyUsed++;
-    return member.entry.span.tokens - countTokens(gone.text);
+    return member.entry.span.tokens - countTokens(goneText(gone, now, this.#settings.tombstone));
   }
 
   async #lossyLeft(acceptLossy: boolean): Promise<number> {
@@ -323,6 +334,9 @@ export class ContextWindow<K extends string = string> {
       stores: () => this.#distinctStores(),
       auditStore: this.#settings.auditStore,
       audit: (store, draft) => this.#audit(store, draft),
+      copyLost: (entry) => {
+        entry.copyLost = true;
+      },
     });
   }
 
@@ -347,7 +361,7 @@ export class ContextWindow<K extends string = string> {
     }));
     const outcome = rejectedOutcome({
       spanId: entry?.span.id ?? r.spanId, kind: entry?.span.kind ?? r.kind, mode: r.mode, reason: r.reason.code, conditions: null,
-      why: rejectionWhy(r.reason.code, null, r.mode), message: r.message, auditSeq: seq, lossyHintPolicy: null,
+      why: rejectionWhy(r.reason.code, null, r.mode), message: r.message, auditSeq: seq, lossyHintPolicy: null, live: entry !== null,
     });
     if (entry) entry.notice = outcome.line;
     else this.#notice(outcome.line);

@@ -50,7 +50,7 @@ describe("rendering to provider message shapes", () => {
     expect(ai.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool", "assistant", "tool"]);
     expect(openai.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool", "assistant", "assistant", "tool"]);
     expect(openAIPairsIntact(openai)).toBe(true);
-    expect(anthropic.system).toBe("[span_1]\nYou are a deploy assistant.");
+    expect(anthropic.system).toBe("[span_1]\n│ You are a deploy assistant.");
     expect(anthropic.messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant", "user"]);
     const firstCall = anthropic.messages[1]!.content as Array<{ type: string; input?: unknown }>;
     expect(firstCall[0]).toMatchObject({ type: "tool_use", input: { id: 8812 } });

@@ -102,7 +102,7 @@ describe("ContextWindow: the four outcomes", () => {
     const out = await win.tryPrune({ span: ref, mode: "drop" });
     expect(out).toMatchObject({ status: "rejected", reason: "not-reversible", failed: ["existence", "addressability", "provenance"] });
     expect(win.span(ref)).toEqual(before);
-    expect(win.render()).toBe("[span_1 scratch]\nnotes\nspan_1 kept: prune rejected (no backing store); accept_lossy to force");
+    expect(win.render()).toBe("[span_1 scratch]\n│ notes\nspan_1 kept: prune rejected (no backing store); accept_lossy to force");
     await expect(win.prune({ span: ref, mode: "drop" })).rejects.toBeInstanceOf(IrreversiblePruneError);
   });
 
@@ -134,7 +134,7 @@ describe("ContextWindow: modes", () => {
     const { win } = setup();
     const ref = await win.append({ kind: "toolResult", text: block() });
     const out = await win.prune({ span: ref, mode: "summarize", digest: "40 searches, all 200" });
-    expect(out.line).toBe("span_1 summary, recall #1\n40 searches, all 200");
+    expect(out.line).toBe("span_1 summary, recall #1\n│ 40 searches, all 200");
     expect(win.render()).toBe(out.line);
   });
 

@@ -1,0 +1,48 @@
+/**
+ * The framing rule: text that came from outside the runtime — span text, digests, compressed bodies,
+ * anything a tool or a model wrote — is rendered only inside a frame, and a runtime line is never inside
+ * one. So no span can print a line the model would take for the runtime's word.
+ *
+ * - Every line of untrusted text is rendered after the gutter `│ ` (U+2502 and a space); runtime lines
+ *   never start with it. The gutter costs one o200k token per line.
+ * - "Line" means whatever any common reader splits on: LF, CR, CRLF, VT, FF, the file/group/record
+ *   separators U+001C–U+001E, NEL (U+0085), LINE SEPARATOR (U+2028) and PARAGRAPH SEPARATOR (U+2029),
+ *   the set Python's `str.splitlines` uses. Each becomes a line break plus a gutter, so a CR or U+2028
+ *   inside a tool output cannot start a line of its own.
+ * - Untrusted fragments a runtime line must quote (a directive's unknown key in an error message) are cut
+ *   to one line with `oneLine` first: line breaks and other control characters become visible escapes.
+ *
+ * Zero-width and look-alike characters need no special case: they can change what a framed line looks
+ * like, never whether it is framed, because the gutter is written by the runtime before the text starts.
+ * The model-facing grammar of runtime lines is `render/grammar.ts`; the property test in
+ * `test/window/framing.test.ts` renders generated hostile text and parses every line back.
+ */
+
+/** The gutter before every line of untrusted text. */
+export const GUTTER = "│ ";
+
+/** Every line break a reader may honour: CRLF first, then each single-character terminator. */
+export const LINE_BREAK = /\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]/;
+const LINE_BREAKS = new RegExp(LINE_BREAK.source, "g");
+
+/** Splits text into lines on every terminator in `LINE_BREAK`. */
+export function splitLines(text: string): string[] {
+  return text.split(LINE_BREAKS);
+}
+
+/** Untrusted text in its frame: every line after the gutter, joined with LF. Linear in the text. */
+export function frameUntrusted(text: string): string {
+  return GUTTER + text.replace(LINE_BREAKS, `\n${GUTTER}`);
+}
+
+// C0 and C1 controls (tab aside), the line and paragraph separators, and bidi controls that reorder a line.
+const UNSAFE_IN_LINE = /[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * An untrusted fragment fit to sit inside one runtime line: control characters, line breaks and bidi
+ * overrides become `\uXXXX` escapes, and it is cut to `max` characters.
+ */
+export function oneLine(fragment: string, max = 120): string {
+  const cut = fragment.length > max ? `${fragment.slice(0, max - 3)}...` : fragment;
+  return cut.replace(UNSAFE_IN_LINE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}

@@ -1,0 +1,104 @@
+/**
+ * The model-facing grammar of runtime lines: every line the runtime itself writes into what the model
+ * reads, as data. `parseRuntimeLine` is the reader's side of the framing rule (`render/framing.ts`): a
+ * line that starts with the gutter is untrusted text and never a runtime line; any other non-blank line
+ * of a rendered window must parse here. Tests parse whole renderings with `readRendered` to prove that no
+ * span text or digest, whatever it contains, produces a runtime line.
+ */
+import { GUTTER, splitLines } from "./framing.js";
+
+const SPAN = "span_[1-9][0-9]{0,8}";
+const HANDLE = "[a-z]{0,4}#[1-9][0-9]{0,15}";
+const REMAINING = "(<1m|[1-9][0-9]*h[0-5][0-9]m|[1-9][0-9]?m)";
+const KIND = "[A-Za-z_][A-Za-z0-9_-]{0,63}";
+
+/** One runtime line, parsed. */
+export type RuntimeLine =
+  | { readonly line: "header"; readonly spanId: string; readonly kind: string | null }
+  | { readonly line: "index"; readonly spanId: string; readonly what: "pruned" | "summary" | "compressed"; readonly handle: string; readonly expiresIn: string | null }
+  | { readonly line: "unrecoverable"; readonly spanId: string; readonly what: "pruned" | "summary" | "compressed" }
+  | { readonly line: "copy-uncertain"; readonly spanId: string; readonly what: "pruned" | "summary" | "compressed"; readonly copy: "may be lost" | "lost" }
+  | { readonly line: "rejected"; readonly spanId: string; readonly live: boolean; readonly why: string; readonly lossyHint: boolean }
+  | { readonly line: "grew"; readonly spanId: string; readonly tokens: number }
+  | { readonly line: "invalid"; readonly message: string }
+  | { readonly line: "map-head"; readonly used: number; readonly limit: number | null; readonly live: number }
+  | { readonly line: "map-span"; readonly spanId: string; readonly modes: readonly string[]; readonly prune: string };
+
+/** The window settings a reader needs: the tombstone wording is the policy's. */
+export interface GrammarContext {
+  /** The tombstone template with `{span}` (default `{span} pruned, unrecoverable, contents unknown`). */
+  readonly tombstone: string;
+}
+
+const re = (s: string) => new RegExp(`^${s}$`);
+const HEADER = re(`\\[(${SPAN})(?: (${KIND}))?\\]`);
+const INDEX = re(`(${SPAN}) (pruned|summary|compressed), recall (${HANDLE})(?:, expires in ${REMAINING})?`);
+const UNRECOVERABLE = re(`(${SPAN}) (summary|compressed), original unrecoverable`);
+const UNCERTAIN = re(`(${SPAN}) (pruned|summary|compressed), copy (may be lost|lost)(?:, contents unknown)?`);
+const REJECTED = re(`(${SPAN})( kept)?: prune rejected \\(([^()\\n]{1,200})\\)(; accept_lossy to force)?`);
+const GREW = re(`(${SPAN}) pruned, but its replacement costs ([1-9][0-9]{0,8}) more tokens`);
+const INVALID = re(`directive ignored: ([^\\n]{1,200})`);
+const MAP_HEAD = re(`map: ([0-9]{1,12}) tokens(?: of ([0-9]{1,12}))?, ([0-9]{1,9}) live spans?`);
+const MAP_SPAN = re(`(${SPAN}) ((?:drop|summarize|compress)(?:,(?:drop|summarize|compress)){0,2}): (reversible(?:, expires in ${REMAINING})?|lossy only with accept_lossy|never \\([a-z ,-]{1,80}\\))`);
+
+const templates = new Map<string, RegExp>();
+
+function tombstonePattern(template: string): RegExp {
+  let r = templates.get(template);
+  if (!r) {
+    const escaped = template.split("{span}").map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+    r = re(escaped.join(`(${SPAN})`));
+    templates.set(template, r);
+  }
+  return r;
+}
+
+/**
+ * Parses one line as a runtime line, or `null` when it is not one. A framed line (starting with the
+ * gutter) is never a runtime line, whatever follows the gutter.
+ */
+export function parseRuntimeLine(line: string, ctx: GrammarContext): RuntimeLine | null {
+  if (line.startsWith(GUTTER.trimEnd())) return null;
+  let m: RegExpExecArray | null;
+  if ((m = HEADER.exec(line))) return { line: "header", spanId: m[1]!, kind: m[2] ?? null };
+  if ((m = INDEX.exec(line))) {
+    return { line: "index", spanId: m[1]!, what: m[2] as "pruned", handle: m[3]!, expiresIn: m[4] ?? null };
+  }
+  if ((m = UNRECOVERABLE.exec(line))) return { line: "unrecoverable", spanId: m[1]!, what: m[2] as "summary" };
+  if ((m = tombstonePattern(ctx.tombstone).exec(line))) return { line: "unrecoverable", spanId: m[1]!, what: "pruned" };
+  if ((m = UNCERTAIN.exec(line))) return { line: "copy-uncertain", spanId: m[1]!, what: m[2] as "pruned", copy: m[3] as "lost" };
+  if ((m = REJECTED.exec(line))) return { line: "rejected", spanId: m[1]!, live: m[2] !== undefined, why: m[3]!, lossyHint: m[4] !== undefined };
+  if ((m = GREW.exec(line))) return { line: "grew", spanId: m[1]!, tokens: Number(m[2]) };
+  if ((m = INVALID.exec(line))) return { line: "invalid", message: m[1]! };
+  if ((m = MAP_HEAD.exec(line))) return { line: "map-head", used: Number(m[1]), limit: m[2] === undefined ? null : Number(m[2]), live: Number(m[3]) };
+  if ((m = MAP_SPAN.exec(line))) return { line: "map-span", spanId: m[1]!, modes: m[2]!.split(","), prune: m[3]! };
+  return null;
+}
+
+/** A rendered window read back line by line. */
+export interface ReadBack {
+  /** Every runtime line, in order. */
+  readonly runtime: RuntimeLine[];
+  /** How many lines were framed (untrusted text). */
+  readonly framed: number;
+  /** Lines that are neither blank, framed nor a runtime line: always empty for a window's rendering. */
+  readonly stray: string[];
+}
+
+/** Reads a rendering the way the framing rule says a model should: framed, blank, or a runtime line. */
+export function readRendered(text: string, ctx: GrammarContext): ReadBack {
+  const runtime: RuntimeLine[] = [];
+  const stray: string[] = [];
+  let framed = 0;
+  for (const line of splitLines(text)) {
+    if (line.length === 0) continue;
+    if (line.startsWith(GUTTER.trimEnd())) {
+      framed++;
+      continue;
+    }
+    const parsed = parseRuntimeLine(line, ctx);
+    if (parsed === null) stray.push(line);
+    else runtime.push(parsed);
+  }
+  return { runtime, framed, stray };
+}
