@@ -116,5 +116,5 @@ export function rejectionLine(spanId: string, why: string, lossyPossible: boolea
 }
 
 export function invalidLine(message: string): string {
-  return `directive ignored: ${oneLine(message, 160)}`;
+  return `directive ignored: ${oneLine(message, 180)}`;
 }

@@ -43,6 +43,8 @@ const UNSAFE_IN_LINE = /[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2
  * overrides become `\uXXXX` escapes, and it is cut to `max` characters.
  */
 export function oneLine(fragment: string, max = 120): string {
-  const cut = fragment.length > max ? `${fragment.slice(0, max - 3)}...` : fragment;
-  return cut.replace(UNSAFE_IN_LINE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  // Escaped before it is cut, so the bound holds for the line as written; only the first `max` characters
+  // are escaped, so a megabyte fragment costs no more than a short one.
+  const escaped = fragment.slice(0, max).replace(UNSAFE_IN_LINE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return escaped.length > max || fragment.length > max ? `${escaped.slice(0, max - 3)}...` : escaped;
 }

@@ -2,6 +2,7 @@ import { directiveForAudit, type AuditDraft, type AuditRecord } from "../audit.j
 import { decideGroup, type GroupDecision } from "../decision/group.js";
 import { HANDLE, parseDirective, SPAN_ID } from "../directive.js";
 import { errorMessage, IrreversiblePruneError } from "../errors.js";
+import { contentHash } from "../hash.js";
 import type { DirectiveOutcome, InvalidOutcome, LossyOutcome, PruneOutcome, RecallOutcome, RejectedOutcome, ReversibleOutcome } from "../outcome.js";
 import { grewLine, invalidLine, rejectionWhy } from "../render.js";
 import type { BackingStore, CheckResult, PruneCommitItem, PruneDecision, PruneItem } from "../stores/store.js";
@@ -168,6 +169,34 @@ export class ContextWindow<K extends string = string> {
   /** Tokens the window costs now, as rendered (o200k_base). */
   tokens(): number {
     return countTokens(this.render());
+  }
+
+  /**
+   * Asks the stores whether every reversibly pruned span's copy is still there and byte-identical, and
+   * marks those that are not, so their lines stop offering a recall. Time-based lapses (a hold past the
+   * session's horizon, retention running out) need no call: `render()` reads them from the clock. This
+   * catches the rest — a copy deleted or altered behind the runtime's back — at one lookup per pruned
+   * span; call it before an inference when the store is shared with other writers. Returns how many
+   * copies it found lost. A store that fails is skipped (its lines stay as they were).
+   */
+  checkCopies(): Promise<number> {
+    return this.#serial(async () => {
+      let lost = 0;
+      for (const e of this.#entries) {
+        if (e.state !== "pruned" || e.copyLost || e.handle === null || e.store === null) continue;
+        let found;
+        try {
+          found = await this.#settings.stores.get(e.store)!.lookup(this.session, { handle: e.handle });
+        } catch {
+          continue;
+        }
+        if (found.status !== "found" || found.hash !== e.hash || contentHash(found.text) !== e.hash) {
+          e.copyLost = true;
+          lost++;
+        }
+      }
+      return lost;
+    });
   }
 
   /** Every decision of this session, across its stores, oldest first. */
@@ -341,7 +370,8 @@ export class ContextWindow<K extends string = string> {
   }
 
   async #invalid(op: "prune" | "recall" | null, issues: InvalidOutcome["issues"], raw: string): Promise<InvalidOutcome> {
-    const message = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join("; ") || "invalid directive";
+    // A message that already names its field ("accept_lossy must be …") is not prefixed with it again.
+    const message = issues.map((i) => (i.path && !i.message.startsWith(`${i.path} `) ? `${i.path}: ${i.message}` : i.message)).join("; ") || "invalid directive";
     const seq = await this.#audit(this.#settings.auditStore, invalidDraft(op, raw));
     const line = invalidLine(message.length > 160 ? `${message.slice(0, 157)}...` : message);
     this.#notice(line);
