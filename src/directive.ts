@@ -44,12 +44,15 @@ export function directiveSchema(limits: DirectiveLimits = DEFAULT_LIMITS, modes:
     op: z.literal("recall"),
     span_id: z.union([spanId, z.string().regex(HANDLE)], { error: "span_id must be a span id (span_7) or a handle (#3)" }),
   });
-  return z.discriminatedUnion("op", [prune, recall], { error: 'op must be "prune" or "recall"' });
+  // Asks for the reversibility map: what a prune of each live span would be now. Takes nothing else.
+  const map = z.strictObject({ op: z.literal("map") });
+  return z.discriminatedUnion("op", [prune, recall, map], { error: 'op must be "prune", "recall" or "map"' });
 }
 
 export type Directive = z.infer<ReturnType<typeof directiveSchema>>;
 export type PruneDirective = Extract<Directive, { op: "prune" }>;
 export type RecallDirective = Extract<Directive, { op: "recall" }>;
+export type MapDirective = Extract<Directive, { op: "map" }>;
 
 export type ParsedDirective =
   | { readonly ok: true; readonly directive: Directive }

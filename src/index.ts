@@ -9,6 +9,7 @@
 export { ContextWindow } from "./window/window.js";
 export type { AppendInput, ContextWindowOptions, PruneRequest } from "./window/options.js";
 export type { WindowEntry } from "./window/view.js";
+export type { Forecast, SpanForecast, WindowMap } from "./window/map.js";
 export { guardWindow } from "./typed.js";
 export type { AnyPruneRequest, GuardedWindow, PruneguardTypeError } from "./typed.js";
 export { toAISDK, toAnthropic, toOpenAI } from "./providers.js";
@@ -20,7 +21,7 @@ export type { StoreOptions } from "./stores/options.js";
 export type { BackingStore, StoreCapabilities } from "./stores/store.js";
 export { IrreversiblePruneError, StoreError } from "./errors.js";
 export { parseDirective, directiveSchema, DEFAULT_LIMITS, SPAN_ID, HANDLE } from "./directive.js";
-export type { Directive, DirectiveLimits, ParsedDirective, PruneDirective, RecallDirective } from "./directive.js";
+export type { Directive, DirectiveLimits, MapDirective, ParsedDirective, PruneDirective, RecallDirective } from "./directive.js";
 export type {
   DirectiveIssue,
   DirectiveOutcome,

@@ -1,4 +1,5 @@
 import type { RejectReason } from "./decision/reasons.js";
+import type { WindowMap } from "./window/map.js";
 import type { Conditions, PruneMode } from "./types.js";
 
 export type { RejectReason } from "./decision/reasons.js";
@@ -130,4 +131,4 @@ export type RecallOutcome =
     };
 
 /** What `applyDirective` answers: never throws, always one of these. */
-export type DirectiveOutcome = PruneOutcome | RecallOutcome;
+export type DirectiveOutcome = PruneOutcome | RecallOutcome | WindowMap;

@@ -11,6 +11,7 @@ import type { AuditRecord } from "./audit.js";
 import type { DirectiveOutcome, LossyOutcome, PruneOutcome, RecallOutcome, ReversibleOutcome } from "./outcome.js";
 import type { AppendInput, PruneRequest } from "./window/options.js";
 import type { WindowEntry } from "./window/view.js";
+import type { WindowMap } from "./window/map.js";
 import type { ContextWindow } from "./window/window.js";
 import type { PruneMode, Span, SpanRef } from "./types.js";
 
@@ -47,7 +48,11 @@ export interface GuardedWindow<K extends string, Requests extends { readonly [P 
   /** The untrusted path for model output; never throws. */
   applyDirective(input: unknown): Promise<DirectiveOutcome>;
   recall(query: string): Promise<RecallOutcome>;
-  render(): string;
+  /** The reversibility map: what a prune of each live span would be now, and the token pressure. Advisory. */
+  map(): Promise<WindowMap>;
+  /** Asks the stores whether pruned spans' copies are still there; lines of lost ones stop offering recall. */
+  checkCopies(): Promise<number>;
+  render(options?: { readonly map?: boolean }): string;
   entries(): WindowEntry[];
   span(id: string): Span | undefined;
   tokens(): number;
@@ -75,7 +80,9 @@ export function guardWindow<K extends string, Requests extends { readonly [P in 
     tryPrune: (span, request) => window.tryPrune(asRequest(span, request)),
     applyDirective: (input) => window.applyDirective(input),
     recall: (query) => window.recall(query),
-    render: () => window.render(),
+    map: () => window.map(),
+    checkCopies: () => window.checkCopies(),
+    render: (options) => window.render(options),
     entries: () => window.entries(),
     span: (id) => window.span(id),
     tokens: () => window.tokens(),

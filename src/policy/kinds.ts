@@ -50,6 +50,11 @@ export interface SessionLimits {
   readonly maxLengthMs?: number | null;
   /** How many lossy commitments one session may make; `null` or absent means unlimited. */
   readonly lossyBudget?: number | null;
+  /**
+   * The window's token limit (o200k_base, as rendered), shown as pressure in the reversibility map
+   * (`map: 1234 tokens of 8000`). Advisory: the runtime does not truncate. `null` or absent: none.
+   */
+  readonly maxTokens?: number | null;
 }
 
 /** The runtime form of a whole policy: what `ContextWindow` needs to dispose of a directive. */

@@ -39,7 +39,7 @@ const REJECTED = re(`(${SPAN})( kept)?: prune rejected \\(([^()\\n]{1,200})\\)(;
 const GREW = re(`(${SPAN}) pruned, but its replacement costs ([1-9][0-9]{0,8}) more tokens`);
 const INVALID = re(`directive ignored: ([^\\n]{1,200})`);
 const MAP_HEAD = re(`map: ([0-9]{1,12}) tokens(?: of ([0-9]{1,12}))?, ([0-9]{1,9}) live spans?`);
-const MAP_SPAN = re(`(${SPAN}) ((?:drop|summarize|compress)(?:,(?:drop|summarize|compress)){0,2}): (reversible(?:, expires in ${REMAINING})?|lossy only with accept_lossy|never \\([a-z ,-]{1,80}\\))`);
+const MAP_SPAN = re(`(${SPAN}) ((?:drop|summarize|compress)(?:,(?:drop|summarize|compress)){0,2}): (reversible(?:, expires in ${REMAINING})?|lossy only with accept_lossy|never \\([a-z ,:-]{1,100}\\))`);
 
 const templates = new Map<string, RegExp>();
 

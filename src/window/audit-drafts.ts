@@ -68,6 +68,14 @@ export function invalidDraft(op: "prune" | "recall" | null, directive: string): 
   };
 }
 
+/** A map directive's answer (an advisory read: nothing is decided, but every directive is logged). */
+export function mapDraft(directive: string): AuditDraft {
+  return {
+    op: "map", status: "mapped", spanId: null, kind: null, mode: null, conditions: null, handle: null, repersisted: false,
+    acceptLossy: false, reason: null, pinsCarried: 0, directive,
+  };
+}
+
 /** A recall's answer; the span and handle come from the window's entry when it has one, else from the query. */
 export function recallDraft(
   query: string,

@@ -15,6 +15,8 @@ export interface LiveEntry {
   store: string | null;
   /** Why persisting on append failed, if it did (the prune will see no handle). */
   persistError: string | null;
+  /** When the store wrote its copy (the start of its retention), if it did. */
+  copiedAt: number | null;
   notice: string | null;
 }
 

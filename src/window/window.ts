@@ -5,10 +5,11 @@ import { errorMessage, IrreversiblePruneError } from "../errors.js";
 import { contentHash } from "../hash.js";
 import type { DirectiveOutcome, InvalidOutcome, LossyOutcome, PruneOutcome, RecallOutcome, RejectedOutcome, ReversibleOutcome } from "../outcome.js";
 import { grewLine, invalidLine, rejectionWhy } from "../render.js";
-import type { BackingStore, CheckResult, PruneCommitItem, PruneDecision, PruneItem } from "../stores/store.js";
+import type { BackingStore, CheckResult, LookupResult, PruneCommitItem, PruneDecision, PruneItem } from "../stores/store.js";
+import type { RecordState } from "../stores/records.js";
 import { countTokens } from "../tokens.js";
 import type { KindPolicy, PinPattern, PruneMode, Span, SpanRef } from "../types.js";
-import { checkedPruneDraft, invalidDraft, refusedPruneDraft } from "./audit-drafts.js";
+import { checkedPruneDraft, invalidDraft, mapDraft, refusedPruneDraft } from "./audit-drafts.js";
 import { PendingAudit } from "./audit-queue.js";
 import type { Keep } from "../decision/keep.js";
 import { goneText, newSpan, prunedEntry, type Entry, type GoneEntry, type LiveEntry } from "./entries.js";
@@ -16,6 +17,8 @@ import { kindPins, resolveWindowOptions, type AppendInput, type ContextWindowOpt
 import { committedOutcome, rejectedOutcome } from "./outcomes.js";
 import { persistFailures, planPrune, type PlannedMember, type PlanRejectReason, type PrunePlan } from "./plan.js";
 import { recall } from "./recall.js";
+import { forecastSpan, mapLines, type SpanForecast, type WindowMap } from "./map.js";
+import { computeCheck, unbackedCheck } from "../stores/check.js";
 import { entryView, renderWindow, type WindowEntry } from "./view.js";
 
 const MAX_NOTICES = 3;
@@ -65,13 +68,14 @@ export class ContextWindow<K extends string = string> {
     }
     if (typeof input.text !== "string") throw new TypeError("ContextWindow.append: text must be a string");
     const span = newSpan(`span_${this.#nextSpan++}`, input);
-    const entry: LiveEntry = { state: "live", pos: this.#entries.length, span, handle: null, store: policy.store, persistError: null, notice: null };
+    const entry: LiveEntry = { state: "live", pos: this.#entries.length, span, handle: null, store: policy.store, persistError: null, copiedAt: null, notice: null };
     if (policy.store !== null) {
       const store = this.#settings.stores.get(policy.store)!;
       if (store.capabilities.writable) {
         try {
           const persisted = await store.persist({ session: this.session, spanId: span.id, kind: span.kind, text: span.text, hash: span.hash });
           entry.handle = persisted.handle;
+          entry.copiedAt = persisted.createdAt;
         } catch (err) {
           entry.persistError = errorMessage(err);
         }
@@ -125,6 +129,7 @@ export class ContextWindow<K extends string = string> {
       if (!parsed.ok) return await this.#invalid(parsed.op, parsed.issues, raw);
       const d = parsed.directive;
       if (d.op === "recall") return await this.#recall(d.span_id, raw);
+      if (d.op === "map") return await this.#map(raw);
       if (this.#ended) return await this.#invalid("prune", [{ path: "", message: "the session has ended" }], raw);
       return await this.#execute(d.span_id, d.mode, d.digest ?? null, d.accept_lossy === true, raw);
     } catch (err) {
@@ -144,9 +149,89 @@ export class ContextWindow<K extends string = string> {
     return this.#serial(() => this.#recall(String(query), directiveForAudit({ op: "recall", span_id: query })));
   }
 
-  /** What the model reads next: live spans, index lines, tombstones and rejection lines, in order. */
-  render(): string {
-    return renderWindow(this.entries(), this.#notices);
+  /**
+   * What the model reads next: live spans, index lines, tombstones and rejection lines, in order. With
+   * `{ map: true }`, the reversibility map follows, forecast from what the window knows (each copy's age
+   * against its store's retention) without asking the stores; `map()` asks them.
+   */
+  render(options: { readonly map?: boolean } = {}): string {
+    const text = renderWindow(this.entries(), this.#notices);
+    if (options.map !== true) return text;
+    const forecasts = this.#forecasts((e) => predictedCheck(e, this.#storeOf(e), this.#settings.clock.now()), this.#lossyUsed ?? 0);
+    const tokens = { used: countTokens(text), limit: this.#settings.limits.maxTokens ?? null };
+    return `${text}\n\n${mapLines(tokens, forecasts, this.#settings.clock.now())}`;
+  }
+
+  /**
+   * The reversibility map: for each live span, what a prune would be right now (reversible, reversible
+   * until a time, lossy only with `accept_lossy`, never) and the window's token pressure. Advisory: the
+   * check at execution time still decides. Asks each backed span's store for its copy (one lookup per
+   * span) and audits the answer; the model's form is the directive `{"op":"map"}`.
+   */
+  map(): Promise<WindowMap> {
+    return this.#serial(() => this.#map(directiveForAudit({ op: "map" })));
+  }
+
+  async #map(raw: string): Promise<WindowMap> {
+    const checks = new Map<LiveEntry, CheckResult | null>();
+    for (const e of this.#entries) {
+      if (e.state !== "live") continue;
+      const store = this.#storeOf(e);
+      if (store === null) {
+        checks.set(e, unbackedCheck());
+        continue;
+      }
+      try {
+        const found = await store.lookup(this.session, e.handle === null ? { spanId: e.span.id } : { handle: e.handle });
+        checks.set(e, computeCheck(e.handle, e.span.id, e.span.hash, lookupState(found), store));
+      } catch {
+        checks.set(e, null);
+      }
+    }
+    let lossyLeft: number;
+    try {
+      lossyLeft = await this.#lossyLeft(true);
+    } catch {
+      lossyLeft = 0;
+    }
+    const budget = this.#settings.limits.lossyBudget;
+    const forecasts = this.#forecasts((e) => checks.get(e) ?? null, budget === null || budget === undefined ? 0 : budget - lossyLeft);
+    const now = this.#settings.clock.now();
+    const tokens = { used: countTokens(renderWindow(this.entries(), this.#notices)), limit: this.#settings.limits.maxTokens ?? null };
+    const seq = await this.#audit(this.#settings.auditStore, mapDraft(raw));
+    return { op: "map", status: "mapped", tokens, spans: forecasts, line: mapLines(tokens, forecasts, now), auditSeq: seq };
+  }
+
+  /** One forecast per live span, from each member's check (`null`: its store could not be asked). */
+  #forecasts(checkOf: (e: LiveEntry) => CheckResult | null, lossyUsed: number): SpanForecast[] {
+    const budget = this.#settings.limits.lossyBudget;
+    const lossyLeft = budget === null || budget === undefined ? Number.POSITIVE_INFINITY : budget - lossyUsed;
+    const keep = { now: this.#settings.clock.now(), holdUntil: this.#holdUntil() };
+    const out: SpanForecast[] = [];
+    for (const e of this.#entries) {
+      if (e.state !== "live") continue;
+      const policy = this.#settings.kinds[e.span.kind as K];
+      const group = e.span.group === undefined ? [e] : this.#entries.filter((m): m is LiveEntry => m.state === "live" && m.span.group === e.span.group);
+      const stores = new Set(group.map((m) => this.#settings.kinds[m.span.kind as K].store).filter((s) => s !== null));
+      const checks = group.map(checkOf);
+      const blocked = group.some((m) => m !== e && !this.#settings.kinds[m.span.kind as K].modes.includes("drop")) || stores.size > 1
+        ? "tool call group"
+        : checks.some((c) => c === null) ? "store unavailable" : null;
+      const retentionMs = stores.size === 1 ? this.#settings.stores.get([...stores][0]!)!.retentionMs : null;
+      const members = group.map((m) => {
+        const p = this.#settings.kinds[m.span.kind as K];
+        return { policy: p, store: p.store === null ? null : this.#settings.stores.get(p.store)!.capabilities, retentionMs };
+      });
+      out.push(forecastSpan(
+        { spanId: e.span.id, kind: e.span.kind, modes: policy.modes, members, lead: group.indexOf(e), checks: checks.map((c) => c ?? unbackedCheck()), blocked },
+        { keep, lossyLeft },
+      ));
+    }
+    return out;
+  }
+
+  #storeOf(e: LiveEntry): BackingStore | null {
+    return e.store === null ? null : this.#settings.stores.get(e.store)!;
   }
 
   /** The window's positions as data, for renderers of provider message shapes. */
@@ -448,4 +533,25 @@ function snapshot(input: unknown): unknown {
   } catch {
     return "[unreadable directive]";
   }
+}
+
+/** The record state a lookup's answer stands for, as the shared check reads it. */
+function lookupState(found: LookupResult): RecordState {
+  if (found.status === "found") return { state: "live", handle: found.handle, spanId: found.spanId, hash: found.hash, createdAt: found.createdAt };
+  if (found.status === "expired") return { state: "expired", handle: found.handle, spanId: found.spanId };
+  return { state: "absent" };
+}
+
+/**
+ * A live span's check as the window predicts it without asking the store: its copy is there until its
+ * retention runs out (rotation may keep it longer, so the forecast errs towards "not reversible").
+ */
+function predictedCheck(e: LiveEntry, store: BackingStore | null, now: number): CheckResult {
+  if (store === null) return unbackedCheck();
+  if (e.handle === null || e.copiedAt === null) return computeCheck(null, e.span.id, e.span.hash, { state: "absent" }, store);
+  const alive = store.retentionMs === null || now < e.copiedAt + store.retentionMs;
+  const state: RecordState = alive
+    ? { state: "live", handle: e.handle, spanId: e.span.id, hash: e.span.hash, createdAt: e.copiedAt }
+    : { state: "expired", handle: e.handle, spanId: e.span.id };
+  return computeCheck(e.handle, e.span.id, e.span.hash, state, store);
 }

@@ -1,0 +1,98 @@
+/**
+ * The reversibility map: for every live span, what a prune would be right now — reversible, reversible
+ * until a time, lossy only with `accept_lossy`, or never — and the window's token pressure. It is the
+ * "trustworthy map of what the runtime has persisted" the reference document says a model lacks, so it
+ * can route around holes instead of finding them by trial.
+ *
+ * Advisory only: it runs the same decision functions as a prune (`decideGroup`) over the copy state it
+ * knows, but the check at execution time, inside the store's transaction, still decides. Cheap in
+ * tokens by design: one head line and one short line per live span (bounds pinned in tests).
+ */
+import { decideGroup, type MemberInput } from "../decision/group.js";
+import type { KeepContext } from "../decision/keep.js";
+import { formatRemaining, rejectionWhy } from "../render.js";
+import type { CheckResult } from "../stores/store.js";
+import { PRUNE_MODES, type PruneMode } from "../types.js";
+
+/** What a prune of a span would be now. */
+export type Forecast =
+  /** Reversible for the whole session. */
+  | "reversible"
+  /** Reversible, but its copy is kept only until `until`. */
+  | "reversible-until"
+  /** Not provably reversible: a prune needs `accept_lossy: true` and leaves a tombstone. */
+  | "lossy-with-flag"
+  /** No prune of it can execute now (`why` says what stands in the way). */
+  | "never";
+
+export interface SpanForecast {
+  readonly spanId: string;
+  readonly kind: string;
+  /** The modes a directive may name for it. */
+  readonly modes: readonly PruneMode[];
+  readonly forecast: Forecast;
+  /** For `reversible-until`: when the copy stops being kept (ms). */
+  readonly until: number | null;
+  /** For `never`: a few words on why. */
+  readonly why: string | null;
+}
+
+/** The map's answer: token pressure and one forecast per live span, plus the lines a model reads. */
+export interface WindowMap {
+  readonly op: "map";
+  readonly status: "mapped";
+  readonly tokens: { readonly used: number; readonly limit: number | null };
+  readonly spans: readonly SpanForecast[];
+  /** The map as runtime lines (`map: …` then one line per span). */
+  readonly line: string;
+  readonly auditSeq: number | null;
+}
+
+/** One live span as the forecast sees it: its group's members (itself included) and their copy state. */
+export interface ForecastInput {
+  readonly spanId: string;
+  readonly kind: string;
+  readonly modes: readonly PruneMode[];
+  readonly members: readonly MemberInput[];
+  readonly lead: number;
+  readonly checks: readonly CheckResult[];
+  /** Why the group cannot be pruned at all whatever the store says (a member cannot be dropped), or `null`. */
+  readonly blocked: string | null;
+}
+
+/** The forecast for one span, from the same decision a prune would run. Pure. */
+export function forecastSpan(input: ForecastInput, ctx: { readonly keep: KeepContext; readonly lossyLeft: number }): SpanForecast {
+  const base = { spanId: input.spanId, kind: input.kind, modes: PRUNE_MODES.filter((m) => input.modes.includes(m)) };
+  if (input.blocked !== null) return { ...base, forecast: "never", until: null, why: input.blocked };
+  const plain = decideGroup({ members: input.members, lead: input.lead, acceptLossy: false, lossyLeft: ctx.lossyLeft, keep: ctx.keep }, input.checks);
+  if (plain.refusal === null) {
+    const lead = plain.decisions[input.lead]!;
+    const until = lead.status === "reversible" ? lead.keep.until : null;
+    return { ...base, forecast: until === null ? "reversible" : "reversible-until", until, why: null };
+  }
+  const flagged = decideGroup({ members: input.members, lead: input.lead, acceptLossy: true, lossyLeft: ctx.lossyLeft, keep: ctx.keep }, input.checks);
+  if (flagged.refusal === null) return { ...base, forecast: "lossy-with-flag", until: null, why: null };
+  const refusing = flagged.refusal;
+  const check = input.members[refusing.member]!.store === null ? null : input.checks[refusing.member]!;
+  const why = rejectionWhy(refusing.reason, check, "drop");
+  return { ...base, forecast: "never", until: null, why: refusing.byLead ? why : `group: ${why}` };
+}
+
+/** The map's runtime lines: `map: 1234 tokens of 8000, 3 live spans`, then `span_3 drop,summarize: reversible` per span. */
+export function mapLines(tokens: WindowMap["tokens"], spans: readonly SpanForecast[], now: number): string {
+  const head = `map: ${tokens.used} tokens${tokens.limit === null ? "" : ` of ${tokens.limit}`}, ${spans.length} live span${spans.length === 1 ? "" : "s"}`;
+  return [head, ...spans.map((s) => `${s.spanId} ${s.modes.join(",")}: ${forecastWords(s, now)}`)].join("\n");
+}
+
+function forecastWords(s: SpanForecast, now: number): string {
+  switch (s.forecast) {
+    case "reversible":
+      return "reversible";
+    case "reversible-until":
+      return `reversible, expires in ${formatRemaining(s.until! - now)}`;
+    case "lossy-with-flag":
+      return "lossy only with accept_lossy";
+    case "never":
+      return `never (${s.why})`;
+  }
+}
