@@ -122,7 +122,7 @@ describe("a model that follows the map never meets a rejection the map foresaw",
           }
         }
       }),
-      { numRuns: fuzzRuns(300) },
+      { numRuns: fuzzRuns(1000) },
     );
   }, 60_000);
 });
