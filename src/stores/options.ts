@@ -2,6 +2,7 @@
  * The options every adapter accepts, resolved once: validation, defaults and the settings the
  * `BackingStore` interface exposes. Adapters extend `StoreBase` and keep only their storage.
  */
+import { z } from "zod";
 import { STORE_DEFAULTS, type StorePromises } from "../policy/stores.js";
 import { systemClock, type Clock } from "../types.js";
 import type { StoreCapabilities } from "./store.js";
@@ -23,6 +24,31 @@ export interface StoreOptions extends StorePromises {
   readonly handlePrefix?: string;
 }
 
+/** A clock is an object with a `now()` method; a bare function is the usual mistake. */
+export const clockSchema = z.custom<object>((v) => typeof v === "object" && v !== null && typeof (v as { now?: unknown }).now === "function", {
+  error: (i) => (typeof i.input === "function" ? "must be an object with a now() method, not a function: pass { now: yourFunction }" : "must be an object with a now() method"),
+});
+
+/**
+ * The options every adapter shares, checked with zod at construction (adapters add their own fields, so
+ * unknown keys pass here). A promise given as anything but a boolean (`holds: "no"`) is an error, not a
+ * truthy "yes".
+ */
+const storeOptionsSchema = z.object({
+  name: z.string({ error: "must be a non-empty string" }).min(1, { error: "must be a non-empty string" }),
+  retentionMs: z
+    .number({ error: "must be a non-negative number of milliseconds or null" })
+    .finite({ error: "must be a non-negative number of milliseconds or null" })
+    .nonnegative({ error: "must be a non-negative number of milliseconds or null" })
+    .nullable()
+    .optional(),
+  clock: clockSchema.optional(),
+  handlePrefix: z.string().regex(/^[a-z]{0,4}$/, { error: "must be 0-4 lowercase letters" }).optional(),
+  holds: z.boolean({ error: "must be true or false" }).optional(),
+  distinguishesAbsent: z.boolean({ error: "must be true or false" }).optional(),
+  writable: z.boolean({ error: "must be true or false" }).optional(),
+});
+
 /** The settings of a store, validated, with defaults filled in. */
 export abstract class StoreBase {
   readonly name: string;
@@ -34,6 +60,13 @@ export abstract class StoreBase {
   protected readonly clock: Clock;
 
   constructor(options: StoreOptions) {
+    const shape = storeOptionsSchema.safeParse(options);
+    if (!shape.success) {
+      const name = typeof (options as { name?: unknown } | null)?.name === "string" ? options.name : "(unnamed)";
+      const issue = shape.error.issues[0]!;
+      const field = issue.path.map(String).join(".");
+      throw new RangeError(`store ${name}: ${field ? `${field} ` : ""}${issue.message}`);
+    }
     this.name = options.name;
     this.retentionMs = resolveRetention(options.name, options.retentionMs);
     this.capabilities = Object.freeze({

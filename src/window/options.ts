@@ -9,6 +9,7 @@ import { errorMessage } from "../errors.js";
 import { findPins } from "../pins.js";
 import { DEFAULT_TOMBSTONE } from "../render.js";
 import { MemoryStore } from "../stores/memory.js";
+import { describeIssues, windowOptionsSchema } from "./options-schema.js";
 import type { BackingStore } from "../stores/store.js";
 import { systemClock, type Clock, type KindPolicy, type PinPattern, type PruneMode, type SessionLimits, type SpanMessage, type SpanRef } from "../types.js";
 
@@ -68,9 +69,9 @@ export interface WindowSettings<K extends string> {
 
 /** Checks a window's options; throws `TypeError` naming the first problem. */
 export function resolveWindowOptions<K extends string>(options: ContextWindowOptions<K>): WindowSettings<K> {
-  if (typeof options.session !== "string" || options.session.length === 0) {
-    throw new TypeError("ContextWindow: session must be a non-empty string");
-  }
+  // The shape first, with zod: a value the runtime would misread (`lossy: "Forbid"`) is an error naming its field.
+  const shape = windowOptionsSchema.safeParse(options);
+  if (!shape.success) throw new TypeError(`ContextWindow: ${describeIssues(shape.error)}`);
   const kinds = freezeKinds(options.kinds);
   const stores = new Map(Object.entries(options.stores));
   const clock = options.clock ?? systemClock;
