@@ -95,7 +95,14 @@ function naiveSide(): Side {
   };
 }
 
-function guardedSide(title: string, win: ReturnType<typeof createWindow>, toolLog: BackingStore): Side {
+/**
+ * How the scripted model prunes on a guarded window: `trial` sends the directive and reads the rejection
+ * line if there is one (the reference document's protocol); `map-first` asks for the reversibility map
+ * (`{"op":"map"}`) and sends the directive the map says will execute, or keeps the span.
+ */
+export type ModelStyle = "trial" | "map-first";
+
+function guardedSide(title: string, win: ReturnType<typeof createWindow>, toolLog: BackingStore, style: ModelStyle, outcomes: DirectiveOutcome[]): Side {
   return {
     title,
     async append(kind, text) {
@@ -108,10 +115,21 @@ function guardedSide(title: string, win: ReturnType<typeof createWindow>, toolLo
       return `${r.rotated} record rotated out, ${r.keptByHold} kept by hold`;
     },
     async prune(d) {
+      if (style === "map-first") {
+        const map = await win.applyDirective({ op: "map" });
+        const f = map.op === "map" ? map.spans.find((s) => s.spanId === d.span_id) : undefined;
+        if (f === undefined || f.forecast === "never") return `map: ${f?.forecast ?? "no such span"} → model keeps the span`;
+        const directive = f.forecast === "lossy-with-flag" ? { ...d, accept_lossy: true } : d;
+        const out = await win.applyDirective(JSON.stringify(directive));
+        outcomes.push(out);
+        return `map: ${f.forecast} → ${describePrune(out)}`;
+      }
       const first = await win.applyDirective(JSON.stringify(d));
+      outcomes.push(first);
       if (first.status !== "rejected") return describePrune(first);
       // The model reads the rejection line and chooses the explicit loss rather than overflowing.
       const second = await win.applyDirective(JSON.stringify({ ...d, accept_lossy: true }));
+      outcomes.push(second);
       return `rejected: "${first.line}" → model resends with accept_lossy: ${describePrune(second)}`;
     },
     async recall(id) {
@@ -150,12 +168,16 @@ export interface ReplayOptions {
   readonly write?: (line: string) => void;
   /** A store for the guarded sides; defaults to a SQLite file in a temporary folder. */
   readonly store?: (clock: ManualClock, name: string) => Promise<BackingStore>;
+  /** How the scripted model prunes on the guarded sides (default `trial`). */
+  readonly model?: ModelStyle;
 }
 
 export interface ReplayResult {
   readonly rows: Row[];
   readonly titles: readonly string[];
   readonly conclusions: readonly string[];
+  /** Every prune outcome the guarded sides returned, in order. */
+  readonly prunes: readonly DirectiveOutcome[];
 }
 
 /** Runs the script on all three sides, prints the table and returns it. */
@@ -171,10 +193,12 @@ export async function replay(options: ReplayOptions = {}): Promise<ReplayResult>
     const onStore = await open("repersist");
     const offStore = await open("no-repersist");
     const session = "incident-replay";
+    const style = options.model ?? "trial";
+    const prunes: DirectiveOutcome[] = [];
     const sides: Side[] = [
       naiveSide(),
-      guardedSide("pruneguard org, re-persist on", createWindow({ session, toolLog: onStore, clock, repersist: true }), onStore),
-      guardedSide("pruneguard payments, re-persist off", createWindow({ session, toolLog: offStore, clock, repersist: false }), offStore),
+      guardedSide("pruneguard org, re-persist on", createWindow({ session, toolLog: onStore, clock, repersist: true }), onStore, style, prunes),
+      guardedSide("pruneguard payments, re-persist off", createWindow({ session, toolLog: offStore, clock, repersist: false }), offStore, style, prunes),
     ];
     const rows: Row[] = [];
     const all = async (turn: string, f: (s: Side) => Promise<string>) => {
@@ -219,7 +243,7 @@ export async function replay(options: ReplayOptions = {}): Promise<ReplayResult>
     for (const l of text.slice(at).split("\n").slice(0, 3)) write(`  | ${l}`);
     await onStore.close();
     await offStore.close();
-    return { rows, titles: sides.map((s) => s.title), conclusions };
+    return { rows, titles: sides.map((s) => s.title), conclusions, prunes };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

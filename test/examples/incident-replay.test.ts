@@ -15,6 +15,19 @@ describe("the incident replay (the main job)", () => {
     expect(lines.join("\n")).toContain("ids: req_7f3a9c2e41");
   });
 
+  it("a model that asks for the map before pruning never meets a rejection the map foresaw, and ends just as well", async () => {
+    const trial = await replay({ write: () => undefined });
+    // Pruning by trial, the payments side meets the rejection the reference document describes.
+    expect(trial.prunes.map((o) => o.status)).toEqual(["reversible", "rejected", "lossy"]);
+    const mapped = await replay({ write: () => undefined, model: "map-first" });
+    expect(mapped.prunes.map((o) => o.status)).toEqual(["reversible", "lossy"]);
+    expect(mapped.prunes.filter((o) => o.status === "rejected")).toEqual([]);
+    const turnN = mapped.rows.find((row) => row.turn === "N")!;
+    expect(turnN.cells[1]).toMatch(/^map: reversible → reversible \(copy had expired: re-persisted/);
+    expect(turnN.cells[2]).toMatch(/^map: lossy-with-flag → lossy, tombstone/);
+    expect(mapped.conclusions).toEqual(trial.conclusions);
+  });
+
   it("prints the same bytes every run", async () => {
     const a: string[] = [];
     const b: string[] = [];
