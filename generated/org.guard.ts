@@ -164,5 +164,11 @@ export const directiveJsonSchema: { readonly [key: string]: unknown } = {
       required: ["op", "span_id"],
       additionalProperties: false,
     },
+    {
+      type: "object",
+      properties: { op: { type: "string", const: "map" } },
+      required: ["op"],
+      additionalProperties: false,
+    },
   ],
 };

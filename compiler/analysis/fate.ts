@@ -14,6 +14,11 @@ import type { KindIR, PolicyIR } from "../ir/schema.js";
 export type Fate =
   /** Every prune in an allowed mode is reversible for the whole session (while the store keeps its promises). */
   | { readonly fate: "always-reversible"; readonly why: string }
+  /**
+   * The store cannot hold copies and its retention is shorter than a session: a prune is reversible only
+   * until the copy's retention ends (the runtime says when, and refuses it for a kind that forbids lossy).
+   */
+  | { readonly fate: "reversible-until-retention"; readonly retentionMs: number; readonly forbid: boolean; readonly why: string }
   /** Reversible within `horizonMs` of the span's append (while its copy lasts); after that, `then`. */
   | { readonly fate: "reversible-until-horizon"; readonly horizonMs: number; readonly then: "lossy-with-flag" | "rejected"; readonly why: string }
   /** No reversible prune is possible; a prune needs accept_lossy and leaves a tombstone. */
@@ -31,8 +36,18 @@ export function fateOf(kind: KindIR, policy: PolicyIR): Fate {
   // this window can verify.
   if (!store.writable) return irreversible(`store \`${store.name}\` is read-only, so the window never persists a copy to it`);
   if (store.retentionMs === null) return { fate: "always-reversible", why: `\`${store.name}\` keeps copies forever` };
-  if (kind.repersist && store.writable) return { fate: "always-reversible", why: "expired copies are re-persisted from the window" };
   const session = policy.session.maxLengthMs;
+  // Without holds nothing keeps a pruned span's copy past its retention, re-persisted or not (PG3006).
+  if (!store.holds && (session === null || store.retentionMs < session)) {
+    const retention = formatDuration(store.retentionMs);
+    return {
+      fate: "reversible-until-retention",
+      retentionMs: store.retentionMs,
+      forbid: kind.lossy === "forbid",
+      why: `\`${store.name}\` cannot hold copies and keeps them ${retention} after they are written, ${session === null ? "and sessions have no maximum length" : `less than the ${formatDuration(session)} session`}`,
+    };
+  }
+  if (kind.repersist && store.writable) return { fate: "always-reversible", why: "expired copies are re-persisted from the window" };
   if (session !== null && store.retentionMs >= session) {
     return { fate: "always-reversible", why: `retention ${formatDuration(store.retentionMs)} outlasts the ${formatDuration(session)} session` };
   }
@@ -51,6 +66,10 @@ export function describeFate(f: Fate): string {
   switch (f.fate) {
     case "always-reversible":
       return "always reversible";
+    case "reversible-until-retention":
+      return f.forbid
+        ? `reversible only when its copy outlasts the session (a copy lasts ${formatDuration(f.retentionMs)} after it is written), else refused`
+        : `reversible only while its copy lasts, ${formatDuration(f.retentionMs)} after it is written (the index line says until when)`;
     case "reversible-until-horizon":
       return `reversible for ${formatDuration(f.horizonMs)} after append, then ${f.then === "rejected" ? "never prunable" : "lossy only with flag"}`;
     case "lossy-with-flag":

@@ -36,6 +36,7 @@ export function requestShapeOf(kind: KindIR, policy: PolicyIR): RequestShape {
   const noBudget = policy.session.lossyBudget === 0;
   switch (fate.fate) {
     case "always-reversible":
+    case "reversible-until-retention":
     case "reversible-until-horizon":
       return { prunable: true, modes, acceptLossy: kind.lossy === "with-flag" && !noBudget ? "optional" : "never", fate };
     case "lossy-with-flag":

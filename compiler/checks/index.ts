@@ -6,6 +6,7 @@
 import { diagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
 import type { PolicyIR } from "../ir/schema.js";
 import type { Check, CheckContext } from "./context.js";
+import { checkHolds } from "./holds.js";
 import { checkOverlay } from "./overlay.js";
 import { checkPins } from "./pins.js";
 import { checkProvenance } from "./provenance.js";
@@ -13,7 +14,7 @@ import { checkReferences } from "./references.js";
 import { checkRetention } from "./retention.js";
 import { checkTombstone } from "./tombstone.js";
 
-export const CHECKS: readonly Check[] = [checkReferences, checkProvenance, checkRetention, checkOverlay, checkPins, checkTombstone];
+export const CHECKS: readonly Check[] = [checkReferences, checkProvenance, checkRetention, checkHolds, checkOverlay, checkPins, checkTombstone];
 
 export function runChecks(policies: readonly PolicyIR[]): Diagnostic[] {
   const byFile = new Map(policies.map((p) => [p.file, p]));

@@ -234,6 +234,12 @@ export const catalogue = {
     template: "store `{store}` is read-only, so the window never persists a `{kind}` span to it and no prune of `{kind}` can find a copy to verify: every prune is {after}; make the store writable, or declare the kind with `store: null` to say so",
     example: `stores: { notes: store.sqlite({ retention: hours(6), writable: false }) },\nkinds: { scratch: { store: "notes", modes: ["drop"], lossy: "with-flag" } },`,
   },
+  PG3006: {
+    category: "warning",
+    title: "Pruned copies expire mid-session without holds",
+    template: "store `{store}` cannot hold copies and retains them for {retention}, but {session}: a reversible prune of `{kind}` keeps its copy only until that retention ends, so the prune is {then} (declare the store with `holds: true`, or a retention at least as long as the session)",
+    example: `stores: { toolLog: store.sqlite({ retention: hours(2), holds: false }) },\nsession: { maxLength: hours(8) },`,
+  },
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type DiagnosticCode = keyof typeof catalogue;

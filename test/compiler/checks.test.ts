@@ -200,3 +200,40 @@ describe("the base and its overlay together", () => {
     expect(r.diagnostics[0]?.location?.file).toBe("org.policy.ts");
   });
 });
+
+describe("PG3006 pruned copies expire mid-session without holds", () => {
+  const noHolds = `log: store.sqlite({ retention: hours(2), holds: false })`;
+  it("warns at the holds field, with the numbers and what the runtime will do", () => {
+    const r = compileOne(policy(`    a: { store: "log", modes: ["drop"], lossy: "with-flag" },`, `  session: { maxLength: hours(8) },`, noHolds));
+    const d = expectDiagnostic(r, "PG3006", 4, 61);
+    expect(d.category).toBe("warning");
+    expect(d.message).toContain("retains them for 2h, but sessions last up to 8h");
+    expect(d.message).toContain("reversible only until then, and the index line says when");
+    const f = compileOne(policy(`    a: { store: "log", modes: ["drop"], lossy: "forbid", repersist: true },`, `  session: { maxLength: hours(8) },`, noHolds));
+    expect(expectDiagnostic(f, "PG3006", 4, 61).message).toContain("refused, because the kind forbids lossy commitment");
+  });
+  it("warns when sessions have no maximum length", () => {
+    const r = compileOne(policy(`    a: { store: "log", modes: ["drop"], lossy: "with-flag", repersist: true },`, "", noHolds));
+    expect(expectDiagnostic(r, "PG3006", 4, 61).message).toContain("but sessions have no maximum length");
+  });
+  it("is quiet with holds, with retention as long as the session, and for read-only stores (PG3005 says it)", () => {
+    expect(codes(compileOne(policy(`    a: { store: "toolLog", modes: ["drop"], lossy: "with-flag", repersist: true },`, `  session: { maxLength: hours(8) },`)))).not.toContain("PG3006");
+    expect(codes(compileOne(policy(`    a: { store: "log", modes: ["drop"], lossy: "with-flag" },`, `  session: { maxLength: hours(2) },`, noHolds)))).not.toContain("PG3006");
+    expect(codes(compileOne(policy(`    a: { store: "log", modes: ["drop"], lossy: "with-flag" },`, "", `log: store.sqlite({ retention: hours(2), holds: false, writable: false })`)))).not.toContain("PG3006");
+  });
+});
+
+describe("the generated docs describe a store without holds truthfully", () => {
+  it("a kind on it is reversible only while its copy lasts, or refused when it forbids lossy", async () => {
+    const { describeKind } = await import("../../compiler/emit/describe.js");
+    const r = compileOne(policy(
+      `    a: { store: "log", modes: ["drop"], lossy: "with-flag", repersist: true },\n    b: { store: "log", modes: ["drop"], lossy: "forbid" },`,
+      `  session: { maxLength: hours(8) },`, `log: store.sqlite({ retention: hours(2), holds: false })`,
+    ));
+    const p = r.policies[0]!;
+    expect(describeKind(p.kinds[0]!, p)).toContain("reversible only while its copy lasts, 2h after it is written (the index line says until when)");
+    expect(describeKind(p.kinds[1]!, p)).toContain("reversible only when its copy outlasts the session (a copy lasts 2h after it is written), else refused");
+    // Not "always reversible … expired copies are re-persisted": without holds the re-persisted copy expires too.
+    expect(describeKind(p.kinds[0]!, p)).not.toContain("always reversible");
+  });
+});
