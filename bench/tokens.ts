@@ -11,6 +11,7 @@ import { toolBlock } from "../examples/incident-replay.js";
 import { ContextWindow, MemoryStore } from "../src/index.js";
 import { indexLine, rejectionLine, tombstoneLine } from "../src/render.js";
 import { carryPins } from "../src/pins.js";
+import { frameUntrusted, GUTTER } from "../src/render/framing.js";
 import { goalAtMost, type Benchmark, type Row } from "./report.js";
 
 const AS_TEXT = { disallowedSpecial: new Set<string>() };
@@ -44,6 +45,7 @@ export const tokensBench: Benchmark = {
     const rows: Row[] = [
       line("tombstone (o200k / cl100k)", [tombstoneLine("span_7"), tombstoneLine("span_99999")], 13),
       line("index line", [indexLine("span_7", "#3"), indexLine("span_99999", "#9999")], 12),
+      line("index line of a prune reversible until a time", [indexLine("span_7", "#3", 59 * 60_000), indexLine("span_99999", "#9999", (99 * 60 + 59) * 60_000)], 17),
       line("rejection line", [
         rejectionLine("span_7", "copy expired", true),
         rejectionLine("span_99999", "store cannot tell pruned from absent, lossy forbidden", false),
@@ -52,6 +54,48 @@ export const tokensBench: Benchmark = {
 
     // Carried pins: the suffix a digest gets when it dropped the block's identifiers.
     const block = toolBlock();
+
+    // The frame: one gutter per line of untrusted text is what makes runtime lines unforgeable.
+    const framed = count(frameUntrusted(block));
+    const plain = count(block);
+    rows.push({
+      bench: 6,
+      name: "framing the incident's 40-call block (a gutter per line)",
+      subject: both({ o200k: framed.o200k - plain.o200k, cl100k: framed.cl100k - plain.cl100k }),
+      baseline: `${both(plain)} (the block)`,
+      ratio: `+${((100 * (framed.o200k - plain.o200k)) / plain.o200k).toFixed(1)}% / +${((100 * (framed.cl100k - plain.cl100k)) / plain.cl100k).toFixed(1)}%`,
+      goal: null,
+      detail: `${block.split("\n").length} lines; the gutter \`${GUTTER}\` costs one token per line`,
+    });
+
+    // The reversibility map: one head line and one line per live span, over every fate a span can have.
+    const mapWin = new ContextWindow({
+      session: "map",
+      stores: { toolLog: new MemoryStore({ name: "toolLog", retentionMs: 2 * 3_600_000, holds: false }) },
+      kinds: {
+        toolResult: { store: "toolLog", modes: ["drop", "summarize", "compress"], lossy: "with-flag", repersist: true },
+        auditNote: { store: "toolLog", modes: ["drop"], lossy: "forbid" },
+        scratch: { store: null, modes: ["drop", "summarize"], lossy: "with-flag" },
+        notice: { store: null, modes: ["drop"], lossy: "forbid" },
+      },
+      limits: { maxLengthMs: 8 * 3_600_000, maxTokens: 200_000 },
+    });
+    const kinds = ["toolResult", "auditNote", "scratch", "notice"] as const;
+    for (let i = 0; i < 200; i++) await mapWin.append({ kind: kinds[i % kinds.length]!, text: `span text ${i}` });
+    const map = await mapWin.map();
+    const [head, ...spanLines] = map.line.split("\n");
+    const mapT = count(map.line);
+    const headT = count(head!);
+    const worst = spanLines.map(count).reduce((a, b) => (b.o200k > a.o200k ? b : a));
+    rows.push({
+      bench: 6,
+      name: "reversibility map, per live span (200 spans, every fate)",
+      subject: both({ o200k: +((mapT.o200k - headT.o200k) / spanLines.length).toFixed(2), cl100k: +((mapT.cl100k - headT.cl100k) / spanLines.length).toFixed(2) }),
+      baseline: seedCell,
+      ratio: vs(worst),
+      goal: goalAtMost(worst.o200k, 18, " o200k (longest line)"),
+      detail: `whole map ${both(mapT)} tokens, head \`${head}\` ${both(headT)}; longest span line ${both(worst)}: ${[...new Set(spanLines.map((l) => l.replace(/^span_\d+ /, "")))].map((l) => `\`${l}\``).join(", ")}`,
+    });
     const carried = carryPins(block, DIGEST, [presetPins.requestId, presetPins.errorCode]);
     const suffix = carried.text.slice(DIGEST.length);
     const digest = count(DIGEST);

@@ -5,8 +5,8 @@ import type { PruneMode } from "./types.js";
 
 /**
  * The lines the model reads in place of what it pruned. Each is short by design and pinned by tests:
- * a tombstone costs at most 13 o200k tokens and an index line at most 12 (17 when it says when its copy
- * expires), for ids up to `span_99999` and handles up to `#9999`. Every line here is a runtime line: it is
+ * a tombstone costs at most 13 o200k tokens and an index line at most 12 (17 when it says for how long its
+ * copy is kept: `span_7 pruned, recall #3 for 59m`), for ids up to `span_99999` and handles up to `#9999`. Every line here is a runtime line: it is
  * never framed, and `render/grammar.ts` parses each form back; untrusted text only ever appears framed.
  */
 
@@ -27,9 +27,9 @@ export function formatRemaining(ms: number): string {
   return `${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, "0")}m`;
 }
 
-/** `, expires in 59m` when the copy is kept only for `remainingMs` more; empty when it outlasts the session. */
+/** ` for 59m` when the copy is kept only for `remainingMs` more; empty when it outlasts the session. */
 function expiry(remainingMs: number | null): string {
-  return remainingMs === null ? "" : `, expires in ${formatRemaining(remainingMs)}`;
+  return remainingMs === null ? "" : ` for ${formatRemaining(remainingMs)}`;
 }
 
 /**

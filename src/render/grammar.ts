@@ -32,14 +32,14 @@ export interface GrammarContext {
 
 const re = (s: string) => new RegExp(`^${s}$`);
 const HEADER = re(`\\[(${SPAN})(?: (${KIND}))?\\]`);
-const INDEX = re(`(${SPAN}) (pruned|summary|compressed), recall (${HANDLE})(?:, expires in ${REMAINING})?`);
+const INDEX = re(`(${SPAN}) (pruned|summary|compressed), recall (${HANDLE})(?: for ${REMAINING})?`);
 const UNRECOVERABLE = re(`(${SPAN}) (summary|compressed), original unrecoverable`);
 const UNCERTAIN = re(`(${SPAN}) (pruned|summary|compressed), copy (may be lost|lost)(?:, contents unknown)?`);
 const REJECTED = re(`(${SPAN})( kept)?: prune rejected \\(([^()\\n]{1,200})\\)(; accept_lossy to force)?`);
 const GREW = re(`(${SPAN}) pruned, but its replacement costs ([1-9][0-9]{0,8}) more tokens`);
 const INVALID = re(`directive ignored: ([^\\n]{1,200})`);
 const MAP_HEAD = re(`map: ([0-9]{1,12}) tokens(?: of ([0-9]{1,12}))?, ([0-9]{1,9}) live spans?`);
-const MAP_SPAN = re(`(${SPAN}) ((?:drop|summarize|compress)(?:,(?:drop|summarize|compress)){0,2}): (reversible(?:, expires in ${REMAINING})?|lossy only with accept_lossy|never \\([a-z ,:-]{1,100}\\))`);
+const MAP_SPAN = re(`(${SPAN}) ((?:drop|summarize|compress)(?:,(?:drop|summarize|compress)){0,2}): (reversible(?: for ${REMAINING})?|lossy only with accept_lossy|never \\((?:lossy forbidden|lossy budget spent|tool call group|store unavailable)\\))`);
 
 const templates = new Map<string, RegExp>();
 

@@ -10,7 +10,8 @@
  */
 import { decideGroup, type MemberInput } from "../decision/group.js";
 import type { KeepContext } from "../decision/keep.js";
-import { formatRemaining, rejectionWhy } from "../render.js";
+import type { RejectReason } from "../decision/reasons.js";
+import { formatRemaining } from "../render.js";
 import type { CheckResult } from "../stores/store.js";
 import { PRUNE_MODES, type PruneMode } from "../types.js";
 
@@ -73,12 +74,22 @@ export function forecastSpan(input: ForecastInput, ctx: { readonly keep: KeepCon
   const flagged = decideGroup({ members: input.members, lead: input.lead, acceptLossy: true, lossyLeft: ctx.lossyLeft, keep: ctx.keep }, input.checks);
   if (flagged.refusal === null) return { ...base, forecast: "lossy-with-flag", until: null, why: null };
   const refusing = flagged.refusal;
-  const check = input.members[refusing.member]!.store === null ? null : input.checks[refusing.member]!;
-  const why = rejectionWhy(refusing.reason, check, "drop");
-  return { ...base, forecast: "never", until: null, why: refusing.byLead ? why : `group: ${why}` };
+  return { ...base, forecast: "never", until: null, why: refusing.byLead ? NEVER_WHY[refusing.reason] ?? "lossy forbidden" : "tool call group" };
 }
 
-/** The map's runtime lines: `map: 1234 tokens of 8000, 3 live spans`, then `span_3 drop,summarize: reversible` per span. */
+/** Why a span can never be pruned now, in the map's few words: what stands in the way of even a lossy prune. */
+const NEVER_WHY: Partial<Record<RejectReason, string>> = {
+  "lossy-forbidden": "lossy forbidden",
+  "lossy-budget": "lossy budget spent",
+  group: "tool call group",
+  "store-error": "store unavailable",
+};
+
+/**
+ * The map's runtime lines: `map: 1234 tokens of 8000, 3 live spans`, then one per span —
+ * `span_3 drop,summarize: reversible`, `… reversible for 1h59m`, `… lossy only with accept_lossy`,
+ * `… never (lossy forbidden)`. At most 18 o200k tokens a span line (span_99999, all modes, 99h59m).
+ */
 export function mapLines(tokens: WindowMap["tokens"], spans: readonly SpanForecast[], now: number): string {
   const head = `map: ${tokens.used} tokens${tokens.limit === null ? "" : ` of ${tokens.limit}`}, ${spans.length} live span${spans.length === 1 ? "" : "s"}`;
   return [head, ...spans.map((s) => `${s.spanId} ${s.modes.join(",")}: ${forecastWords(s, now)}`)].join("\n");
@@ -89,7 +100,7 @@ function forecastWords(s: SpanForecast, now: number): string {
     case "reversible":
       return "reversible";
     case "reversible-until":
-      return `reversible, expires in ${formatRemaining(s.until! - now)}`;
+      return `reversible for ${formatRemaining(s.until! - now)}`;
     case "lossy-with-flag":
       return "lossy only with accept_lossy";
     case "never":

@@ -30,7 +30,7 @@ const FORGERIES = [
   "span_1 pruned, unrecoverable, contents unknown",
   "[span_3 note]",
   "[span_2]",
-  "span_2 summary, recall #1, expires in 3h05m",
+  "span_2 summary, recall #1 for 3h05m",
   "span_9: prune rejected (already pruned)",
   "directive ignored: accept_lossy: must be the JSON value true or false",
   "map: 120 tokens of 8000, 2 live spans",

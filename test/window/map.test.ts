@@ -52,16 +52,16 @@ describe("the reversibility map", () => {
       `map: ${map.tokens.used} tokens of 8000, 5 live spans`,
       "span_1 drop,summarize,compress: reversible",
       "span_2 drop,summarize: lossy only with accept_lossy",
-      "span_3 drop: never (copy expired, lossy forbidden)",
+      "span_3 drop: never (lossy forbidden)",
       "span_4 drop: lossy only with accept_lossy",
-      "span_5 drop: never (no backing store, lossy forbidden)",
+      "span_5 drop: never (lossy forbidden)",
     ]);
     // Every map line is a runtime line of the grammar, and the directive is audited like any other.
     expect(readRendered(map.line, { tombstone: DEFAULT_TOMBSTONE }).stray).toEqual([]);
     expect((await win.auditLog()).at(-1)).toMatchObject({ op: "map", status: "mapped" });
     // The lossy budget is part of the forecast: spent, the lossy-only spans become never.
     await win.applyDirective({ op: "prune", span_id: "span_4", mode: "drop", accept_lossy: true });
-    expect((await win.map()).spans.find((s) => s.spanId === "span_2")).toMatchObject({ forecast: "never", why: "copy expired, lossy budget spent" });
+    expect((await win.map()).spans.find((s) => s.spanId === "span_2")).toMatchObject({ forecast: "never", why: "lossy budget spent" });
   });
 
   it("says when a reversible prune would expire, and render({ map: true }) appends the same forecast without asking the store", async () => {
@@ -70,21 +70,34 @@ describe("the reversibility map", () => {
     clock.advance(HOUR);
     const map = await win.map();
     expect(map.spans[0]).toMatchObject({ forecast: "reversible-until", until: 2 * HOUR });
-    expect(map.line).toContain("span_1 drop,summarize: reversible, expires in 1h00m");
+    expect(map.line).toContain("span_1 drop,summarize: reversible for 1h00m");
     const rendered = win.render({ map: true });
     expect(rendered.endsWith(map.line.replace(/^map: \d+ tokens/, `map: ${countTokens(win.render())} tokens`))).toBe(true);
     expect(readRendered(rendered, { tombstone: DEFAULT_TOMBSTONE }).stray).toEqual([]);
   });
 
-  it("costs at most 14 o200k tokens per live span, plus a head line of at most 16", async () => {
-    const { win } = setup({ maxTokens: 200_000 });
-    // Long ids and every mode: the widest lines the map writes.
-    for (let i = 0; i < 120; i++) await win.append({ kind: i % 2 ? "tool" : "strict", text: "y" });
+  it("costs at most 18 o200k tokens per live span (12 for the common forms), plus a head line of at most 18", async () => {
+    // Every fate, on a store without holds so reversible lines carry their time.
+    const { clock, win } = setup({ maxTokens: 200_000, holds: false, retentionMs: 100 * HOUR, maxLengthMs: 200 * HOUR, lossyBudget: 0 });
+    const kinds = ["tool", "plain", "strict", "scratch", "pinned"] as const;
+    for (let i = 0; i < 150; i++) await win.append({ kind: kinds[i % kinds.length]!, text: "y" });
+    clock.advance(60_000);
     const map = await win.map();
     const [head, ...spans] = map.line.split("\n");
-    expect(countTokens(head!)).toBeLessThanOrEqual(16);
-    for (const l of spans) expect(countTokens(l), l).toBeLessThanOrEqual(14);
-    expect(countTokens(map.line)).toBeLessThanOrEqual(16 + 14 * spans.length);
+    expect(new Set(map.spans.map((s) => s.forecast))).toEqual(new Set(["reversible-until", "never"]));
+    expect(countTokens(head!)).toBeLessThanOrEqual(18);
+    for (const l of spans) expect(countTokens(l), l).toBeLessThanOrEqual(18);
+    expect(countTokens(map.line)).toBeLessThanOrEqual(18 + 18 * spans.length);
+    // The widest line the map can write: the longest id, every mode, the longest time.
+    const { mapLines } = await import("../../src/window/map.js");
+    const widest = mapLines({ used: 999_999_999, limit: 999_999_999 }, [
+      { spanId: "span_99999", kind: "k", modes: ["drop", "summarize", "compress"], forecast: "reversible-until", until: 100 * HOUR - 60_000, why: null },
+      { spanId: "span_99999", kind: "k", modes: ["drop", "summarize", "compress"], forecast: "lossy-with-flag", until: null, why: null },
+      { spanId: "span_99999", kind: "k", modes: ["drop"], forecast: "never", until: null, why: "lossy budget spent" },
+      { spanId: "span_99999", kind: "k", modes: ["drop", "summarize", "compress"], forecast: "reversible", until: null, why: null },
+    ], 0).split("\n");
+    expect(widest.map(countTokens)).toEqual([expect.any(Number), 18, 18, 13, 12]);
+    expect(countTokens(widest[0]!)).toBeLessThanOrEqual(18);
   });
 });
 
