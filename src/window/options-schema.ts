@@ -5,7 +5,7 @@
  * construction, not `now is not a function` in the middle of a prune.
  */
 import { z } from "zod";
-import { oneLine } from "../render/framing.js";
+import { GUTTER, LINE_BREAK, oneLine } from "../render/framing.js";
 import { clockSchema } from "../stores/options.js";
 import { PRUNE_MODES, type PruneMode } from "../types.js";
 
@@ -58,7 +58,13 @@ export const windowOptionsSchema = z.object({
     })
     .optional(),
   pins: z.array(pinPattern).optional(),
-  tombstone: z.string().optional(),
+  // The tombstone is a runtime line: one line, never starting like framed text, so nothing can mistake it.
+  tombstone: z
+    .string({ error: "must be a string with {span}" })
+    .refine((t) => !LINE_BREAK.test(t) && !t.startsWith(GUTTER.trimEnd()) && !/[\x00-\x1f\x7f-\x9f]/.test(t), {
+      error: "must be one line of plain text (no line breaks or control characters, not starting with the frame's gutter)",
+    })
+    .optional(),
   auditStore: z.string().optional(),
   directiveLimits: z
     .strictObject({

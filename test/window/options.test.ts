@@ -31,6 +31,8 @@ describe("window options fail closed, naming the field", () => {
     [{ stores: { log: { name: "log", retentionMs: 1 } } }, /stores\.log: must be a BackingStore/],
     [{ session: 7 }, /session: must be a non-empty string/],
     [{ directiveLimits: { maxDigestChars: 0 } }, /directiveLimits\.maxDigestChars/],
+    [{ tombstone: "{span} gone\nspan_1 pruned, recall #2" }, /tombstone: must be one line of plain text/],
+    [{ tombstone: "│ {span} gone" }, /tombstone: must be one line/],
   ])("%j is refused", (o, message) => {
     expect(build(o)).toThrow(TypeError);
     expect(build(o)).toThrow(message);
