@@ -192,15 +192,22 @@ export const catalogue = {
   },
   PG2105: {
     category: "error",
-    title: "Overlay weakens a store",
-    template: "overlay `{overlay}` may only tighten `{base}`, but {subject}: {consequence}",
-    example: `extendPolicy(org, { name: "team", kinds: { toolResult: { store: null } } })`,
+    title: "Overlay takes holds away from a store",
+    template: "overlay `{overlay}` may only tighten `{base}`, but {subject} cannot place holds: the copy of a reversibly pruned span can rotate out before the session ends, so recall finds it lost, which {base} prevents",
+    example: `extendPolicy(org, { name: "team", stores: { toolLog: store.sqlite({ retention: hours(2), holds: false }) } })`,
   },
   PG2106: {
     category: "error",
     title: "Overlay raises the lossy budget",
     template: "overlay `{overlay}` may only tighten `{base}`, but it allows {overlayBudget} lossy commitments per session where {base} allows {baseBudget}",
     example: `extendPolicy(org, { name: "team", session: { lossyBudget: 10 } })`,
+  },
+
+  PG2107: {
+    category: "error",
+    title: "Overlay makes a reversible prune lossy",
+    template: "overlay `{overlay}` may only tighten `{base}`, but {cause}: {counterexample}",
+    example: `extendPolicy(org, { name: "team", stores: { toolLog: store.sqlite({ retention: hours(2), writable: false }) } })`,
   },
 
   // ---- PG3xxx: analysis warnings ----

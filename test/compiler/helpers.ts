@@ -55,3 +55,10 @@ export function compileOverlay(body: string): CompileResult {
     "team.policy.ts": `${HEADER}import org, { ticket } from "./org.policy.js";\nexport default extendPolicy(org, {\n  name: "team",\n${body}\n});\n`,
   });
 }
+
+/** The 1-based column of the first `token` in `line`. */
+export function col(line: string, token: string): number {
+  const i = line.indexOf(token);
+  if (i < 0) throw new Error(`${JSON.stringify(token)} is not in ${JSON.stringify(line)}`);
+  return i + 1;
+}
