@@ -98,6 +98,30 @@ export const catalogue = {
     template: "{where} is missing the required property `{name}`",
     example: `scratch: { store: null, lossy: "with-flag" },`,
   },
+  PG1014: {
+    category: "error",
+    title: "DSL export used without importing it",
+    template: "`{name}` is a `pruneguard/dsl` export, but this file does not import it; add it to the import: `{importLine}`",
+    example: `stores: { toolLog: store.sqlite({ retention: hours(4) }) },   // hours is not imported`,
+  },
+  PG1015: {
+    category: "error",
+    title: "Overlay names a kind its base does not have",
+    template: "no kind `{name}` in the base `{base}`; did you mean `{suggestion}`? (a kind the overlay adds must declare store, modes and lossy)",
+    example: `extendPolicy(org, { name: "team", kinds: { toolReslt: { modes: ["drop"] } } })`,
+  },
+  PG1016: {
+    category: "error",
+    title: "Arithmetic on durations",
+    template: "`{text}` does arithmetic on durations, which TypeScript types as a plain number, so the editor rejects it where a duration is expected; write the total as one builder: `{total}`",
+    example: `retention: hours(1) + minutes(30),`,
+  },
+  PG1017: {
+    category: "error",
+    title: "Nested too deeply",
+    template: "{what} nests more than {max} levels deep; the compiler stops reading here rather than risk exhausting its stack (no policy needs this depth)",
+    example: `pins: [[[[[[[[[[[[[[[[ /* … 100 levels … */ ]]]]]]]]]]]]]]]],`,
+  },
 
   // ---- PG2xxx: semantics ----
   PG2001: {

@@ -11,7 +11,7 @@ import { diagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
 import type { Location } from "../ir/location.js";
 import { callDsl, dslBinding, dslMember, DSL_SPECIFIERS, isDslExport, POLICY_EXPORTS } from "./dsl-table.js";
 import { evaluate, locate, snippet, type EvalContext } from "./evaluate.js";
-import { flattenMessage, ts, type ParsedFile, type SourceHost } from "./host.js";
+import { flattenMessage, MAX_NESTING, ts, type ParsedFile, type SourceHost } from "./host.js";
 import { displayPath } from "./paths.js";
 import { didYouMean } from "./suggest.js";
 import type { SValue } from "./values.js";
@@ -78,6 +78,11 @@ export class ModuleLoader {
     const report = this.#report;
     const here = (node: ts.Node) => locate(node, file, display);
     const named = new Map<string, SValue>();
+    if (file.tooDeep) {
+      const { line, column } = file.tooDeep;
+      report(diagnostic("PG1017", { file: display, line, column, endLine: line, endColumn: column + 1 }, { what: "this file", max: MAX_NESTING }));
+      return { path: file.path, display, defaultExport: undefined, named };
+    }
     if (file.syntaxErrors.length > 0) {
       for (const e of file.syntaxErrors) report(diagnostic("PG1001", spanLocation(file, display, e.start, e.length), { message: flattenMessage(e.messageText) }));
       return { path: file.path, display, defaultExport: undefined, named };
