@@ -122,6 +122,18 @@ export const catalogue = {
     template: "{what} nests more than {max} levels deep; the compiler stops reading here rather than risk exhausting its stack (no policy needs this depth)",
     example: `pins: [[[[[[[[[[[[[[[[ /* … 100 levels … */ ]]]]]]]]]]]]]]]],`,
   },
+  PG1018: {
+    category: "error",
+    title: "Read outside the project root",
+    template: "`{file}` {how}; the compiler reads only files inside the project root `{root}` (choose another with --root)",
+    example: `import org from "../../../elsewhere/org.policy.js";`,
+  },
+  PG1019: {
+    category: "error",
+    title: "Link to a file that is not a policy",
+    template: "`{file}` is a symbolic link to `{target}`, which is not a policy module (`*.policy.ts`); the compiler does not read it",
+    example: `// policies/notes.policy.ts → ../notes.txt`,
+  },
 
   // ---- PG2xxx: semantics ----
   PG2001: {

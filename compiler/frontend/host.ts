@@ -6,8 +6,10 @@
  * Speed: one `Project` for every file, no tsconfig, no lib files, no dependency resolution and no type
  * checker: the front end only parses. Walking is done on raw compiler nodes, never on wrapped ones.
  */
+import { realpathSync } from "node:fs";
 import { Project, ts } from "ts-morph";
 import * as path from "node:path";
+import { toPosix } from "./paths.js";
 
 export { ts };
 
@@ -28,9 +30,20 @@ export interface ParsedFile {
 /** The deepest nesting of brackets, template holes or expressions the front end reads. Policies use about six. */
 export const MAX_NESTING = 100;
 
+/** Whether the front end may read a file: only inside the project root, and never through a link out of it. */
+export type Confinement =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly reason: "outside-root" | "link-outside-root" }
+  /** A link inside the root to a file that is not a policy module; `target` is relative to the cwd. */
+  | { readonly ok: false; readonly reason: "link-not-policy"; readonly target: string };
+
 export interface SourceHost {
   /** The directory that relative paths (inputs and locations) are relative to. */
   readonly cwd: string;
+  /** The only directory the front end reads from (absolute); the cwd unless configured. */
+  readonly root: string;
+  /** Whether `absolutePath` may be read; checked before anything is read or even probed. */
+  confine(absolutePath: string): Confinement;
   fileExists(absolutePath: string): boolean;
   /** Parses a file once; later calls return the same parse. `undefined` when the file does not exist. */
   parse(absolutePath: string): ParsedFile | undefined;
@@ -42,6 +55,14 @@ export interface HostOptions {
   /** In-memory files, keyed by path (relative paths are relative to `cwd`, which defaults to `/`). */
   readonly files?: Readonly<Record<string, string>>;
   readonly cwd?: string;
+  /** The project root; default `cwd`. Relative to `cwd`. */
+  readonly root?: string;
+}
+
+/** `p` is `dir` or inside it (both absolute, POSIX). */
+export function isInside(dir: string, p: string): boolean {
+  const rel = path.posix.relative(dir, p);
+  return rel === "" || (rel !== ".." && !rel.startsWith("../") && !path.posix.isAbsolute(rel));
 }
 
 export function createSourceHost(options: HostOptions = {}): SourceHost {
@@ -59,8 +80,28 @@ export function createSourceHost(options: HostOptions = {}): SourceHost {
     for (const [p, text] of Object.entries(options.files)) fs.writeFileSync(path.posix.resolve(cwd, p), text);
   }
   const cache = new Map<string, ParsedFile>();
+  const root = path.posix.resolve(cwd, options.root ?? ".");
+  let realRoot: string | undefined;
+  const real = (p: string): string | undefined => {
+    try {
+      return toPosix(realpathSync(p));
+    } catch {
+      return undefined;
+    }
+  };
   return {
     cwd,
+    root,
+    confine(p) {
+      if (!isInside(root, p)) return { ok: false, reason: "outside-root" };
+      if (inMemory) return { ok: true };
+      const target = real(p);
+      if (target === undefined || target === p) return { ok: true };
+      realRoot ??= real(root) ?? root;
+      if (!isInside(realRoot, target)) return { ok: false, reason: "link-outside-root" };
+      if (!target.endsWith(".policy.ts")) return { ok: false, reason: "link-not-policy", target: path.posix.relative(realRoot, target) };
+      return { ok: true };
+    },
     fileExists: (p) => fs.fileExistsSync(p),
     parse(p) {
       const cached = cache.get(p);
