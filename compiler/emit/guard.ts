@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { DEFAULT_LIMITS, directiveSchema } from "../../src/directive.js";
 import { PRUNE_MODES, type PruneMode } from "../../src/types.js";
-import { formatDuration } from "../../dsl/durations.js";
+import { formatDuration } from "../../src/policy/durations.js";
 import { requestShapeOf } from "../analysis/requests.js";
 import type { PinIR, PolicyIR } from "../ir/schema.js";
 import { describeStore, headerLines, isLargePolicy } from "./describe.js";

@@ -87,6 +87,10 @@ describe("PG2007 / PG2008 tombstone wording", () => {
     const d = expectDiagnostic(compileOne(policy(kinds, `  tombstone: "{span} was pruned by the runtime and can never be recovered from any store",`)), "PG2008", 8, 14);
     expect(d.message).toContain("span_99999 was pruned");
   });
+  it("counts wording that spells a special token as plain text, as the runtime does, instead of throwing", () => {
+    const d = expectDiagnostic(compileOne(policy(kinds, `  tombstone: "{span} <|endoftext|> <|endoftext|> <|endoftext|>",`)), "PG2008", 8, 14);
+    expect(d.message).toContain("span_99999 <|endoftext|>");
+  });
   it("passes for the reference wording", () => {
     expectClean(compileOne(policy(kinds, `  tombstone: "{span} pruned, unrecoverable, contents unknown",`)));
   });
