@@ -134,6 +134,12 @@ export const catalogue = {
     template: "`{file}` is a symbolic link to `{target}`, which is not a policy module (`*.policy.ts`); the compiler does not read it",
     example: `// policies/notes.policy.ts → ../notes.txt`,
   },
+  PG1020: {
+    category: "error",
+    title: "Not a policy module",
+    template: "`{file}` is not a policy module (policy modules are named `*.policy.ts`); the compiler reads nothing else, so its contents are never parsed or shown",
+    example: `pruneguard check notes.txt`,
+  },
 
   // ---- PG2xxx: semantics ----
   PG2001: {
@@ -211,7 +217,7 @@ export const catalogue = {
   PG2102: {
     category: "error",
     title: "Overlay shortens retention",
-    template: "overlay `{overlay}` may only tighten `{base}`, but {subject} retains for {overlayRetention} where {base} retains for {baseRetention}: a span pruned reversibly at {baseRetention} would still be recoverable under {base} and lost under {overlay}",
+    template: "overlay `{overlay}` may only tighten `{base}`, but {subject} retains for {overlayRetention} where {base} retains for {baseRetention}: a span pruned {overlayRetention} after its append finds its copy under {base} (kept {baseRetention}) and none under {overlay}",
     example: `extendPolicy(org, { name: "team", stores: { toolLog: store.sqlite({ retention: minutes(30), holds: true }) } })`,
   },
   PG2103: {

@@ -62,6 +62,10 @@ export class ModuleLoader {
       return undefined;
     }
     const display = displayPath(this.#host.cwd, absolutePath);
+    if (!absolutePath.endsWith(".policy.ts")) {
+      this.#report(diagnostic("PG1020", from ?? { file: display, line: 1, column: 1, endLine: 1, endColumn: 1 }, { file: display }));
+      return undefined;
+    }
     const allowed = this.#host.confine(absolutePath);
     if (!allowed.ok) {
       const at = from ?? { file: display, line: 1, column: 1, endLine: 1, endColumn: 1 };

@@ -119,9 +119,10 @@ describe("PG21xx overlays may only tighten", () => {
     const d = expectDiagnostic(compileOverlay(`  kinds: { userTurn: { lossy: "with-flag" } },`), "PG2101", 5, 31, "team.policy.ts");
     expect(d.message).toContain("a `summarize` of `userTurn` with accept_lossy would be allowed by team but is forbidden by org");
   });
-  it("PG2102: shorter retention", () => {
+  it("PG2102: shorter retention, with the prune that finds its copy under the base and none under the overlay", () => {
     const d = expectDiagnostic(compileOverlay(`  stores: { toolLog: store.sqlite({ retention: minutes(30), holds: true }) },`), "PG2102", 5, 48, "team.policy.ts");
     expect(d.message).toContain("30m where org retains for 2h");
+    expect(d.message).toContain("a span pruned 30m after its append finds its copy under org (kept 2h) and none under team");
   });
   it("PG2103: extra modes", () => {
     const d = expectDiagnostic(compileOverlay(`  kinds: { userTurn: { modes: ["summarize", "drop"] } },`), "PG2103", 5, 31, "team.policy.ts");

@@ -56,6 +56,12 @@ describe("reads confined to the project root", () => {
     expect(wide.hasErrors).toBe(false);
     expect(wide.policies.map((p) => p.name)).toEqual(["org"]);
   });
+  it("a file that is not named *.policy.ts is not read, even when asked for by name", () => {
+    const r = compile("notes.txt");
+    expect(r.diagnostics.map((d) => [d.code, d.location?.file, d.location?.line])).toEqual([["PG1020", "notes.txt", 1]]);
+    expect(printed(r)).not.toContain("SECRET");
+    expect(r.sources.size).toBe(0);
+  });
   it("a plain policy inside the root compiles", () => {
     expect(compile("policies/org.policy.ts").diagnostics).toEqual([]);
   });

@@ -149,6 +149,11 @@ describe("PG1015 a misspelt kind in an overlay", () => {
     expect(d.message).toContain("no kind `toolReslt` in the base `org`; did you mean `toolResult`?");
     expect(codes(r)).not.toContain("PG1013");
   });
+  it("suggests nothing for a name far longer than any kind's", () => {
+    const r = compileOverlay(`  kinds: { toolResult${"x".repeat(500)}: { modes: ["drop"] } },`);
+    expect(codes(r)).toContain("PG1013");
+    expect(codes(r)).not.toContain("PG1015");
+  });
   it("leaves a new kind far from every base kind to PG1013", () => {
     expect(codes(compileOverlay(`  kinds: { searchHit: { modes: ["drop"] } },`))).toContain("PG1013");
   });
