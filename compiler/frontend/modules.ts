@@ -73,6 +73,11 @@ export class ModuleLoader {
       else this.#report(diagnostic("PG1018", at, { file: display, how: OUTSIDE[allowed.reason], root: this.#host.root }));
       return undefined;
     }
+    if (this.#loading.length >= MAX_NESTING) {
+      // Each import is a level of recursion here: a chain of thousands of modules would exhaust the stack.
+      this.#report(diagnostic("PG1017", from ?? null, { what: "this chain of imports", max: MAX_NESTING }));
+      return undefined;
+    }
     const file = this.#host.parse(absolutePath);
     if (!file) return undefined;
     this.#loading.push(absolutePath);

@@ -192,6 +192,15 @@ describe("PG1017 nesting limits: a diagnostic with a location, never a stack ove
     expect(codes(r)).toContain("PG1017");
     for (const d of r.diagnostics) expect(d.location).not.toBeNull();
   });
+  it("a chain of policy modules each importing the next", () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 150; i++) files[`m${i}.policy.ts`] = `${HEADER}import b from "./m${i + 1}.policy.js";\nexport default extendPolicy(b, { name: "m${i}" });\n`;
+    files["m150.policy.ts"] = `${HEADER}export default definePolicy({ name: "m150", stores: {}, kinds: {} });\n`;
+    const r = compile(files, ["m0.policy.ts"]);
+    const d = r.diagnostics.find((x) => x.code === "PG1017");
+    expect(d?.message).toContain("this chain of imports");
+    expect(d?.location?.line).toBe(2);
+  });
   it("prefix operators the parser recurses on", () => {
     const r = compileOne(policyWith("-".repeat(20_000) + "1"));
     expect(r.hasErrors).toBe(true);
