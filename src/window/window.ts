@@ -15,6 +15,8 @@ import { committedOutcome, rejectedOutcome } from "./outcomes.js";
 import { persistFailures, planPrune, type PlannedMember, type PlanRejectReason, type PrunePlan } from "./plan.js";
 import { recall } from "./recall.js";
 import { entryView, renderWindow, type WindowEntry } from "./view.js";
+import { defaultTools, directiveOf, toolCallResult, toolFor, type ToolCall, type ToolCallResult } from "../tools/call.js";
+import type { DirectiveTool } from "../tools/schemas.js";
 
 const MAX_NOTICES = 3;
 
@@ -131,6 +133,28 @@ export class ContextWindow<K extends string = string> {
         op: null, status: "invalid", issues: [], message: "internal error", line: invalidLine("internal error"), auditSeq: null,
       }) satisfies InvalidOutcome);
     }
+  }
+
+  /**
+   * Handles a provider's tool call to one of the directive tools: `{ name, arguments }`, arguments as JSON
+   * text or a parsed object (OpenAI strict mode's `null`s read as absent). Never throws.
+   *
+   * Returns the outcome and the exact text to send back as the tool result, or `null` when the name is
+   * not one of `tools` (another tool of the agent's, for the caller to run). Arguments that do not parse
+   * are an `invalid` outcome, audited like any directive, with `isError` set.
+   */
+  async handleToolCall(call: ToolCall, tools: readonly DirectiveTool[] = defaultTools()): Promise<ToolCallResult | null> {
+    let name: unknown;
+    let args: unknown;
+    try {
+      ({ name, arguments: args } = call);
+    } catch {
+      return null; // not a readable call at all
+    }
+    const tool = toolFor(name, tools);
+    if (tool === undefined) return null;
+    const outcome = await this.applyDirective(directiveOf(tool, args, this.#settings.directiveLimits.maxDirectiveChars));
+    return toolCallResult(tool, outcome);
   }
 
   /**

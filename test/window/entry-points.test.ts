@@ -25,9 +25,16 @@ describe("entry points", () => {
       "SPAN_ID",
       "SqliteStore",
       "StoreError",
+      "aiSDKTools",
+      "anthropicTools",
       "contentHash",
       "countTokens",
       "directiveSchema",
+      "directiveTools",
+      "openAIChatTools",
+      "openAIResponsesTools",
+      "pruneguardRepairToolCall",
+      "toolResultText",
       "guardWindow",
       "parseDirective",
       "systemClock",
@@ -35,7 +42,7 @@ describe("entry points", () => {
       "toAnthropic",
       "toOpenAI",
       "verifyAuditChain",
-    ]);
+    ].sort());
   });
 
   it("the agent entry does not export internals", () => {
