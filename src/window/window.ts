@@ -9,7 +9,7 @@ import { countTokens } from "../tokens.js";
 import type { KindPolicy, PinPattern, PruneMode, Span, SpanRef } from "../types.js";
 import { checkedPruneDraft, invalidDraft, refusedPruneDraft } from "./audit-drafts.js";
 import { PendingAudit } from "./audit-queue.js";
-import { newSpan, prunedEntry, type Entry, type LiveEntry } from "./entries.js";
+import { CallGroups, newSpan, prunedEntry, type Entry, type LiveEntry } from "./entries.js";
 import { kindPins, resolveWindowOptions, type AppendInput, type ContextWindowOptions, type PruneRequest, type WindowSettings } from "./options.js";
 import { committedOutcome, rejectedOutcome } from "./outcomes.js";
 import { persistFailures, planPrune, type PlannedMember, type PlanRejectReason, type PrunePlan } from "./plan.js";
@@ -36,6 +36,7 @@ export class ContextWindow<K extends string = string> {
   readonly #byId = new Map<string, Entry>();
   #notices: string[] = [];
   #nextSpan = 1;
+  readonly #calls = new CallGroups();
   #lossyUsed: number | null = null;
   readonly #pendingAudit: PendingAudit;
   #ended = false;
@@ -64,7 +65,7 @@ export class ContextWindow<K extends string = string> {
       throw new TypeError(`ContextWindow.append: unknown kind ${String(input.kind)}`);
     }
     if (typeof input.text !== "string") throw new TypeError("ContextWindow.append: text must be a string");
-    const span = newSpan(`span_${this.#nextSpan++}`, input);
+    const span = newSpan(`span_${this.#nextSpan++}`, { ...input, ...this.#calls.groupFor(input) });
     const entry: LiveEntry = { state: "live", pos: this.#entries.length, span, handle: null, store: policy.store, persistError: null, notice: null };
     if (policy.store !== null) {
       const store = this.#settings.stores.get(policy.store)!;
@@ -80,7 +81,23 @@ export class ContextWindow<K extends string = string> {
     this.#entries.push(entry);
     this.#byId.set(span.id, entry);
     this.#notices = [];
+    await this.#joinGroupFate(entry);
     return span.id as SpanRef<P>;
+  }
+
+  /**
+   * A span that arrives after its group was pruned (the result of a call the model pruned while the call
+   * was pending) joins the group's fate: it is dropped through the same check, as a lossy commitment
+   * only if the group's was one. If the check refuses, it stays live with the rejection line.
+   */
+  async #joinGroupFate(entry: LiveEntry): Promise<void> {
+    const group = entry.span.group;
+    if (group === undefined) return;
+    const gone = this.#entries.filter((e): e is Extract<Entry, { state: "pruned" | "tombstone" }> => e.state !== "live" && e.group === group);
+    if (gone.length === 0) return;
+    const lossy = gone.some((e) => e.state === "tombstone");
+    const raw = directiveForAudit({ op: "prune", span_id: entry.span.id, mode: "drop", ...(lossy ? { accept_lossy: true } : {}), joins: group });
+    await this.#execute(entry.span.id, "drop", null, lossy, raw);
   }
 
   /**

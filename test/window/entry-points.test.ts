@@ -41,6 +41,7 @@ describe("entry points", () => {
       "toAISDK",
       "toAnthropic",
       "toOpenAI",
+      "toOpenAIResponses",
       "verifyAuditChain",
     ].sort());
   });
