@@ -2,3 +2,17 @@
 export { toAISDK, toAnthropic, toOpenAI, toOpenAIResponses } from "./render.js";
 export type { AISDKMessage, AISDKPrompt, AnthropicMessage, OpenAIMessage, OpenAIResponsesItem } from "./render.js";
 export type { RenderSource } from "./conversation.js";
+export { Transcript } from "./transcript.js";
+export type {
+  AISDKStep,
+  AnthropicResponseBlock,
+  KindMapping,
+  ModelToolCall,
+  ModelToolResult,
+  OpenAIChatMessage,
+  OpenAIChatResponse,
+  OpenAIResponseOutputItem,
+  ToolOutput,
+  ToolRunner,
+  TranscriptWindow,
+} from "./transcript.js";

@@ -87,7 +87,8 @@ function passThrough(schema: ToolInputSchema): PassThroughSchema {
       version: 1,
       vendor: "pruneguard",
       validate: (value) => ({ value }),
-      jsonSchema: { input: () => schema, output: () => schema },
+      // A copy each time: the SDK adds keywords to the schema it is given, and the tools' own are frozen.
+      jsonSchema: { input: () => structuredClone(schema), output: () => structuredClone(schema) },
     },
   };
 }
@@ -151,7 +152,7 @@ function unwrapUnparsed(input: unknown): unknown {
  * Calls to other tools are left to the SDK (`null`: not repaired).
  */
 export function pruneguardRepairToolCall(tools: readonly DirectiveTool[] = defaultTools()) {
-  return async (options: { toolCall: { toolName: string; input: string } & Record<string, unknown> }) => {
+  return async <T extends { readonly toolName: string; readonly input: string }>(options: { readonly toolCall: T }): Promise<T | null> => {
     const { toolCall } = options;
     if (!tools.some((t) => t.name === toolCall.toolName)) return null;
     return { ...toolCall, input: JSON.stringify({ [UNPARSED]: toolCall.input }) };

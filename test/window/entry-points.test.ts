@@ -25,6 +25,7 @@ describe("entry points", () => {
       "SPAN_ID",
       "SqliteStore",
       "StoreError",
+      "Transcript",
       "aiSDKTools",
       "anthropicTools",
       "contentHash",
