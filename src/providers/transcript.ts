@@ -161,10 +161,11 @@ export class Transcript<K extends string> {
     const calls: ModelToolCall[] = [];
     for (const item of response.output) {
       if (item.type === "message" && Array.isArray(item.content)) {
-        const text = item.content.map((p) => (p.type === "output_text" && typeof p.text === "string" ? p.text : "")).join("");
+        const parts = item.content as ReadonlyArray<{ readonly type?: unknown; readonly text?: unknown }>;
+        const text = parts.map((p) => (p.type === "output_text" && typeof p.text === "string" ? p.text : "")).join("");
         if (text.trim() !== "") await this.assistant(text);
       } else if (item.type === "function_call" && typeof item.call_id === "string" && typeof item.name === "string") {
-        const call = { id: item.call_id, name: item.name, arguments: item.arguments ?? "{}" };
+        const call = { id: item.call_id, name: item.name, arguments: typeof item.arguments === "string" ? item.arguments : "{}" };
         await this.toolCall(call);
         calls.push(call);
       }
@@ -267,10 +268,10 @@ export interface OpenAIChatResponse {
 
 export interface OpenAIResponseOutputItem {
   readonly type: string;
-  readonly content?: ReadonlyArray<{ readonly type: string; readonly text?: string }> | unknown;
-  readonly call_id?: string;
-  readonly name?: string;
-  readonly arguments?: string;
+  readonly content?: unknown;
+  readonly call_id?: unknown;
+  readonly name?: unknown;
+  readonly arguments?: unknown;
 }
 
 export interface AnthropicResponseBlock {
