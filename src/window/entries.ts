@@ -1,5 +1,6 @@
 /** The window's positions, as the window and recall see them (internal), and how they are made. */
 import { contentHash } from "../hash.js";
+import { indexHint } from "../hint.js";
 import { indexLine, replacementHeader, tombstoneLine } from "../render.js";
 import type { PruneCommitItem } from "../stores/store.js";
 import { countTokens } from "../tokens.js";
@@ -95,12 +96,13 @@ export function prunedEntry(
   member: { readonly entry: LiveEntry; readonly mode: PruneMode; readonly body: string | null },
   committed: PruneCommitItem,
   tombstone: string,
+  hintTokens = 0,
 ): GoneEntry {
   const { span } = member.entry;
   const reversible = committed.decision.status === "reversible";
   const handle = reversible ? committed.handle : null;
   let text: string;
-  if (member.body === null) text = handle !== null ? indexLine(span.id, handle) : tombstoneLine(span.id, tombstone);
+  if (member.body === null) text = handle !== null ? indexLine(span.id, handle, indexHint(span, hintTokens)) : tombstoneLine(span.id, tombstone);
   else text = `${replacementHeader(span.id, member.mode as Exclude<PruneMode, "drop">, handle)}\n${member.body}`;
   return {
     state: reversible ? "pruned" : "tombstone",

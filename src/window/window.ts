@@ -332,7 +332,7 @@ export class ContextWindow<K extends string = string> {
 
   /** Rewrites one committed span; returns the tokens it freed. */
   #apply(member: PlannedMember, committed: PruneCommitItem): number {
-    const gone = prunedEntry(member, committed, this.#settings.tombstone);
+    const gone = prunedEntry(member, committed, this.#settings.tombstone, this.#settings.indexHintTokens);
     this.#entries[member.entry.pos] = gone;
     this.#byId.set(gone.spanId, gone);
     if (gone.state === "tombstone" && this.#lossyUsed !== null) this.#lossyUsed++;

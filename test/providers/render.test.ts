@@ -87,7 +87,7 @@ describe("rendering to provider conversations", () => {
     const openai = toOpenAI(win);
     expect(openai[2]).toEqual({
       role: "assistant",
-      content: "span_3 pruned, recall #2",
+      content: "span_3 pruned, recall #2: getDeploy id=8812",
       tool_calls: [{ id: "call_1", type: "function", function: { name: "getDeploy", arguments: "{}" } }],
     });
     expect(openai[3]).toMatchObject({ role: "tool", tool_call_id: "call_1", content: expect.stringMatching(/^span_5 summary, recall #4\n/) });

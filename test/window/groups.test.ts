@@ -37,13 +37,13 @@ describe("tool groups by position", () => {
     await win.prune({ span: call, mode: "drop" });
     await win.append({ kind: "result", text: "late output", message: { role: "tool-result", callId: "c1", toolName: "search" } });
     const [, late] = win.entries();
-    expect(late).toMatchObject({ state: "pruned", spanId: "span_2", text: "span_2 pruned, recall #2" });
+    expect(late).toMatchObject({ state: "pruned", spanId: "span_2", text: "span_2 pruned, recall #2: search" });
     expect((await win.recall("span_2")).status).toBe("found");
     const log = await win.auditLog();
     expect(log.at(-2)).toMatchObject({ op: "prune", spanId: "span_2", status: "reversible" });
     expect(toOpenAI(win)).toEqual([
-      { role: "assistant", content: "span_1 pruned, recall #1", tool_calls: [{ id: "c1", type: "function", function: { name: "search", arguments: "{}" } }] },
-      { role: "tool", tool_call_id: "c1", content: "span_2 pruned, recall #2" },
+      { role: "assistant", content: "span_1 pruned, recall #1: search q=x", tool_calls: [{ id: "c1", type: "function", function: { name: "search", arguments: "{}" } }] },
+      { role: "tool", tool_call_id: "c1", content: "span_2 pruned, recall #2: search" },
     ]);
   });
 
