@@ -12,7 +12,7 @@
  * Run: `node dist/examples/ai-sdk-loop.js`. Output is deterministic.
  */
 import { pathToFileURL } from "node:url";
-import { generateText, isStepCount, tool, type ModelMessage } from "ai";
+import { generateText, isStepCount, tool } from "ai";
 import { MockLanguageModelV4 } from "ai/test";
 import { z } from "zod";
 import { aiSDKTools, ContextWindow, ManualClock, MemoryStore, pruneguardRepairToolCall, toAISDK, Transcript } from "../src/index.js";
@@ -107,7 +107,7 @@ export async function aiSDKLoop(write: (line: string) => void = (l) => process.s
   const result = await generateText({
     model,
     ...(system === undefined ? {} : { instructions: system }),
-    messages: messages as ModelMessage[],
+    messages,
     tools: {
       readDeployLog: tool({ description: "Read a deploy's log", inputSchema: z.object({ deploy: z.number() }), execute: async () => LOG }),
       ...aiSDKTools(win),
