@@ -77,3 +77,45 @@ describe("index-line hints", () => {
     expect(() => make(17)).toThrow(/indexHintTokens/);
   });
 });
+
+describe("finding one identifier among 46 dropped tool results", () => {
+  /** 46 calls, each result holding its own request id; every pair dropped; which recalls find `target`? */
+  async function session(indexHintTokens: number) {
+    const clock = new ManualClock(0);
+    const win = new ContextWindow({
+      session: "s", clock, stores: { log: new MemoryStore({ name: "log", clock }) }, indexHintTokens,
+      kinds: { call: { store: "log", modes: ["drop"], lossy: "forbid" }, result: { store: "log", modes: ["drop"], lossy: "forbid" } },
+    });
+    const id = (i: number) => `req_${(0x9e3779b1 * (i + 1) >>> 0).toString(16)}`;
+    for (let i = 0; i < 46; i++) {
+      await win.append({ kind: "call", text: `{"page":${i}}`, message: { role: "tool-call", callId: `c${i}`, toolName: "listOrders" } });
+      const r = await win.append({ kind: "result", text: `GET /orders?page=${i} -> 200\nX-Request-Id: ${id(i)}\n${"order ok\n".repeat(20)}`, message: { role: "tool-result", callId: `c${i}`, toolName: "listOrders" } });
+      await win.prune({ span: r, mode: "drop" });
+    }
+    return { win, target: id(33) };
+  }
+
+  /** A model that recalls the handle whose line names the id, else every handle in order until it finds it. */
+  async function recallsToFind(win: ContextWindow<"call" | "result">, target: string): Promise<number> {
+    const lines = win.render().split("\n\n");
+    const named = lines.find((l) => l.includes(target));
+    const handles = (named ? [named] : lines).map((l) => /recall (#\d+)/.exec(l)?.[1]).filter((h): h is string => h !== undefined);
+    let recalls = 0;
+    for (const h of handles) {
+      recalls++;
+      const r = await win.recall(h);
+      if (r.status === "found" && r.text.includes(target)) return recalls;
+    }
+    return Number.POSITIVE_INFINITY;
+  }
+
+  it("with hints one recall finds it; without, the model recalls blindly", async () => {
+    const hinted = await session(DEFAULT_HINT_TOKENS);
+    const blind = await session(0);
+    expect(await recallsToFind(hinted.win, hinted.target)).toBe(1);
+    // Each pair's call and result are two lines; the target is the 34th result.
+    expect(await recallsToFind(blind.win, blind.target)).toBeGreaterThan(30);
+    // What the hints cost: within the pinned bound on every line.
+    for (const line of hinted.win.render().split("\n\n")) expect(countTokens(line)).toBeLessThanOrEqual(12 + 1 + DEFAULT_HINT_TOKENS);
+  });
+});
