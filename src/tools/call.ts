@@ -41,29 +41,29 @@ export function toolFor(name: unknown, tools: readonly DirectiveTool[]): Directi
 
 /**
  * The directive a call stands for: its arguments with the tool's `op`, or — when the arguments are not a
- * JSON object — the arguments themselves, for the window's parser to refuse and audit. Text longer than
- * `maxChars` is not parsed here: the parser refuses it by its length.
+ * JSON object — the arguments themselves, for the window's parser to refuse and audit. Text that is not
+ * JSON, or longer than `maxChars` (not parsed at all), is refused here, by its message.
  */
-export function directiveOf(tool: DirectiveTool, args: unknown, maxChars: number): unknown {
+export function directiveOf(tool: DirectiveTool, args: unknown, maxChars: number): { readonly directive: unknown } | { readonly invalid: string } {
   let value = args;
   if (typeof args === "string") {
     // OpenAI sends "{}" for no arguments; some providers send nothing at all.
     if (args.trim() === "") value = {};
-    else if (args.length > maxChars) return args;
+    else if (args.length > maxChars) return { invalid: `arguments longer than ${maxChars} characters` };
     else {
       try {
         value = JSON.parse(args) as unknown;
       } catch {
-        return args;
+        return { invalid: "arguments are not valid JSON" };
       }
     }
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return value;
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return { directive: value };
   try {
     // The tool's name says the operation; an `op` among the arguments does not override it.
-    return { ...value, op: tool.op };
+    return { directive: { ...value, op: tool.op } };
   } catch {
-    return value; // a hostile value (a throwing getter or proxy): the parser refuses it
+    return { directive: value }; // a hostile value (a throwing getter or proxy): the parser refuses it
   }
 }
 

@@ -170,7 +170,10 @@ export class ContextWindow<K extends string = string> {
     }
     const tool = toolFor(name, tools);
     if (tool === undefined) return null;
-    const outcome = await this.applyDirective(directiveOf(tool, args, this.#settings.directiveLimits.maxDirectiveChars));
+    const d = directiveOf(tool, args, this.#settings.directiveLimits.maxDirectiveChars);
+    const outcome = "directive" in d
+      ? await this.applyDirective(d.directive)
+      : await this.#serial(() => this.#invalid(tool.op === "prune" || tool.op === "recall" ? tool.op : null, [{ path: "", message: d.invalid }], directiveForAudit(args)));
     return toolCallResult(tool, outcome);
   }
 
