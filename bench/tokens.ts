@@ -45,7 +45,7 @@ export const tokensBench: Benchmark = {
     const rows: Row[] = [
       line("tombstone (o200k / cl100k)", [tombstoneLine("span_7"), tombstoneLine("span_99999")], 13),
       line("index line", [indexLine("span_7", "#3"), indexLine("span_99999", "#9999")], 12),
-      line("index line of a prune reversible until a time", [indexLine("span_7", "#3", 59 * 60_000), indexLine("span_99999", "#9999", (99 * 60 + 59) * 60_000)], 17),
+      line("index line of a prune reversible until a time", [indexLine("span_7", "#3", null, 59 * 60_000), indexLine("span_99999", "#9999", null, (99 * 60 + 59) * 60_000)], 17),
       line("rejection line", [
         rejectionLine("span_7", "copy expired", true),
         rejectionLine("span_99999", "store cannot tell pruned from absent, lossy forbidden", false),

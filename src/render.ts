@@ -6,8 +6,10 @@ import type { PruneMode } from "./types.js";
 /**
  * The lines the model reads in place of what it pruned. Each is short by design and pinned by tests:
  * a tombstone costs at most 13 o200k tokens and an index line at most 12 (17 when it says for how long its
- * copy is kept: `span_7 pruned, recall #3 for 59m`), for ids up to `span_99999` and handles up to `#9999`. Every line here is a runtime line: it is
- * never framed, and `render/grammar.ts` parses each form back; untrusted text only ever appears framed.
+ * copy is kept: `span_7 pruned, recall #3 for 59m`), for ids up to `span_99999` and handles up to `#9999`
+ * — plus its hint, which costs at most the window's `indexHintTokens` and one token for the `: ` before it.
+ * Every line here is a runtime line: it is never framed, and `render/grammar.ts` parses each form back;
+ * untrusted text only ever appears framed, or as a hint of the hint alphabet (`hint.ts`).
  */
 
 export const DEFAULT_TOMBSTONE = "{span} pruned, unrecoverable, contents unknown";
@@ -33,11 +35,16 @@ function expiry(remainingMs: number | null): string {
 }
 
 /**
- * The index line of a reversible drop: the span id and the handle that recalls it, and, when the copy
- * is kept for less than the session's horizon, how long it still is.
+ * The index line of a reversible drop: the span id and the handle that recalls it; when the copy is kept
+ * for less than the session's horizon, how long it still is; and a hint of what it held (`hint.ts`: one
+ * line of plain words, token-capped) when there is one.
  */
-export function indexLine(spanId: string, handle: string, remainingMs: number | null = null): string {
-  return `${spanId} pruned, recall ${handle}${expiry(remainingMs)}`;
+export function indexLine(spanId: string, handle: string, hint: string | null = null, remainingMs: number | null = null): string {
+  return `${spanId} pruned, recall ${handle}${expiry(remainingMs)}${hintTail(hint)}`;
+}
+
+function hintTail(hint: string | null): string {
+  return hint === null ? "" : `: ${hint}`;
 }
 
 /** Header of a digest or compressed form that replaced a span. */
@@ -59,9 +66,9 @@ function replacementWord(mode: Exclude<PruneMode, "drop">): string {
  * The line of a reversible prune whose copy is no longer promised: its hold lapsed and retention may
  * have rotated it (`may be lost`), or a recall found it gone or altered (`lost`). Neither offers a recall.
  */
-export function uncertainCopyLine(spanId: string, mode: PruneMode, copy: "may be lost" | "lost"): string {
+export function uncertainCopyLine(spanId: string, mode: PruneMode, copy: "may be lost" | "lost", hint: string | null = null): string {
   const what = mode === "drop" ? "pruned" : replacementWord(mode);
-  return mode === "drop" && copy === "lost" ? `${spanId} pruned, copy lost, contents unknown` : `${spanId} ${what}, copy ${copy}`;
+  return mode === "drop" && copy === "lost" ? `${spanId} pruned, copy lost, contents unknown${hintTail(hint)}` : `${spanId} ${what}, copy ${copy}${hintTail(hint)}`;
 }
 
 /** The line under a prune whose replacement costs more tokens than the span it replaced. */

@@ -8,7 +8,7 @@
  * re-persist (writing the window's bytes back into a writable store that distinguishes absent) or a
  * retention at least as long as the session keeps every prune reversible.
  */
-import { formatDuration } from "../../dsl/durations.js";
+import { formatDuration } from "../../src/policy/durations.js";
 import type { KindIR, PolicyIR } from "../ir/schema.js";
 
 export type Fate =
@@ -18,7 +18,7 @@ export type Fate =
    * The store cannot hold copies and its retention is shorter than a session: a prune is reversible only
    * until the copy's retention ends (the runtime says when, and refuses it for a kind that forbids lossy).
    */
-  | { readonly fate: "reversible-until-retention"; readonly retentionMs: number; readonly forbid: boolean; readonly why: string }
+  | { readonly fate: "reversible-until-retention"; readonly retentionMs: number; readonly forbid: boolean; readonly repersist: boolean; readonly why: string }
   /** Reversible within `horizonMs` of the span's append (while its copy lasts); after that, `then`. */
   | { readonly fate: "reversible-until-horizon"; readonly horizonMs: number; readonly then: "lossy-with-flag" | "rejected"; readonly why: string }
   /** No reversible prune is possible; a prune needs accept_lossy and leaves a tombstone. */
@@ -44,6 +44,7 @@ export function fateOf(kind: KindIR, policy: PolicyIR): Fate {
       fate: "reversible-until-retention",
       retentionMs: store.retentionMs,
       forbid: kind.lossy === "forbid",
+      repersist: kind.repersist === true,
       why: `\`${store.name}\` cannot hold copies and keeps them ${retention} after they are written, ${session === null ? "and sessions have no maximum length" : `less than the ${formatDuration(session)} session`}`,
     };
   }
@@ -77,4 +78,40 @@ export function describeFate(f: Fate): string {
     case "never-prunable":
       return "never prunable";
   }
+}
+
+/** What a prune in an allowed mode becomes: executed reversibly, executed only as a lossy commitment, or never executed. */
+export type Outcome = "reversible" | "lossy" | "rejected";
+
+/** The outcome of a prune of a kind with this fate, `ageMs` after the span was appended. */
+export function outcomeAt(f: Fate, ageMs: number): Outcome {
+  switch (f.fate) {
+    case "always-reversible":
+      return "reversible";
+    // Executed reversibly (until its copy's retention ends) while the copy lasts or can be written back;
+    // a kind that forbids lossy is refused, since its copy would end before the session.
+    case "reversible-until-retention":
+      return f.forbid ? "rejected" : ageMs < f.retentionMs || f.repersist ? "reversible" : "lossy";
+    case "reversible-until-horizon":
+      return ageMs < f.horizonMs ? "reversible" : f.then === "rejected" ? "rejected" : "lossy";
+    case "lossy-with-flag":
+      return "lossy";
+    case "never-prunable":
+      return "rejected";
+  }
+}
+
+/**
+ * The earliest span age (0, or a horizon where an outcome changes) at which `looser` turns a prune that
+ * `tighter` executes reversibly, or never, into a lossy one; `undefined` when there is none before
+ * `untilMs` (the longest session `looser` allows; `null` is unlimited).
+ */
+export function firstLoosening(tighter: Fate, looser: Fate, untilMs: number | null): { readonly ageMs: number; readonly was: Outcome } | undefined {
+  const ages = [0, ...[tighter, looser].flatMap((f) => (f.fate === "reversible-until-horizon" ? [f.horizonMs] : f.fate === "reversible-until-retention" ? [f.retentionMs] : []))].sort((a, b) => a - b);
+  for (const ageMs of ages) {
+    if (untilMs !== null && ageMs >= untilMs) break;
+    const was = outcomeAt(tighter, ageMs);
+    if (was !== "lossy" && outcomeAt(looser, ageMs) === "lossy") return { ageMs, was };
+  }
+  return undefined;
 }

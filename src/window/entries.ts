@@ -1,5 +1,6 @@
 /** The window's positions, as the window and recall see them (internal), and how they are made. */
 import { contentHash } from "../hash.js";
+import { indexHint } from "../hint.js";
 import { indexLine, replacementHeader, tombstoneLine, uncertainCopyLine } from "../render.js";
 import { frameUntrusted } from "../render/framing.js";
 import type { PruneCommitItem } from "../stores/store.js";
@@ -42,6 +43,8 @@ export interface GoneEntry {
   keptUntil: number | null;
   /** A recall found the copy gone or altered: the line says so from then on. */
   copyLost: boolean;
+  /** What a dropped span held, in a few words of the hint alphabet, shown on its index line; `null` for none. */
+  hint: string | null;
   /** The digest or compressed form (untrusted text), rendered framed under the line. */
   replacement: string | null;
 }
@@ -70,11 +73,45 @@ export function newSpan(id: string, input: { readonly kind: string; readonly tex
   };
 }
 
+/**
+ * The tool call/result groups of a window, by position: a result joins the earliest call with its id
+ * that has no result yet, and a call reusing an id already answered starts a group of its own
+ * (`call:c1`, then `call:c1#2`), so a provider reusing ids never ties two pairs' fates together.
+ */
+export class CallGroups {
+  readonly #waiting = new Map<string, string[]>();
+  readonly #made = new Map<string, number>();
+
+  /** The group of a span about to be appended: its own, or one by position for a tool message. */
+  groupFor(input: { readonly group?: string; readonly message?: SpanMessage }): { group?: string } {
+    if (input.group !== undefined) return { group: input.group };
+    const m = input.message;
+    if (m === undefined || !("callId" in m)) return {};
+    if (m.role === "tool-result") {
+      const waiting = this.#waiting.get(m.callId)?.shift();
+      if (waiting !== undefined) return { group: waiting };
+      return { group: this.#fresh(m.callId) };
+    }
+    const group = this.#fresh(m.callId);
+    const q = this.#waiting.get(m.callId);
+    if (q) q.push(group);
+    else this.#waiting.set(m.callId, [group]);
+    return { group };
+  }
+
+  #fresh(callId: string): string {
+    const n = (this.#made.get(callId) ?? 0) + 1;
+    this.#made.set(callId, n);
+    return n === 1 ? `call:${callId}` : `call:${callId}#${n}`;
+  }
+}
+
 /** What replaces a committed span: an index line or a tombstone, or the digest/compressed body under its header. */
 export function prunedEntry(
   member: { readonly entry: LiveEntry; readonly mode: PruneMode; readonly body: string | null },
   committed: PruneCommitItem,
   keep: { readonly until: number | null; readonly keptUntil: number | null },
+  hintTokens = 0,
 ): GoneEntry {
   const { span } = member.entry;
   const reversible = committed.decision.status === "reversible";
@@ -92,6 +129,8 @@ export function prunedEntry(
     until: reversible ? keep.until : null,
     keptUntil: reversible ? keep.keptUntil : null,
     copyLost: false,
+    // A drop's index line names what the span held; the hint is of the hint alphabet (`hint.ts`), never framed text.
+    hint: reversible && member.body === null ? indexHint(span, hintTokens) : null,
     replacement: member.body,
   };
 }
@@ -105,10 +144,10 @@ export function goneLine(e: GoneEntry, now: number, tombstone: string): string {
   if (e.state === "tombstone" || e.handle === null) {
     return e.mode === "drop" ? tombstoneLine(e.spanId, tombstone) : replacementHeader(e.spanId, e.mode, null);
   }
-  if (e.copyLost) return uncertainCopyLine(e.spanId, e.mode, "lost");
-  if (e.keptUntil !== null && now >= e.keptUntil) return uncertainCopyLine(e.spanId, e.mode, "may be lost");
+  if (e.copyLost) return uncertainCopyLine(e.spanId, e.mode, "lost", e.hint);
+  if (e.keptUntil !== null && now >= e.keptUntil) return uncertainCopyLine(e.spanId, e.mode, "may be lost", e.hint);
   const remaining = e.until === null ? null : e.until - now;
-  return e.mode === "drop" ? indexLine(e.spanId, e.handle, remaining) : replacementHeader(e.spanId, e.mode, e.handle, remaining);
+  return e.mode === "drop" ? indexLine(e.spanId, e.handle, e.hint, remaining) : replacementHeader(e.spanId, e.mode, e.handle, remaining);
 }
 
 /** The line and, framed under it, the digest or compressed body. */

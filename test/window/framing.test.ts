@@ -118,8 +118,8 @@ describe("framing: untrusted text never renders a runtime line", () => {
       fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 5 }), async (ops) => {
         const win = await build(ops);
         const texts: string[] = [];
-        for (const m of toOpenAI(win.entries(), win.notices())) if (typeof m.content === "string") texts.push(m.content);
-        const a = toAnthropic(win.entries(), win.notices());
+        for (const m of toOpenAI(win)) if (typeof m.content === "string") texts.push(m.content);
+        const a = toAnthropic(win);
         texts.push(a.system);
         for (const m of a.messages) for (const b of m.content) if (b.type === "text") texts.push(b.text);
         const runtime = texts.flatMap((t) => {
@@ -160,10 +160,11 @@ describe("framing: untrusted text never renders a runtime line", () => {
 
 describe("the runtime-line grammar", () => {
   it("parses every line form the runtime writes, as data", () => {
-    expect(parseRuntimeLine(indexLine("span_7", "#3"), CTX)).toEqual({ line: "index", spanId: "span_7", what: "pruned", handle: "#3", expiresIn: null });
-    expect(parseRuntimeLine(indexLine("span_7", "t#3", 3 * HOUR + 5 * 60_000), CTX)).toEqual({
-      line: "index", spanId: "span_7", what: "pruned", handle: "t#3", expiresIn: "3h05m",
+    expect(parseRuntimeLine(indexLine("span_7", "#3"), CTX)).toEqual({ line: "index", spanId: "span_7", what: "pruned", handle: "#3", expiresIn: null, hint: null });
+    expect(parseRuntimeLine(indexLine("span_7", "t#3", null, 3 * HOUR + 5 * 60_000), CTX)).toEqual({
+      line: "index", spanId: "span_7", what: "pruned", handle: "t#3", expiresIn: "3h05m", hint: null,
     });
+    expect(parseRuntimeLine(indexLine("span_7", "#3", "search q=req_7f3a9c2e41", 60_000), CTX)).toMatchObject({ expiresIn: "1m", hint: "search q=req_7f3a9c2e41" });
     expect(parseRuntimeLine(replacementHeader("span_2", "summarize", "#1", 30_000), CTX)).toMatchObject({ what: "summary", expiresIn: "<1m" });
     expect(parseRuntimeLine(replacementHeader("span_2", "compress", null), CTX)).toEqual({ line: "unrecoverable", spanId: "span_2", what: "compressed" });
     expect(parseRuntimeLine(tombstoneLine("span_4"), CTX)).toEqual({ line: "unrecoverable", spanId: "span_4", what: "pruned" });

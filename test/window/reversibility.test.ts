@@ -32,7 +32,7 @@ function setup(o: { holds: boolean; retentionMs?: number | null; maxLengthMs?: n
 describe("reversible, reversible-until, or refused", () => {
   it("a store without holds: reversible only until its retention ends, said in the outcome, the line and the audit record", async () => {
     const { clock, log, win } = setup({ holds: false });
-    await win.append({ kind: "tool", text: "a 502 with req_8f3a2c91" });
+    await win.append({ kind: "tool", text: "a bad gateway" });
     clock.advance(HOUR);
     const out = await win.applyDirective({ op: "prune", span_id: "span_1", mode: "drop" });
     expect(out).toMatchObject({ status: "reversible", until: 2 * HOUR, line: "span_1 pruned, recall #1 for 1h00m" });
@@ -114,7 +114,7 @@ describe("the lines stay short", () => {
     const { indexLine, replacementHeader, uncertainCopyLine } = await import("../../src/render.js");
     const { countTokens } = await import("../../src/index.js");
     for (const id of ["span_7", "span_99999"]) {
-      for (const ms of [30_000, 59 * 60_000, (99 * 60 + 59) * 60_000]) expect(countTokens(indexLine(id, "#9999", ms))).toBeLessThanOrEqual(17);
+      for (const ms of [30_000, 59 * 60_000, (99 * 60 + 59) * 60_000]) expect(countTokens(indexLine(id, "#9999", null, ms))).toBeLessThanOrEqual(17);
       expect(countTokens(replacementHeader(id, "summarize", "#9999", (99 * 60 + 59) * 60_000))).toBeLessThanOrEqual(17);
       expect(countTokens(uncertainCopyLine(id, "drop", "may be lost"))).toBeLessThanOrEqual(12);
     }
