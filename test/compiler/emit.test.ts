@@ -3,10 +3,10 @@
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
-import { z } from "zod";
 import { describe, expect, it } from "vitest";
 import { compilePolicies, emitAll, irHash } from "../../compiler/index.js";
 import * as org from "../../generated/org.guard.js";
+import { directiveTools } from "../../src/index.js";
 
 const EXAMPLES = ["examples/policies/org.policy.ts", "examples/policies/team-payments.policy.ts", "examples/policies/team-search.policy.ts"];
 import { runCli as run } from "./helpers.js";
@@ -54,8 +54,11 @@ describe("types and guard emitters", () => {
     expect(types).not.toMatch(/`\$\{|\s&\s/);
   });
 
-  it("export a directive JSON Schema equal to the narrowed zod schema", () => {
-    expect(z.toJSONSchema(org.directiveSchema)).toEqual(org.directiveJsonSchema);
+  it("export the directive schema and tools built by the runtime's builders, narrowed to the policy's modes", () => {
+    expect(org.directiveTools).toEqual(directiveTools({ modes: org.directiveModes }));
+    expect(org.directiveTools.map((t) => t.name)).toEqual(org.directiveSchema.options.map((o) => o.shape.op.value));
+    // No second, hand-built copy of the schema in the generated text: the guard calls the builders.
+    expect(byPath.get("org.guard.ts")).not.toMatch(/"\$schema"|span_\[1-9\]/);
     expect(org.directiveModes).toEqual(["drop", "summarize", "compress"]);
     expect(org.directiveSchema.safeParse({ op: "prune", span_id: "span_1", mode: "drop", accept_lossy: "true" }).success).toBe(false);
   });
