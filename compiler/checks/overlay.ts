@@ -49,7 +49,8 @@ type Names = { readonly overlay: string; readonly base: string };
 
 function compareKinds(b: KindIR, o: KindIR, base: PolicyIR, overlay: PolicyIR, names: Names): Diagnostic[] {
   const out: Diagnostic[] = [];
-  if (b.lossy === "forbid" && o.lossy === "with-flag") {
+  // With a lossy budget of 0 no prune of the overlay can commit a loss, whatever `lossy` says.
+  if (b.lossy === "forbid" && o.lossy === "with-flag" && overlay.session.lossyBudget !== 0) {
     out.push(diagnostic("PG2101", o.fields.lossy ?? o.location, { ...names, kind: o.name, mode: o.modes[0] ?? "drop" }));
   }
   for (const mode of o.modes) {
@@ -73,6 +74,7 @@ function compareKinds(b: KindIR, o: KindIR, base: PolicyIR, overlay: PolicyIR, n
  * where the base forbids it, which PG2101 reports; a shorter retention is PG2102's.
  */
 function fateLoosening(b: KindIR, o: KindIR, base: PolicyIR, overlay: PolicyIR, names: Names): Diagnostic[] {
+  if (overlay.session.lossyBudget === 0) return []; // no prune of the overlay can be lossy: every one it cannot back is rejected
   const bf = fateOf(b, base);
   const of = fateOf(o, overlay);
   const found = firstLoosening(bf, of, overlay.session.maxLengthMs);

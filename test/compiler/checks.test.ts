@@ -119,6 +119,9 @@ describe("PG21xx overlays may only tighten", () => {
     const d = expectDiagnostic(compileOverlay(`  kinds: { userTurn: { lossy: "with-flag" } },`), "PG2101", 5, 31, "team.policy.ts");
     expect(d.message).toContain("a `summarize` of `userTurn` with accept_lossy would be allowed by team but is forbidden by org");
   });
+  it("PG2101 is not raised where a lossy budget of 0 means no prune can ever be lossy", () => {
+    expect(codes(compileOverlay(`  kinds: { userTurn: { lossy: "with-flag" } },\n  session: { lossyBudget: 0 },`))).not.toContain("PG2101");
+  });
   it("PG2102: shorter retention, with the prune that finds its copy under the base and none under the overlay", () => {
     const d = expectDiagnostic(compileOverlay(`  stores: { toolLog: store.sqlite({ retention: minutes(30), holds: true }) },`), "PG2102", 5, 48, "team.policy.ts");
     expect(d.message).toContain("30m where org retains for 2h");
@@ -260,6 +263,10 @@ describe("PG2107 tighten-only, decided by each kind's fate", () => {
     const d = expectDiagnostic(compileOverlay(line), "PG2107", 5, col(line, "null"), "team.policy.ts");
     expect(d.message).toContain("kind `toolResult` has no store");
     expect(d.message).toContain("lossy under team");
+  });
+  it("accepts a change that would make a prune lossy where a lossy budget of 0 makes it unprunable instead", () => {
+    const r = compileOverlay(`  kinds: { toolResult: { store: null } },\n  session: { lossyBudget: 0 },`);
+    expect(codes(r)).not.toContain("PG2107");
   });
   it("accepts moving a lossy-forbidden kind to no store: it becomes unprunable, which is tighter", () => {
     const r = compileOverlay(`  kinds: { userTurn: { store: null } },`);
