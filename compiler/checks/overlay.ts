@@ -23,6 +23,11 @@ export const checkOverlay: Check = (policy, ctx) => {
   for (const b of base.stores) {
     const o = storeOf(policy, b.name);
     if (o) out.push(...compareStores(`store \`${b.name}\``, b, o, undefined, names));
+    // A store the base uses and the overlay's kinds all moved away from.
+    if (o && o.location.file !== policy.file && !policy.kinds.some((k) => k.store === b.name)) {
+      const moved = policy.kinds.find((k) => base.kinds.some((bk) => bk.name === k.name && bk.store === b.name));
+      if (moved) out.push(diagnostic("PG3004", moved.fields.store ?? moved.location, { store: b.name }));
+    }
   }
   for (const bk of base.kinds) {
     const ok = policy.kinds.find((k) => k.name === bk.name);

@@ -289,11 +289,13 @@ describe("PG2107 tighten-only, decided by each kind's fate", () => {
     expect(d?.location?.file).toBe("sub.policy.ts");
     expect(d?.message).toContain("may only tighten `team`");
   });
-  it("a warning the overlay causes with no property of its own to point at lands on its extendPolicy call", () => {
+  it("a base store the overlay leaves unused is reported at the `store:` line that moved away from it", () => {
     // Moving `userTurn` off `transcript` leaves that base store unused: PG3004, caused by the overlay.
-    const r = compileOverlay(`  stores: { vault: store.postgres({ retention: days(60) }) },\n  kinds: { userTurn: { store: "vault" } },`);
-    const d = r.diagnostics.find((x) => x.code === "PG3004");
-    expect(d?.location).toMatchObject({ file: "team.policy.ts", line: 3, column: col("export default extendPolicy(org, {", "extendPolicy") });
+    const line = `  kinds: { userTurn: { store: "vault" } },`;
+    const r = compileOverlay(`  stores: { vault: store.postgres({ retention: days(60) }) },\n${line}`);
+    const d = r.diagnostics.filter((x) => x.code === "PG3004");
+    expect(d.map((x) => x.location)).toMatchObject([{ file: "team.policy.ts", line: 6, column: col(line, `"vault"`) }]);
+    expect(d[0]?.message).toContain("store `transcript`");
   });
   it("passes an overlay that tightens every kind's fate", () => {
     expectClean(compile({ "base.policy.ts": SHORT_BASE, "team.policy.ts": overlayOf("base", `  session: { maxLength: hours(4) },\n  kinds: { a: { lossy: "forbid" } },`) }));
