@@ -277,7 +277,19 @@ describe("PG2107 tighten-only, decided by each kind's fate", () => {
     const short = `  stores: { brief: store.sqlite({ retention: minutes(30) }) },\n  kinds: { toolResult: { store: "brief" } },`;
     const kindLine = (s: string) => s.split("\n")[1]!;
     expectDiagnostic(compileOverlay(absent), "PG2107", 6, col(kindLine(absent), `"cache"`), "team.policy.ts");
-    expectDiagnostic(compileOverlay(short), "PG2102", 6, col(kindLine(short), `"brief"`), "team.policy.ts");
+    const r = compileOverlay(short);
+    expectDiagnostic(r, "PG2102", 6, col(kindLine(short), `"brief"`), "team.policy.ts");
+    expect(codes(r), "a shorter retention is PG2102's alone").not.toContain("PG2107");
+  });
+  it("reports each change that loosens on its own at its own property", () => {
+    const store = `  stores: { log: store.sqlite({ retention: hours(8), writable: false }) },`;
+    const session = `  session: { maxLength: hours(12) },`;
+    const r = compile({ "base.policy.ts": SHORT_BASE, "team.policy.ts": overlayOf("base", `${store}\n${session}`) });
+    const forA = r.diagnostics.filter((d) => d.code === "PG2107" && d.message.includes("of `a`"));
+    expect(forA.map((d) => [d.location?.line, d.location?.column])).toEqual([
+      [5, col(store, "false")],
+      [6, col(session, "hours(12)")],
+    ]);
   });
   it("points into the file that made the change in a three-level overlay", () => {
     const r = compile({
