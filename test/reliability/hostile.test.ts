@@ -76,8 +76,11 @@ async function expectRefused(input: unknown, allowed: ReadonlyArray<DirectiveOut
 // ---------------------------------------------------------------------------------------------------
 // Generators
 
-/** Values for `accept_lossy` that look like consent and are not the JSON value `true`. */
-const fakeTrue = fc.constantFrom<unknown>("true", "True", "TRUE", 1, "1", "yes", "y", "on", [true], { value: true }, "accept", -1, Infinity, "false", 0, null);
+/**
+ * Values for `accept_lossy` that look like consent and are not the JSON value `true`. (`null` is not one:
+ * it means absent, as OpenAI's strict mode sends an unused field; a test below shows it is no consent.)
+ */
+const fakeTrue = fc.constantFrom<unknown>("true", "True", "TRUE", 1, "1", "yes", "y", "on", [true], { value: true }, "accept", -1, Infinity, "false", 0);
 
 /** Span ids that look like `span_1` and are not. */
 const lookAlike = fc.constantFrom<unknown>(
@@ -123,6 +126,14 @@ describe("hostile directives: generated mutations of a directive that would free
       }),
       { numRuns: fuzzRuns(400) },
     );
+  });
+
+  it("accept_lossy: null is absent, never consent: the prune is rejected, the span stays, and it is audited", async () => {
+    const { win, store } = await target();
+    const out = await win.applyDirective({ ...BASE, accept_lossy: null });
+    expect(out).toMatchObject({ status: "rejected", reason: "not-reversible" });
+    expect(win.span("span_1")?.text).toBe("the only copy of the deploy notes");
+    expect((await store.auditLog("victim")).map((r) => r.status)).toEqual(["rejected"]);
   });
 
   it("the unmutated base directive does free the span (so the property above is not vacuous)", async () => {
