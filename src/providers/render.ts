@@ -134,8 +134,8 @@ export interface AnthropicMessage {
 
 /**
  * The window as Anthropic `{ system, messages }`: system spans join the top-level `system` string,
- * consecutive same-role content merges into one message (so roles alternate), and tool results open the
- * user message that follows their calls.
+ * consecutive same-role content merges into one message (so roles alternate), tool results open the
+ * user message that follows their calls, and the first message is a user turn.
  */
 export function toAnthropic(source: RenderSource): { system: string; messages: AnthropicMessage[] } {
   const system: string[] = [];
@@ -160,5 +160,11 @@ export function toAnthropic(source: RenderSource): { system: string; messages: A
       turn.pairs.map((p) => ({ type: "tool_result" as const, tool_use_id: p.id, content: p.result, ...(p.isError ? { is_error: true } : {}) })),
     );
   }
+  // The API (on Bedrock and Vertex too) takes a user turn first: a window that opens with the model's
+  // own words (its earlier turns pruned or never appended) gets a neutral opening turn.
+  if (messages[0]?.role === "assistant") messages.unshift({ role: "user", content: [{ type: "text", text: ANTHROPIC_OPENING }] });
   return { system: system.join("\n\n"), messages };
 }
+
+/** The user turn put before a conversation that would open with the assistant. */
+export const ANTHROPIC_OPENING = "(conversation so far)";
