@@ -5,7 +5,7 @@
  * builders, the store declarations, and the IR hash; and it re-exports every type of `<policy>.types.ts`.
  */
 import { PRUNE_MODES, type PruneMode } from "../../src/types.js";
-import { formatDuration } from "../../dsl/durations.js";
+import { formatDuration } from "../../src/policy/durations.js";
 import { requestShapeOf } from "../analysis/requests.js";
 import type { PinIR, PolicyIR } from "../ir/schema.js";
 import { describeStore, headerLines, isLargePolicy } from "./describe.js";
