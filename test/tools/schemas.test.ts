@@ -9,7 +9,9 @@ import type { ChatCompletionFunctionTool } from "openai/resources/chat/completio
 import type { FunctionTool } from "openai/resources/responses/responses";
 import { toStrictJsonSchema } from "openai/lib/transform";
 import type { JSONSchema } from "openai/lib/jsonschema";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { fuzzRuns } from "../reliability/helpers.js";
 import { anthropicTools, ContextWindow, directiveSchema, directiveTools, ManualClock, MemoryStore, openAIChatTools, openAIResponsesTools } from "../../src/index.js";
 
 const kinds = {
@@ -54,6 +56,17 @@ describe("directive tools", () => {
       }
       expect(toStrictJsonSchema(s as unknown as JSONSchema)).toEqual(s);
       expect(JSON.stringify(s)).not.toMatch(/minLength|maxLength|\$schema|oneOf/);
+    }
+  });
+
+  it("for every set of modes a policy can allow, both strict variants stay fixed points of the SDKs' helpers", () => {
+    const modes = ["drop", "summarize", "compress"] as const;
+    for (let mask = 1; mask < 8; mask++) {
+      const subset = modes.filter((_, i) => mask & (1 << i));
+      for (const t of directiveTools({ modes: subset })) {
+        expect(toStrictJsonSchema(t.strict.openai as unknown as JSONSchema)).toEqual(t.strict.openai);
+        expect(transformJSONSchema(t.strict.anthropic)).toEqual(t.strict.anthropic);
+      }
     }
   });
 
@@ -126,6 +139,33 @@ describe("window.handleToolCall", () => {
     expect(await win.handleToolCall({ name: "get_weather", arguments: "{}" })).toBeNull();
     const hostile = { get name(): string { throw new Error("boom"); }, arguments: {} };
     expect(await win.handleToolCall(hostile)).toBeNull();
+  });
+
+  it("any arguments, as text or values: an outcome, never a throw; a refused call changes nothing and is audited", async () => {
+    const args = fc.oneof(
+      fc.jsonValue(),
+      fc.string({ maxLength: 80 }),
+      fc.jsonValue().map((v) => JSON.stringify(v)),
+      fc.record({ span_id: fc.constantFrom("span_1", "span_2", "#1", "x"), mode: fc.constantFrom("drop", "summarize", "x", null), digest: fc.option(fc.string()), accept_lossy: fc.constantFrom(true, false, null, "true", 1) }, { requiredKeys: [] }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom("prune", "recall"), args, async (name, a) => {
+        const win = window();
+        await win.append({ kind: "note", text: "deploy log" });
+        const before = win.render();
+        const r = await win.handleToolCall({ name, arguments: a });
+        expect(r).not.toBeNull();
+        expect(r!.text.length).toBeGreaterThan(0);
+        const log = await win.auditLog();
+        expect(log).toHaveLength(1);
+        expect(log[0]!.status).toBe(r!.outcome.status);
+        if (r!.outcome.status === "invalid") {
+          expect(r!.isError).toBe(true);
+          expect(win.render().split("\n\n")[0]).toBe(before);
+        }
+      }),
+      { numRuns: fuzzRuns(500) },
+    );
   });
 
   it("renamed tools dispatch by their names", async () => {
