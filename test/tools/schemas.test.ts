@@ -12,7 +12,8 @@ import type { JSONSchema } from "openai/lib/jsonschema";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { fuzzRuns } from "../reliability/helpers.js";
-import { anthropicTools, ContextWindow, directiveSchema, directiveTools, ManualClock, MemoryStore, openAIChatTools, openAIResponsesTools } from "../../src/index.js";
+import type { ToolSet } from "ai";
+import { aiSDKTools, anthropicTools, ContextWindow, directiveSchema, directiveTools, ManualClock, MemoryStore, openAIChatTools, openAIResponsesTools } from "../../src/index.js";
 
 const kinds = {
   note: { store: "log", modes: ["drop", "summarize", "compress"], lossy: "with-flag" },
@@ -174,5 +175,33 @@ describe("window.handleToolCall", () => {
     await win.append({ kind: "note", text: "a" });
     expect(await win.handleToolCall({ name: "prune", arguments: { span_id: "span_1", mode: "drop" } }, tools)).toBeNull();
     expect((await win.handleToolCall({ name: "context_prune", arguments: { span_id: "span_1", mode: "drop" } }, tools))?.outcome.status).toBe("reversible");
+  });
+});
+
+describe("aiSDKTools", () => {
+  it("is a ToolSet; the model is sent each tool's schema (strict when asked) and every input reaches the window", async () => {
+    const { generateText } = await import("ai");
+    const { MockLanguageModelV4 } = await import("ai/test");
+    const win = window();
+    await win.append({ kind: "note", text: "deploy log" });
+    const tools: ToolSet = aiSDKTools(win, directiveTools(), { strict: true });
+    const seen: unknown[] = [];
+    let step = 0;
+    const usage = { inputTokens: { total: 0, noCache: 0, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 0, text: 0, reasoning: undefined } };
+    const model = new MockLanguageModelV4({
+      doGenerate: async (options) => {
+        seen.push(options.tools);
+        const calls = step++ === 0 ? [{ type: "tool-call" as const, toolCallId: "c1", toolName: "prune", input: '{"span_id":7}' }] : [];
+        return { content: calls, finishReason: { unified: calls.length ? "tool-calls" : "stop", raw: undefined }, usage, warnings: [] };
+      },
+    });
+    const { isStepCount } = await import("ai");
+    const result = await generateText({ model, prompt: "go", tools, stopWhen: isStepCount(3) });
+    const sent = seen[0] as Array<{ name: string; inputSchema: unknown; strict?: boolean }>;
+    expect(sent.map((t) => [t.name, t.strict])).toEqual([["prune", true], ["recall", true]]);
+    expect(sent[0]!.inputSchema).toEqual(directiveTools()[0]!.strict.openai);
+    // A span_id that is a number: the SDK did not refuse it; the window did, and audited it.
+    expect(result.steps[0]!.toolResults[0]!.output).toMatchObject({ status: "invalid", isError: true });
+    expect((await win.auditLog()).map((r) => r.status)).toEqual(["invalid"]);
   });
 });
