@@ -80,7 +80,7 @@ export type OpenAIMessage =
     }
   | { role: "tool"; tool_call_id: string; content: string };
 
-/** The window as OpenAI `ChatCompletionMessageParam[]`; a turn's calls share one assistant message. */
+/** The window as OpenAI `ChatCompletionMessageParam[]`; a turn's text and calls share one assistant message. */
 export function toOpenAI(source: RenderSource): OpenAIMessage[] {
   const out: OpenAIMessage[] = [];
   for (const turn of conversation(source)) {
@@ -88,11 +88,15 @@ export function toOpenAI(source: RenderSource): OpenAIMessage[] {
       out.push({ role: turn.role, content: turn.text });
       continue;
     }
-    out.push({
-      role: "assistant",
-      content: turn.notes.length > 0 ? turn.notes.join("\n") : null,
-      tool_calls: turn.pairs.map((p) => ({ id: p.id, type: "function", function: { name: p.toolName, arguments: p.args } })),
-    });
+    const toolCalls = turn.pairs.map((p) => ({ id: p.id, type: "function" as const, function: { name: p.toolName, arguments: p.args } }));
+    const last = out[out.length - 1];
+    if (last?.role === "assistant" && last.tool_calls === undefined && typeof last.content === "string") {
+      // The model's text and its calls, as the provider sent them: one message.
+      last.content = [last.content, ...turn.notes].join("\n");
+      last.tool_calls = toolCalls;
+    } else {
+      out.push({ role: "assistant", content: turn.notes.length > 0 ? turn.notes.join("\n") : null, tool_calls: toolCalls });
+    }
     for (const p of turn.pairs) out.push({ role: "tool", tool_call_id: p.id, content: p.result });
   }
   return out;

@@ -64,7 +64,8 @@ describe("rendering to provider conversations", () => {
     expect(ai.system).toBe("[span_1]\nYou are a deploy assistant.");
     // The note appended between call_1 and its result comes after the result; call_2 is a later turn.
     expect(ai.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "tool"]);
-    expect(openai.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool", "assistant", "assistant", "tool"]);
+    expect(openai.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool", "assistant", "tool"]);
+    expect(openai[4]).toMatchObject({ content: "[span_4]\n(note appended between call and result)", tool_calls: [{ id: "call_2" }] });
     expect(responses.map((i) => ("type" in i ? i.type : "message"))).toEqual([
       "message", "message", "function_call", "function_call_output", "message", "function_call", "function_call_output",
     ]);
