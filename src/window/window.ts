@@ -37,6 +37,8 @@ export class ContextWindow<K extends string = string> {
   #notices: string[] = [];
   #nextSpan = 1;
   readonly #calls = new CallGroups();
+  /** Groups with a pruned member, and whether any went lossy: a late member joins that fate. */
+  readonly #prunedGroups = new Map<string, "reversible" | "lossy">();
   #lossyUsed: number | null = null;
   readonly #pendingAudit: PendingAudit;
   #ended = false;
@@ -93,9 +95,9 @@ export class ContextWindow<K extends string = string> {
   async #joinGroupFate(entry: LiveEntry): Promise<void> {
     const group = entry.span.group;
     if (group === undefined) return;
-    const gone = this.#entries.filter((e): e is Extract<Entry, { state: "pruned" | "tombstone" }> => e.state !== "live" && e.group === group);
-    if (gone.length === 0) return;
-    const lossy = gone.some((e) => e.state === "tombstone");
+    const fate = this.#prunedGroups.get(group);
+    if (fate === undefined) return;
+    const lossy = fate === "lossy";
     const raw = directiveForAudit({ op: "prune", span_id: entry.span.id, mode: "drop", ...(lossy ? { accept_lossy: true } : {}), joins: group });
     await this.#execute(entry.span.id, "drop", null, lossy, raw);
   }
@@ -338,6 +340,7 @@ export class ContextWindow<K extends string = string> {
     const gone = prunedEntry(member, committed, this.#settings.tombstone, this.#settings.indexHintTokens);
     this.#entries[member.entry.pos] = gone;
     this.#byId.set(gone.spanId, gone);
+    if (gone.group !== null && this.#prunedGroups.get(gone.group) !== "lossy") this.#prunedGroups.set(gone.group, gone.state === "tombstone" ? "lossy" : "reversible");
     if (gone.state === "tombstone" && this.#lossyUsed !== null) this.#lossyUsed++;
     return member.entry.span.tokens - countTokens(gone.text);
   }
