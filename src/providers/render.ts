@@ -137,11 +137,11 @@ export interface AnthropicMessage {
 }
 
 /**
- * The window as Anthropic `{ system, messages }`: system spans join the top-level `system` string,
+ * The window as Anthropic `{ system?, messages }`: system spans join the top-level `system` string,
  * consecutive same-role content merges into one message (so roles alternate), tool results open the
  * user message that follows their calls, and the first message is a user turn.
  */
-export function toAnthropic(source: RenderSource): { system: string; messages: AnthropicMessage[] } {
+export function toAnthropic(source: RenderSource): AnthropicPrompt {
   const system: string[] = [];
   const messages: AnthropicMessage[] = [];
   const push = (role: "user" | "assistant", blocks: AnthropicBlock[]) => {
@@ -167,7 +167,14 @@ export function toAnthropic(source: RenderSource): { system: string; messages: A
   // The API (on Bedrock and Vertex too) takes a user turn first: a window that opens with the model's
   // own words (its earlier turns pruned or never appended) gets a neutral opening turn.
   if (messages[0]?.role === "assistant") messages.unshift({ role: "user", content: [{ type: "text", text: ANTHROPIC_OPENING }] });
-  return { system: system.join("\n\n"), messages };
+  return system.length > 0 ? { system: system.join("\n\n"), messages } : { messages };
+}
+
+/** The window for Anthropic Messages: spread it into `messages.create({ model, max_tokens, ...toAnthropic(win) })`. */
+export interface AnthropicPrompt {
+  /** System spans, joined; absent when there are none (an empty system prompt is not sent). */
+  system?: string;
+  messages: AnthropicMessage[];
 }
 
 /** The user turn put before a conversation that would open with the assistant. */

@@ -60,7 +60,7 @@ describe("rendering to provider conversations", () => {
     const ai: { system: string | undefined; messages: ModelMessage[] } = toAISDK(win);
     const openai: ChatCompletionMessageParam[] = toOpenAI(win);
     const responses: ResponseInputItem[] = toOpenAIResponses(win);
-    const anthropic: { system: string; messages: MessageParam[] } = toAnthropic(win);
+    const anthropic: { system?: string; messages: MessageParam[] } = toAnthropic(win);
     expect(ai.system).toBe("[span_1]\nYou are a deploy assistant.");
     // The note appended between call_1 and its result comes after the result; call_2 is a later turn.
     expect(ai.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "tool"]);

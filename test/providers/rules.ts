@@ -130,6 +130,7 @@ export function anthropicProblems(body: { system?: unknown; messages: ReadonlyAr
   const problems: string[] = [];
   const ids = new Set<string>();
   if (body.system !== undefined && typeof body.system !== "string" && !Array.isArray(body.system)) problems.push("system must be a string or blocks");
+  if (typeof body.system === "string" && body.system.trim() === "") problems.push("system: text content blocks must contain non-whitespace text");
   let expected: string[] = [];
   for (const [i, m] of body.messages.entries()) {
     const where = `messages[${i}]`;
