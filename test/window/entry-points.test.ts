@@ -60,6 +60,7 @@ describe("entry points", () => {
       "readOnly",
       "recordState",
       "sealChain",
+      "sealChainJson",
       "spanTaken",
       "unbackedCheck",
     ]);
