@@ -295,7 +295,7 @@ export class ContextWindow<K extends string = string> {
     this.#entries[member.entry.pos] = gone;
     this.#byId.set(gone.spanId, gone);
     if (gone.state === "tombstone" && this.#lossyUsed !== null) this.#lossyUsed++;
-    return member.entry.span.tokens - countTokens(gone.text);
+    return member.entry.span.tokens - gone.tokens;
   }
 
   async #lossyLeft(acceptLossy: boolean): Promise<number> {
