@@ -320,9 +320,8 @@ export class SqliteStore extends StoreBase implements BackingStore {
         mint: () => this.#mint(session),
       });
       for (const w of plan.writes) {
-        const params = this.#params(session, w.item);
-        if (w.repersist === "rewrite") this.#q.rewrite.run(params);
-        else if (w.repersist === "insert") this.#q.insert.run({ ...params, handle: w.handle });
+        if (w.repersist === "rewrite") this.#q.rewrite.run(this.#params(session, w.item));
+        else if (w.repersist === "insert") this.#q.insert.run({ ...this.#params(session, w.item), handle: w.handle });
         if (w.hold) this.#q.hold.run(txn.holdUntil, this.name, session, w.item.spanId);
       }
       return commitResult(plan, this.#append(session, plan.drafts));
