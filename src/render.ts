@@ -6,7 +6,8 @@ import type { PruneMode } from "./types.js";
 /**
  * The lines the model reads in place of what it pruned. Each is short by design and pinned by tests:
  * a tombstone costs at most 13 o200k tokens and an index line at most 12, for ids up to `span_99999`
- * and handles up to `#9999`.
+ * and handles up to `#9999` — plus its hint, which costs at most the window's `indexHintTokens` and one
+ * token for the `: ` before it.
  */
 
 export const DEFAULT_TOMBSTONE = "{span} pruned, unrecoverable, contents unknown";
@@ -15,9 +16,12 @@ export function tombstoneLine(spanId: string, template: string = DEFAULT_TOMBSTO
   return template.split("{span}").join(spanId);
 }
 
-/** The index line of a reversible drop: the span id and the handle that recalls it. */
-export function indexLine(spanId: string, handle: string): string {
-  return `${spanId} pruned, recall ${handle}`;
+/**
+ * The index line of a reversible drop: the span id, the handle that recalls it, and a hint of what it
+ * held (`hint.ts`: one line of plain words, token-capped) when there is one.
+ */
+export function indexLine(spanId: string, handle: string, hint: string | null = null): string {
+  return hint === null ? `${spanId} pruned, recall ${handle}` : `${spanId} pruned, recall ${handle}: ${hint}`;
 }
 
 const SPAN_DIGITS = /^span_([0-9]+)$/;
@@ -28,28 +32,30 @@ let indexLineFixed = -1;
 const prefixTokens = new Map<string, number>();
 
 /**
- * `countTokens(indexLine(spanId, handle))`, from the line's shape: a reversible drop counts its index line,
- * and the tokenizer's own count of it costs more than the rest of the window's rewrite.
+ * `countTokens(indexLine(spanId, handle, hint))`, from the line's shape: a reversible drop counts its index
+ * line, and the tokenizer's own count of it costs more than the rest of the window's rewrite.
  *
  * Why the shape is exact in o200k_base: its pre-tokenizer cuts digits into runs of at most three from the
- * left, every 1–3-digit string is one token, and the line's `span_`, ` pruned, recall `, a prefix's letters
- * and `#` each end where a digit run starts or ends, so the count is the fixed text's plus one per run plus
- * the prefix's (` t` in `recall t#3`). A property test proves equality with the tokenizer; an id or handle
- * of another shape is counted by the tokenizer.
+ * left, every 1–3-digit string is one token, and the line's `span_`, ` pruned, recall `, a prefix's letters,
+ * `#` and the hint's `: ` each end where a digit run starts or ends, so the count is the fixed text's plus
+ * one per run plus the prefix's (` t` in `recall t#3`) plus the hint's with its `: ` (counted by the
+ * tokenizer: it is short). A property test proves equality with the tokenizer; an id or handle of another
+ * shape is counted by the tokenizer.
  */
-export function indexLineTokens(spanId: string, handle: string): number {
+export function indexLineTokens(spanId: string, handle: string, hint: string | null = null): number {
   const span = SPAN_DIGITS.exec(spanId);
   const h = HANDLE_PARTS.exec(handle);
-  if (span === null || h === null) return countTokens(indexLine(spanId, handle));
+  if (span === null || h === null) return countTokens(indexLine(spanId, handle, hint));
   if (indexLineFixed < 0) indexLineFixed = countTokens(indexLine("span_1", "#1")) - 2;
   const prefix = h[1]!;
-  let extra = 0;
+  let extra = hint === null ? 0 : countTokens(`: ${hint}`);
   if (prefix !== "") {
-    extra = prefixTokens.get(prefix) ?? -1;
-    if (extra < 0) {
-      extra = countTokens(` ${prefix}`);
-      prefixTokens.set(prefix, extra);
+    let p = prefixTokens.get(prefix);
+    if (p === undefined) {
+      p = countTokens(` ${prefix}`);
+      prefixTokens.set(prefix, p);
     }
+    extra += p;
   }
   return indexLineFixed + Math.ceil(span[1]!.length / 3) + Math.ceil(h[2]!.length / 3) + extra;
 }

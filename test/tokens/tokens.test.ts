@@ -69,11 +69,18 @@ describe("indexLineTokens: the index line's count from its shape", () => {
   /** Digit strings of 1 to `max` digits, leading zeros included. */
   const digits = (max: number) => fc.array(fc.integer({ min: 0, max: 9 }), { minLength: 1, maxLength: max }).map((d) => d.join(""));
   const letters = fc.array(fc.constantFrom(..."abcdefghijklmnopqrstuvwxyz"), { maxLength: 4 }).map((l) => l.join(""));
-  it("equals the tokenizer's count for every span id and handle the window and stores mint", () => {
+  /** Hints as hint.ts makes them (its alphabet, words joined by single spaces), and any text at all. */
+  const hint = fc.oneof(
+    fc.constant(null),
+    fc.array(fc.stringMatching(/^[A-Za-z0-9_.\/=:-]{1,12}$/), { minLength: 1, maxLength: 6 }).map((w) => w.join(" ")),
+    fc.string({ maxLength: 40 }),
+  );
+  it("equals the tokenizer's count for every span id, handle and hint the window and stores make", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 999_999_999 }), letters, digits(16), (span, prefix, n) => {
+      fc.property(fc.integer({ min: 1, max: 999_999_999 }), letters, digits(16), hint, (span, prefix, n, h) => {
         const [id, handle] = [`span_${span}`, `${prefix}#${n}`];
-        expect(indexLineTokens(id, handle), indexLine(id, handle)).toBe(exact(indexLine(id, handle), AS_TEXT));
+        const line = indexLine(id, handle, h);
+        expect(indexLineTokens(id, handle, h), line).toBe(exact(line, AS_TEXT));
       }),
       { numRuns: 2000 },
     );
