@@ -148,6 +148,14 @@ describe("start-up", () => {
     expect(all.has("commander")).toBe(true);
   });
 
+  it("compile and check load the tokenizer only in the tombstone check, when a policy sets a tombstone", () => {
+    // The o200k tables cost ~0.3 s to load; checks.test.ts proves the lazy load still counts (PG2008).
+    for (const command of ["compile", "check"]) {
+      expect(reached(path.resolve(`compiler/cli/commands/${command}.run.ts`)).has("gpt-tokenizer/encoding/o200k_base")).toBe(false);
+    }
+    expect(readFileSync(path.resolve("compiler/checks/tombstone.ts"), "utf8")).toMatch(/createRequire\(import\.meta\.url\)\("gpt-tokenizer\/encoding\/o200k_base"\)/);
+  });
+
   it("migrate's help defaults are the store's", async () => {
     const light = await import("../../compiler/cli/commands/migrate.js");
     const store = await import("../../src/stores/postgres.js");
