@@ -27,12 +27,25 @@ export function directiveModes(policy: PolicyIR): PruneMode[] {
   return modes.length > 0 ? modes : [...PRUNE_MODES];
 }
 
+const jsonSchemas = new Map<string, Value>();
+
+/** The directive schema's JSON Schema for a set of modes; there are seven sets, so each is built once. */
+function directiveJsonSchema(modes: readonly PruneMode[]): Value {
+  const key = modes.join(",");
+  let schema = jsonSchemas.get(key);
+  if (schema === undefined) {
+    schema = z.toJSONSchema(directiveSchema(DEFAULT_LIMITS, modes)) as Value;
+    jsonSchemas.set(key, schema);
+  }
+  return schema;
+}
+
 export function emitGuard(policy: PolicyIR, options: EmitOptions): EmittedFile {
   const hash = irHash(policy);
   const pinRef = pinTable(policy);
   const types = `./${typesFile(policy).replace(/\.ts$/, ".js")}`;
   const modes = directiveModes(policy);
-  const jsonSchema = z.toJSONSchema(directiveSchema(DEFAULT_LIMITS, modes)) as Value;
+  const jsonSchema = directiveJsonSchema(modes);
   const first = policy.stores[0];
   const large = isLargePolicy(policy);
   const session: string[] = [

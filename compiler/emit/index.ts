@@ -8,7 +8,7 @@ import * as path from "node:path";
 import type { PolicyIR } from "../ir/schema.js";
 import { GENERATED_MARK } from "./describe.js";
 import { emitGuard } from "./guard.js";
-import { emitIrJson } from "./ir-json.js";
+import { emitIrJson, IR_GENERATED } from "./ir-json.js";
 import { emitTypes } from "./types.js";
 
 /** An output file, its path relative to the output directory. */
@@ -35,13 +35,37 @@ export function emitAll(policies: readonly PolicyIR[], options: Partial<EmitOpti
   return policies.flatMap((p) => POLICY_EMITTERS.map((emit) => emit(p, o))).sort((a, b) => (a.path < b.path ? -1 : 1));
 }
 
-export async function writeEmitted(outDir: string, files: readonly EmittedFile[]): Promise<void> {
-  for (const f of files) {
+/**
+ * Writes the files that differ from what is on disk, several at a time. Unchanged files are not rewritten, so
+ * watchers and incremental builds see only real changes. Returns the paths written.
+ */
+export async function writeEmitted(outDir: string, files: readonly EmittedFile[]): Promise<string[]> {
+  const dirs = [...new Set(files.map((f) => path.dirname(path.join(outDir, f.path))))];
+  await Promise.all(dirs.map((d) => mkdir(d, { recursive: true })));
+  const written = await mapConcurrently(files, async (f) => {
     const target = path.join(outDir, f.path);
-    await mkdir(path.dirname(target), { recursive: true });
-    // Unchanged files are not rewritten, so watchers and incremental builds see only real changes.
-    if ((await readFile(target, "utf8").catch(() => undefined)) !== f.contents) await writeFile(target, f.contents, "utf8");
-  }
+    if ((await readFile(target, "utf8").catch(() => undefined)) === f.contents) return undefined;
+    await writeFile(target, f.contents, "utf8");
+    return f.path;
+  });
+  return written.filter((p): p is string => p !== undefined);
+}
+
+/** File operations in flight at once: enough to overlap the I/O, few enough never to run out of descriptors. */
+const IO_CONCURRENCY = 32;
+
+/** `Promise.all(items.map(fn))` with at most `IO_CONCURRENCY` calls pending; results in input order. */
+export async function mapConcurrently<T, R>(items: readonly T[], fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(IO_CONCURRENCY, items.length) }, worker));
+  return out;
 }
 
 /** Why an output file is not fresh. */
@@ -55,14 +79,17 @@ export interface StaleFile {
  * header) that no policy emits any more.
  */
 export async function staleFiles(outDir: string, files: readonly EmittedFile[]): Promise<StaleFile[]> {
+  const current = await mapConcurrently(files, (f) => readFile(path.join(outDir, f.path), "utf8").catch(() => undefined));
   const stale: StaleFile[] = [];
-  for (const f of files) {
-    const current = await readFile(path.join(outDir, f.path), "utf8").catch(() => undefined);
-    if (current !== f.contents) stale.push({ path: f.path, state: current === undefined ? "missing" : "differs" });
-  }
+  files.forEach((f, i) => {
+    if (current[i] !== f.contents) stale.push({ path: f.path, state: current[i] === undefined ? "missing" : "differs" });
+  });
   for (const p of await orphanedFiles(outDir, files)) stale.push({ path: p, state: "orphaned" });
   return stale;
 }
+
+/** An IR file's marker, compact or in the indented form of earlier versions. */
+const IR_MARKS = [`"generated":"${IR_GENERATED}"`, `"generated": "${IR_GENERATED}"`];
 
 /** Files in `outDir` that pruneguard generated but that `files` no longer contains. */
 export async function orphanedFiles(outDir: string, files: readonly EmittedFile[]): Promise<string[]> {
@@ -72,7 +99,7 @@ export async function orphanedFiles(outDir: string, files: readonly EmittedFile[
   for (const name of names.sort()) {
     if (wanted.has(name) || !/\.(types\.ts|guard\.ts|ir\.json)$/.test(name)) continue;
     const text = await readFile(path.join(outDir, name), "utf8").catch(() => "");
-    if (text.startsWith(GENERATED_MARK) || text.includes('"generated": "by pruneguard compile; do not edit"')) out.push(name);
+    if (text.startsWith(GENERATED_MARK) || IR_MARKS.some((m) => text.includes(m))) out.push(name);
   }
   return out;
 }
