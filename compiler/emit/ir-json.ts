@@ -7,13 +7,24 @@
  * of its policy source, most of it whitespace around the source locations every node carries.
  */
 import { IR_VERSION, type PolicyIR } from "../ir/schema.js";
-import { canonicalJson, sha256, sortedJson } from "./json.js";
+import { sha256, sortKeys } from "./json.js";
 import type { EmitOptions, EmittedFile } from "./index.js";
 
 /** The marker `check` and `compile` recognise an IR file by (an older, indented form had a space after the colon). */
 export const IR_GENERATED = "by pruneguard compile; do not edit";
 
 const hashes = new WeakMap<PolicyIR, string>();
+const sortedPolicies = new WeakMap<PolicyIR, Record<string, unknown>>();
+
+/** The policy with its keys sorted at every depth, made once for the hash and the file. */
+function sorted(policy: PolicyIR): Record<string, unknown> {
+  let s = sortedPolicies.get(policy);
+  if (s === undefined) {
+    s = sortKeys(policy) as Record<string, unknown>;
+    sortedPolicies.set(policy, s);
+  }
+  return s;
+}
 
 /**
  * SHA-256 of the policy's canonical JSON (sorted keys, two-space indent, trailing newline: the form the
@@ -23,21 +34,17 @@ const hashes = new WeakMap<PolicyIR, string>();
 export function irHash(policy: PolicyIR): string {
   let hash = hashes.get(policy);
   if (hash === undefined) {
-    hash = sha256(canonicalJson(policy));
+    hash = sha256(`${JSON.stringify(sorted(policy), null, 2)}\n`);
     hashes.set(policy, hash);
   }
   return hash;
 }
 
 export function emitIrJson(policy: PolicyIR, _options?: EmitOptions): EmittedFile {
-  const entries = Object.keys(policy)
-    .sort()
-    .flatMap((key) => {
-      const value = (policy as Record<string, unknown>)[key];
-      if (value === undefined) return [];
-      const text = Array.isArray(value) && value.length > 0 ? `[\n${value.map((v) => sortedJson(v)).join(",\n")}\n]` : sortedJson(value);
-      return [`${JSON.stringify(key)}:${text}`];
-    });
+  const entries = Object.entries(sorted(policy)).map(([key, value]) => {
+    const text = Array.isArray(value) && value.length > 0 ? `[\n${value.map((v) => JSON.stringify(v)).join(",\n")}\n]` : JSON.stringify(value);
+    return `${JSON.stringify(key)}:${text}`;
+  });
   const head = [`"generated":${JSON.stringify(IR_GENERATED)}`, `"hash":${JSON.stringify(irHash(policy))}`, `"irVersion":${IR_VERSION}`];
   return { path: `${policy.name}.ir.json`, contents: `{${head.join(",")},\n"policy":{${entries.join(",")}}}\n` };
 }
