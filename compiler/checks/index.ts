@@ -3,7 +3,7 @@
  * fixed order and their results are de-duplicated (an overlay inherits its base's nodes, and a problem in
  * the base is reported once, where it is written).
  */
-import { diagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
+import { dedupeDiagnostics, diagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
 import type { PolicyIR } from "../ir/schema.js";
 import type { Check, CheckContext } from "./context.js";
 import { checkOverlay } from "./overlay.js";
@@ -26,15 +26,5 @@ export function runChecks(policies: readonly PolicyIR[]): Diagnostic[] {
     else byName.set(p.name, p);
     for (const check of CHECKS) out.push(...check(p, ctx));
   }
-  return dedupe(out);
-}
-
-function dedupe(ds: readonly Diagnostic[]): Diagnostic[] {
-  const seen = new Set<string>();
-  return ds.filter((d) => {
-    const key = JSON.stringify([d.code, d.location, d.message]);
-    if (seen.has(key)) return false;
-    seen.add(key);
-    return true;
-  });
+  return dedupeDiagnostics(out);
 }

@@ -8,7 +8,7 @@ export type OutputFormat = "pretty" | "json";
 
 export const formatOption = () => new Option("--format <format>", "output format").choices(["pretty", "json"]).default("pretty");
 
-export function printDiagnostics(io: CliIO, result: CompileResult, format: OutputFormat, extra: Record<string, unknown> = {}): void {
+export function printDiagnostics(io: CliIO, result: Pick<CompileResult, "diagnostics" | "sources">, format: OutputFormat, extra: Record<string, unknown> = {}): void {
   if (format === "json") {
     io.stdout(`${JSON.stringify({ ...diagnosticsToJson(result.diagnostics), ...extra }, null, 2)}\n`);
     return;

@@ -76,15 +76,16 @@ export interface StaleFile {
 
 /**
  * Output files that are missing or differ from what would be emitted now, and generated files (by their
- * header) that no policy emits any more.
+ * header) that no policy emits any more. `outputs` names every file the policies emit when `files` holds
+ * only some of them (an incremental build's re-emitted ones; the rest are known fresh).
  */
-export async function staleFiles(outDir: string, files: readonly EmittedFile[]): Promise<StaleFile[]> {
+export async function staleFiles(outDir: string, files: readonly EmittedFile[], outputs: readonly string[] = files.map((f) => f.path)): Promise<StaleFile[]> {
   const current = await mapConcurrently(files, (f) => readFile(path.join(outDir, f.path), "utf8").catch(() => undefined));
   const stale: StaleFile[] = [];
   files.forEach((f, i) => {
     if (current[i] !== f.contents) stale.push({ path: f.path, state: current[i] === undefined ? "missing" : "differs" });
   });
-  for (const p of await orphanedFiles(outDir, files)) stale.push({ path: p, state: "orphaned" });
+  for (const p of await orphanedFiles(outDir, outputs.map((path) => ({ path })))) stale.push({ path: p, state: "orphaned" });
   return stale;
 }
 
@@ -92,7 +93,7 @@ export async function staleFiles(outDir: string, files: readonly EmittedFile[]):
 const IR_MARKS = [`"generated":"${IR_GENERATED}"`, `"generated": "${IR_GENERATED}"`];
 
 /** Files in `outDir` that pruneguard generated but that `files` no longer contains. */
-export async function orphanedFiles(outDir: string, files: readonly EmittedFile[]): Promise<string[]> {
+export async function orphanedFiles(outDir: string, files: ReadonlyArray<Pick<EmittedFile, "path">>): Promise<string[]> {
   const wanted = new Set(files.map((f) => f.path));
   const names = await readdir(outDir).catch(() => [] as string[]);
   const out: string[] = [];
@@ -105,7 +106,7 @@ export async function orphanedFiles(outDir: string, files: readonly EmittedFile[
 }
 
 /** Deletes generated files no policy emits any more (a policy was renamed or removed). */
-export async function removeOrphans(outDir: string, files: readonly EmittedFile[]): Promise<string[]> {
+export async function removeOrphans(outDir: string, files: ReadonlyArray<Pick<EmittedFile, "path">>): Promise<string[]> {
   const orphans = await orphanedFiles(outDir, files);
   for (const name of orphans) await rm(path.join(outDir, name));
   return orphans;

@@ -1,6 +1,8 @@
 /**
  * `pruneguard check [inputs...]`: exits 1 on any error diagnostic, or when the output folder is stale — it
- * regenerates every file in memory and compares (a drift check for CI, like `drizzle-kit check`).
+ * regenerates every file in memory and compares (a drift check for CI, like `drizzle-kit check`). Policies
+ * the manifest `compile` wrote shows unchanged, with their outputs untouched, are not compiled again;
+ * `--force` rechecks them all.
  *
  * This module only registers the command; `check.run.ts` (the compiler) is loaded when it runs.
  */
@@ -12,6 +14,7 @@ export interface CheckFlags {
   readonly runtimeImport?: string;
   readonly drift: boolean;
   readonly format: OutputFormat;
+  readonly force?: boolean;
 }
 
 export const registerCheck: RegisterCommand = (program, cli) => {
@@ -22,6 +25,7 @@ export const registerCheck: RegisterCommand = (program, cli) => {
     .option("--out <dir>", "the output folder to compare (default: package.json \"pruneguard\".out, else generated)")
     .option("--runtime-import <specifier>", "the runtime module the guards import (default: package.json \"pruneguard\".runtimeImport, else pruneguard)")
     .option("--no-drift", "check the policies only, not the output folder")
+    .option("--force", "ignore the incremental manifest (<out>/.pruneguard-manifest.json): recheck every policy")
     .addOption(formatOption())
     .action(async (inputs: string[], flags: CheckFlags) => (await import("./check.run.js")).runCheck(inputs, flags, cli));
 };

@@ -1,7 +1,8 @@
 /**
  * `pruneguard compile [inputs...] [--out generated] [--runtime-import pruneguard] [--watch]`: policies →
  * diagnostics → output files (IR JSON, types and guard per policy). Generated files no policy emits any
- * more are removed.
+ * more are removed. Policies unchanged since the last compile (same inputs, compiler and options, outputs
+ * untouched, per `<out>/.pruneguard-manifest.json`) are not compiled again; `--force` compiles them all.
  *
  * This module only registers the command; `compile.run.ts` (the compiler, the file watcher) is loaded
  * when it runs.
@@ -14,6 +15,7 @@ export interface CompileFlags {
   readonly runtimeImport?: string;
   readonly format: OutputFormat;
   readonly watch?: boolean;
+  readonly force?: boolean;
 }
 
 export const registerCompile: RegisterCommand = (program, cli) => {
@@ -25,5 +27,6 @@ export const registerCompile: RegisterCommand = (program, cli) => {
     .option("--runtime-import <specifier>", "the module generated guards import the runtime from (default: package.json \"pruneguard\".runtimeImport, else pruneguard)")
     .addOption(formatOption())
     .option("--watch", "recompile when a policy file changes")
+    .option("--force", "ignore the incremental manifest (<out>/.pruneguard-manifest.json): recompile every policy")
     .action(async (inputs: string[], flags: CompileFlags) => (await import("./compile.run.js")).runCompile(inputs, flags, cli));
 };
