@@ -25,6 +25,8 @@ import { readManifest, type Manifest, type ManifestUnit } from "./manifest.js";
 export interface BuildOptions {
   /** What input paths and reported locations are relative to. */
   readonly cwd: string;
+  /** The only directory policy files are read from (relative to `cwd`); default `cwd`. */
+  readonly root?: string;
   /** The output folder (absolute): where the outputs and the manifest are. */
   readonly outDir: string;
   readonly emit: EmitOptions;
@@ -56,9 +58,13 @@ export interface BuildResult {
 export async function buildPolicies(entries: readonly string[], options: BuildOptions): Promise<BuildResult> {
   const { cwd, outDir } = options;
   const emit: EmitOptions = { runtimeImport: options.emit.runtimeImport };
+  // The root decides which reads are allowed (PG1018): another root is another build.
+  const root = displayPath(cwd, path.resolve(cwd, options.root ?? "."));
+  const settings = { runtimeImport: emit.runtimeImport, root };
   const compiler = compilerFingerprint();
   const previous = options.force ? undefined : await readManifest(outDir);
-  const usable = previous && previous.compiler === compiler && previous.options.runtimeImport === emit.runtimeImport ? previous : undefined;
+  const usable =
+    previous && previous.compiler === compiler && previous.options.runtimeImport === settings.runtimeImport && previous.options.root === settings.root ? previous : undefined;
   const shown = entries.map((e) => displayPath(cwd, e));
 
   // Read every input and output the manifest names for these entries once, concurrently.
@@ -98,7 +104,7 @@ export async function buildPolicies(entries: readonly string[], options: BuildOp
   let host = options.host;
   if (stale.length > 0) {
     const compiler = await import("../index.js");
-    host ??= compiler.createSourceHost({ cwd });
+    host ??= compiler.createSourceHost({ cwd, ...(options.root === undefined ? {} : { root: options.root }) });
     for (const i of stale) {
       const r = compiler.compilePolicies([entries[i]!], { cwd, host });
       if (r.hasErrors) return fullBuild(entries, options, host);
@@ -137,14 +143,14 @@ export async function buildPolicies(entries: readonly string[], options: BuildOp
     emitted: [...emitted.values()].sort((a, b) => (a.path < b.path ? -1 : 1)),
     reused,
     entries: entries.length,
-    manifest: { manifest: 1, compiler, options: emit, units: Object.fromEntries(shown.map((d) => [d, units.get(d)!])) },
+    manifest: { manifest: 1, compiler, options: settings, units: Object.fromEntries(shown.map((d) => [d, units.get(d)!])) },
   };
 }
 
 /** Every entry in one compile, as without a manifest: what a build with an error reports. */
 async function fullBuild(entries: readonly string[], options: BuildOptions, host: SourceHost | undefined): Promise<BuildResult> {
   const compiler = await import("../index.js");
-  const r = compiler.compilePolicies(entries, { cwd: options.cwd, ...(host ? { host } : {}) });
+  const r = compiler.compilePolicies(entries, { cwd: options.cwd, ...(options.root === undefined ? {} : { root: options.root }), ...(host ? { host } : {}) });
   const files = r.hasErrors ? [] : emitAll(r.policies, options.emit);
   return {
     diagnostics: r.diagnostics,

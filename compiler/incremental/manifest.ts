@@ -34,8 +34,8 @@ export const Manifest = z.strictObject({
   manifest: z.literal(MANIFEST_VERSION),
   /** `compilerFingerprint()` of the compiler that wrote it. */
   compiler: z.string(),
-  /** The options that change the output (`EmitOptions`). */
-  options: z.strictObject({ runtimeImport: z.string() }),
+  /** The options that change the output: the runtime import, and the project root (relative to the cwd). */
+  options: z.strictObject({ runtimeImport: z.string(), root: z.string() }),
   /** By entry file, as reported (relative to the working directory). */
   units: z.record(z.string(), ManifestUnit),
 });

@@ -6,6 +6,7 @@
  */
 import { DEFAULT_LIMITS, type DirectiveLimits } from "../directive.js";
 import { errorMessage } from "../errors.js";
+import { DEFAULT_HINT_TOKENS, MAX_HINT_TOKENS } from "../hint.js";
 import { findPins } from "../pins.js";
 import { DEFAULT_TOMBSTONE } from "../render.js";
 import { MemoryStore } from "../stores/memory.js";
@@ -31,6 +32,11 @@ export interface ContextWindowOptions<K extends string> {
    */
   readonly auditStore?: string;
   readonly directiveLimits?: Partial<DirectiveLimits>;
+  /**
+   * The most o200k tokens a drop's index line spends on its hint of what the span held (a tool's name
+   * and key argument, a file path, an identifier): 0 to `MAX_HINT_TOKENS` (16); default 12, 0 turns hints off.
+   */
+  readonly indexHintTokens?: number;
 }
 
 /** A span to append. */
@@ -64,6 +70,7 @@ export interface WindowSettings<K extends string> {
   readonly pins: readonly PinPattern[];
   readonly tombstone: string;
   readonly directiveLimits: DirectiveLimits;
+  readonly indexHintTokens: number;
 }
 
 /** Checks a window's options; throws `TypeError` naming the first problem. */
@@ -88,6 +95,10 @@ export function resolveWindowOptions<K extends string>(options: ContextWindowOpt
     } catch (err) {
       throw new TypeError(`ContextWindow: kind ${name} has an unusable pin pattern: ${errorMessage(err)}`);
     }
+  }
+  const indexHintTokens = options.indexHintTokens ?? DEFAULT_HINT_TOKENS;
+  if (!Number.isInteger(indexHintTokens) || indexHintTokens < 0 || indexHintTokens > MAX_HINT_TOKENS) {
+    throw new TypeError(`ContextWindow: indexHintTokens must be an integer from 0 to ${MAX_HINT_TOKENS}`);
   }
   const prefixes = new Map<string, string>();
   for (const [name, store] of stores) {
@@ -115,6 +126,7 @@ export function resolveWindowOptions<K extends string>(options: ContextWindowOpt
     pins,
     tombstone,
     directiveLimits: options.directiveLimits ? { ...DEFAULT_LIMITS, ...options.directiveLimits } : DEFAULT_LIMITS,
+    indexHintTokens,
   };
 }
 

@@ -44,7 +44,8 @@ describe("incremental compile", () => {
     expect({ reused: again.reused, emitted: again.emitted.length }).toEqual({ reused: 3, emitted: 0 });
     const full = compilePolicies(entries(dir), { cwd: dir });
     expect(again.diagnostics).toEqual(full.diagnostics);
-    expect(again.diagnostics.map((d) => d.code)).toEqual(["PG3005", "PG3001"]);
+    // The example policies' warnings, replayed from the manifest.
+    expect(new Set(again.diagnostics.map((d) => d.code))).toEqual(new Set(["PG3005", "PG3001"]));
     expect(again.outputs).toEqual(emitAll(full.policies).map((f) => f.path));
     for (const f of emitAll(full.policies)) expect(readFileSync(path.join(dir, "generated", f.path), "utf8")).toBe(f.contents);
     // The pretty output of an incremental check is that of a forced one, code frames included.

@@ -22,7 +22,13 @@ export async function runCheck(inputs: string[], flags: CheckFlags, cli: CliCont
   const outDir = path.resolve(io.cwd, out);
   const entries = await resolveInputs(inputs, io.cwd, config.policies);
   // Entries the manifest shows unchanged have outputs on disk with the bytes it recorded: fresh by construction.
-  const r = await buildPolicies(entries, { cwd: io.cwd, outDir, emit: { runtimeImport: flags.runtimeImport ?? config.runtimeImport }, force: flags.force === true });
+  const r = await buildPolicies(entries, {
+    cwd: io.cwd,
+    root: flags.root ?? config.root,
+    outDir,
+    emit: { runtimeImport: flags.runtimeImport ?? config.runtimeImport },
+    force: flags.force === true,
+  });
   const stale = flags.drift && !r.hasErrors ? await staleFiles(outDir, r.emitted, r.outputs) : [];
   const shown = (f: StaleFile) => path.posix.join(out.split(path.sep).join("/"), f.path);
   printDiagnostics(io, r, flags.format, flags.drift ? { stale: stale.map((f) => ({ path: shown(f), state: f.state })) } : {});

@@ -17,6 +17,7 @@ interface Settings {
   readonly configured: readonly string[];
   readonly out: string;
   readonly runtimeImport: string;
+  readonly root: string;
   readonly format: OutputFormat;
   readonly force: boolean;
 }
@@ -26,6 +27,7 @@ const settings = (inputs: readonly string[], flags: CompileFlags, config: Resolv
   configured: config.policies,
   out: flags.out ?? config.out,
   runtimeImport: flags.runtimeImport ?? config.runtimeImport,
+  root: flags.root ?? config.root,
   format: flags.format,
   force: flags.force === true,
 });
@@ -41,35 +43,41 @@ async function compileOnce(s: Settings, cli: CliContext, host?: SourceHost): Pro
   const { io } = cli;
   const outDir = path.resolve(io.cwd, s.out);
   const entries = await resolveInputs(s.inputs, io.cwd, s.configured);
-  const r = await buildPolicies(entries, { cwd: io.cwd, outDir, emit: { runtimeImport: s.runtimeImport }, force: s.force, ...(host ? { host } : {}) });
-  let removed: string[] = [];
-  if (!r.hasErrors) {
-    try {
-      await writeEmitted(outDir, r.emitted);
-      removed = await removeOrphans(outDir, r.outputs.map((p) => ({ path: p })));
-      // Last, so a manifest never describes outputs that are not on disk.
-      if (r.manifest) await writeManifest(outDir, r.manifest);
-    } catch (error) {
-      throw new CliError(`cannot write to ${s.out}: ${(error as Error).message}`);
-    }
-  }
+  const r = await buildPolicies(entries, { cwd: io.cwd, root: s.root, outDir, emit: { runtimeImport: s.runtimeImport }, force: s.force, ...(host ? { host } : {}) });
+  const read = [...r.sources.keys()];
   const shown = (p: string) => path.posix.join(s.out.split(path.sep).join("/"), p);
-  const written = r.hasErrors ? [] : r.outputs.map(shown);
-  printDiagnostics(io, r, s.format, { written, removed: removed.map(shown) });
-  if (s.format === "pretty" && !r.hasErrors) {
+  // All or nothing: with errors nothing is written, so the output folder never mixes files of two compilations.
+  if (r.hasErrors) {
+    printDiagnostics(io, r, s.format, { written: [], removed: [], wroteNothing: true });
+    if (s.format === "pretty") io.stderr(`Wrote nothing to ${s.out}: the policies have errors. The files there are unchanged; fix the errors and compile again.\n`);
+    return { code: ExitCode.diagnostics, read };
+  }
+  let removed: string[];
+  try {
+    await writeEmitted(outDir, r.emitted);
+    removed = await removeOrphans(outDir, r.outputs.map((p) => ({ path: p })));
+    // Last, so a manifest never describes outputs that are not on disk.
+    if (r.manifest) await writeManifest(outDir, r.manifest);
+  } catch (error) {
+    throw new CliError(`cannot write to ${s.out}: ${(error as Error).message}`);
+  }
+  const written = r.outputs.map(shown);
+  printDiagnostics(io, r, s.format, { written, removed: removed.map(shown), wroteNothing: false });
+  if (s.format === "pretty") {
     const unchanged = r.reused > 0 ? ` (${r.reused} of ${r.entries} polic${r.entries === 1 ? "y" : "ies"} unchanged since the last compile)` : "";
     io.stdout(`Wrote ${written.length} file${written.length === 1 ? "" : "s"} to ${s.out}${unchanged}.\n`);
     for (const f of removed) io.stdout(`Removed ${shown(f)}: no policy generates it any more.\n`);
   }
-  return { code: r.hasErrors ? ExitCode.diagnostics : ExitCode.ok, read: [...r.sources.keys()] };
+  return { code: ExitCode.ok, read };
 }
 
 /** Watches the inputs and every file they read; one project is reused, only changed files are re-parsed. */
 async function watchMode(s: Settings, cli: CliContext): Promise<void> {
   const { io } = cli;
   const { createSourceHost } = await import("../../frontend/index.js");
-  const host = createSourceHost({ cwd: io.cwd });
+  const host = createSourceHost({ cwd: io.cwd, root: s.root });
   const entries = await resolveInputs(s.inputs, io.cwd, s.configured);
+  // Each run resolves the inputs again (a new policy file is compiled) and rebuilds only what changed.
   const run = async () => {
     const r = await compileOnce(s, cli, host).catch((error: unknown) => {
       io.stderr(`pruneguard: ${(error as Error).message}\n`);
