@@ -12,6 +12,7 @@
  * The front end (ts-morph) is imported only when some entry is stale, so a build with nothing to do loads
  * neither the TypeScript parser nor the tokenizer.
  */
+import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import * as path from "node:path";
 import { dedupeDiagnostics, isError, sortDiagnostics, type Diagnostic } from "../diagnostics/diagnostic.js";
@@ -75,7 +76,8 @@ export async function buildPolicies(entries: readonly string[], options: BuildOp
     const outs = unique(shown.flatMap((d) => Object.keys(usable.units[d]?.outputs ?? {})));
     const [texts, hashes] = await Promise.all([
       mapConcurrently(inputs, (p) => readFile(path.resolve(cwd, p), "utf8").catch(() => undefined)),
-      mapConcurrently(outs, (p) => readFile(path.join(outDir, p), "utf8").then(sha256, () => undefined)),
+      // Bytes, not text: hashing the file as it is skips decoding megabytes that are only compared.
+      mapConcurrently(outs, (p) => readFile(path.join(outDir, p)).then(bytesHash, () => undefined)),
     ]);
     inputs.forEach((p, i) => texts[i] !== undefined && sources.set(p, texts[i]));
     outs.forEach((p, i) => outputHashes.set(p, hashes[i]));
@@ -163,6 +165,11 @@ async function fullBuild(entries: readonly string[], options: BuildOptions, host
     entries: entries.length,
     manifest: undefined,
   };
+}
+
+/** `sha256` of a file's bytes: the same hash as `sha256(text)` of the UTF-8 text they encode. */
+function bytesHash(bytes: Buffer): string {
+  return createHash("sha256").update(bytes).digest("hex");
 }
 
 function unique<T>(xs: readonly T[]): T[] {
