@@ -8,10 +8,8 @@
  */
 import { IR_VERSION, type PolicyIR } from "../ir/schema.js";
 import { sha256, sortKeys } from "./json.js";
-import type { EmitOptions, EmittedFile } from "./index.js";
+import { IR_GENERATED, type EmitOptions, type EmittedFile } from "./files.js";
 
-/** The marker `check` and `compile` recognise an IR file by (an older, indented form had a space after the colon). */
-export const IR_GENERATED = "by pruneguard compile; do not edit";
 
 const hashes = new WeakMap<PolicyIR, string>();
 const sortedPolicies = new WeakMap<PolicyIR, Record<string, unknown>>();

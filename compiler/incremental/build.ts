@@ -9,14 +9,14 @@
  * inputs); any error anywhere, or a policy name two entries share, falls back to one full compile of every
  * entry, whose diagnostics are then exactly the non-incremental ones; `force` ignores the manifest.
  *
- * The front end (ts-morph) is imported only when some entry is stale, so a build with nothing to do loads
- * neither the TypeScript parser nor the tokenizer.
+ * The compiler (the front end with ts-morph, the checks with the tokenizer, the emitters) is imported only
+ * when some entry is stale, so a build with nothing to do loads none of them.
  */
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import * as path from "node:path";
 import { dedupeDiagnostics, isError, sortDiagnostics, type Diagnostic } from "../diagnostics/diagnostic.js";
-import { emitAll, mapConcurrently, type EmitOptions, type EmittedFile } from "../emit/index.js";
+import { mapConcurrently, type EmitOptions, type EmittedFile } from "../emit/files.js";
 import { sha256 } from "../emit/json.js";
 import type { SourceHost } from "../frontend/host.js";
 import { displayPath } from "../frontend/paths.js";
@@ -110,7 +110,7 @@ export async function buildPolicies(entries: readonly string[], options: BuildOp
     for (const i of stale) {
       const r = compiler.compilePolicies([entries[i]!], { cwd, host });
       if (r.hasErrors) return fullBuild(entries, options, host);
-      const files = emitAll(r.policies, emit);
+      const files = compiler.emitAll(r.policies, emit);
       for (const f of files) emitted.set(f.path, f);
       for (const [p, text] of r.sources) sources.set(p, text);
       units.set(shown[i]!, {
@@ -153,7 +153,7 @@ export async function buildPolicies(entries: readonly string[], options: BuildOp
 async function fullBuild(entries: readonly string[], options: BuildOptions, host: SourceHost | undefined): Promise<BuildResult> {
   const compiler = await import("../index.js");
   const r = compiler.compilePolicies(entries, { cwd: options.cwd, ...(options.root === undefined ? {} : { root: options.root }), ...(host ? { host } : {}) });
-  const files = r.hasErrors ? [] : emitAll(r.policies, options.emit);
+  const files = r.hasErrors ? [] : compiler.emitAll(r.policies, options.emit);
   return {
     diagnostics: r.diagnostics,
     sources: r.sources,

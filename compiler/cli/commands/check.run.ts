@@ -1,6 +1,6 @@
 /** The implementation of `pruneguard check`, loaded only when the command runs (see `check.ts`). */
 import * as path from "node:path";
-import { staleFiles, type StaleFile } from "../../emit/index.js";
+import { staleFiles, type StaleFile } from "../../emit/files.js";
 import { buildPolicies } from "../../incremental/build.js";
 import { loadConfig } from "../config.js";
 import { ExitCode, type CliContext } from "../context.js";

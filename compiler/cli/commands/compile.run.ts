@@ -1,7 +1,7 @@
 /** The implementation of `pruneguard compile`, loaded only when the command runs (see `compile.ts`). */
 import * as path from "node:path";
 import { watch } from "chokidar";
-import { removeOrphans, writeEmitted } from "../../emit/index.js";
+import { removeOrphans, writeEmitted } from "../../emit/files.js";
 import type { SourceHost } from "../../frontend/host.js";
 import { buildPolicies } from "../../incremental/build.js";
 import { writeManifest } from "../../incremental/manifest.js";
