@@ -58,7 +58,7 @@ export class ContextWindow<K extends string = string> {
    * can be reversible. A store failure does not lose the span: it stays live without a handle, and a
    * later prune sees that (and may re-persist).
    */
-  append<P extends K>(input: AppendInput<P>): Promise<SpanRef<P>> {
+  append<const P extends K>(input: AppendInput<P>): Promise<SpanRef<P>> {
     return this.#serial(() => this.#append(input));
   }
 
