@@ -1,7 +1,7 @@
 /** The window's positions, as the window and recall see them (internal), and how they are made. */
 import { contentHash } from "../hash.js";
 import { indexHint } from "../hint.js";
-import { indexLine, replacementHeader, tombstoneLine, uncertainCopyLine } from "../render.js";
+import { indexLine, indexLineTokens, replacementHeader, tombstoneLine, uncertainCopyLine } from "../render.js";
 import { frameUntrusted } from "../render/framing.js";
 import type { PruneCommitItem } from "../stores/store.js";
 import { countTokens } from "../tokens.js";
@@ -148,6 +148,16 @@ export function goneLine(e: GoneEntry, now: number, tombstone: string): string {
   if (e.keptUntil !== null && now >= e.keptUntil) return uncertainCopyLine(e.spanId, e.mode, "may be lost", e.hint);
   const remaining = e.until === null ? null : e.until - now;
   return e.mode === "drop" ? indexLine(e.spanId, e.handle, e.hint, remaining) : replacementHeader(e.spanId, e.mode, e.handle, remaining);
+}
+
+/**
+ * The o200k tokens of `goneText`: a plain index line is counted from its shape (`indexLineTokens`, the
+ * common case on the prune path), anything else by the tokenizer.
+ */
+export function goneTokens(e: GoneEntry, now: number, tombstone: string): number {
+  const plainIndex = e.state === "pruned" && e.mode === "drop" && e.handle !== null && !e.copyLost && e.until === null &&
+    (e.keptUntil === null || now < e.keptUntil);
+  return plainIndex ? indexLineTokens(e.spanId, e.handle!, e.hint) : countTokens(goneText(e, now, tombstone));
 }
 
 /** The line and, framed under it, the digest or compressed body. */

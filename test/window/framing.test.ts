@@ -120,7 +120,7 @@ describe("framing: untrusted text never renders a runtime line", () => {
         const texts: string[] = [];
         for (const m of toOpenAI(win)) if (typeof m.content === "string") texts.push(m.content);
         const a = toAnthropic(win);
-        texts.push(a.system);
+        if (a.system !== undefined) texts.push(a.system);
         for (const m of a.messages) for (const b of m.content) if (b.type === "text") texts.push(b.text);
         const runtime = texts.flatMap((t) => {
           const read = readRendered(t, CTX);
