@@ -43,6 +43,8 @@ export class ContextWindow<K extends string = string> {
   readonly #pendingAudit: PendingAudit;
   #ended = false;
   #tail: Promise<unknown> = Promise.resolve();
+  /** Operations queued or running in `#serial`. */
+  #queued = 0;
 
   constructor(options: ContextWindowOptions<K>) {
     this.#settings = resolveWindowOptions(options);
@@ -56,7 +58,7 @@ export class ContextWindow<K extends string = string> {
    * can be reversible. A store failure does not lose the span: it stays live without a handle, and a
    * later prune sees that (and may re-persist).
    */
-  append<P extends K>(input: AppendInput<P>): Promise<SpanRef<P>> {
+  append<const P extends K>(input: AppendInput<P>): Promise<SpanRef<P>> {
     return this.#serial(() => this.#append(input));
   }
 
@@ -245,8 +247,21 @@ export class ContextWindow<K extends string = string> {
    * would otherwise both pass the check before either rewrote the window.
    */
   #serial<T>(op: () => Promise<T>): Promise<T> {
-    const run = this.#tail.then(op, op);
-    this.#tail = run.catch(() => undefined);
+    // With nothing queued, the operation starts now rather than a microtask later; it is still the only
+    // one running, since every later call queues behind it until it settles.
+    const idle = this.#queued === 0;
+    this.#queued++;
+    let run: Promise<T>;
+    if (!idle) run = this.#tail.then(op, op);
+    else {
+      try {
+        run = op();
+      } catch (err) {
+        run = Promise.reject(err as Error);
+      }
+    }
+    const settled = () => void this.#queued--;
+    this.#tail = run.then(settled, settled);
     return run;
   }
 
@@ -281,7 +296,9 @@ export class ContextWindow<K extends string = string> {
     const { plan } = planned;
     let lossyLeft: number;
     try {
-      lossyLeft = await this.#lossyLeft(acceptLossy);
+      // Awaited only when the budget is read from the stores: an await costs a turn of the microtask queue.
+      const left = this.#lossyLeft(acceptLossy);
+      lossyLeft = typeof left === "number" ? left : await left;
     } catch (err) {
       return this.#storeFailed(plan.target, mode, raw, err);
     }
@@ -314,7 +331,7 @@ export class ContextWindow<K extends string = string> {
     };
     let commit;
     try {
-      await this.#pendingAudit.flush();
+      if (this.#pendingAudit.size > 0) await this.#pendingAudit.flush();
       commit = await plan.store.commitPrune({ session: this.session, items, holdUntil: this.#holdUntil(), decide });
     } catch (err) {
       return this.#storeFailed(plan.target, mode, raw, err);
@@ -342,18 +359,19 @@ export class ContextWindow<K extends string = string> {
     this.#byId.set(gone.spanId, gone);
     if (gone.group !== null && this.#prunedGroups.get(gone.group) !== "lossy") this.#prunedGroups.set(gone.group, gone.state === "tombstone" ? "lossy" : "reversible");
     if (gone.state === "tombstone" && this.#lossyUsed !== null) this.#lossyUsed++;
-    return member.entry.span.tokens - countTokens(gone.text);
+    return member.entry.span.tokens - gone.tokens;
   }
 
-  async #lossyLeft(acceptLossy: boolean): Promise<number> {
+  #lossyLeft(acceptLossy: boolean): number | Promise<number> {
     const budget = this.#settings.limits.lossyBudget;
     if (!acceptLossy || budget === null || budget === undefined) return Number.POSITIVE_INFINITY;
-    if (this.#lossyUsed === null) {
+    if (this.#lossyUsed !== null) return budget - this.#lossyUsed;
+    return (async () => {
       let used = 0;
       for (const s of this.#distinctStores()) used += await s.countLossy(this.session);
       this.#lossyUsed = used;
-    }
-    return budget - this.#lossyUsed;
+      return budget - used;
+    })();
   }
 
   #holdUntil(): number | null {
