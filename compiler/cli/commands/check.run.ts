@@ -2,7 +2,7 @@
 import * as path from "node:path";
 import { compilePolicies } from "../../index.js";
 import { emitAll, staleFiles, type StaleFile } from "../../emit/index.js";
-import { loadConfig } from "../config.js";
+import { loadConfig, projectRoot } from "../config.js";
 import { ExitCode, type CliContext } from "../context.js";
 import { resolveInputs } from "../inputs.js";
 import { printDiagnostics } from "../report.js";
@@ -19,7 +19,7 @@ export async function runCheck(inputs: string[], flags: CheckFlags, cli: CliCont
   const { io } = cli;
   const config = await loadConfig(io.cwd);
   const out = flags.out ?? config.out;
-  const r = compilePolicies(await resolveInputs(inputs, io.cwd, config.policies), { cwd: io.cwd, root: flags.root ?? config.root });
+  const r = compilePolicies(await resolveInputs(inputs, io.cwd, config.policies), { cwd: io.cwd, root: await projectRoot(io.cwd, flags.root, config) });
   const files = emitAll(r.policies, { runtimeImport: flags.runtimeImport ?? config.runtimeImport });
   const stale = flags.drift && !r.hasErrors ? await staleFiles(path.resolve(io.cwd, out), files) : [];
   const shown = (f: StaleFile) => path.posix.join(out.split(path.sep).join("/"), f.path);

@@ -4,7 +4,7 @@ import { watch } from "chokidar";
 import { compilePolicies, type CompileResult } from "../../index.js";
 import { emitAll, removeOrphans, writeEmitted } from "../../emit/index.js";
 import { createSourceHost } from "../../frontend/index.js";
-import { loadConfig, type ResolvedConfig } from "../config.js";
+import { loadConfig, projectRoot, type ResolvedConfig } from "../config.js";
 import { CliError, ExitCode, type CliContext } from "../context.js";
 import { resolveInputs } from "../inputs.js";
 import { printDiagnostics, type OutputFormat } from "../report.js";
@@ -31,7 +31,8 @@ const settings = (inputs: readonly string[], flags: CompileFlags, config: Resolv
 
 /** The action of `pruneguard compile` (registered in `compile.ts`). */
 export async function runCompile(inputs: string[], flags: CompileFlags, cli: CliContext): Promise<void> {
-  const s = settings(inputs, flags, await loadConfig(cli.io.cwd));
+  const config = await loadConfig(cli.io.cwd);
+  const s = settings(inputs, { ...flags, root: await projectRoot(cli.io.cwd, flags.root, config) }, config);
   if (flags.watch) return watchMode(s, cli);
   cli.exit(await compileOnce(s, cli));
 }
