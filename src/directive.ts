@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { DirectiveIssue } from "./outcome.js";
+import { compileQuery, MAX_QUERY_CHARS } from "./search/query.js";
 import { PRUNE_MODES, type PruneMode } from "./types.js";
 
 /** Span ids the window mints: `span_` and up to nine digits. Look-alikes (`spаn_7` with a Cyrillic а) fail. */
@@ -13,9 +14,11 @@ export interface DirectiveLimits {
   readonly maxDigestChars: number;
   /** Longest raw directive accepted before parsing, in characters. */
   readonly maxDirectiveChars: number;
+  /** Longest search query (substring or regex), in characters. */
+  readonly maxQueryChars: number;
 }
 
-export const DEFAULT_LIMITS: DirectiveLimits = Object.freeze({ maxDigestChars: 8_000, maxDirectiveChars: 64_000 });
+export const DEFAULT_LIMITS: DirectiveLimits = Object.freeze({ maxDigestChars: 8_000, maxDirectiveChars: 64_000, maxQueryChars: MAX_QUERY_CHARS });
 
 /**
  * The schema of model directives. Strict: an unknown key (including `__proto__` or `constructor`) is an
@@ -44,16 +47,28 @@ export function directiveSchema(limits: DirectiveLimits = DEFAULT_LIMITS, modes:
     op: z.literal("recall"),
     span_id: z.union([spanId, z.string().regex(HANDLE)], { error: "span_id must be a span id (span_7) or a handle (#3)" }),
   });
-  return z.discriminatedUnion("op", [prune, recall], { error: 'op must be "prune" or "recall"' });
+  const search = z
+    .strictObject({
+      op: z.literal("search"),
+      query: z.string().min(1, { error: "query is empty" }).max(limits.maxQueryChars, { error: `query longer than ${limits.maxQueryChars} characters` }),
+      regex: z.boolean({ error: "regex must be the JSON value true or false" }).optional(),
+    })
+    .superRefine((d, ctx) => {
+      if (d.regex !== true) return;
+      const compiled = compileQuery(d.query, true, limits.maxQueryChars);
+      if (!compiled.ok) ctx.addIssue({ code: "custom", path: ["query"], message: compiled.message });
+    });
+  return z.discriminatedUnion("op", [prune, recall, search], { error: 'op must be "prune", "recall" or "search"' });
 }
 
 export type Directive = z.infer<ReturnType<typeof directiveSchema>>;
 export type PruneDirective = Extract<Directive, { op: "prune" }>;
 export type RecallDirective = Extract<Directive, { op: "recall" }>;
+export type SearchDirective = Extract<Directive, { op: "search" }>;
 
 export type ParsedDirective =
   | { readonly ok: true; readonly directive: Directive }
-  | { readonly ok: false; readonly op: "prune" | "recall" | null; readonly issues: DirectiveIssue[] };
+  | { readonly ok: false; readonly op: Directive["op"] | null; readonly issues: DirectiveIssue[] };
 
 /** Schemas are built once per limits object: building one costs far more than parsing with it. */
 const schemas = new WeakMap<DirectiveLimits, ReturnType<typeof directiveSchema>>([[DEFAULT_LIMITS, directiveSchema()]]);
@@ -98,8 +113,8 @@ export function parseDirective(input: unknown, limits: DirectiveLimits = DEFAULT
   }
 }
 
-function opOf(value: unknown): "prune" | "recall" | null {
+function opOf(value: unknown): Directive["op"] | null {
   if (value === null || typeof value !== "object") return null;
   const op = Object.getOwnPropertyDescriptor(value, "op")?.value;
-  return op === "prune" || op === "recall" ? op : null;
+  return op === "prune" || op === "recall" || op === "search" ? op : null;
 }

@@ -8,7 +8,8 @@
  * That keeps the consumer's type-check linear and cheap at thousands of kinds.
  */
 import type { AuditRecord } from "./audit.js";
-import type { DirectiveOutcome, LossyOutcome, PruneOutcome, RecallOutcome, ReversibleOutcome } from "./outcome.js";
+import type { DirectiveOutcome, InvalidOutcome, LossyOutcome, PruneOutcome, RecallOutcome, ReversibleOutcome, SearchOutcome } from "./outcome.js";
+import type { SearchRequest } from "./window/search.js";
 import type { AppendInput, PruneRequest } from "./window/options.js";
 import type { WindowEntry } from "./window/view.js";
 import type { ContextWindow } from "./window/window.js";
@@ -47,6 +48,8 @@ export interface GuardedWindow<K extends string, Requests extends { readonly [P 
   /** The untrusted path for model output; never throws. */
   applyDirective(input: unknown): Promise<DirectiveOutcome>;
   recall(query: string): Promise<RecallOutcome>;
+  /** Finds text again across live spans and pruned copies; names the pruned spans it could not search. */
+  search(request: string | SearchRequest): Promise<SearchOutcome | InvalidOutcome>;
   render(): string;
   entries(): WindowEntry[];
   span(id: string): Span | undefined;
@@ -75,6 +78,7 @@ export function guardWindow<K extends string, Requests extends { readonly [P in 
     tryPrune: (span, request) => window.tryPrune(asRequest(span, request)),
     applyDirective: (input) => window.applyDirective(input),
     recall: (query) => window.recall(query),
+    search: (request) => window.search(request),
     render: () => window.render(),
     entries: () => window.entries(),
     span: (id) => window.span(id),

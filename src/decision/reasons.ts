@@ -61,7 +61,16 @@ export type DecisionReason =
   /** Recall of a span pruned under a tombstone. */
   | { readonly code: "recall-lossy" }
   /** Recall of a reversibly pruned span whose copy is gone or altered. */
-  | { readonly code: "copy-lost"; readonly loss: CopyLoss };
+  | { readonly code: "copy-lost"; readonly loss: CopyLoss }
+  /**
+   * What a search could cover: `complete` (every span the window knows of was searched), `holes` (some
+   * were pruned unrecoverably or their copies are lost or unreachable), `partial` (a store had more
+   * candidates than one search examines).
+   */
+  | { readonly code: "search"; readonly coverage: SearchCoverageCode };
+
+/** How much of the session a search could read. */
+export type SearchCoverageCode = "complete" | "holes" | "partial";
 
 /** The stable code an audit record stores for a reason (`null` for a clean success). */
 export type AuditReason =
@@ -75,7 +84,8 @@ export type AuditReason =
   | "live"
   | "store-only"
   | "lossy"
-  | `copy-lost:${CopyLoss}`;
+  | `copy-lost:${CopyLoss}`
+  | `search:${SearchCoverageCode}`;
 
 /** The code an audit record stores for `reason`; the format is part of every stored record's hash, so it never changes. */
 export function auditReason(reason: DecisionReason | null): AuditReason | null {
@@ -99,6 +109,8 @@ export function auditReason(reason: DecisionReason | null): AuditReason | null {
       return "lossy";
     case "copy-lost":
       return `copy-lost:${reason.loss}`;
+    case "search":
+      return `search:${reason.coverage}`;
     default:
       return reason.code;
   }

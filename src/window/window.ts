@@ -2,10 +2,12 @@ import { directiveForAudit, type AuditDraft, type AuditRecord } from "../audit.j
 import { decideGroup, type GroupDecision } from "../decision/group.js";
 import { HANDLE, parseDirective, SPAN_ID } from "../directive.js";
 import { errorMessage, IrreversiblePruneError } from "../errors.js";
-import type { DirectiveOutcome, InvalidOutcome, LossyOutcome, PruneOutcome, RecallOutcome, RejectedOutcome, ReversibleOutcome } from "../outcome.js";
+import type { DirectiveOutcome, InvalidOutcome, LossyOutcome, PruneOutcome, RecallOutcome, RejectedOutcome, ReversibleOutcome, SearchOutcome } from "../outcome.js";
+import { compileQuery } from "../search/query.js";
 import { invalidLine, rejectionWhy } from "../render.js";
 import type { BackingStore, CheckResult, PruneCommitItem, PruneDecision, PruneItem } from "../stores/store.js";
 import { countTokens } from "../tokens.js";
+import { DEFAULT_SEARCH_TOKENS } from "../policy/kinds.js";
 import type { KindPolicy, PinPattern, PruneMode, Span, SpanRef } from "../types.js";
 import { checkedPruneDraft, invalidDraft, refusedPruneDraft } from "./audit-drafts.js";
 import { PendingAudit } from "./audit-queue.js";
@@ -14,6 +16,7 @@ import { kindPins, resolveWindowOptions, type AppendInput, type ContextWindowOpt
 import { committedOutcome, rejectedOutcome } from "./outcomes.js";
 import { persistFailures, planPrune, type PlannedMember, type PlanRejectReason, type PrunePlan } from "./plan.js";
 import { recall } from "./recall.js";
+import { search, type SearchRequest } from "./search.js";
 import { entryView, renderWindow, type WindowEntry } from "./view.js";
 
 const MAX_NOTICES = 3;
@@ -123,6 +126,7 @@ export class ContextWindow<K extends string = string> {
       if (!parsed.ok) return await this.#invalid(parsed.op, parsed.issues, raw);
       const d = parsed.directive;
       if (d.op === "recall") return await this.#recall(d.span_id, raw);
+      if (d.op === "search") return await this.#search(d.query, d.regex === true, raw);
       if (this.#ended) return await this.#invalid("prune", [{ path: "", message: "the session has ended" }], raw);
       return await this.#execute(d.span_id, d.mode, d.digest ?? null, d.accept_lossy === true, raw);
     } catch (err) {
@@ -140,6 +144,25 @@ export class ContextWindow<K extends string = string> {
    */
   recall(query: string): Promise<RecallOutcome> {
     return this.#serial(() => this.#recall(String(query), directiveForAudit({ op: "recall", span_id: query })));
+  }
+
+  /**
+   * Finds text again: an exact substring, or with `regex: true` an RE2 pattern (linear time), over the
+   * live spans, the verified copies of pruned spans and what stands in pruned spans' places. The answer
+   * lists matching spans with snippets and handles within the policy's search budget, and its coverage
+   * names every pruned span that could not be searched (lossy, copy lost, store unreachable): those may
+   * have held the text. A bad query is an `invalid` outcome, audited, the window unchanged.
+   */
+  search(request: string | SearchRequest): Promise<SearchOutcome | InvalidOutcome> {
+    const { query, regex } = typeof request === "string" ? { query: request, regex: false } : request;
+    const directive = { op: "search", query, ...(regex === undefined ? {} : { regex }) };
+    return this.#serial(async () => {
+      const raw = directiveForAudit(directive);
+      const parsed = parseDirective(directive, this.#settings.directiveLimits);
+      if (!parsed.ok) return this.#invalid("search", parsed.issues, raw);
+      const d = parsed.directive as Extract<typeof parsed.directive, { op: "search" }>;
+      return this.#search(d.query, d.regex === true, raw);
+    });
   }
 
   /** What the model reads next: live spans, index lines, tombstones and rejection lines, in order. */
@@ -326,7 +349,20 @@ export class ContextWindow<K extends string = string> {
     });
   }
 
-  async #invalid(op: "prune" | "recall" | null, issues: InvalidOutcome["issues"], raw: string): Promise<InvalidOutcome> {
+  async #search(text: string, regex: boolean, raw: string): Promise<SearchOutcome | InvalidOutcome> {
+    const compiled = compileQuery(text, regex, this.#settings.directiveLimits.maxQueryChars);
+    if (!compiled.ok) return this.#invalid("search", [{ path: "query", message: compiled.message }], raw);
+    return search(compiled.query, raw, {
+      session: this.session,
+      entries: () => this.#entries,
+      store: (name) => this.#settings.stores.get(name)!,
+      auditStore: this.#settings.auditStore,
+      budgetTokens: this.#settings.limits.searchTokens ?? DEFAULT_SEARCH_TOKENS,
+      audit: (store, draft) => this.#audit(store, draft),
+    });
+  }
+
+  async #invalid(op: "prune" | "recall" | "search" | null, issues: InvalidOutcome["issues"], raw: string): Promise<InvalidOutcome> {
     const message = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join("; ") || "invalid directive";
     const seq = await this.#audit(this.#settings.auditStore, invalidDraft(op, raw));
     const line = invalidLine(message.length > 160 ? `${message.slice(0, 157)}...` : message);
