@@ -8,7 +8,7 @@ import { MemoryStore } from "../../src/stores/memory.js";
 import type { BackingStore } from "../../src/stores/store.js";
 import { countTokens } from "../../src/tokens.js";
 import { ManualClock, type KindPolicy } from "../../src/types.js";
-import type { SearchOutcome } from "../../src/outcome.js";
+import type { DirectiveOutcome, SearchOutcome } from "../../src/outcome.js";
 import { requiredLiteral } from "../../src/search/query.js";
 
 const HOUR = 3_600_000;
@@ -39,9 +39,9 @@ function setup(o: { store?: (inner: MemoryStore) => BackingStore; holds?: boolea
   return { win, clock, inner, store };
 }
 
-const searched = (o: SearchOutcome | { status: "invalid" }): SearchOutcome => {
-  if (o.status === "invalid") throw new Error(`search was invalid: ${JSON.stringify(o)}`);
-  return o as SearchOutcome;
+const searched = (o: DirectiveOutcome): SearchOutcome => {
+  if (o.op !== "search" || o.status === "invalid") throw new Error(`not a search answer: ${JSON.stringify(o)}`);
+  return o;
 };
 
 describe("search", () => {
