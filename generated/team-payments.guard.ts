@@ -175,5 +175,16 @@ export const directiveJsonSchema: { readonly [key: string]: unknown } = {
       required: ["op", "query"],
       additionalProperties: false,
     },
+    {
+      type: "object",
+      properties: {
+        op: { type: "string", const: "summarize_range" },
+        from: { type: "string", pattern: "^span_[1-9][0-9]{0,8}$" },
+        to: { type: "string", pattern: "^span_[1-9][0-9]{0,8}$" },
+        digest: { type: "string", minLength: 1, maxLength: 8000 },
+      },
+      required: ["op", "from", "to", "digest"],
+      additionalProperties: false,
+    },
   ],
 };

@@ -58,13 +58,20 @@ export function directiveSchema(limits: DirectiveLimits = DEFAULT_LIMITS, modes:
       const compiled = compileQuery(d.query, true, limits.maxQueryChars);
       if (!compiled.ok) ctx.addIssue({ code: "custom", path: ["query"], message: compiled.message });
     });
-  return z.discriminatedUnion("op", [prune, recall, search], { error: 'op must be "prune", "recall" or "search"' });
+  const summarizeRange = z.strictObject({
+    op: z.literal("summarize_range"),
+    from: spanId,
+    to: spanId,
+    digest: z.string().min(1, { error: "a range summary needs a digest" }).max(limits.maxDigestChars, { error: `digest longer than ${limits.maxDigestChars} characters` }),
+  });
+  return z.discriminatedUnion("op", [prune, recall, search, summarizeRange], { error: 'op must be "prune", "recall", "search" or "summarize_range"' });
 }
 
 export type Directive = z.infer<ReturnType<typeof directiveSchema>>;
 export type PruneDirective = Extract<Directive, { op: "prune" }>;
 export type RecallDirective = Extract<Directive, { op: "recall" }>;
 export type SearchDirective = Extract<Directive, { op: "search" }>;
+export type SummarizeRangeDirective = Extract<Directive, { op: "summarize_range" }>;
 
 export type ParsedDirective =
   | { readonly ok: true; readonly directive: Directive }
@@ -116,5 +123,5 @@ export function parseDirective(input: unknown, limits: DirectiveLimits = DEFAULT
 function opOf(value: unknown): Directive["op"] | null {
   if (value === null || typeof value !== "object") return null;
   const op = Object.getOwnPropertyDescriptor(value, "op")?.value;
-  return op === "prune" || op === "recall" || op === "search" ? op : null;
+  return op === "prune" || op === "recall" || op === "search" || op === "summarize_range" ? op : null;
 }

@@ -21,13 +21,16 @@ export type { StoreOptions } from "./stores/options.js";
 export type { BackingStore, StoreCapabilities } from "./stores/store.js";
 export { IrreversiblePruneError, StoreError } from "./errors.js";
 export { parseDirective, directiveSchema, DEFAULT_LIMITS, SPAN_ID, HANDLE } from "./directive.js";
-export type { Directive, DirectiveLimits, ParsedDirective, PruneDirective, RecallDirective, SearchDirective } from "./directive.js";
+export type { Directive, DirectiveLimits, ParsedDirective, PruneDirective, RecallDirective, SearchDirective, SummarizeRangeDirective } from "./directive.js";
 export type {
   DirectiveIssue,
   DirectiveOutcome,
   InvalidOutcome,
   LossyOutcome,
   PruneOutcome,
+  RangeOutcome,
+  RangeRejectedOutcome,
+  RangeSummaryOutcome,
   RecallOutcome,
   RejectedOutcome,
   RejectReason,

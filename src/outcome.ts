@@ -64,7 +64,7 @@ export interface DirectiveIssue {
 
 /** The directive did not parse; nothing was attempted. */
 export interface InvalidOutcome {
-  readonly op: "prune" | "recall" | "search" | null;
+  readonly op: "prune" | "recall" | "search" | "summarize_range" | null;
   readonly status: "invalid";
   readonly issues: readonly DirectiveIssue[];
   readonly message: string;
@@ -100,6 +100,16 @@ export type RecallOutcome =
       /** What the window kept in its place (digest or compressed form), if anything. */
       readonly replacement: string | null;
       readonly line: string;
+      readonly auditSeq: number | null;
+    }
+  | {
+      readonly op: "recall";
+      /** A range summary, expanded one level: its members as the window showed them; recall a member for its bytes. */
+      readonly status: "expanded";
+      readonly spanId: string;
+      readonly members: readonly string[];
+      /** One line (or block, for a lower summary) per member. */
+      readonly text: string;
       readonly auditSeq: number | null;
     }
   | {
@@ -178,5 +188,35 @@ export interface SearchOutcome {
   readonly auditSeq: number | null;
 }
 
+/** A run of the window replaced by one digest; every live member's copy was verified and held first. */
+export interface RangeSummaryOutcome {
+  readonly op: "summarize_range";
+  readonly status: "summarized";
+  /** The summary's own id: recall it to expand one level. */
+  readonly spanId: string;
+  /** The positions it replaced, in order (span ids of spans and of lower summaries). */
+  readonly members: readonly string[];
+  /** Members that were live until now, with the handles that recall their bytes. */
+  readonly pruned: ReadonlyArray<{ readonly spanId: string; readonly handle: string; readonly repersisted: boolean }>;
+  readonly line: string;
+  readonly tokensFreed: number;
+  readonly pinsCarried: readonly string[];
+  readonly auditSeq: number | null;
+}
+
+/** The run stays as it was: a member could not be held, or the run cannot be summarized. */
+export interface RangeRejectedOutcome {
+  readonly op: "summarize_range";
+  readonly status: "rejected";
+  readonly from: string;
+  readonly to: string;
+  readonly reason: RejectReason;
+  readonly message: string;
+  readonly line: string;
+  readonly auditSeq: number | null;
+}
+
+export type RangeOutcome = RangeSummaryOutcome | RangeRejectedOutcome;
+
 /** What `applyDirective` answers: never throws, always one of these. */
-export type DirectiveOutcome = PruneOutcome | RecallOutcome | SearchOutcome;
+export type DirectiveOutcome = PruneOutcome | RecallOutcome | SearchOutcome | RangeOutcome;

@@ -8,7 +8,7 @@
  * That keeps the consumer's type-check linear and cheap at thousands of kinds.
  */
 import type { AuditRecord } from "./audit.js";
-import type { DirectiveOutcome, InvalidOutcome, LossyOutcome, PruneOutcome, RecallOutcome, ReversibleOutcome, SearchOutcome } from "./outcome.js";
+import type { DirectiveOutcome, InvalidOutcome, LossyOutcome, PruneOutcome, RangeOutcome, RecallOutcome, ReversibleOutcome, SearchOutcome } from "./outcome.js";
 import type { SearchRequest } from "./window/search.js";
 import type { AppendInput, PruneRequest } from "./window/options.js";
 import type { WindowEntry } from "./window/view.js";
@@ -48,6 +48,8 @@ export interface GuardedWindow<K extends string, Requests extends { readonly [P 
   /** The untrusted path for model output; never throws. */
   applyDirective(input: unknown): Promise<DirectiveOutcome>;
   recall(query: string): Promise<RecallOutcome>;
+  /** Replaces a run of positions with one digest, keeping the tree; every live member's copy is held first. */
+  summarizeRange(request: { readonly from: string; readonly to: string; readonly digest: string }): Promise<RangeOutcome | InvalidOutcome>;
   /** Finds text again across live spans and pruned copies; names the pruned spans it could not search. */
   search(request: string | SearchRequest): Promise<SearchOutcome | InvalidOutcome>;
   render(): string;
@@ -79,6 +81,7 @@ export function guardWindow<K extends string, Requests extends { readonly [P in 
     applyDirective: (input) => window.applyDirective(input),
     recall: (query) => window.recall(query),
     search: (request) => window.search(request),
+    summarizeRange: (request) => window.summarizeRange(request),
     render: () => window.render(),
     entries: () => window.entries(),
     span: (id) => window.span(id),

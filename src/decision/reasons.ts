@@ -31,7 +31,9 @@ export type RejectReason =
   /** The span belongs to a tool call/result group whose other members cannot be pruned with it. */
   | "group"
   /** The store failed during the check; nothing was committed. */
-  | "store-error";
+  | "store-error"
+  /** A range summary over positions that are not a run it can replace (out of order, a hole, an unbacked span). */
+  | "range";
 
 /** A refusal decided before any store was consulted, or because the store failed. */
 export type EarlyRejectReason = Exclude<RejectReason, LossyRefusal>;
@@ -60,6 +62,8 @@ export type DecisionReason =
   | { readonly code: "recall-live" | "recall-store-only" }
   /** Recall of a span pruned under a tombstone. */
   | { readonly code: "recall-lossy" }
+  /** Recall of a range summary: expanded one level. */
+  | { readonly code: "recall-summary" }
   /** Recall of a reversibly pruned span whose copy is gone or altered. */
   | { readonly code: "copy-lost"; readonly loss: CopyLoss }
   /**
@@ -84,6 +88,7 @@ export type AuditReason =
   | "live"
   | "store-only"
   | "lossy"
+  | "summary"
   | `copy-lost:${CopyLoss}`
   | `search:${SearchCoverageCode}`;
 
@@ -107,6 +112,8 @@ export function auditReason(reason: DecisionReason | null): AuditReason | null {
       return "store-only";
     case "recall-lossy":
       return "lossy";
+    case "recall-summary":
+      return "summary";
     case "copy-lost":
       return `copy-lost:${reason.loss}`;
     case "search":
@@ -127,6 +134,7 @@ export function rejectReasonOf(reason: DecisionReason): RejectReason {
     case "already-pruned":
     case "group":
     case "store-error":
+    case "range":
       return reason.code;
     case "group-refused":
       return "group";

@@ -60,7 +60,7 @@ export function refusedPruneDraft(input: {
 }
 
 /** A directive that did not parse. */
-export function invalidDraft(op: "prune" | "recall" | "search" | null, directive: string): AuditDraft {
+export function invalidDraft(op: "prune" | "recall" | "search" | "summarize_range" | null, directive: string): AuditDraft {
   return {
     op, status: "invalid", spanId: null, kind: null, mode: null, conditions: null, handle: null, repersisted: false,
     acceptLossy: false, reason: auditReason({ code: "parse" }), pinsCarried: 0, directive,

@@ -46,13 +46,16 @@ export async function search(query: SearchQuery, raw: string, ctx: SearchContext
   /** Reversibly pruned entries, by store and handle: their copies are what the stores are asked about. */
   const byStore = new Map<string, Map<string, GoneEntry>>();
   let live = 0;
+  /** Every position searched, members of summaries included, in window order. */
+  const order: string[] = [];
   const match = (spanId: string, kind: string, handle: string | null, source: SearchMatch["source"], text: string): boolean => {
     const at = firstMatch(query, text);
     if (at === null) return false;
     found.set(spanId, { spanId, handle, kind, source, snippet: snippetOf(text, at.start, at.end) });
     return true;
   };
-  for (const e of entries) {
+  const visit = (e: Entry): void => {
+    order.push(spanIdOf(e));
     switch (e.state) {
       case "live":
         live++;
@@ -72,10 +75,18 @@ export async function search(query: SearchQuery, raw: string, ctx: SearchContext
         if (e.replacement !== null) match(e.spanId, e.kind, null, "replacement", e.replacement);
         holes.set(e.spanId, "lossy");
         break;
+      case "summary":
+        // The digest is in the window; its members are searched like any other position.
+        match(e.spanId, e.kind, null, "replacement", e.digest);
+        order.pop();
+        for (const m of e.members) visit(m);
+        order.push(e.spanId);
+        break;
       default:
-        return assertNever(e);
+        assertNever(e);
     }
-  }
+  };
+  for (const e of entries) visit(e);
   let pruned = 0;
   let truncated = false;
   for (const [name, byHandle] of byStore) {
@@ -104,7 +115,7 @@ export async function search(query: SearchQuery, raw: string, ctx: SearchContext
     }
     for (const e of byHandle.values()) if (!holes.has(e.spanId)) pruned++;
   }
-  const inOrder = <T>(m: ReadonlyMap<string, T>) => entries.map(spanIdOf).filter((id) => m.has(id));
+  const inOrder = <T>(m: ReadonlyMap<string, T>) => order.filter((id) => m.has(id));
   const matches = inOrder(found).map((id) => found.get(id)!);
   const coverage = {
     live,
