@@ -43,6 +43,8 @@ CREATE TABLE IF NOT EXISTS pruneguard_records (
   UNIQUE (store, session, handle)
 );
 CREATE INDEX IF NOT EXISTS pruneguard_records_age ON pruneguard_records (store, created_at) WHERE text IS NOT NULL;
+-- A search lists the session's rotated-out copies (possible holders it cannot read) without a scan.
+CREATE INDEX IF NOT EXISTS pruneguard_records_gone ON pruneguard_records (store, session) WHERE text IS NULL;
 CREATE TABLE IF NOT EXISTS pruneguard_handles (
   store   TEXT    NOT NULL,
   session TEXT    NOT NULL,
@@ -148,6 +150,8 @@ export class SqliteStore extends StoreBase implements BackingStore {
     this.#db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;");
     this.#db.exec(SCHEMA);
     this.#fts = migrateSearch(this.#db);
+    // How many copies hold each trigram: a search looks up its literal's rarest trigrams first.
+    if (this.#fts) this.#db.exec("CREATE VIRTUAL TABLE IF NOT EXISTS pruneguard_copies_vocab USING fts5vocab(pruneguard_copies_fts, 'row')");
     this.#q = this.prepare();
     const begin = this.#db.prepare("BEGIN IMMEDIATE");
     const commit = this.#db.prepare("COMMIT");
@@ -206,12 +210,13 @@ export class SqliteStore extends StoreBase implements BackingStore {
          WHERE store = ? AND session = ? AND text IS NOT NULL AND instr(text, ?) > 0 ORDER BY doc LIMIT ?`,
       ),
       ftsCopies: this.#fts
-        ? prep<[string, string, string, number], CopyCandidate>(
+        ? prep<[string, string, string, string, number], CopyCandidate>(
             `SELECT r.handle, r.span_id AS spanId, r.kind, r.text, r.hash FROM pruneguard_copies_fts f
              JOIN pruneguard_records r ON r.doc = f.rowid
-             WHERE f.text MATCH ? AND r.store = ? AND r.session = ? AND r.text IS NOT NULL ORDER BY r.doc LIMIT ?`,
+             WHERE f.text MATCH ? AND r.store = ? AND r.session = ? AND r.text IS NOT NULL AND instr(r.text, ?) > 0 ORDER BY r.doc LIMIT ?`,
           )
         : null,
+      trigramDocs: this.#fts ? prep<[string], { doc: number }>("SELECT doc FROM pruneguard_copies_vocab WHERE term = ?") : (null as never),
       goneCopies: prep<[string, string], { handle: string; spanId: string }>(
         "SELECT handle, span_id AS spanId FROM pruneguard_records WHERE store = ? AND session = ? AND text IS NULL ORDER BY doc",
       ),
@@ -302,14 +307,23 @@ export class SqliteStore extends StoreBase implements BackingStore {
   /**
    * A literal of three or more characters is looked up in the FTS5 trigram index; a shorter one (no
    * trigram to look up) and a regex with no literal scan the session's copies.
+   *
+   * Identifiers share common trigrams (every `req_…` holds `req`), and a phrase query reads every one of
+   * its trigrams' lists, so a long literal is looked up by its two rarest trigrams (counted in the
+   * vocabulary table, sampled along the literal) and confirmed with `instr`: exact, and it reads the
+   * two shortest lists instead of all of them.
    */
   async searchCopies(session: string, request: CopySearchRequest): Promise<CopySearch> {
     const limit = Math.max(0, Math.floor(request.limit)) + 1;
-    const indexed = this.#fts && request.literal !== null && [...request.literal].length >= 3;
+    const { literal } = request;
+    const indexed = this.#fts && literal !== null && [...literal].length >= 3;
     let rows: CopyCandidate[];
-    if (request.literal === null) rows = this.#q.allCopies.all(this.name, session, limit);
-    else if (indexed) rows = this.#q.ftsCopies!.all(`"${request.literal.replaceAll('"', '""')}"`, this.name, session, limit);
-    else rows = this.#q.scanCopies.all(this.name, session, request.literal, limit);
+    if (literal === null) rows = this.#q.allCopies.all(this.name, session, limit);
+    else if (indexed) {
+      const query = this.#ftsQuery(literal);
+      rows = query === null ? [] : this.#q.ftsCopies!.all(query, this.name, session, literal, limit);
+    }
+    else rows = this.#q.scanCopies.all(this.name, session, literal, limit);
     const more = rows.length >= limit;
     return {
       candidates: more ? rows.slice(0, limit - 1) : rows,
@@ -317,6 +331,23 @@ export class SqliteStore extends StoreBase implements BackingStore {
       gone: this.#q.goneCopies.all(this.name, session),
       index: indexed ? "fts5-trigram" : "scan",
     };
+  }
+
+  /**
+   * The FTS5 query for a literal: the whole phrase when short, else its two rarest sampled trigrams;
+   * `null` when one of them is in no copy at all (then no copy holds the literal).
+   */
+  #ftsQuery(literal: string): string | null {
+    const quote = (s: string) => `"${s.replaceAll('"', '""')}"`;
+    const cps = [...literal];
+    if (cps.length <= 9) return quote(literal);
+    // Non-overlapping trigrams along the literal, at most twelve of them.
+    const step = Math.max(3, Math.floor((cps.length - 3) / 11));
+    const sampled = new Set<string>();
+    for (let i = 0; i + 3 <= cps.length && sampled.size < 12; i += step) sampled.add(cps.slice(i, i + 3).join(""));
+    const counted = [...sampled].map((term) => ({ term, docs: this.#q.trigramDocs.get(term)?.doc ?? 0 })).sort((a, b) => a.docs - b.docs);
+    if (counted[0]!.docs === 0) return null;
+    return counted.slice(0, 2).map((c) => quote(c.term)).join(" AND ");
   }
 
   async appendAudit(session: string, draft: AuditDraft): Promise<AuditRecord> {

@@ -240,7 +240,7 @@ export function describeStoreConformance(label: string, factory: StoreFactory): 
       await store.rotate();
       for (const id of ["span_1", "span_2", "span_4"]) await store.persist({ session: "s1", spanId: id, kind: "k", text: texts[id]!, hash: contentHash(texts[id]!) });
       const live = (id: string) => id !== "span_3";
-      for (const literal of ["req_7f3a9c2e41", "req_7f3a", "7f", "%", "_", "\\", '"quoted"', "NEAR(a b)", "^col:", "naïve 🚀", "🚀", "*", "e", "absent-literal", "REQ_7F3A"]) {
+      for (const literal of ["req_7f3a9c2e41", "req_7f3a", "7f", "%", "_", "\\", '"quoted"', "NEAR(a b)", "^col:", "naïve 🚀", "🚀", "*", "e", "absent-literal", "REQ_7F3A", `it's 100% "quoted"`, "X-Request-Id: req_7f3a9c2e41 upstream", "req_7f3a9c2e41 that will rotate"]) {
         const r = await store.searchCopies("s1", { literal, limit: 100 });
         const expected = Object.entries(texts).filter(([id, t]) => live(id) && t.includes(literal)).map(([id]) => id).sort();
         const got = r.candidates.map((c) => c.spanId).sort();

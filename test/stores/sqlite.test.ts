@@ -71,6 +71,7 @@ describe("SqliteStore specifics", () => {
     await b.persist({ session: "s", spanId: "span_21", kind: "k", text: "row 21 id_21_end", hash: contentHash("row 21 id_21_end") });
     for (const i of [4, 17, 20, 21]) {
       expect((await b.searchCopies("s", { literal: `id_${i}_end`, limit: 5 })).candidates.map((c) => c.spanId)).toEqual([`span_${i}`]);
+      expect((await b.searchCopies("s", { literal: `row ${i} id_${i}_end`, limit: 5 })).candidates.map((c) => c.spanId)).toEqual([`span_${i}`]);
     }
     expect(b.integrityCheck()).toBe("ok");
     await b.close();

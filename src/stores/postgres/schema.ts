@@ -65,6 +65,8 @@ function migrations(t: Tables): ReadonlyArray<{ version: number; statements: rea
     {
       version: 2,
       statements: [
+        // A search lists the session's rotated-out copies (possible holders it cannot read) without a scan.
+        `CREATE INDEX IF NOT EXISTS records_gone ON ${t.records.text} (store, session) WHERE text IS NULL`,
         // Search: a trigram index over the live copies, so `text LIKE '%literal%'` is an index lookup.
         // pg_trgm ships with PostgreSQL's contrib and is a trusted extension (a database owner may create
         // it); where it is missing or may not be created, no index is made and search scans, which is
