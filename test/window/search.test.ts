@@ -220,3 +220,29 @@ describe("requiredLiteral (what a store's index is asked for)", () => {
     for (const [pattern, literal] of cases) expect({ pattern, literal: requiredLiteral(pattern) }).toEqual({ pattern, literal });
   });
 });
+
+describe("requiredLiteral is sound: whenever a pattern matches, the text holds its literal", () => {
+  it("on generated patterns and texts", async () => {
+    const fc = (await import("fast-check")).default;
+    const { compileQuery } = await import("../../src/search/query.js");
+    const atom = fc.oneof(
+      fc.constantFrom("a", "b", "c", "_", "-", "\\.", "\\d", "\\w", ".", "[ab]", "[^c]", "(ab|c)", "(?:b)", "\\x61", "\\b", "^", "$", "{", "}", "\\{"),
+      fc.constantFrom("ab", "abc", "ca"),
+    );
+    const quant = fc.constantFrom("", "", "", "?", "*", "+", "{2}", "{0,2}", "{1,}", "??", "+?");
+    const pattern = fc.array(fc.tuple(atom, quant).map(([a, q]) => a + q), { minLength: 1, maxLength: 6 }).map((parts) => parts.join(""));
+    const text = fc.stringMatching(/^[abc_\-.0-9 {}]{0,24}$/);
+    fc.assert(
+      fc.property(pattern, fc.array(text, { minLength: 1, maxLength: 8 }), (p, texts) => {
+        const compiled = compileQuery(p, true);
+        if (!compiled.ok || compiled.query.type !== "regex") return;
+        const lit = compiled.query.literal;
+        if (lit === null) return;
+        for (const t of texts) {
+          if (compiled.query.matcher.matcher(t).find()) expect({ p, t, lit, holds: t.includes(lit) }).toEqual({ p, t, lit, holds: true });
+        }
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});

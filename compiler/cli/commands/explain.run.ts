@@ -1,7 +1,7 @@
 /** The implementation of `pruneguard explain`, loaded only when the command runs (see `explain.ts`). */
-import { DEFAULT_SEARCH_TOKENS } from "../../../src/policy/kinds.js";
 import * as path from "node:path";
 import { formatDuration } from "../../../dsl/durations.js";
+import { DEFAULT_SEARCH_TOKENS } from "../../../src/policy/kinds.js";
 import { presetPins } from "../../../src/policy/pins.js";
 import { describeFate, fateOf } from "../../analysis/fate.js";
 import { compilePolicies } from "../../index.js";
