@@ -3,10 +3,17 @@
 // IR sha256:796ba4cf416638690a9ccec2d6b6cbcdba68cdf4abd9010a8e6bed92cbdd01b3
 // Regenerate with `pruneguard compile`; `pruneguard check` fails when this file is stale.
 
-import { ContextWindow, DEFAULT_LIMITS, directiveSchema as buildDirectiveSchema, guardWindow } from "../src/index.js";
+import {
+  ContextWindow,
+  DEFAULT_LIMITS,
+  directiveSchema as buildDirectiveSchema,
+  directiveTools as buildDirectiveTools,
+  guardWindow,
+} from "../src/index.js";
 import type {
   BackingStore,
   Clock,
+  DirectiveTool,
   GuardedWindow,
   PinPattern,
   PruneMode,
@@ -134,56 +141,8 @@ export const directiveModes: readonly PruneMode[] = ["drop", "summarize", "compr
 /** The zod schema of model directives under this policy (strict; `accept_lossy` is the JSON boolean only). */
 export const directiveSchema: ReturnType<typeof buildDirectiveSchema> = buildDirectiveSchema(DEFAULT_LIMITS, directiveModes);
 
-/** `directiveSchema` as JSON Schema, for a model's tool definition; a test keeps the two equal. */
-export const directiveJsonSchema: { readonly [key: string]: unknown } = {
-  $schema: "https://json-schema.org/draft/2020-12/schema",
-  oneOf: [
-    {
-      type: "object",
-      properties: {
-        op: { type: "string", const: "prune" },
-        span_id: { type: "string", pattern: "^span_[1-9][0-9]{0,8}$" },
-        mode: { type: "string", enum: ["drop", "summarize", "compress"] },
-        digest: { type: "string", minLength: 1, maxLength: 8000 },
-        accept_lossy: { type: "boolean" },
-      },
-      required: ["op", "span_id", "mode"],
-      additionalProperties: false,
-    },
-    {
-      type: "object",
-      properties: {
-        op: { type: "string", const: "recall" },
-        span_id: {
-          anyOf: [
-            { type: "string", pattern: "^span_[1-9][0-9]{0,8}$" },
-            { type: "string", pattern: "^[a-z]{0,4}#[1-9][0-9]{0,15}$" },
-          ],
-        },
-      },
-      required: ["op", "span_id"],
-      additionalProperties: false,
-    },
-    {
-      type: "object",
-      properties: {
-        op: { type: "string", const: "search" },
-        query: { type: "string", minLength: 1, maxLength: 200 },
-        regex: { type: "boolean" },
-      },
-      required: ["op", "query"],
-      additionalProperties: false,
-    },
-    {
-      type: "object",
-      properties: {
-        op: { type: "string", const: "summarize_range" },
-        from: { type: "string", pattern: "^span_[1-9][0-9]{0,8}$" },
-        to: { type: "string", pattern: "^span_[1-9][0-9]{0,8}$" },
-        digest: { type: "string", minLength: 1, maxLength: 8000 },
-      },
-      required: ["op", "from", "to", "digest"],
-      additionalProperties: false,
-    },
-  ],
-};
+/**
+ * The directive tools under this policy, one per operation, for `openAIChatTools`, `anthropicTools`, `aiSDKTools` and
+ * `handleToolCall`.
+ */
+export const directiveTools: readonly DirectiveTool[] = buildDirectiveTools({ modes: directiveModes });

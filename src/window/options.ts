@@ -6,6 +6,7 @@
  */
 import { DEFAULT_LIMITS, type DirectiveLimits } from "../directive.js";
 import { errorMessage } from "../errors.js";
+import { DEFAULT_HINT_TOKENS, MAX_HINT_TOKENS } from "../hint.js";
 import { findPins } from "../pins.js";
 import { MIN_SEARCH_TOKENS } from "../policy/kinds.js";
 import { DEFAULT_TOMBSTONE } from "../render.js";
@@ -32,6 +33,11 @@ export interface ContextWindowOptions<K extends string> {
    */
   readonly auditStore?: string;
   readonly directiveLimits?: Partial<DirectiveLimits>;
+  /**
+   * The most o200k tokens a drop's index line spends on its hint of what the span held (a tool's name
+   * and key argument, a file path, an identifier): 0 to `MAX_HINT_TOKENS` (16); default 12, 0 turns hints off.
+   */
+  readonly indexHintTokens?: number;
 }
 
 /** A span to append. */
@@ -65,6 +71,7 @@ export interface WindowSettings<K extends string> {
   readonly pins: readonly PinPattern[];
   readonly tombstone: string;
   readonly directiveLimits: DirectiveLimits;
+  readonly indexHintTokens: number;
 }
 
 /** Checks a window's options; throws `TypeError` naming the first problem. */
@@ -94,6 +101,10 @@ export function resolveWindowOptions<K extends string>(options: ContextWindowOpt
   if (searchTokens !== undefined && searchTokens !== null && !(Number.isInteger(searchTokens) && searchTokens >= MIN_SEARCH_TOKENS)) {
     throw new TypeError(`ContextWindow: limits.searchTokens must be an integer >= ${MIN_SEARCH_TOKENS} (room for the coverage line), got ${searchTokens}`);
   }
+  const indexHintTokens = options.indexHintTokens ?? DEFAULT_HINT_TOKENS;
+  if (!Number.isInteger(indexHintTokens) || indexHintTokens < 0 || indexHintTokens > MAX_HINT_TOKENS) {
+    throw new TypeError(`ContextWindow: indexHintTokens must be an integer from 0 to ${MAX_HINT_TOKENS}`);
+  }
   const prefixes = new Map<string, string>();
   for (const [name, store] of stores) {
     const other = prefixes.get(store.handlePrefix);
@@ -120,6 +131,7 @@ export function resolveWindowOptions<K extends string>(options: ContextWindowOpt
     pins,
     tombstone,
     directiveLimits: options.directiveLimits ? { ...DEFAULT_LIMITS, ...options.directiveLimits } : DEFAULT_LIMITS,
+    indexHintTokens,
   };
 }
 

@@ -16,13 +16,15 @@ import { DEFAULT_SEARCH_TOKENS } from "../policy/kinds.js";
 import type { KindPolicy, PinPattern, PruneMode, Span, SpanRef } from "../types.js";
 import { checkedPruneDraft, invalidDraft, refusedPruneDraft } from "./audit-drafts.js";
 import { PendingAudit } from "./audit-queue.js";
-import { newSpan, prunedEntry, spanIdOf, type Entry, type LiveEntry } from "./entries.js";
+import { CallGroups, flattenEntries, newSpan, prunedEntry, spanIdOf, type Entry, type GoneEntry, type LiveEntry } from "./entries.js";
 import { kindPins, resolveWindowOptions, type AppendInput, type ContextWindowOptions, type PruneRequest, type WindowSettings } from "./options.js";
 import { committedOutcome, rejectedOutcome } from "./outcomes.js";
 import { persistFailures, planPrune, type PlannedMember, type PlanRejectReason, type PrunePlan } from "./plan.js";
 import { recall } from "./recall.js";
 import { search, type SearchRequest } from "./search.js";
 import { entryView, renderWindow, type WindowEntry } from "./view.js";
+import { defaultTools, directiveOf, toolCallResult, toolFor, type ToolCall, type ToolCallResult } from "../tools/call.js";
+import type { DirectiveTool } from "../tools/schemas.js";
 
 const MAX_NOTICES = 3;
 
@@ -42,6 +44,7 @@ export class ContextWindow<K extends string = string> {
   readonly #byId = new Map<string, Entry>();
   #notices: string[] = [];
   #nextSpan = 1;
+  readonly #calls = new CallGroups();
   #lossyUsed: number | null = null;
   readonly #pendingAudit: PendingAudit;
   #ended = false;
@@ -70,7 +73,7 @@ export class ContextWindow<K extends string = string> {
       throw new TypeError(`ContextWindow.append: unknown kind ${String(input.kind)}`);
     }
     if (typeof input.text !== "string") throw new TypeError("ContextWindow.append: text must be a string");
-    const span = newSpan(`span_${this.#nextSpan++}`, input);
+    const span = newSpan(`span_${this.#nextSpan++}`, { ...input, ...this.#calls.groupFor(input) });
     const entry: LiveEntry = { state: "live", pos: this.#entries.length, span, handle: null, store: policy.store, persistError: null, notice: null };
     if (policy.store !== null) {
       const store = this.#settings.stores.get(policy.store)!;
@@ -86,7 +89,24 @@ export class ContextWindow<K extends string = string> {
     this.#entries.push(entry);
     this.#byId.set(span.id, entry);
     this.#notices = [];
+    await this.#joinGroupFate(entry);
     return span.id as SpanRef<P>;
+  }
+
+  /**
+   * A span that arrives after its group was pruned (the result of a call the model pruned while the call
+   * was pending) joins the group's fate: it is dropped through the same check, as a lossy commitment
+   * only if the group's was one. If the check refuses, it stays live with the rejection line.
+   */
+  async #joinGroupFate(entry: LiveEntry): Promise<void> {
+    const group = entry.span.group;
+    if (group === undefined) return;
+    // Members of range summaries count too: a call summarized while its result was pending.
+    const gone = flattenEntries(this.#entries).filter((e): e is GoneEntry => (e.state === "pruned" || e.state === "tombstone") && e.group === group);
+    if (gone.length === 0) return;
+    const lossy = gone.some((e) => e.state === "tombstone");
+    const raw = directiveForAudit({ op: "prune", span_id: entry.span.id, mode: "drop", ...(lossy ? { accept_lossy: true } : {}), joins: group });
+    await this.#execute(entry.span.id, "drop", null, lossy, raw);
   }
 
   /**
@@ -141,6 +161,31 @@ export class ContextWindow<K extends string = string> {
         op: null, status: "invalid", issues: [], message: "internal error", line: invalidLine("internal error"), auditSeq: null,
       }) satisfies InvalidOutcome);
     }
+  }
+
+  /**
+   * Handles a provider's tool call to one of the directive tools: `{ name, arguments }`, arguments as JSON
+   * text or a parsed object (OpenAI strict mode's `null`s read as absent). Never throws.
+   *
+   * Returns the outcome and the exact text to send back as the tool result, or `null` when the name is
+   * not one of `tools` (another tool of the agent's, for the caller to run). Arguments that do not parse
+   * are an `invalid` outcome, audited like any directive, with `isError` set.
+   */
+  async handleToolCall(call: ToolCall, tools: readonly DirectiveTool[] = defaultTools()): Promise<ToolCallResult | null> {
+    let name: unknown;
+    let args: unknown;
+    try {
+      ({ name, arguments: args } = call);
+    } catch {
+      return null; // not a readable call at all
+    }
+    const tool = toolFor(name, tools);
+    if (tool === undefined) return null;
+    const d = directiveOf(tool, args, this.#settings.directiveLimits.maxDirectiveChars);
+    const outcome = "directive" in d
+      ? await this.applyDirective(d.directive)
+      : await this.#serial(() => this.#invalid(tool.op === "prune" || tool.op === "recall" ? tool.op : null, [{ path: "", message: d.invalid }], directiveForAudit(args)));
+    return toolCallResult(tool, outcome);
   }
 
   /**
@@ -339,7 +384,7 @@ export class ContextWindow<K extends string = string> {
 
   /** Rewrites one committed span; returns the tokens it freed. */
   #apply(member: PlannedMember, committed: PruneCommitItem): number {
-    const gone = prunedEntry(member, committed, this.#settings.tombstone);
+    const gone = prunedEntry(member, committed, this.#settings.tombstone, this.#settings.indexHintTokens);
     this.#entries[member.entry.pos] = gone;
     this.#byId.set(gone.spanId, gone);
     if (gone.state === "tombstone" && this.#lossyUsed !== null) this.#lossyUsed++;
@@ -452,7 +497,7 @@ export class ContextWindow<K extends string = string> {
       if (e.state !== "live") return e;
       const i = plan.live.indexOf(e);
       const item = commit!.items[i]!;
-      const gone = prunedEntry({ entry: e, mode: "summarize", body: null }, item, this.#settings.tombstone);
+      const gone = prunedEntry({ entry: e, mode: "summarize", body: null }, item, this.#settings.tombstone, this.#settings.indexHintTokens);
       this.#byId.set(gone.spanId, gone);
       pruned.push({ spanId: gone.spanId, handle: gone.handle!, repersisted: item.decision.status === "reversible" && item.decision.repersist });
       return gone;

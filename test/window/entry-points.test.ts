@@ -26,17 +26,26 @@ describe("entry points", () => {
       "SPAN_ID",
       "SqliteStore",
       "StoreError",
+      "Transcript",
+      "aiSDKTools",
+      "anthropicTools",
       "contentHash",
       "countTokens",
       "directiveSchema",
+      "directiveTools",
+      "openAIChatTools",
+      "openAIResponsesTools",
+      "pruneguardRepairToolCall",
+      "toolResultText",
       "guardWindow",
       "parseDirective",
       "systemClock",
       "toAISDK",
       "toAnthropic",
       "toOpenAI",
+      "toOpenAIResponses",
       "verifyAuditChain",
-    ]);
+    ].sort());
   });
 
   it("the agent entry does not export internals", () => {

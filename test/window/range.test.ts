@@ -41,7 +41,8 @@ describe("range summaries", () => {
     expect(win.render()).toBe("[span_1 note]\nstart\n\nspan_7 summary of span_2–span_5 (4), recall span_7\nfour calls, one failed\nids: req_4a4a4a4a\n\n[span_6 note]\nafter");
     const top = (await win.recall("span_7")) as Extract<RecallOutcome, { status: "expanded" }>;
     expect(top).toMatchObject({ status: "expanded", members: ["span_2", "span_3", "span_4", "span_5"] });
-    expect(top.text).toBe("span_2 pruned, recall #1\nspan_3 pruned, recall #2\nspan_4 pruned, recall #3\nspan_5 pruned, recall #4");
+    // Index lines carry the window's hints (the first identifier a span held), as a drop's do.
+    expect(top.text).toBe("span_2 pruned, recall #1\nspan_3 pruned, recall #2\nspan_4 pruned, recall #3: req_4a4a4a4a\nspan_5 pruned, recall #4");
     expect(await win.recall("span_4")).toMatchObject({ status: "found", source: "store", text: "call 4: ok X-Request-Id: req_4a4a4a4a" });
     expect(await win.recall("#2")).toMatchObject({ status: "found", text: "call 3: ok" });
     // Positions after the summary still work: the note after it prunes normally.
@@ -61,9 +62,9 @@ describe("range summaries", () => {
     );
     const l1 = (await win.recall("span_9")) as Extract<RecallOutcome, { status: "expanded" }>;
     expect(l1.text.split("\n")[0]).toBe("span_7 summary of span_1–span_3 (3), recall span_7");
-    expect(l1.text).toContain("span_6 pruned, recall #6");
+    expect(l1.text).toContain("span_6 pruned, recall #6: req_66666666");
     const l2 = (await win.recall("span_8")) as Extract<RecallOutcome, { status: "expanded" }>;
-    expect(l2.text).toBe("span_4 pruned, recall #4\nspan_5 pruned, recall #5");
+    expect(l2.text).toBe("span_4 pruned, recall #4: req_44444444\nspan_5 pruned, recall #5: req_55555555");
     expect(await win.recall("span_2")).toMatchObject({ status: "found", text: "step 2 req_22222222" });
     const s = (await win.search("step 5")) as SearchOutcome;
     expect(s.matches).toMatchObject([{ spanId: "span_5", source: "copy", handle: "#5" }]);
