@@ -246,3 +246,16 @@ describe("requiredLiteral is sound: whenever a pattern matches, the text holds i
     );
   });
 });
+
+describe("search as a provider tool", () => {
+  it("a strict-mode call (nulls for absent fields) is answered with the search text", async () => {
+    const { win } = setup();
+    const ref = await win.append({ kind: "tool", text: "X-Request-Id: req_7f3a9c2e41" });
+    await win.prune({ span: ref, mode: "drop" });
+    const r = await win.handleToolCall({ name: "search", arguments: JSON.stringify({ query: "req_7f3a", regex: null }) });
+    expect(r?.isError).toBe(false);
+    expect(r?.text).toMatch(/^search "req_7f3a": 1 span match\n- span_1 tool \(pruned, recall #1\)/);
+    const bad = await win.handleToolCall({ name: "search", arguments: { query: "a*", regex: true } });
+    expect(bad?.isError).toBe(true);
+  });
+});
