@@ -7,8 +7,13 @@
  *
  * A run that holds a tombstone is refused: a digest over a hole would hide it.
  */
+import { decideGroup, type GroupDecision } from "../decision/group.js";
+import type { RejectReason } from "../decision/reasons.js";
 import { carryScanned, findPins } from "../pins.js";
+import { rejectionWhy } from "../render.js";
+import type { BackingStore, CheckResult, PruneCommit, PruneDecision } from "../stores/store.js";
 import type { KindPolicy, PinPattern } from "../types.js";
+import { checkedPruneDraft } from "./audit-drafts.js";
 import { kindOf, spanIdOf, type Entry, type LiveEntry, type SummaryEntry } from "./entries.js";
 
 /** A run the window can summarize. */
@@ -79,6 +84,50 @@ export function planRange(ctx: RangeContext, from: string, to: string): { readon
     ids.push(...findPins(e.span.text, pins));
   }
   return { plan: { start, members, live, ids: [...new Set(ids)] } };
+}
+
+/** What committing a run needs from the window. */
+export interface RangeCommitContext {
+  readonly session: string;
+  /** The one store every live member names. */
+  readonly store: BackingStore;
+  readonly holdUntil: number | null;
+  policyOf(kind: string): KindPolicy;
+}
+
+/**
+ * Checks and holds every live member in one store transaction, all or nothing, in mode `summarize` and
+ * without lossy consent; one audit record per member, the directive on the first. A member that cannot
+ * be held refuses the run (its record says why). Throws when the store fails: nothing was committed.
+ */
+export async function commitRange(
+  plan: RangePlan,
+  raw: string,
+  ctx: RangeCommitContext,
+): Promise<{ readonly commit: PruneCommit } | { readonly refusal: { readonly reason: RejectReason; readonly message: string; readonly auditSeq: number | null } }> {
+  const policies = plan.live.map((e) => ctx.policyOf(e.span.kind));
+  const last: { refusal: GroupDecision["refusal"] } = { refusal: null };
+  const decide = (checks: readonly CheckResult[]): PruneDecision[] => {
+    const members = policies.map((policy) => ({ policy, store: ctx.store.capabilities }));
+    const group = decideGroup({ members, lead: 0, acceptLossy: false, lossyLeft: Number.POSITIVE_INFINITY }, checks);
+    last.refusal = group.refusal;
+    return group.decisions.map((d, i) => {
+      const e = plan.live[i]!;
+      const audit = checkedPruneDraft(
+        { spanId: e.span.id, kind: e.span.kind, hash: e.span.hash, mode: "summarize", acceptLossy: false, pinsCarried: 0, directive: i === 0 ? raw : null },
+        d, checks[i]!,
+      );
+      return d.status === "reversible" ? { status: d.status, repersist: d.repersist, hold: true, audit } : { status: d.status, audit };
+    });
+  };
+  const commit = await ctx.store.commitPrune({
+    session: ctx.session, holdUntil: ctx.holdUntil, decide,
+    items: plan.live.map((e) => ({ spanId: e.span.id, kind: e.span.kind, backed: true, handle: e.handle, hash: e.span.hash, text: e.span.text })),
+  });
+  if (last.refusal === null) return { commit };
+  const refusing = commit.items[last.refusal.member]!;
+  const why = rejectionWhy(last.refusal.reason, refusing.check, "summarize");
+  return { refusal: { reason: last.refusal.reason, message: `${plan.live[last.refusal.member]!.span.id}: ${why}`, auditSeq: commit.items[0]!.audit.seq } };
 }
 
 /** The header of a summary: which run it replaced and how to expand it. */

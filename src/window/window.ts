@@ -7,7 +7,7 @@ import type {
   ReversibleOutcome, SearchOutcome,
 } from "../outcome.js";
 import type { SummarizeRangeDirective } from "../directive.js";
-import { planRange, summaryEntry } from "./range.js";
+import { commitRange, planRange, summaryEntry } from "./range.js";
 import { compileQuery } from "../search/query.js";
 import { invalidLine, rejectionWhy } from "../render.js";
 import type { BackingStore, CheckResult, PruneCommit, PruneCommitItem, PruneDecision, PruneItem } from "../stores/store.js";
@@ -450,38 +450,18 @@ export class ContextWindow<K extends string = string> {
     const summaryId = `span_${this.#nextSpan}`;
     let commit: PruneCommit | null = null;
     let auditSeq: number | null;
-    const last: { refusal: GroupDecision["refusal"] } = { refusal: null };
     if (plan.live.length > 0) {
-      const storeName = this.#settings.kinds[plan.live[0]!.span.kind as K].store!;
-      const store = this.#settings.stores.get(storeName)!;
-      const policies = plan.live.map((e) => this.#settings.kinds[e.span.kind as K] as KindPolicy);
-      const decide = (checks: readonly CheckResult[]): PruneDecision[] => {
-        const group = decideGroup({ members: policies.map((policy) => ({ policy, store: store.capabilities })), lead: 0, acceptLossy: false, lossyLeft: Number.POSITIVE_INFINITY }, checks);
-        last.refusal = group.refusal;
-        return group.decisions.map((d, i) => {
-          const e = plan.live[i]!;
-          const audit = checkedPruneDraft(
-            { spanId: e.span.id, kind: e.span.kind, hash: e.span.hash, mode: "summarize", acceptLossy: false, pinsCarried: 0, directive: i === 0 ? raw : null },
-            d, checks[i]!,
-          );
-          return d.status === "reversible" ? { status: d.status, repersist: d.repersist, hold: true, audit } : { status: d.status, audit };
-        });
-      };
+      const store = this.#settings.stores.get(this.#settings.kinds[plan.live[0]!.span.kind as K].store!)!;
+      let result;
       try {
         await this.#pendingAudit.flush();
-        commit = await store.commitPrune({
-          session: this.session, holdUntil: this.#holdUntil(), decide,
-          items: plan.live.map((e) => ({ spanId: e.span.id, kind: e.span.kind, backed: true, handle: e.handle, hash: e.span.hash, text: e.span.text })),
-        });
+        result = await commitRange(plan, raw, { session: this.session, store, holdUntil: this.#holdUntil(), policyOf: (kind) => this.#settings.kinds[kind as K] });
       } catch (err) {
         return refuse("store-error", `the store failed during the check (${errorMessage(err)}); nothing was committed`);
       }
+      if ("refusal" in result) return refuse(result.refusal.reason, result.refusal.message, result.refusal.auditSeq);
+      commit = result.commit;
       auditSeq = commit.items[0]!.audit.seq;
-      if (last.refusal !== null) {
-        const refusing = commit.items[last.refusal.member]!;
-        const why = rejectionWhy(last.refusal.reason, refusing.check, "summarize");
-        return refuse(last.refusal.reason, `${plan.live[last.refusal.member]!.span.id}: ${why}`, auditSeq);
-      }
     } else {
       // Every member is held already (index lines and lower summaries): the decision touches no copy.
       auditSeq = await this.#audit(this.#settings.auditStore, {
