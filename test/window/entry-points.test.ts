@@ -70,6 +70,7 @@ describe("entry points", () => {
       "readOnly",
       "recordState",
       "sealChain",
+      "sealChainJson",
       "spanTaken",
       "unbackedCheck",
     ]);
