@@ -71,6 +71,16 @@ describe("range summaries", () => {
     expect(s.coverage).toMatchObject({ live: 0, pruned: 6, holes: [] });
   });
 
+  it("a result that arrives after its call was summarized joins the call's fate instead of standing orphaned", async () => {
+    const { win } = setup();
+    await win.append({ kind: "tool", text: '{"url":"/orders"}', message: { role: "tool-call", callId: "c1", toolName: "http" } });
+    await win.append({ kind: "tool", text: "note while waiting" });
+    summarized(await win.summarizeRange({ from: "span_1", to: "span_2", digest: "asked for the orders" }));
+    await win.append({ kind: "tool", text: "502 from /orders", message: { role: "tool-result", callId: "c1", toolName: "http" } });
+    expect(win.entries().map((e) => e.state)).toEqual(["summary", "pruned"]);
+    expect(await win.recall("span_4")).toMatchObject({ status: "found", text: "502 from /orders" });
+  });
+
   it("is all or nothing: a member whose copy cannot be held refuses the whole run, and the window is unchanged", async () => {
     const { win, clock, store } = setup();
     await win.append({ kind: "fragile", text: "old" });
