@@ -305,7 +305,7 @@ export class SqliteStore extends StoreBase implements BackingStore {
              WHERE f.text MATCH ? AND r.store = ? AND r.session = ? AND r.text IS NOT NULL AND instr(r.text, ?) > 0 ORDER BY r.doc LIMIT ?`,
           )
         : null,
-      trigramDocs: this.#fts ? prep<[string], { doc: number }>("SELECT doc FROM pruneguard_copies_vocab WHERE term = ?") : (null as never),
+      trigramDocs: this.#fts ? prep<[string], { doc: number }>("SELECT doc FROM pruneguard_copies_vocab WHERE term = ?") : null,
       goneCopies: prep<[string, string], { handle: string; spanId: string }>(
         "SELECT handle, span_id AS spanId FROM pruneguard_records WHERE store = ? AND session = ? AND text IS NULL ORDER BY doc",
       ),
@@ -469,7 +469,7 @@ export class SqliteStore extends StoreBase implements BackingStore {
     const step = Math.max(3, Math.floor((cps.length - 3) / 11));
     const sampled = new Set<string>();
     for (let i = 0; i + 3 <= cps.length && sampled.size < 12; i += step) sampled.add(cps.slice(i, i + 3).join(""));
-    const counted = [...sampled].map((term) => ({ term, docs: this.#q.trigramDocs.get(term)?.doc ?? 0 })).sort((a, b) => a.docs - b.docs);
+    const counted = [...sampled].map((term) => ({ term, docs: this.#q.trigramDocs!.get(term)?.doc ?? 0 })).sort((a, b) => a.docs - b.docs);
     if (counted[0]!.docs === 0) return null;
     return counted.slice(0, 2).map((c) => quote(c.term)).join(" AND ");
   }
