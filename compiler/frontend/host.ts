@@ -35,7 +35,7 @@ export const MAX_NESTING = 100;
 export type Confinement =
   | { readonly ok: true }
   | { readonly ok: false; readonly reason: "outside-root" | "link-outside-root" }
-  /** A link inside the root to a file that is not a policy module; `target` is relative to the cwd. */
+  /** A link inside the root to a file that is not a policy module; `target` is relative to the root. */
   | { readonly ok: false; readonly reason: "link-not-policy"; readonly target: string };
 
 export interface SourceHost {

@@ -6,6 +6,8 @@ import type { DirectiveOutcome, InvalidOutcome, LossyOutcome, PruneOutcome, Reca
 import { invalidLine, rejectionWhy } from "../render.js";
 import type { BackingStore, CheckResult, PruneCommitItem, PruneDecision, PruneItem } from "../stores/store.js";
 import { countTokens } from "../tokens.js";
+import { defaultTools, directiveOf, toolCallResult, toolFor, type ToolCall, type ToolCallResult } from "../tools/call.js";
+import type { DirectiveTool } from "../tools/schemas.js";
 import type { KindPolicy, PinPattern, PruneMode, Span, SpanRef } from "../types.js";
 import { checkedPruneDraft, invalidDraft, refusedPruneDraft } from "./audit-drafts.js";
 import { PendingAudit } from "./audit-queue.js";
@@ -15,8 +17,6 @@ import { committedOutcome, rejectedOutcome } from "./outcomes.js";
 import { persistFailures, planPrune, type PlannedMember, type PlanRejectReason, type PrunePlan } from "./plan.js";
 import { recall } from "./recall.js";
 import { entryView, renderWindow, type WindowEntry } from "./view.js";
-import { defaultTools, directiveOf, toolCallResult, toolFor, type ToolCall, type ToolCallResult } from "../tools/call.js";
-import type { DirectiveTool } from "../tools/schemas.js";
 
 const MAX_NOTICES = 3;
 
@@ -37,10 +37,14 @@ export class ContextWindow<K extends string = string> {
   #notices: string[] = [];
   #nextSpan = 1;
   readonly #calls = new CallGroups();
+  /** Groups with a pruned member, and whether any went lossy: a late member joins that fate. */
+  readonly #prunedGroups = new Map<string, "reversible" | "lossy">();
   #lossyUsed: number | null = null;
   readonly #pendingAudit: PendingAudit;
   #ended = false;
   #tail: Promise<unknown> = Promise.resolve();
+  /** Operations queued or running in `#serial`. */
+  #queued = 0;
 
   constructor(options: ContextWindowOptions<K>) {
     this.#settings = resolveWindowOptions(options);
@@ -93,9 +97,9 @@ export class ContextWindow<K extends string = string> {
   async #joinGroupFate(entry: LiveEntry): Promise<void> {
     const group = entry.span.group;
     if (group === undefined) return;
-    const gone = this.#entries.filter((e): e is Extract<Entry, { state: "pruned" | "tombstone" }> => e.state !== "live" && e.group === group);
-    if (gone.length === 0) return;
-    const lossy = gone.some((e) => e.state === "tombstone");
+    const fate = this.#prunedGroups.get(group);
+    if (fate === undefined) return;
+    const lossy = fate === "lossy";
     const raw = directiveForAudit({ op: "prune", span_id: entry.span.id, mode: "drop", ...(lossy ? { accept_lossy: true } : {}), joins: group });
     await this.#execute(entry.span.id, "drop", null, lossy, raw);
   }
@@ -243,8 +247,21 @@ export class ContextWindow<K extends string = string> {
    * would otherwise both pass the check before either rewrote the window.
    */
   #serial<T>(op: () => Promise<T>): Promise<T> {
-    const run = this.#tail.then(op, op);
-    this.#tail = run.catch(() => undefined);
+    // With nothing queued, the operation starts now rather than a microtask later; it is still the only
+    // one running, since every later call queues behind it until it settles.
+    const idle = this.#queued === 0;
+    this.#queued++;
+    let run: Promise<T>;
+    if (!idle) run = this.#tail.then(op, op);
+    else {
+      try {
+        run = op();
+      } catch (err) {
+        run = Promise.reject(err as Error);
+      }
+    }
+    const settled = () => void this.#queued--;
+    this.#tail = run.then(settled, settled);
     return run;
   }
 
@@ -279,7 +296,9 @@ export class ContextWindow<K extends string = string> {
     const { plan } = planned;
     let lossyLeft: number;
     try {
-      lossyLeft = await this.#lossyLeft(acceptLossy);
+      // Awaited only when the budget is read from the stores: an await costs a turn of the microtask queue.
+      const left = this.#lossyLeft(acceptLossy);
+      lossyLeft = typeof left === "number" ? left : await left;
     } catch (err) {
       return this.#storeFailed(plan.target, mode, raw, err);
     }
@@ -312,7 +331,7 @@ export class ContextWindow<K extends string = string> {
     };
     let commit;
     try {
-      await this.#pendingAudit.flush();
+      if (this.#pendingAudit.size > 0) await this.#pendingAudit.flush();
       commit = await plan.store.commitPrune({ session: this.session, items, holdUntil: this.#holdUntil(), decide });
     } catch (err) {
       return this.#storeFailed(plan.target, mode, raw, err);
@@ -338,19 +357,21 @@ export class ContextWindow<K extends string = string> {
     const gone = prunedEntry(member, committed, this.#settings.tombstone, this.#settings.indexHintTokens);
     this.#entries[member.entry.pos] = gone;
     this.#byId.set(gone.spanId, gone);
+    if (gone.group !== null && this.#prunedGroups.get(gone.group) !== "lossy") this.#prunedGroups.set(gone.group, gone.state === "tombstone" ? "lossy" : "reversible");
     if (gone.state === "tombstone" && this.#lossyUsed !== null) this.#lossyUsed++;
-    return member.entry.span.tokens - countTokens(gone.text);
+    return member.entry.span.tokens - gone.tokens;
   }
 
-  async #lossyLeft(acceptLossy: boolean): Promise<number> {
+  #lossyLeft(acceptLossy: boolean): number | Promise<number> {
     const budget = this.#settings.limits.lossyBudget;
     if (!acceptLossy || budget === null || budget === undefined) return Number.POSITIVE_INFINITY;
-    if (this.#lossyUsed === null) {
+    if (this.#lossyUsed !== null) return budget - this.#lossyUsed;
+    return (async () => {
       let used = 0;
       for (const s of this.#distinctStores()) used += await s.countLossy(this.session);
       this.#lossyUsed = used;
-    }
-    return budget - this.#lossyUsed;
+      return budget - used;
+    })();
   }
 
   #holdUntil(): number | null {

@@ -69,6 +69,7 @@ describe("entry points", () => {
       "readOnly",
       "recordState",
       "sealChain",
+      "sealChainJson",
       "spanTaken",
       "unbackedCheck",
     ]);

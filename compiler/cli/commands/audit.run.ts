@@ -3,6 +3,7 @@ import { existsSync } from "node:fs";
 import * as path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { verifyAuditChain, type AuditChainBreak, type AuditRecord } from "../../../src/audit.js";
+import { sqliteAuditRows } from "../../../src/stores/sqlite.js";
 import { CliError, ExitCode, type CliContext } from "../context.js";
 import type { AuditFlags } from "./audit.js";
 import { renderTable } from "../table.js";
@@ -46,8 +47,9 @@ export function runAudit(file: string, flags: AuditFlags, cli: CliContext): void
 function run(db: DatabaseSync, file: string, flags: AuditFlags, out: (t: string) => void): ExitCode {
   const table = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'pruneguard_audit'").get();
   if (table === undefined) throw new CliError(`${file} is not a pruneguard store (no pruneguard_audit table)`);
+  const audit = sqliteAuditRows(db);
   const sessions = db
-    .prepare("SELECT store, session, count(*) AS n FROM pruneguard_audit GROUP BY store, session ORDER BY store, session")
+    .prepare(`SELECT store, session, count(*) AS n FROM ${audit} GROUP BY store, session ORDER BY store, session`)
     .all() as unknown as Array<{ store: string; session: string; n: number }>;
   const stores = [...new Set(sessions.map((s) => s.store))];
   if (flags.anchor !== undefined && flags.verify !== true) throw new CliError("--anchor needs --verify");
@@ -68,7 +70,7 @@ function run(db: DatabaseSync, file: string, flags: AuditFlags, out: (t: string)
     throw new CliError(`no store ${store} in ${file} (stores: ${stores.join(", ")})`);
   }
   const rows = db
-    .prepare("SELECT seq, status, hash, record FROM pruneguard_audit WHERE store = ? AND session = ? ORDER BY seq")
+    .prepare(`SELECT seq, status, hash, record FROM ${audit} WHERE store = ? AND session = ? ORDER BY seq`)
     .all(store, flags.session) as unknown as AuditRow[];
   const records: AuditRecord[] = [];
   /** The row each parsed record came from, so a break is named by the row a reader can find. */
