@@ -20,7 +20,8 @@ export function canonicalJson(value: unknown, indent?: number): string {
   return JSON.stringify(sortKeys(value), null, indent);
 }
 
-function sortKeys(value: unknown): unknown {
+/** `value` with object keys sorted at every depth and `undefined` members left out; `canonicalJson` stringifies it. */
+export function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
   if (value !== null && typeof value === "object") {
     const out: Record<string, unknown> = {};

@@ -92,7 +92,7 @@ ALTER TABLE pruneguard_audit_keyed RENAME TO pruneguard_audit;
 `;
 
 /** Whether a file's audit table is the legacy one, keyed by (store, session, seq) columns and their UNIQUE index. */
-function legacyAudit(db: DatabaseSync): boolean {
+function legacyAudit(db: SchemaReader): boolean {
   return db.prepare("SELECT 1 AS yes FROM pragma_table_info('pruneguard_audit') WHERE name = 'store'").get() !== undefined;
 }
 
@@ -100,7 +100,15 @@ function legacyAudit(db: DatabaseSync): boolean {
  * The audit records of a file as rows `(store, session, seq, status, hash, record)`, in either schema: for
  * readers that open a file without a store (`pruneguard audit` must not migrate the file it inspects).
  */
-export function sqliteAuditRows(db: DatabaseSync): string {
+/**
+ * What reading a file's schema needs of a connection: a structural type, so the published declarations do
+ * not name `node:sqlite` (a consumer without `@types/node` type-checks them).
+ */
+export interface SchemaReader {
+  prepare(sql: string): { get(): unknown };
+}
+
+export function sqliteAuditRows(db: SchemaReader): string {
   return legacyAudit(db)
     ? "pruneguard_audit"
     : `(SELECT c.store AS store, c.session AS session, a.seq AS seq, a.status AS status, a.hash AS hash, a.record AS record

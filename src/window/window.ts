@@ -6,6 +6,8 @@ import type { DirectiveOutcome, InvalidOutcome, LossyOutcome, PruneOutcome, Reca
 import { invalidLine, rejectionWhy } from "../render.js";
 import type { BackingStore, CheckResult, PruneCommitItem, PruneDecision, PruneItem } from "../stores/store.js";
 import { countTokens } from "../tokens.js";
+import { defaultTools, directiveOf, toolCallResult, toolFor, type ToolCall, type ToolCallResult } from "../tools/call.js";
+import type { DirectiveTool } from "../tools/schemas.js";
 import type { KindPolicy, PinPattern, PruneMode, Span, SpanRef } from "../types.js";
 import { checkedPruneDraft, invalidDraft, refusedPruneDraft } from "./audit-drafts.js";
 import { PendingAudit } from "./audit-queue.js";
@@ -15,8 +17,6 @@ import { committedOutcome, rejectedOutcome } from "./outcomes.js";
 import { persistFailures, planPrune, type PlannedMember, type PlanRejectReason, type PrunePlan } from "./plan.js";
 import { recall } from "./recall.js";
 import { entryView, renderWindow, type WindowEntry } from "./view.js";
-import { defaultTools, directiveOf, toolCallResult, toolFor, type ToolCall, type ToolCallResult } from "../tools/call.js";
-import type { DirectiveTool } from "../tools/schemas.js";
 
 const MAX_NOTICES = 3;
 
@@ -37,6 +37,8 @@ export class ContextWindow<K extends string = string> {
   #notices: string[] = [];
   #nextSpan = 1;
   readonly #calls = new CallGroups();
+  /** Groups with a pruned member, and whether any went lossy: a late member joins that fate. */
+  readonly #prunedGroups = new Map<string, "reversible" | "lossy">();
   #lossyUsed: number | null = null;
   readonly #pendingAudit: PendingAudit;
   #ended = false;
@@ -56,7 +58,7 @@ export class ContextWindow<K extends string = string> {
    * can be reversible. A store failure does not lose the span: it stays live without a handle, and a
    * later prune sees that (and may re-persist).
    */
-  append<P extends K>(input: AppendInput<P>): Promise<SpanRef<P>> {
+  append<const P extends K>(input: AppendInput<P>): Promise<SpanRef<P>> {
     return this.#serial(() => this.#append(input));
   }
 
@@ -95,9 +97,9 @@ export class ContextWindow<K extends string = string> {
   async #joinGroupFate(entry: LiveEntry): Promise<void> {
     const group = entry.span.group;
     if (group === undefined) return;
-    const gone = this.#entries.filter((e): e is Extract<Entry, { state: "pruned" | "tombstone" }> => e.state !== "live" && e.group === group);
-    if (gone.length === 0) return;
-    const lossy = gone.some((e) => e.state === "tombstone");
+    const fate = this.#prunedGroups.get(group);
+    if (fate === undefined) return;
+    const lossy = fate === "lossy";
     const raw = directiveForAudit({ op: "prune", span_id: entry.span.id, mode: "drop", ...(lossy ? { accept_lossy: true } : {}), joins: group });
     await this.#execute(entry.span.id, "drop", null, lossy, raw);
   }
@@ -355,6 +357,7 @@ export class ContextWindow<K extends string = string> {
     const gone = prunedEntry(member, committed, this.#settings.tombstone, this.#settings.indexHintTokens);
     this.#entries[member.entry.pos] = gone;
     this.#byId.set(gone.spanId, gone);
+    if (gone.group !== null && this.#prunedGroups.get(gone.group) !== "lossy") this.#prunedGroups.set(gone.group, gone.state === "tombstone" ? "lossy" : "reversible");
     if (gone.state === "tombstone" && this.#lossyUsed !== null) this.#lossyUsed++;
     return member.entry.span.tokens - gone.tokens;
   }

@@ -184,6 +184,11 @@ describe("pruneguard CLI", () => {
     const confined = await run(["check", "team", "--no-drift", "--root", "team"], dir);
     expect(confined.code).toBe(1);
     expect(confined.stderr).toContain("PG1018");
+    for (const c of ["compile", "check", "explain"]) {
+      const typo = await run([c, "team", "--root", "tema"], dir);
+      expect(typo.code, c).toBe(2);
+      expect(typo.stderr, c).toContain("the project root tema is not a folder");
+    }
   });
 });
 
@@ -240,6 +245,17 @@ describe("start-up", () => {
     const all = reached(path.resolve("compiler/cli/main.ts"));
     expect([...all].filter((s) => HEAVY.includes(s) || s.endsWith(".run.ts"))).toEqual([]);
     expect(all.has("commander")).toBe(true);
+  });
+
+  it("compile and check load the parser, the checks (with the tokenizer) and the emitters only when a policy changed", () => {
+    // The incremental build imports the compiler (ts-morph, and through the tombstone check gpt-tokenizer)
+    // when an entry is stale (incremental.test.ts); a build with nothing to do reaches none of it.
+    for (const command of ["compile", "check"]) {
+      const all = reached(path.resolve(`compiler/cli/commands/${command}.run.ts`));
+      expect([...all].filter((s) => s === "ts-morph" || s.startsWith("gpt-tokenizer"))).toEqual([]);
+      const heavy = ["compiler/checks/index.ts", "compiler/frontend/index.ts", "compiler/emit/guard.ts", "compiler/ir/schema.ts"];
+      expect([...all].filter((s) => heavy.some((h) => s.endsWith(h)))).toEqual([]);
+    }
   });
 
   it("migrate's help defaults are the store's", async () => {

@@ -107,7 +107,8 @@ export default definePolicy({
     const bin = path.join(dir, "node_modules", ".bin", "pruneguard");
     expect(run(bin, ["--version"], dir).trim()).toMatch(/^\d+\.\d+\.\d+/);
     run(bin, ["compile", "policies", "--out", "generated"], dir);
-    expect(readdirSync(path.join(dir, "generated")).sort()).toEqual(["org.guard.ts", "org.ir.json", "org.types.ts"]);
+    // The three modules, and the incremental manifest that lets the next compile skip an unchanged policy.
+    expect(readdirSync(path.join(dir, "generated")).sort()).toEqual([".pruneguard-manifest.json", "org.guard.ts", "org.ir.json", "org.types.ts"]);
     writeFileSync(
       path.join(dir, "use.ts"),
       `import { createWindow } from "./generated/org.guard.js";

@@ -6,7 +6,7 @@ import { presetPins } from "../../../src/policy/pins.js";
 import { describeFate, fateOf } from "../../analysis/fate.js";
 import { compilePolicies } from "../../index.js";
 import type { KindIR, PolicyIR } from "../../ir/schema.js";
-import { loadConfig } from "../config.js";
+import { loadConfig, projectRoot } from "../config.js";
 import { CliError, ExitCode, type CliContext } from "../context.js";
 import { resolveInputs } from "../inputs.js";
 import { printDiagnostics } from "../report.js";
@@ -24,7 +24,7 @@ export async function runExplain(inputs: readonly string[], flags: ExplainFlags,
     }
   }
   const entries = await resolveInputs(inputs, io.cwd, config.policies);
-  const r = compilePolicies(entries, { cwd: io.cwd, root: flags.root ?? config.root });
+  const r = compilePolicies(entries, { cwd: io.cwd, root: await projectRoot(io.cwd, flags.root, config) });
   // The policies asked about, in argument order; the bases they import are compiled, not explained.
   const targets = entries.flatMap((e) => r.policies.filter((p) => path.resolve(io.cwd, p.file).split(path.sep).join("/") === e));
   if (flags.format === "json") {
