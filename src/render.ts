@@ -147,6 +147,8 @@ export function rejectionWhy(reason: RejectReason, check: CheckResult | null, mo
       return "tool call group";
     case "store-error":
       return "store unavailable";
+    case "range":
+      return "not a run that can be summarized";
   }
 }
 
@@ -157,6 +159,11 @@ export function rejectionWhy(reason: RejectReason, check: CheckResult | null, mo
 export function rejectionLine(spanId: string, why: string, lossyPossible: boolean, live = true): string {
   const head = live ? `${spanId} kept: prune rejected (${why})` : `${oneLine(spanId, 24)}: prune rejected (${why})`;
   return lossyPossible ? `${head}; accept_lossy to force` : head;
+}
+
+/** A range summary refused: the run stays as it was; the message is cut to one line (it may quote a store's error). */
+export function rangeRejectionLine(from: string, to: string, message: string): string {
+  return `${oneLine(from, 24)}–${oneLine(to, 24)} kept: summary rejected (${oneLine(message, 180)})`;
 }
 
 export function invalidLine(message: string): string {

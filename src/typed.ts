@@ -8,7 +8,8 @@
  * That keeps the consumer's type-check linear and cheap at thousands of kinds.
  */
 import type { AuditRecord } from "./audit.js";
-import type { DirectiveOutcome, LossyOutcome, PruneOutcome, RecallOutcome, ReversibleOutcome } from "./outcome.js";
+import type { DirectiveOutcome, InvalidOutcome, LossyOutcome, PruneOutcome, RangeOutcome, RecallOutcome, ReversibleOutcome, SearchOutcome } from "./outcome.js";
+import type { SearchRequest } from "./window/search.js";
 import type { ToolCall, ToolCallResult } from "./tools/call.js";
 import type { DirectiveTool } from "./tools/schemas.js";
 import type { AppendInput, PruneRequest } from "./window/options.js";
@@ -60,6 +61,10 @@ export interface GuardedWindow<K extends string, Requests extends { readonly [P 
   map(): Promise<WindowMap>;
   /** Asks the stores whether pruned spans' copies are still there; lines of lost ones stop offering recall. */
   checkCopies(): Promise<number>;
+  /** Replaces a run of positions with one digest, keeping the tree; every live member's copy is held first. */
+  summarizeRange(request: { readonly from: string; readonly to: string; readonly digest: string }): Promise<RangeOutcome | InvalidOutcome>;
+  /** Finds text again across live spans and pruned copies; names the pruned spans it could not search. */
+  search(request: string | SearchRequest): Promise<SearchOutcome | InvalidOutcome>;
   render(options?: { readonly map?: boolean }): string;
   entries(): WindowEntry[];
   span(id: string): Span | undefined;
@@ -91,6 +96,8 @@ export function guardWindow<K extends string, Requests extends { readonly [P in 
     recall: (query) => window.recall(query),
     map: () => window.map(),
     checkCopies: () => window.checkCopies(),
+    search: (request) => window.search(request),
+    summarizeRange: (request) => window.summarizeRange(request),
     render: (options) => window.render(options),
     entries: () => window.entries(),
     span: (id) => window.span(id),

@@ -55,6 +55,11 @@ export interface SessionLimits {
    * (`map: 1234 tokens of 8000`). Advisory: the runtime does not truncate. `null` or absent: none.
    */
   readonly maxTokens?: number | null;
+  /**
+   * The most o200k tokens one search answer may cost in the window (matches and coverage together);
+   * `null` or absent: `DEFAULT_SEARCH_TOKENS`.
+   */
+  readonly searchTokens?: number | null;
 }
 
 /** The runtime form of a whole policy: what `ContextWindow` needs to dispose of a directive. */
@@ -66,3 +71,8 @@ export interface RuntimePolicy<Kinds extends string = string> {
   /** Tombstone wording; `{span}` is replaced by the span id. At most 13 tokens once filled. */
   readonly tombstone?: string;
 }
+
+/** The search budget when the policy sets none: room for about eight snippets and the coverage line. */
+export const DEFAULT_SEARCH_TOKENS = 400;
+/** The smallest search budget: the coverage line must always fit. */
+export const MIN_SEARCH_TOKENS = 64;

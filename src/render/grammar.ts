@@ -27,7 +27,17 @@ export type RuntimeLine =
   | { readonly line: "grew"; readonly spanId: string; readonly tokens: number }
   | { readonly line: "invalid"; readonly message: string }
   | { readonly line: "map-head"; readonly used: number; readonly limit: number | null; readonly live: number }
-  | { readonly line: "map-span"; readonly spanId: string; readonly modes: readonly string[]; readonly prune: string };
+  | { readonly line: "map-span"; readonly spanId: string; readonly modes: readonly string[]; readonly prune: string }
+  | { readonly line: "range-summary"; readonly spanId: string; readonly first: string; readonly last: string; readonly count: number }
+  | { readonly line: "range-rejected"; readonly from: string; readonly to: string; readonly why: string }
+  | { readonly line: "search-head"; readonly query: string; readonly matches: number }
+  | { readonly line: "search-match"; readonly spanId: string; readonly kind: string; readonly where: string }
+  | { readonly line: "search-more"; readonly text: string }
+  | { readonly line: "search-coverage"; readonly text: string }
+  | { readonly line: "recalled"; readonly spanId: string; readonly handle: string | null }
+  | { readonly line: "expanded"; readonly spanId: string }
+  | { readonly line: "recall-answer"; readonly text: string }
+  | { readonly line: "opening" };
 
 /** The window settings a reader needs: the tombstone wording is the policy's. */
 export interface GrammarContext {
@@ -45,6 +55,19 @@ const GREW = re(`(${SPAN}) pruned, but its replacement costs ([1-9][0-9]{0,8}) m
 const INVALID = re(`directive ignored: ([^\\n]{1,200})`);
 const MAP_HEAD = re(`map: ([0-9]{1,12}) tokens(?: of ([0-9]{1,12}))?, ([0-9]{1,9}) live spans?`);
 const MAP_SPAN = re(`(${SPAN}) ((?:drop|summarize|compress)(?:,(?:drop|summarize|compress)){0,2}): (reversible(?: for ${REMAINING})?|lossy only with accept_lossy|never \\((?:lossy forbidden|lossy budget spent|tool call group|store unavailable)\\))`);
+
+// Lines of tool results (search answers, recall answers) and of range summaries.
+const RANGE_SUMMARY = re(`(${SPAN}) summary of (${SPAN})–(${SPAN}) \\(([1-9][0-9]{0,8})\\), recall \\1`);
+const RANGE_REJECTED = re(`(${SPAN})–(${SPAN}) kept: summary rejected \\(([^\\n]{1,200})\\)`);
+/** The query is quoted on one line (`oneLine`): JSON for a substring, slashes for a regex. */
+const SEARCH_HEAD = re(`search ("[^\\n]{0,160}"|/[^\\n]{0,64}/): (?:no match|([1-9][0-9]{0,8}) spans? match)`);
+const SEARCH_MATCH = re(`- (${SPAN}) (${KIND}) \\((live|pruned, recall ${HANDLE}|in its replacement)\\):`);
+const SEARCH_MORE = re(`(?:\\+[1-9][0-9]{0,8} more spans? match; narrow the query to see them|[1-9][0-9]{0,8} not shown: the search budget is spent on coverage; narrow the query)`);
+const SEARCH_COVERAGE = re(`(?:no match in|searched) [0-9]{1,9} live and [0-9]{1,9} recoverable pruned spans?(?:; [^\\n]{1,2000})?`);
+const RECALLED = re(`(${SPAN}) recalled(?: \\((${HANDLE})\\))?:`);
+const EXPANDED = re(`(${SPAN}) expanded:`);
+/** Recall's one-line answers that are not window lines: unreachable store, lost copy, never seen. */
+const RECALL_ANSWER = re(`(?:${SPAN} pruned, copy unreachable now; retry|${SPAN} pruned, copy lost, contents unknown|[^\\n]{1,40}: (?:store unreachable now; retry|never in this session))`);
 
 const templates = new Map<string, RegExp>();
 
@@ -77,6 +100,17 @@ export function parseRuntimeLine(line: string, ctx: GrammarContext): RuntimeLine
   if ((m = INVALID.exec(line))) return { line: "invalid", message: m[1]! };
   if ((m = MAP_HEAD.exec(line))) return { line: "map-head", used: Number(m[1]), limit: m[2] === undefined ? null : Number(m[2]), live: Number(m[3]) };
   if ((m = MAP_SPAN.exec(line))) return { line: "map-span", spanId: m[1]!, modes: m[2]!.split(","), prune: m[3]! };
+  if ((m = RANGE_SUMMARY.exec(line))) return { line: "range-summary", spanId: m[1]!, first: m[2]!, last: m[3]!, count: Number(m[4]) };
+  if ((m = RANGE_REJECTED.exec(line))) return { line: "range-rejected", from: m[1]!, to: m[2]!, why: m[3]! };
+  if ((m = SEARCH_HEAD.exec(line))) return { line: "search-head", query: m[1]!, matches: m[2] === undefined ? 0 : Number(m[2]) };
+  if ((m = SEARCH_MATCH.exec(line))) return { line: "search-match", spanId: m[1]!, kind: m[2]!, where: m[3]! };
+  if (SEARCH_MORE.test(line)) return { line: "search-more", text: line };
+  if (SEARCH_COVERAGE.test(line)) return { line: "search-coverage", text: line };
+  if ((m = RECALLED.exec(line))) return { line: "recalled", spanId: m[1]!, handle: m[2] ?? null };
+  if ((m = EXPANDED.exec(line))) return { line: "expanded", spanId: m[1]! };
+  if (RECALL_ANSWER.test(line)) return { line: "recall-answer", text: line };
+  // The Anthropic rendering's opening user turn when the conversation would start with the assistant.
+  if (line === "(conversation so far)") return { line: "opening" };
   return null;
 }
 

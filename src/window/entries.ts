@@ -49,7 +49,30 @@ export interface GoneEntry {
   replacement: string | null;
 }
 
-export type Entry = LiveEntry | GoneEntry;
+/**
+ * A range summary: one digest in the place of a contiguous run of spans (and earlier digests), which it
+ * keeps as its members — one level of the tree. Every member's bytes are held by its store, so recall of
+ * the summary expands one level and recall of a member gives its bytes.
+ */
+export interface SummaryEntry {
+  state: "summary";
+  /** A span id the window minted for the summary (`span_21`): recall names it like any span. */
+  spanId: string;
+  kind: "summary";
+  /** The entries it replaced, in window order: pruned spans (index lines) and lower summaries. */
+  members: Entry[];
+  /** The model's digest with every pinned identifier of the members carried. */
+  digest: string;
+  /** Every pinned identifier of the members, carried up to the next level. */
+  ids: readonly string[];
+  /** What renders in its place: a header naming the range and the recall key, then the digest. */
+  text: string;
+  handle: null;
+  store: null;
+  replacement: null;
+}
+
+export type Entry = LiveEntry | GoneEntry | SummaryEntry;
 
 export function spanIdOf(e: Entry): string {
   return e.state === "live" ? e.span.id : e.spanId;
@@ -141,13 +164,16 @@ export function prunedEntry(
  * session's horizon. Computed at every render, from the clock, so a lapsed hold is never shown as a recall.
  */
 export function goneLine(e: GoneEntry, now: number, tombstone: string): string {
+  // A span pruned without a body in its place (a drop, or a member of a range summary) stands as an index line.
+  const bare = e.replacement === null;
+  const mode: PruneMode = bare ? "drop" : e.mode;
   if (e.state === "tombstone" || e.handle === null) {
-    return e.mode === "drop" ? tombstoneLine(e.spanId, tombstone) : replacementHeader(e.spanId, e.mode, null);
+    return bare ? tombstoneLine(e.spanId, tombstone) : replacementHeader(e.spanId, e.mode as Exclude<PruneMode, "drop">, null);
   }
-  if (e.copyLost) return uncertainCopyLine(e.spanId, e.mode, "lost", e.hint);
-  if (e.keptUntil !== null && now >= e.keptUntil) return uncertainCopyLine(e.spanId, e.mode, "may be lost", e.hint);
+  if (e.copyLost) return uncertainCopyLine(e.spanId, mode, "lost", e.hint);
+  if (e.keptUntil !== null && now >= e.keptUntil) return uncertainCopyLine(e.spanId, mode, "may be lost", e.hint);
   const remaining = e.until === null ? null : e.until - now;
-  return e.mode === "drop" ? indexLine(e.spanId, e.handle, e.hint, remaining) : replacementHeader(e.spanId, e.mode, e.handle, remaining);
+  return bare ? indexLine(e.spanId, e.handle, e.hint, remaining) : replacementHeader(e.spanId, e.mode as Exclude<PruneMode, "drop">, e.handle, remaining);
 }
 
 /**
@@ -155,7 +181,7 @@ export function goneLine(e: GoneEntry, now: number, tombstone: string): string {
  * common case on the prune path), anything else by the tokenizer.
  */
 export function goneTokens(e: GoneEntry, now: number, tombstone: string): number {
-  const plainIndex = e.state === "pruned" && e.mode === "drop" && e.handle !== null && !e.copyLost && e.until === null &&
+  const plainIndex = e.state === "pruned" && e.replacement === null && e.handle !== null && !e.copyLost && e.until === null &&
     (e.keptUntil === null || now < e.keptUntil);
   return plainIndex ? indexLineTokens(e.spanId, e.handle!, e.hint) : countTokens(goneText(e, now, tombstone));
 }

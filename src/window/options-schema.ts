@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import { GUTTER, LINE_BREAK, oneLine } from "../render/framing.js";
+import { MIN_SEARCH_TOKENS } from "../policy/kinds.js";
 import { clockSchema } from "../stores/options.js";
 import { PRUNE_MODES, type PruneMode } from "../types.js";
 
@@ -34,7 +35,7 @@ const kindPolicy = z.strictObject({
 const backingStore = z.custom<object>(
   (v) =>
     typeof v === "object" && v !== null &&
-    ["persist", "commitPrune", "lookup", "appendAudit", "auditLog", "countLossy", "releaseHolds", "rotate"].every((m) => typeof (v as Record<string, unknown>)[m] === "function") &&
+    ["persist", "commitPrune", "lookup", "appendAudit", "auditLog", "countLossy", "releaseHolds", "rotate", "searchCopies"].every((m) => typeof (v as Record<string, unknown>)[m] === "function") &&
     typeof (v as { name?: unknown }).name === "string" && typeof (v as { capabilities?: unknown }).capabilities === "object",
   { error: "must be a BackingStore (a MemoryStore, SqliteStore, PostgresStore or another adapter), not its options" },
 );
@@ -55,6 +56,7 @@ export const windowOptionsSchema = z.object({
       maxLengthMs: positiveMs.nullable().optional(),
       lossyBudget: z.number().int().nonnegative({ error: "must be a whole number ≥ 0" }).nullable().optional(),
       maxTokens: z.number().int().positive({ error: "must be a positive whole number of tokens" }).nullable().optional(),
+      searchTokens: z.number().int().min(MIN_SEARCH_TOKENS, { error: `must be a whole number of tokens ≥ ${MIN_SEARCH_TOKENS} (room for the coverage line)` }).nullable().optional(),
     })
     .optional(),
   pins: z.array(pinPattern).optional(),
@@ -70,6 +72,7 @@ export const windowOptionsSchema = z.object({
     .strictObject({
       maxDigestChars: z.number().int().positive().optional(),
       maxDirectiveChars: z.number().int().positive().optional(),
+      maxQueryChars: z.number().int().positive().optional(),
     })
     .optional(),
 });

@@ -14,12 +14,15 @@ import { tombstoneLine, uncertainCopyLine } from "../render.js";
 import { oneLine } from "../render/framing.js";
 import type { BackingStore } from "../stores/store.js";
 import { recallDraft } from "./audit-drafts.js";
-import type { Entry, GoneEntry } from "./entries.js";
+import { spanIdOf, type Entry, type GoneEntry } from "./entries.js";
+import { expandLines } from "./range.js";
 
 /** What recall needs from the window (internal). */
 export interface RecallContext {
   readonly session: string;
   readonly tombstone: string;
+  /** The window's clock: a summary's expansion shows its members' lines as of now. */
+  now(): number;
   /** The window's entry for a span id or handle. */
   find(query: string): Entry | undefined;
   /** The store that backs an entry's kind (the audit store for unbacked kinds). */
@@ -33,7 +36,7 @@ export interface RecallContext {
   copyLost(entry: GoneEntry): void;
 }
 
-type RecallStatus = RecallOutcome["status"];
+type RecallStatus = Exclude<RecallOutcome["status"], "expanded">;
 
 /** Answers a recall by span id or handle, and audits the answer. */
 export async function recall(query: string, raw: string, ctx: RecallContext): Promise<RecallOutcome> {
@@ -43,6 +46,11 @@ export async function recall(query: string, raw: string, ctx: RecallContext): Pr
   if (entry.state === "live") {
     const seq = await ctx.audit(ctx.storeOf(entry), draft("found", { code: "recall-live" }, entry));
     return { op: "recall", status: "found", spanId: entry.span.id, handle: entry.handle, text: entry.span.text, source: "window", auditSeq: seq };
+  }
+  if (entry.state === "summary") {
+    // One level of the tree: each member as the window showed it; a member's own recall gives its bytes.
+    const seq = await ctx.audit(ctx.auditStore, draft("found", { code: "recall-summary" }, entry));
+    return { op: "recall", status: "expanded", spanId: entry.spanId, members: entry.members.map(spanIdOf), text: expandLines(entry, ctx.now(), ctx.tombstone).join("\n"), auditSeq: seq };
   }
   if (entry.state === "tombstone") {
     const seq = await ctx.audit(ctx.storeOf(entry), draft("pruned-unrecoverable", { code: "recall-lossy" }, entry));

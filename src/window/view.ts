@@ -1,7 +1,8 @@
 /** The window as a model and a provider renderer see it. */
 import { frameUntrusted } from "../render/framing.js";
 import type { PruneMode, Span, SpanMessage } from "../types.js";
-import { goneLine, goneText, type Entry } from "./entries.js";
+import { goneLine, goneText, spanIdOf, type Entry } from "./entries.js";
+import { summaryHeader } from "./range.js";
 
 /**
  * What the window shows in one position, for renderers of provider message shapes. `text` is the
@@ -18,11 +19,19 @@ export type WindowEntry =
   | {
       readonly state: "tombstone"; readonly spanId: string; readonly kind: string; readonly group: string | null; readonly message: SpanMessage | null;
       readonly mode: PruneMode; readonly line: string; readonly text: string;
-    };
+    }
+  /**
+   * A range summary: one digest in the place of its members (span ids, one level), recallable by `spanId`;
+   * `line` is its header (a runtime line), `text` the header and the digest framed.
+   */
+  | { readonly state: "summary"; readonly spanId: string; readonly kind: "summary"; readonly members: readonly string[]; readonly message: null; readonly line: string; readonly text: string };
 
 /** An internal entry as its public view, at time `now`. */
 export function entryView(e: Entry, now: number, tombstone: string): WindowEntry {
   if (e.state === "live") return { state: "live", span: e.span, handle: e.handle, notice: e.notice };
+  if (e.state === "summary") {
+    return { state: "summary", spanId: e.spanId, kind: "summary", members: e.members.map(spanIdOf), message: null, line: summaryHeader(e.spanId, e.members), text: e.text };
+  }
   const common = {
     spanId: e.spanId, kind: e.kind, group: e.group, message: e.message, mode: e.mode, line: goneLine(e, now, tombstone), text: goneText(e, now, tombstone),
   };

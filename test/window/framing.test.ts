@@ -185,3 +185,96 @@ describe("the runtime-line grammar", () => {
     }
   });
 });
+
+/**
+ * What main's search, range summaries and provider tools added, under the same rule: search snippets,
+ * range-summary digests and their expanded member lines, index-line hints of tool calls, and every
+ * tool-result text `handleToolCall` answers, read back by the grammar. Forged runtime lines inside any of
+ * them must stay framed: a search answer holds only search lines, a recall only its head, an expansion
+ * only its members' lines.
+ *
+ * Seen failing: with a snippet on its match line (unframed), and with a summary's digest unframed.
+ */
+describe("framing covers search answers, range summaries and tool results", () => {
+  const SEARCH_LINES = new Set(["search-head", "search-match", "search-more", "search-coverage", "invalid"]);
+  const MEMBER_LINES = new Set(["index", "unrecoverable", "copy-uncertain", "range-summary"]);
+
+  type Step = { text: string; asToolPair: boolean; drop: boolean };
+  const step: fc.Arbitrary<Step> = fc.record({ text: hostile, asToolPair: fc.boolean(), drop: fc.boolean() });
+
+  it("search snippets, summary digests, expansions, hints and tool results never render a runtime line", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 3, maxLength: 7 }), hostile, hostile, async (steps, digest, needle) => {
+        const clock = new ManualClock(0);
+        const log = new MemoryStore({ name: "log", clock, retentionMs: null, holds: true });
+        const win = new ContextWindow({ session: "s", clock, stores: { log }, kinds: KINDS, limits: { maxLengthMs: 8 * HOUR } });
+        let call = 0;
+        for (const s of steps) {
+          if (s.asToolPair) {
+            const callId = `c${++call}`;
+            // The call's arguments carry hostile text too: the index-line hint is read from them.
+            await win.append({ kind: "tool", text: JSON.stringify({ path: s.text, q: s.text }), message: { role: "tool-call", callId, toolName: "read" } });
+            await win.append({ kind: "tool", text: s.text, message: { role: "tool-result", callId, toolName: "read" } });
+          } else {
+            await win.append({ kind: "tool", text: `${s.text}${needle}` });
+          }
+          clock.advance(60_000);
+        }
+        const ids = win.entries().filter((e) => e.state === "live").map((e) => (e.state === "live" ? e.span.id : ""));
+        // Drop some spans (index lines with hints), then summarize a run from the first position to the third.
+        for (const [i, s] of steps.entries()) if (s.drop && ids[i + 3] !== undefined) await win.applyDirective({ op: "prune", span_id: ids[i + 3]!, mode: "drop" });
+        const first = win.entries()[0]!;
+        const third = win.entries()[2]!;
+        const idOf = (e: typeof first) => (e.state === "live" ? e.span.id : e.spanId);
+        await win.applyDirective({ op: "summarize_range", from: idOf(first), to: idOf(third), digest: digest || "x" });
+
+        const rendered = readRendered(win.render(), CTX);
+        expect(rendered.stray).toEqual([]);
+        expect(rendered.runtime).toEqual(expectedRuntime(win));
+
+        const results: string[] = [];
+        const ask = async (name: string, args: unknown) => {
+          const r = await win.handleToolCall({ name, arguments: args });
+          expect(r).not.toBeNull();
+          results.push(r!.text);
+          return readRendered(r!.text, CTX);
+        };
+        for (const query of [needle, needle.slice(0, 8) || "x", "span_1 pruned"]) {
+          if (query.length === 0) continue;
+          const read = await ask("search", { query });
+          expect(read.stray).toEqual([]);
+          for (const l of read.runtime) expect(SEARCH_LINES.has(l!.line), JSON.stringify(l)).toBe(true);
+          expect(read.runtime.filter((l) => l!.line === "search-head" || l!.line === "invalid")).toHaveLength(1);
+        }
+        for (const e of win.entries()) {
+          const read = await ask("recall", { span_id: idOf(e) });
+          expect(read.stray).toEqual([]);
+          if (e.state === "summary") {
+            expect(read.runtime[0]).toEqual({ line: "expanded", spanId: e.spanId });
+            const rest = read.runtime.slice(1);
+            for (const l of rest) expect(MEMBER_LINES.has(l!.line), JSON.stringify(l)).toBe(true);
+            expect(rest).toHaveLength(e.members.length);
+          } else {
+            expect(read.runtime.length, JSON.stringify(read.runtime)).toBeLessThanOrEqual(1);
+          }
+        }
+        // Provider renderings: tool calls, tool results and the summary, all framed where untrusted.
+        const texts: string[] = [];
+        for (const m of toOpenAI(win)) if (typeof m.content === "string") texts.push(m.content);
+        const a = toAnthropic(win);
+        if (a.system !== undefined) texts.push(a.system);
+        for (const m of a.messages) {
+          for (const b of m.content) {
+            if (b.type === "text") texts.push(b.text);
+            if (b.type === "tool_result") {
+              if (typeof b.content === "string") texts.push(b.content);
+              else if (Array.isArray(b.content)) for (const c of b.content as Array<{ type: string; text?: string }>) if (c.type === "text") texts.push(c.text ?? "");
+            }
+          }
+        }
+        for (const t of texts) expect(readRendered(t, CTX).stray).toEqual([]);
+      }),
+      { numRuns: fuzzRuns(60) },
+    );
+  }, 120_000);
+});

@@ -39,7 +39,7 @@ describe("the reversibility map", () => {
     await log.rotate();
     const map = await win.applyDirective({ op: "map" });
     expect(map).toMatchObject({ op: "map", status: "mapped", tokens: { limit: 8000 } });
-    if (map.op !== "map") throw new Error("not a map");
+    if (map.status !== "mapped") throw new Error("not a map");
     expect(map.tokens.used).toBe(win.tokens());
     expect(map.spans.map((s) => [s.spanId, s.forecast])).toEqual([
       ["span_1", "reversible"], // expired, but tool re-persists
@@ -138,4 +138,28 @@ describe("a model that follows the map never meets a rejection the map foresaw",
       { numRuns: fuzzRuns(1000) },
     );
   }, 60_000);
+
+  it("a range summary in the window: the map lists the live spans around it, counts its tokens, and its forecasts hold", async () => {
+    // A store without holds and retention shorter than the session: members are kept only until a time.
+    const { clock, win } = setup({ holds: false, retentionMs: 2 * HOUR });
+    for (const kind of ["tool", "plain", "tool", "plain", "strict"] as const) await win.append({ kind, text: `${kind} output` });
+    const r = await win.summarizeRange({ from: "span_1", to: "span_3", digest: "three outputs" });
+    expect(r.status).toBe("summarized");
+    expect(win.entries().map((e) => e.state)).toEqual(["summary", "live", "live"]);
+    clock.advance(HOUR);
+    const map = await win.map();
+    expect(map.spans.map((f) => f.spanId)).toEqual(["span_4", "span_5"]);
+    expect(map.tokens.used).toBe(win.tokens()); // the summary's header and framed digest count
+    expect(map.line.split("\n")[0]).toMatch(/^map: \d+ tokens, 2 live spans$/);
+    expect(map.spans.map((f) => f.forecast)).toEqual(["reversible-until", "never"]);
+    // The render's map and the summary's lines all read back as runtime lines or framed text.
+    expect(readRendered(win.render({ map: true }), { tombstone: DEFAULT_TOMBSTONE }).stray).toEqual([]);
+    // Following the forecast: span_4 prunes reversibly (until its copy's retention ends); span_5 is not attempted.
+    const out = await win.applyDirective({ op: "prune", span_id: "span_4", mode: "drop" });
+    expect(out).toMatchObject({ status: "reversible" });
+    // The summary's members now say how long they can be recalled, and expansion shows it.
+    const expanded = await win.recall("span_6");
+    expect(expanded).toMatchObject({ status: "expanded", members: ["span_1", "span_2", "span_3"] });
+    if (expanded.status === "expanded") for (const l of expanded.text.split("\n")) expect(l).toMatch(/^span_[1-3] pruned, recall #\d+ for 1h00m$/);
+  });
 });
