@@ -1,19 +1,6 @@
-import { createRequire } from "node:module";
+import { countTokens as countO200k } from "gpt-tokenizer/encoding/o200k_base";
 
 const NO_SPECIAL: { disallowedSpecial: Set<string> } = { disallowedSpecial: new Set() };
-
-type CountO200k = (text: string, options: { disallowedSpecial: Set<string> }) => number;
-let o200k: CountO200k | undefined;
-
-/**
- * gpt-tokenizer's o200k count. Its tables take a few hundred milliseconds to load, so they load on the first
- * count, not with this module: the compiler imports it for the tombstone check, which only a policy that
- * sets a tombstone runs. `require` keeps the count synchronous.
- */
-function countO200k(text: string, options: { disallowedSpecial: Set<string> }): number {
-  o200k ??= (createRequire(import.meta.url)("gpt-tokenizer/encoding/o200k_base") as { countTokens: CountO200k }).countTokens;
-  return o200k(text, options);
-}
 
 /** Text up to this length is counted in one call: its cost is bounded by its size. */
 const SEGMENT = 4096;

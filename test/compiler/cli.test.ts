@@ -247,23 +247,6 @@ describe("start-up", () => {
     expect(all.has("commander")).toBe(true);
   });
 
-  it("a compile loads the tokenizer only for a policy that sets a tombstone (the built compiler, spawned)", () => {
-    // The o200k tables cost a few hundred ms; src/tokens.ts requires them on the first count.
-    const script = `
-      import module from "node:module";
-      const loads = [];
-      module.registerHooks({ load(url, ctx, next) { if (url.includes("gpt-tokenizer")) loads.push(url); return next(url, ctx); } });
-      const { compilePolicies } = await import(${JSON.stringify(path.resolve("dist/compiler/index.js"))});
-      const head = 'import { definePolicy, store, hours } from "pruneguard/dsl";\\nexport default definePolicy({ name: "p", stores: { log: store.sqlite({ retention: hours(2) }) }, kinds: { tool: { store: "log", modes: ["drop"], lossy: "forbid" } }';
-      compilePolicies({ files: { "p.policy.ts": head + " });\\n" } });
-      const without = loads.length;
-      const r = compilePolicies({ files: { "p.policy.ts": head + ', tombstone: "{span} pruned, gone, unrecoverable, contents unknown, and this wording is far too long" });\\n' } });
-      console.log(JSON.stringify({ without, with: loads.length > 0, codes: r.diagnostics.map((d) => d.code) }));`;
-    const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
-    expect(r.stderr).toBe("");
-    expect(JSON.parse(r.stdout)).toEqual({ without: 0, with: true, codes: ["PG2008"] });
-  });
-
   it("compile and check load the parser, the checks (with the tokenizer) and the emitters only when a policy changed", () => {
     // The incremental build imports the compiler (ts-morph, and through the tombstone check gpt-tokenizer)
     // when an entry is stale (incremental.test.ts); a build with nothing to do reaches none of it.
