@@ -97,10 +97,6 @@ function legacyAudit(db: SchemaReader): boolean {
 }
 
 /**
- * The audit records of a file as rows `(store, session, seq, status, hash, record)`, in either schema: for
- * readers that open a file without a store (`pruneguard audit` must not migrate the file it inspects).
- */
-/**
  * What reading a file's schema needs of a connection: a structural type, so the published declarations do
  * not name `node:sqlite` (a consumer without `@types/node` type-checks them).
  */
@@ -108,6 +104,10 @@ export interface SchemaReader {
   prepare(sql: string): { get(): unknown };
 }
 
+/**
+ * The audit records of a file as rows `(store, session, seq, status, hash, record)`, in either schema: for
+ * readers that open a file without a store (`pruneguard audit` must not migrate the file it inspects).
+ */
 export function sqliteAuditRows(db: SchemaReader): string {
   return legacyAudit(db)
     ? "pruneguard_audit"
