@@ -98,6 +98,8 @@ export function rejectionWhy(reason: RejectReason, check: CheckResult | null, mo
       return "tool call group";
     case "store-error":
       return "store unavailable";
+    case "range":
+      return "not a run that can be summarized";
   }
 }
 

@@ -31,7 +31,9 @@ export type RejectReason =
   /** The span belongs to a tool call/result group whose other members cannot be pruned with it. */
   | "group"
   /** The store failed during the check; nothing was committed. */
-  | "store-error";
+  | "store-error"
+  /** A range summary over positions that are not a run it can replace (out of order, a hole, an unbacked span). */
+  | "range";
 
 /** A refusal decided before any store was consulted, or because the store failed. */
 export type EarlyRejectReason = Exclude<RejectReason, LossyRefusal>;
@@ -60,8 +62,19 @@ export type DecisionReason =
   | { readonly code: "recall-live" | "recall-store-only" }
   /** Recall of a span pruned under a tombstone. */
   | { readonly code: "recall-lossy" }
+  /** Recall of a range summary: expanded one level. */
+  | { readonly code: "recall-summary" }
   /** Recall of a reversibly pruned span whose copy is gone or altered. */
-  | { readonly code: "copy-lost"; readonly loss: CopyLoss };
+  | { readonly code: "copy-lost"; readonly loss: CopyLoss }
+  /**
+   * What a search could cover: `complete` (every span the window knows of was searched), `holes` (some
+   * were pruned unrecoverably or their copies are lost or unreachable), `partial` (a store had more
+   * candidates than one search examines).
+   */
+  | { readonly code: "search"; readonly coverage: SearchCoverageCode };
+
+/** How much of the session a search could read. */
+export type SearchCoverageCode = "complete" | "holes" | "partial";
 
 /** The stable code an audit record stores for a reason (`null` for a clean success). */
 export type AuditReason =
@@ -75,7 +88,9 @@ export type AuditReason =
   | "live"
   | "store-only"
   | "lossy"
-  | `copy-lost:${CopyLoss}`;
+  | "summary"
+  | `copy-lost:${CopyLoss}`
+  | `search:${SearchCoverageCode}`;
 
 /** The code an audit record stores for `reason`; the format is part of every stored record's hash, so it never changes. */
 export function auditReason(reason: DecisionReason | null): AuditReason | null {
@@ -97,8 +112,12 @@ export function auditReason(reason: DecisionReason | null): AuditReason | null {
       return "store-only";
     case "recall-lossy":
       return "lossy";
+    case "recall-summary":
+      return "summary";
     case "copy-lost":
       return `copy-lost:${reason.loss}`;
+    case "search":
+      return `search:${reason.coverage}`;
     default:
       return reason.code;
   }
@@ -115,6 +134,7 @@ export function rejectReasonOf(reason: DecisionReason): RejectReason {
     case "already-pruned":
     case "group":
     case "store-error":
+    case "range":
       return reason.code;
     case "group-refused":
       return "group";

@@ -2,6 +2,7 @@
 import { stat } from "node:fs/promises";
 import * as path from "node:path";
 import { formatDuration } from "../../../src/policy/durations.js";
+import { DEFAULT_SEARCH_TOKENS } from "../../../src/policy/kinds.js";
 import { presetPins } from "../../../src/policy/pins.js";
 import { describeFate, fateOf } from "../../analysis/fate.js";
 import { compilePolicies } from "../../index.js";
@@ -60,7 +61,7 @@ function explainData(p: PolicyIR) {
 export function explainText(p: PolicyIR): string {
   const head = [
     `policy ${p.name}${p.extends ? ` (extends ${p.extends.name})` : ""}  —  ${p.file}`,
-    `session: max ${p.session.maxLengthMs === null ? "unlimited" : formatDuration(p.session.maxLengthMs)}, lossy budget ${p.session.lossyBudget ?? "unlimited"}`,
+    `session: max ${p.session.maxLengthMs === null ? "unlimited" : formatDuration(p.session.maxLengthMs)}, lossy budget ${p.session.lossyBudget ?? "unlimited"}, search answers up to ${p.session.searchTokens ?? `${DEFAULT_SEARCH_TOKENS} (default)`} tokens`,
     `pins (all kinds): ${p.pins.map((x) => x.name).join(", ") || "none"}`,
     `tombstone: ${p.tombstone ? JSON.stringify(p.tombstone.text) : "runtime default"}`,
     "",
