@@ -363,7 +363,16 @@ export class ContextWindow<K extends string = string> {
   checkCopies(): Promise<number> {
     return this.#serial(async () => {
       let lost = 0;
-      for (const e of this.#entries) {
+      // Members of range summaries too: an expansion shows their lines.
+      const all: Entry[] = [];
+      const walk = (list: readonly Entry[]) => {
+        for (const e of list) {
+          all.push(e);
+          if (e.state === "summary") walk(e.members);
+        }
+      };
+      walk(this.#entries);
+      for (const e of all) {
         if (e.state !== "pruned" || e.copyLost || e.handle === null || e.store === null) continue;
         let found;
         try {

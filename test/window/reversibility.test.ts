@@ -47,6 +47,20 @@ describe("reversible, reversible-until, or refused", () => {
     expect(win.render()).toBe("span_1 pruned, copy lost, contents unknown");
   });
 
+  it("checkCopies also reaches the members of a range summary: its expansion stops offering their recall", async () => {
+    const { clock, log, win } = setup({ holds: true, retentionMs: 0 });
+    await win.append({ kind: "tool", text: "first" });
+    await win.append({ kind: "tool", text: "second" });
+    expect(await win.summarizeRange({ from: "span_1", to: "span_2", digest: "two outputs" })).toMatchObject({ status: "summarized", spanId: "span_3" });
+    await log.releaseHolds("s"); // another writer releases the session's holds
+    clock.advance(1);
+    await log.rotate();
+    expect(await win.checkCopies()).toBe(2);
+    expect(await win.recall("span_3")).toMatchObject({
+      status: "expanded", text: "span_1 pruned, copy lost, contents unknown\nspan_2 pruned, copy lost, contents unknown",
+    });
+  });
+
   it("a kind that forbids lossy refuses a prune whose copy would run out mid-session, naming why", async () => {
     const { clock, win } = setup({ holds: false });
     await win.append({ kind: "strict", text: "an audit note" });
