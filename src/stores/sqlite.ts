@@ -1,4 +1,6 @@
+import { statSync } from "node:fs";
 import type { DatabaseSync, StatementSync } from "node:sqlite";
+import { StoreError } from "../errors.js";
 import { EMPTY_CHAIN, sealChain, type AuditDraft, type AuditRecord } from "../audit.js";
 import { commitResult, planCommit } from "./commit.js";
 import { StoreBase, type StoreOptions } from "./options.js";
@@ -69,6 +71,8 @@ export class SqliteStore extends StoreBase implements BackingStore {
   readonly path: string;
   readonly #db: DatabaseSync;
   #open = true;
+  /** The file's device and inode when the store opened it; `null` for an in-memory database. */
+  readonly #identity: { readonly dev: number; readonly ino: number } | null;
   readonly #q: ReturnType<SqliteStore["prepare"]>;
   /** Runs `fn` inside `BEGIN IMMEDIATE … COMMIT` (rolled back if it throws). */
   readonly #immediate: <T>(fn: () => T) => T;
@@ -84,11 +88,13 @@ export class SqliteStore extends StoreBase implements BackingStore {
     this.#db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
     this.#db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;");
     this.#db.exec(SCHEMA);
+    this.#identity = fileIdentity(options.path);
     this.#q = this.prepare();
     const begin = this.#db.prepare("BEGIN IMMEDIATE");
     const commit = this.#db.prepare("COMMIT");
     const rollback = this.#db.prepare("ROLLBACK");
     this.#immediate = <T>(fn: () => T): T => {
+      this.#assertHealthy();
       begin.run();
       try {
         const result = fn();
@@ -213,6 +219,7 @@ export class SqliteStore extends StoreBase implements BackingStore {
   }
 
   async lookup(session: string, key: LookupKey): Promise<LookupResult> {
+    this.#assertHealthy();
     const row = "handle" in key ? this.#q.byHandle.get(this.name, session, key.handle) : this.#q.bySpan.get(this.name, session, key.spanId);
     return lookupAnswer(row, this.capabilities);
   }
@@ -222,14 +229,17 @@ export class SqliteStore extends StoreBase implements BackingStore {
   }
 
   async auditLog(session: string): Promise<AuditRecord[]> {
+    this.#assertHealthy();
     return this.#q.auditLog.all(this.name, session).map((r) => JSON.parse(r.record) as AuditRecord);
   }
 
   async countLossy(session: string): Promise<number> {
+    this.#assertHealthy();
     return this.#q.countLossy.get(this.name, session)?.n ?? 0;
   }
 
   async releaseHolds(session: string): Promise<number> {
+    this.#assertHealthy();
     return Number(this.#q.releaseHolds.run(this.name, session).changes);
   }
 
@@ -244,6 +254,29 @@ export class SqliteStore extends StoreBase implements BackingStore {
       });
   }
 
+  /**
+   * Fails closed when the file this store opened is no longer the file at its path: removed (prunes would
+   * go on "reversibly" into an unlinked inode that no other process and no restart can read) or replaced
+   * (another database now answers for the path). One `stat` per call; the check cannot see a file edited
+   * in place, which is what the audit chain and content hashes are for.
+   */
+  #assertHealthy(): void {
+    if (!this.#open) throw new StoreError(this.name, "store is closed");
+    if (this.#identity === null) return;
+    let now: { dev: number; ino: number };
+    try {
+      now = statSync(this.path);
+    } catch (err) {
+      if ((err as { code?: unknown }).code === "ENOENT") {
+        throw new StoreError(this.name, `database file ${this.path} was removed while the store had it open; refusing to write to a deleted file (reopen the store)`);
+      }
+      throw new StoreError(this.name, `cannot stat database file ${this.path}: ${(err as Error).message}`, { cause: err });
+    }
+    if (now.dev !== this.#identity.dev || now.ino !== this.#identity.ino) {
+      throw new StoreError(this.name, `database file ${this.path} was replaced by another file while the store had it open; refusing to continue (reopen the store)`);
+    }
+  }
+
   /** Runs SQLite's own integrity check; `"ok"` when the file is sound. */
   integrityCheck(): string {
     const rows = this.#db.prepare("PRAGMA integrity_check").all() as Array<{ integrity_check: string }>;
@@ -256,4 +289,11 @@ export class SqliteStore extends StoreBase implements BackingStore {
       this.#db.close();
     }
   }
+}
+
+/** A database file's device and inode, or `null` for an in-memory or temporary database. */
+function fileIdentity(path: string): { readonly dev: number; readonly ino: number } | null {
+  if (path === ":memory:" || path === "" || path.startsWith("file::memory:")) return null;
+  const st = statSync(path);
+  return { dev: st.dev, ino: st.ino };
 }
