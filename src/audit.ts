@@ -14,7 +14,8 @@ export type AuditStatus =
   | "found"
   | "pruned-unrecoverable"
   | "unknown"
-  | "unavailable";
+  | "unavailable"
+  | "lost";
 
 /**
  * One logged decision. Records of a (store, session) form a hash chain: each carries the hash of the one

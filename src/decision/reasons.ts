@@ -31,7 +31,14 @@ export type RejectReason =
   /** The span belongs to a tool call/result group whose other members cannot be pruned with it. */
   | "group"
   /** The store failed during the check; nothing was committed. */
-  | "store-error";
+  | "store-error"
+  /** The span was lost in a restart: only the process that held it had its bytes. */
+  | "lost"
+  /**
+   * An earlier prune of the span was sent to its store and the answer never came back: until the window
+   * has read back whether it committed, no other directive for the span is accepted.
+   */
+  | "outcome-unknown";
 
 /** A refusal decided before any store was consulted, or because the store failed. */
 export type EarlyRejectReason = Exclude<RejectReason, LossyRefusal>;
@@ -60,6 +67,8 @@ export type DecisionReason =
   | { readonly code: "recall-live" | "recall-store-only" }
   /** Recall of a span pruned under a tombstone. */
   | { readonly code: "recall-lossy" }
+  /** Recall of a span lost in a restart (never pruned; its bytes lived only in the process that held it). */
+  | { readonly code: "recall-lost" }
   /** Recall of a reversibly pruned span whose copy is gone or altered. */
   | { readonly code: "copy-lost"; readonly loss: CopyLoss };
 
@@ -75,6 +84,7 @@ export type AuditReason =
   | "live"
   | "store-only"
   | "lossy"
+  | "recall-lost"
   | `copy-lost:${CopyLoss}`;
 
 /** The code an audit record stores for `reason`; the format is part of every stored record's hash, so it never changes. */
@@ -97,6 +107,8 @@ export function auditReason(reason: DecisionReason | null): AuditReason | null {
       return "store-only";
     case "recall-lossy":
       return "lossy";
+    case "recall-lost":
+      return "recall-lost";
     case "copy-lost":
       return `copy-lost:${reason.loss}`;
     default:
@@ -115,6 +127,8 @@ export function rejectReasonOf(reason: DecisionReason): RejectReason {
     case "already-pruned":
     case "group":
     case "store-error":
+    case "lost":
+    case "outcome-unknown":
       return reason.code;
     case "group-refused":
       return "group";

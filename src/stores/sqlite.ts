@@ -4,8 +4,10 @@ import { StoreError } from "../errors.js";
 import { EMPTY_CHAIN, sealChain, type AuditDraft, type AuditRecord } from "../audit.js";
 import { commitResult, planCommit } from "./commit.js";
 import { StoreBase, type StoreOptions } from "./options.js";
-import { lookupAnswer, readOnly, spanTaken, type StoredRecord } from "./records.js";
-import type { BackingStore, LookupKey, LookupResult, PersistInput, Persisted, PruneCommit, PruneTransaction, RotateReport } from "./store.js";
+import { lookupAnswer, readOnly, registeredSpan, spanTaken, type SpanRow, type StoredRecord } from "./records.js";
+import type {
+  BackingStore, LookupKey, LookupResult, PersistInput, Persisted, PruneCommit, PruneTransaction, RegisteredSpan, RotateReport, SpanRegistration,
+} from "./store.js";
 
 export interface SqliteStoreOptions extends StoreOptions {
   /** Path of the database file (created if missing). Several stores may share one file. */
@@ -60,7 +62,30 @@ CREATE TABLE IF NOT EXISTS pruneguard_audit (
   record  TEXT    NOT NULL,
   UNIQUE (store, session, seq)
 );
+CREATE TABLE IF NOT EXISTS pruneguard_sessions (
+  store      TEXT    NOT NULL,
+  session    TEXT    NOT NULL,
+  next_span  INTEGER NOT NULL,
+  lossy_used INTEGER NOT NULL,
+  PRIMARY KEY (store, session)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS pruneguard_spans (
+  store       TEXT    NOT NULL,
+  session     TEXT    NOT NULL,
+  ordinal     INTEGER NOT NULL,
+  span_id     TEXT    NOT NULL,
+  kind        TEXT    NOT NULL,
+  hash        TEXT    NOT NULL,
+  grp         TEXT,
+  message     TEXT,
+  backing     TEXT,
+  replacement TEXT,
+  PRIMARY KEY (store, session, ordinal),
+  UNIQUE (store, session, span_id)
+) WITHOUT ROWID;
 `;
+
+
 
 /**
  * The embedded default: a SQLite file in WAL mode. The check, the hold and the audit record of a prune
@@ -151,6 +176,39 @@ export class SqliteStore extends StoreBase implements BackingStore {
       countLossy: prep<[string, string], { n: number }>(
         "SELECT count(*) AS n FROM pruneguard_audit WHERE store = ? AND session = ? AND status = 'lossy'",
       ),
+      // A session's counters start after what the store already holds for it (sessions begun before the
+      // counters existed): the highest span id it has a record or a committed prune of, and its lossy records.
+      ensureSession: prep<[Record<string, SqlValue>]>(
+        `INSERT INTO pruneguard_sessions (store, session, next_span, lossy_used) SELECT @store, @session,
+           max(
+             (SELECT coalesce(max(CAST(substr(span_id, 6) AS INTEGER)), 0) FROM pruneguard_records
+               WHERE store = @store AND session = @session AND span_id GLOB 'span_[1-9]*'),
+             (SELECT coalesce(max(CAST(substr(json_extract(record, '$.spanId'), 6) AS INTEGER)), 0) FROM pruneguard_audit
+               WHERE store = @store AND session = @session AND status IN ('reversible', 'lossy')
+               AND json_extract(record, '$.spanId') GLOB 'span_[1-9]*')
+           ),
+           (SELECT count(*) FROM pruneguard_audit WHERE store = @store AND session = @session AND status = 'lossy')
+         ON CONFLICT (store, session) DO NOTHING`,
+      ),
+      sessionRow: prep<[string, string], { next_span: number; lossy_used: number }>(
+        "SELECT next_span, lossy_used FROM pruneguard_sessions WHERE store = ? AND session = ?",
+      ),
+      nextSpan: prep<[string, string], { next_span: number }>(
+        "UPDATE pruneguard_sessions SET next_span = next_span + 1 WHERE store = ? AND session = ? RETURNING next_span",
+      ),
+      addLossy: prep<[number, string, string]>(
+        "UPDATE pruneguard_sessions SET lossy_used = max(0, lossy_used + ?) WHERE store = ? AND session = ?",
+      ),
+      insertSpan: prep<[Record<string, SqlValue>]>(
+        `INSERT INTO pruneguard_spans (store, session, ordinal, span_id, kind, hash, grp, message, backing)
+         VALUES (@store, @session, @ordinal, @spanId, @kind, @hash, @grp, @message, @backing)`,
+      ),
+      sessionSpans: prep<[string, string], SpanRow>(
+        "SELECT ordinal, span_id, kind, hash, grp, message, backing, replacement FROM pruneguard_spans WHERE store = ? AND session = ? ORDER BY ordinal",
+      ),
+      noteReplacement: prep<[string, string, string, string]>(
+        "UPDATE pruneguard_spans SET replacement = ? WHERE store = ? AND session = ? AND span_id = ?",
+      ),
       heldPastRetention: prep<[string, number, number], { n: number }>(
         `SELECT count(*) AS n FROM pruneguard_records WHERE store = ? AND text IS NOT NULL AND created_at <= ?
          AND held = 1 AND (held_until IS NULL OR held_until > ?)`,
@@ -207,13 +265,14 @@ export class SqliteStore extends StoreBase implements BackingStore {
           item.handle === null ? this.#q.bySpan.get(this.name, session, item.spanId) : this.#q.byHandle.get(this.name, session, item.handle),
         own: (spanId) => this.#q.bySpan.get(this.name, session, spanId),
         mint: () => this.#mint(session),
-      });
+      }, this.#sessionRow(session).lossy_used);
       for (const w of plan.writes) {
         const params = this.#params(session, w.item);
         if (w.repersist === "rewrite") this.#q.rewrite.run(params);
         else if (w.repersist === "insert") this.#q.insert.run({ ...params, handle: w.handle });
         if (w.hold) this.#q.hold.run({ store: this.name, session, spanId: w.item.spanId, until: txn.holdUntil });
       }
+      if (plan.lossy > 0) this.#q.addLossy.run(plan.lossy, this.name, session);
       return commitResult(plan, this.#append(session, plan.drafts));
     });
   }
@@ -236,6 +295,47 @@ export class SqliteStore extends StoreBase implements BackingStore {
   async countLossy(session: string): Promise<number> {
     this.#assertHealthy();
     return this.#q.countLossy.get(this.name, session)?.n ?? 0;
+  }
+
+  /** The session's counters, created (inside the caller's transaction) when missing. */
+  #sessionRow(session: string): { next_span: number; lossy_used: number } {
+    this.#q.ensureSession.run({ store: this.name, session });
+    return this.#q.sessionRow.get(this.name, session)!;
+  }
+
+  async registerSpan(session: string, span: SpanRegistration): Promise<RegisteredSpan> {
+    return this.#immediate((): RegisteredSpan => {
+      this.#sessionRow(session);
+      const ordinal = this.#q.nextSpan.get(this.name, session)!.next_span;
+      const spanId = `span_${ordinal}`;
+      this.#q.insertSpan.run({
+        store: this.name, session, ordinal, spanId, kind: span.kind, hash: span.hash, grp: span.group,
+        message: span.message === null ? null : JSON.stringify(span.message), backing: span.store,
+      });
+      return { ...span, spanId, ordinal, replacement: null };
+    });
+  }
+
+  async sessionSpans(session: string): Promise<RegisteredSpan[]> {
+    this.#assertHealthy();
+    return this.#q.sessionSpans.all(this.name, session).map(registeredSpan);
+  }
+
+  async noteReplacement(session: string, spanId: string, body: string): Promise<void> {
+    this.#immediate(() => this.#q.noteReplacement.run(body, this.name, session, spanId));
+  }
+
+  async reserveLossy(session: string, budget: number, want: number): Promise<number> {
+    return this.#immediate((): number => {
+      const granted = Math.max(0, Math.min(want, budget - this.#sessionRow(session).lossy_used));
+      if (granted > 0) this.#q.addLossy.run(granted, this.name, session);
+      return granted;
+    });
+  }
+
+  async releaseLossy(session: string, units: number): Promise<void> {
+    if (units <= 0) return;
+    this.#immediate(() => this.#q.addLossy.run(-units, this.name, session));
   }
 
   async releaseHolds(session: string): Promise<number> {
@@ -297,3 +397,4 @@ function fileIdentity(path: string): { readonly dev: number; readonly ino: numbe
   const st = statSync(path);
   return { dev: st.dev, ino: st.ino };
 }
+

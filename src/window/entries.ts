@@ -33,7 +33,24 @@ export interface GoneEntry {
   replacement: string | null;
 }
 
-export type Entry = LiveEntry | GoneEntry;
+/**
+ * A span of the session that a window resumed after a restart cannot bring back: it was never pruned, and
+ * its bytes lived only in the process that held it (an unbacked kind, or a copy that is gone).
+ */
+export interface LostEntry {
+  state: "lost";
+  spanId: string;
+  kind: string;
+  group: string | null;
+  message: SpanMessage | null;
+  hash: string;
+  handle: null;
+  store: string | null;
+  /** `span_5 lost in a restart, contents unknown`. */
+  text: string;
+}
+
+export type Entry = LiveEntry | GoneEntry | LostEntry;
 
 export function spanIdOf(e: Entry): string {
   return e.state === "live" ? e.span.id : e.spanId;

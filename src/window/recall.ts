@@ -41,6 +41,10 @@ export async function recall(query: string, raw: string, ctx: RecallContext): Pr
     const seq = await ctx.audit(ctx.storeOf(entry), draft("found", { code: "recall-live" }, entry));
     return { op: "recall", status: "found", spanId: entry.span.id, handle: entry.handle, text: entry.span.text, source: "window", auditSeq: seq };
   }
+  if (entry.state === "lost") {
+    const seq = await ctx.audit(ctx.storeOf(entry), draft("lost", { code: "recall-lost" }, entry));
+    return { op: "recall", status: "lost", spanId: entry.spanId, kind: entry.kind, line: entry.text, auditSeq: seq };
+  }
   if (entry.state === "tombstone") {
     const seq = await ctx.audit(ctx.storeOf(entry), draft("pruned-unrecoverable", { code: "recall-lossy" }, entry));
     return {

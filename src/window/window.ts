@@ -1,10 +1,10 @@
 import { directiveForAudit, type AuditDraft, type AuditRecord } from "../audit.js";
 import { decideGroup, type GroupDecision } from "../decision/group.js";
 import { HANDLE, parseDirective, SPAN_ID } from "../directive.js";
-import { errorMessage, IrreversiblePruneError } from "../errors.js";
+import { errorMessage, IrreversiblePruneError, OutcomeUnknownError } from "../errors.js";
 import type { DirectiveOutcome, InvalidOutcome, LossyOutcome, PruneOutcome, RecallOutcome, RejectedOutcome, ReversibleOutcome } from "../outcome.js";
 import { invalidLine, rejectionWhy } from "../render.js";
-import type { BackingStore, CheckResult, PruneCommitItem, PruneDecision, PruneItem } from "../stores/store.js";
+import type { BackingStore, CheckResult, PruneCommit, PruneCommitItem, PruneDecision, PruneItem } from "../stores/store.js";
 import { countTokens } from "../tokens.js";
 import type { KindPolicy, PinPattern, PruneMode, Span, SpanRef } from "../types.js";
 import { checkedPruneDraft, invalidDraft, refusedPruneDraft } from "./audit-drafts.js";
@@ -14,6 +14,7 @@ import { kindPins, resolveWindowOptions, type AppendInput, type ContextWindowOpt
 import { committedOutcome, rejectedOutcome } from "./outcomes.js";
 import { persistFailures, planPrune, type PlannedMember, type PlanRejectReason, type PrunePlan } from "./plan.js";
 import { recall } from "./recall.js";
+import { restoreEntries, type Restored } from "./resume.js";
 import { entryView, renderWindow, type WindowEntry } from "./view.js";
 
 const MAX_NOTICES = 3;
@@ -33,10 +34,10 @@ export class ContextWindow<K extends string = string> {
   readonly #entries: Entry[] = [];
   readonly #byId = new Map<string, Entry>();
   #notices: string[] = [];
-  #nextSpan = 1;
-  #lossyUsed: number | null = null;
   readonly #pendingAudit: PendingAudit;
   #ended = false;
+  /** Prunes whose COMMIT was sent but whose answer was lost, by the span ids of their members. */
+  readonly #doubts = new Map<string, Doubt>();
   #tail: Promise<unknown> = Promise.resolve();
 
   constructor(options: ContextWindowOptions<K>) {
@@ -44,6 +45,36 @@ export class ContextWindow<K extends string = string> {
     this.session = this.#settings.session;
     this.#startedAt = this.#settings.clock.now();
     this.#pendingAudit = new PendingAudit(this.session);
+  }
+
+  /**
+   * Opens the window of an existing session — after a restart, or in a second process — from its stores:
+   * every span the session registered comes back in its place, live (its copy read back and checked
+   * against the hash it was registered with), pruned (its index line or digest, from the audit record of
+   * its prune) or as a tombstone; a span whose bytes only a process now gone had comes back as
+   * `span_5 lost in a restart, contents unknown`, and recall of it answers `lost`, never `unknown`. New
+   * spans continue the session's numbering: ids are minted by the home store, so two processes resuming
+   * one session never collide.
+   *
+   * Give it the same kinds, stores and `auditStore` (the home store) as the windows that wrote the
+   * session. Throws a `StoreError` when a store cannot be read: a guess would be worse than no window.
+   */
+  static async resume<K extends string>(options: ContextWindowOptions<K>): Promise<ContextWindow<K>> {
+    const win = new ContextWindow(options);
+    const settings = win.#settings;
+    const restored: Restored = await restoreEntries({
+      session: win.session,
+      home: settings.auditStore,
+      stores: win.#distinctStores(),
+      store: (name) => settings.stores.get(name),
+      policyOf: (kind) => (Object.hasOwn(settings.kinds, kind) ? settings.kinds[kind as K] : undefined),
+      tombstone: settings.tombstone,
+    });
+    for (const e of restored.entries) {
+      win.#entries.push(e);
+      win.#byId.set(e.state === "live" ? e.span.id : e.spanId, e);
+    }
+    return win;
   }
 
   /**
@@ -62,7 +93,13 @@ export class ContextWindow<K extends string = string> {
       throw new TypeError(`ContextWindow.append: unknown kind ${String(input.kind)}`);
     }
     if (typeof input.text !== "string") throw new TypeError("ContextWindow.append: text must be a string");
-    const span = newSpan(`span_${this.#nextSpan++}`, input);
+    // The home store mints the id and records the span (never its bytes), so a process that resumes the
+    // session puts it back in its place or says it was lost; without that record it fails closed.
+    const draft = newSpan("span_0", input);
+    const registered = await this.#settings.auditStore.registerSpan(this.session, {
+      kind: draft.kind, hash: draft.hash, group: draft.group ?? null, message: draft.message ?? null, store: policy.store,
+    });
+    const span: Span = { ...draft, id: registered.spanId };
     const entry: LiveEntry = { state: "live", pos: this.#entries.length, span, handle: null, store: policy.store, persistError: null, notice: null };
     if (policy.store !== null) {
       const store = this.#settings.stores.get(policy.store)!;
@@ -217,6 +254,14 @@ export class ContextWindow<K extends string = string> {
   }
 
   async #execute(spanId: string, mode: PruneMode, digest: string | null, acceptLossy: boolean, raw: string): Promise<PruneOutcome> {
+    if (!(await this.#settle(spanId))) {
+      const entry = this.#byId.get(spanId);
+      return this.#refuseEarly({
+        spanId, kind: entry ? (entry.state === "live" ? entry.span.kind : entry.kind) : null, mode, reason: { code: "outcome-unknown" },
+        message: `${spanId} kept: an earlier prune of it may have committed, and the store still cannot say whether it did`,
+        entry: entry?.state === "live" ? entry : null, raw,
+      });
+    }
     const planned = planPrune(
       {
         find: (id) => this.#byId.get(id),
@@ -233,12 +278,31 @@ export class ContextWindow<K extends string = string> {
       return this.#refuseEarly({ spanId, kind, mode, reason: { code: reason }, message, entry, raw });
     }
     const { plan } = planned;
-    let lossyLeft: number;
+    const home = this.#settings.auditStore;
+    // The body that replaces the span is noted in the home store before the prune commits, so a process
+    // that resumes the session can render it.
     try {
-      lossyLeft = await this.#lossyLeft(acceptLossy);
+      for (const p of plan.members) if (p.body !== null) await home.noteReplacement(this.session, p.entry.span.id, p.body);
     } catch (err) {
       return this.#storeFailed(plan.target, mode, raw, err);
     }
+    // One lossy budget per session, kept on the home store's counter: counted inside the commit
+    // transaction when the prune commits there, reserved on the counter beforehand when it commits in
+    // another store (units no lossy commitment used are given back; a crash in between keeps them spent).
+    const budget = this.#settings.limits.lossyBudget;
+    const counted = acceptLossy && budget !== null && budget !== undefined;
+    const inTransaction = counted && plan.store === home;
+    let reserved = 0;
+    if (counted && !inTransaction) {
+      try {
+        reserved = await home.reserveLossy(this.session, budget, plan.members.length);
+      } catch (err) {
+        return this.#storeFailed(plan.target, mode, raw, err);
+      }
+    }
+    const giveBack = async (used: number) => {
+      if (reserved > used) await home.releaseLossy(this.session, reserved - used).catch(() => undefined);
+    };
     const items: PruneItem[] = plan.members.map((p) => ({
       spanId: p.entry.span.id,
       kind: p.entry.span.kind,
@@ -250,8 +314,9 @@ export class ContextWindow<K extends string = string> {
     const members = plan.members.map((p) => ({ policy: p.policy, store: p.policy.store === null ? null : plan.store.capabilities }));
     // The store calls `decide` inside its transaction once per attempt; the attempt that commits is the last.
     const last: { refusal: GroupDecision["refusal"] } = { refusal: null };
-    const decide = (checks: readonly CheckResult[]): PruneDecision[] => {
-      const group = decideGroup({ members, lead: plan.lead, acceptLossy, lossyLeft }, checks);
+    const decide = (checks: readonly CheckResult[], lossyLeft: number): PruneDecision[] => {
+      const left = !counted ? Number.POSITIVE_INFINITY : inTransaction ? lossyLeft : Math.min(reserved, lossyLeft);
+      const group = decideGroup({ members, lead: plan.lead, acceptLossy, lossyLeft: left }, checks);
       last.refusal = group.refusal;
       return group.decisions.map((d, i) => {
         const p = plan.members[i]!;
@@ -266,18 +331,29 @@ export class ContextWindow<K extends string = string> {
         return d.status === "reversible" ? { status: d.status, repersist: d.repersist, hold: true, audit } : { status: d.status, audit };
       });
     };
-    let commit;
+    let commit: PruneCommit;
     try {
       await this.#pendingAudit.flush();
-      commit = await plan.store.commitPrune({ session: this.session, items, holdUntil: this.#holdUntil(), decide });
+      commit = await plan.store.commitPrune({
+        session: this.session, items, holdUntil: this.#holdUntil(), decide, ...(inTransaction ? { lossyBudget: budget } : {}),
+      });
     } catch (err) {
+      if (err instanceof OutcomeUnknownError) return this.#doubt(plan, mode, raw, err, giveBack);
+      await giveBack(0);
       return this.#storeFailed(plan.target, mode, raw, err);
     }
+    await giveBack(lossyCount(commit));
+    return this.#committed(plan, mode, commit, last.refusal);
+  }
+
+  /** The outcome of a prune the store committed (or refused inside its transaction); rewrites the window. */
+  #committed(plan: PrunePlan, mode: PruneMode, commit: PruneCommit, refusal: GroupDecision["refusal"]): PruneOutcome {
     const lead = commit.items[plan.lead]!;
-    if (last.refusal !== null) return this.#refuseChecked(plan, mode, lead, commit.items, last.refusal);
+    if (refusal !== null) return this.#refuseChecked(plan, mode, lead, commit.items, refusal);
     // Committed: now, and only now, rewrite the window.
     let tokensFreed = 0;
     for (const [i, p] of plan.members.entries()) tokensFreed += this.#apply(p, commit.items[i]!);
+    const spanId = plan.target.span.id;
     const gone = this.#byId.get(spanId) as Extract<Entry, { state: "pruned" | "tombstone" }>;
     return committedOutcome(
       {
@@ -289,24 +365,63 @@ export class ContextWindow<K extends string = string> {
     );
   }
 
+  /**
+   * The store sent COMMIT and the answer was lost, and reading back what committed failed too. Until the
+   * window learns the outcome, every directive for the group's spans first asks again; none can commit a
+   * second record for the same decision.
+   */
+  #doubt(plan: PrunePlan, mode: PruneMode, raw: string, err: OutcomeUnknownError, giveBack: (used: number) => Promise<void>): RejectedOutcome {
+    const doubt: Doubt = {
+      resolve: () => err.resolve() as Promise<PruneCommit | null>,
+      finish: async (commit) => {
+        for (const p of plan.members) this.#doubts.delete(p.entry.span.id);
+        if (commit === null) {
+          await giveBack(0);
+          await this.#storeFailed(plan.target, mode, raw, err.cause ?? err);
+          return;
+        }
+        await giveBack(lossyCount(commit));
+        // Apply what committed, as the original directive would have; the refusal of a group member
+        // committed only audit records, so nothing changes in the window.
+        if (commit.items.every((it) => it.decision.status !== "rejected")) {
+          for (const [i, p] of plan.members.entries()) if (this.#byId.get(p.entry.span.id) === p.entry) this.#apply(p, commit.items[i]!);
+        }
+      },
+    };
+    for (const p of plan.members) this.#doubts.set(p.entry.span.id, doubt);
+    const outcome = rejectedOutcome({
+      spanId: plan.target.span.id, kind: plan.target.span.kind, mode, reason: "outcome-unknown", conditions: null,
+      why: rejectionWhy("outcome-unknown", null, mode),
+      message: `${plan.target.span.id} kept for now: the store may have committed the prune, but its answer was lost (${errorMessage(err)}); the next directive for it reads back what committed first`,
+      auditSeq: null, lossyHintPolicy: null,
+    });
+    plan.target.notice = outcome.line;
+    return outcome;
+  }
+
+  /**
+   * Settles an earlier prune of `spanId` whose outcome is unknown: `true` when there is none or it is now
+   * known (and applied), `false` when the store still cannot say.
+   */
+  async #settle(spanId: string): Promise<boolean> {
+    const doubt = this.#doubts.get(spanId);
+    if (doubt === undefined) return true;
+    let commit: PruneCommit | null;
+    try {
+      commit = await doubt.resolve();
+    } catch {
+      return false;
+    }
+    await doubt.finish(commit);
+    return true;
+  }
+
   /** Rewrites one committed span; returns the tokens it freed. */
   #apply(member: PlannedMember, committed: PruneCommitItem): number {
     const gone = prunedEntry(member, committed, this.#settings.tombstone);
     this.#entries[member.entry.pos] = gone;
     this.#byId.set(gone.spanId, gone);
-    if (gone.state === "tombstone" && this.#lossyUsed !== null) this.#lossyUsed++;
     return member.entry.span.tokens - countTokens(gone.text);
-  }
-
-  async #lossyLeft(acceptLossy: boolean): Promise<number> {
-    const budget = this.#settings.limits.lossyBudget;
-    if (!acceptLossy || budget === null || budget === undefined) return Number.POSITIVE_INFINITY;
-    if (this.#lossyUsed === null) {
-      let used = 0;
-      for (const s of this.#distinctStores()) used += await s.countLossy(this.session);
-      this.#lossyUsed = used;
-    }
-    return budget - this.#lossyUsed;
   }
 
   #holdUntil(): number | null {
@@ -314,7 +429,10 @@ export class ContextWindow<K extends string = string> {
     return max === null || max === undefined ? null : this.#startedAt + max;
   }
 
-  #recall(query: string, raw: string): Promise<RecallOutcome> {
+  async #recall(query: string, raw: string): Promise<RecallOutcome> {
+    // A span whose prune is in doubt is still live here: try to settle it, and answer from the window if
+    // the store still cannot say (the bytes are the window's either way).
+    await this.#settle(query);
     return recall(query, raw, {
       session: this.session,
       tombstone: this.#settings.tombstone,
@@ -392,6 +510,16 @@ export class ContextWindow<K extends string = string> {
   #audit(store: BackingStore, draft: AuditDraft): Promise<number | null> {
     return this.#pendingAudit.append(store, draft);
   }
+}
+
+/** A prune whose outcome is unknown: how to ask the store again, and what to do with the answer. */
+interface Doubt {
+  resolve(): Promise<PruneCommit | null>;
+  finish(commit: PruneCommit | null): Promise<void>;
+}
+
+function lossyCount(commit: PruneCommit): number {
+  return commit.items.filter((it) => it.decision.status === "lossy").length;
 }
 
 /** A plain-data copy of untrusted input, taken once; an unreadable value becomes a marker string. */
