@@ -59,6 +59,7 @@ if (args.role === "work") {
   out({ ready: true });
   // Wait for the parent's go, so the processes race.
   await new Promise((r) => process.stdin.once("data", r));
+  process.stdin.destroy();
   let lossy = 0;
   let budget = 0;
   for (let i = 0; i < args.tries; i++) {
