@@ -1,9 +1,9 @@
 import type { Pool } from "pg";
 import { EMPTY_CHAIN, sealChain, type AuditDraft, type AuditRecord, type ChainHead } from "../audit.js";
-import { StoreError } from "../errors.js";
-import { commitResult, planCommit } from "./commit.js";
+import { errorMessage, OutcomeUnknownError, StoreError } from "../errors.js";
+import { commitResult, planCommit, type CommitPlan } from "./commit.js";
 import { StoreBase, type StoreOptions } from "./options.js";
-import { createPool, driverFor, isRetryable, isWireError, storeError, type Driver, type DriverStats, type PgQueryable, type Row, type TxSession } from "./postgres/driver.js";
+import { createPool, driverFor, isCommitUnknown, isRetryable, isWireError, storeError, type Driver, type DriverStats, type PgQueryable, type Row, type TxSession } from "./postgres/driver.js";
 import { migrateWith, SCHEMA_VERSION, schemaVersion } from "./postgres/schema.js";
 import { RawSql, sql, tablesOf, type Tables } from "./postgres/sql.js";
 import { lookupAnswer, readOnly, registeredSpan, spanTaken, type SpanRow, type StoredRecord } from "./records.js";
@@ -172,11 +172,55 @@ export class PostgresStore extends StoreBase implements BackingStore {
     return { handle: String(row["handle"]), createdAt: Number(row["created_at"]) };
   }
 
+  /**
+   * When the connection breaks while COMMIT is out, the outcome is unknown: the store reads back whether
+   * its last audit record is in the chain (waiting on the chain head's lock, so a transaction the server
+   * is still finishing is seen finished) and answers with the commit, or throws the original error when
+   * nothing committed. If it cannot read back either, it throws `OutcomeUnknownError`, whose `resolve`
+   * asks again later; it never runs the transaction a second time.
+   */
   async commitPrune(txn: PruneTransaction): Promise<PruneCommit> {
-    return this.#retrying("prune", () => this.#driver.transaction(this.#timeoutMs, (tx) => this.#prune(tx, txn)));
+    const sent: { value: Sent | null } = { value: null };
+    try {
+      return await this.#retrying("prune", () => {
+        sent.value = null;
+        return this.#driver.transaction(this.#timeoutMs, (tx) => this.#prune(tx, txn, sent));
+      });
+    } catch (err) {
+      const s = sent.value;
+      if (s === null || !isCommitUnknown(err)) throw err;
+      const resolve = () => this.#readBack(txn.session, s);
+      let commit: PruneCommit | null;
+      try {
+        commit = await resolve();
+      } catch (readErr) {
+        throw new OutcomeUnknownError<PruneCommit>(
+          this.name,
+          `prune of session ${txn.session}: COMMIT was sent and the answer lost (${errorMessage(err)}); reading back what committed failed too (${errorMessage(readErr)})`,
+          resolve,
+          { cause: err },
+        );
+      }
+      if (commit === null) throw err;
+      return commit;
+    }
   }
 
-  async #prune(tx: TxSession, txn: PruneTransaction): Promise<PruneCommit> {
+  /** The commit that was sent, if its last audit record is in the chain; `null` when it is not. */
+  async #readBack(session: string, sent: Sent): Promise<PruneCommit | null> {
+    const last = sent.records.at(-1);
+    if (last === undefined) return null;
+    const own = new RawSql(sql`store = ${this.name} AND session = ${session}`);
+    const [, rows] = await this.#run("read back", () =>
+      this.#driver.script([
+        sql`SELECT seq FROM ${this.#t.heads} WHERE ${own} FOR UPDATE`,
+        sql`SELECT hash FROM ${this.#t.audit} WHERE ${own} AND seq = ${last.seq}`,
+      ], this.#timeoutMs),
+    );
+    return rows?.[0]?.["hash"] === last.hash ? commitResult(sent.plan, sent.records) : null;
+  }
+
+  async #prune(tx: TxSession, txn: PruneTransaction, sent: { value: Sent | null }): Promise<PruneCommit> {
     const { records: R, handles: H } = this.#t;
     const session = txn.session;
     const backed = txn.items.filter((i) => i.backed);
@@ -239,6 +283,7 @@ export class PostgresStore extends StoreBase implements BackingStore {
     if (next !== null && next !== firstNext) writes.push(sql`UPDATE ${H} SET next = ${next} WHERE ${own}`);
     if (plan.lossy > 0) writes.push(sql`UPDATE ${this.#t.sessions} SET lossy_used = lossy_used + ${plan.lossy} WHERE ${own}`);
     const { records, statements: auditWrites } = this.#seal(session, head, plan.drafts);
+    sent.value = { plan, records };
     await tx.commit([...writes, ...auditWrites]);
     return commitResult(plan, records);
   }
@@ -453,6 +498,12 @@ export class PostgresStore extends StoreBase implements BackingStore {
       }
     }
   }
+}
+
+/** What a prune sent with its COMMIT: enough to recognise it in the chain and answer as if the reply had come. */
+interface Sent {
+  readonly plan: CommitPlan;
+  readonly records: readonly AuditRecord[];
 }
 
 function recordOf(row: Row): StoredRecord {
