@@ -3,11 +3,18 @@
 // IR sha256:6eac47b15d790574721707b5d70eed7245120af3f079f8d4220aea1fabe2a831
 // Regenerate with `pruneguard compile`; `pruneguard check` fails when this file is stale.
 
-import { ContextWindow, DEFAULT_LIMITS, directiveSchema as buildDirectiveSchema, guardWindow } from "../src/index.js";
+import {
+  ContextWindow,
+  DEFAULT_LIMITS,
+  directiveSchema as buildDirectiveSchema,
+  guardWindow,
+  openStores as openDeclaredStores,
+} from "../src/index.js";
 import type {
   BackingStore,
   Clock,
   GuardedWindow,
+  OpenStoresOptions,
   PinPattern,
   PruneMode,
   RuntimePolicy,
@@ -88,6 +95,14 @@ export interface Stores {
   readonly archive: BackingStore;
 }
 
+/**
+ * Opens the stores policy `org` declares, each with its declared retention, holds, provenance and writability (`{
+ * memory: true }` opens them in memory, for tests).
+ */
+export function openStores(options: OpenStoresOptions): Promise<Stores> {
+  return openDeclaredStores(storeDeclarations, options);
+}
+
 /** Options of `createWindow`. */
 export interface CreateWindowOptions {
   /** The session this window belongs to; every store call is scoped to it. */
@@ -118,6 +133,7 @@ export function createWindow(options: CreateWindowOptions): PolicyWindow {
     },
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     limits: session,
+    declarations: storeDeclarations,
     pins: policy.pins ?? [],
     tombstone: "{span} pruned, unrecoverable, contents unknown",
     auditStore: options.auditStore ?? "toolLog",

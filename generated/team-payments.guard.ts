@@ -3,11 +3,18 @@
 // IR sha256:cc645032800ff91ea11d04601ede1c1ea7603954e94fed15a50034cfd713a895
 // Regenerate with `pruneguard compile`; `pruneguard check` fails when this file is stale.
 
-import { ContextWindow, DEFAULT_LIMITS, directiveSchema as buildDirectiveSchema, guardWindow } from "../src/index.js";
+import {
+  ContextWindow,
+  DEFAULT_LIMITS,
+  directiveSchema as buildDirectiveSchema,
+  guardWindow,
+  openStores as openDeclaredStores,
+} from "../src/index.js";
 import type {
   BackingStore,
   Clock,
   GuardedWindow,
+  OpenStoresOptions,
   PinPattern,
   PruneMode,
   RuntimePolicy,
@@ -87,6 +94,14 @@ export interface Stores {
   readonly archive: BackingStore;
 }
 
+/**
+ * Opens the stores policy `team-payments` declares, each with its declared retention, holds, provenance and writability
+ * (`{ memory: true }` opens them in memory, for tests).
+ */
+export function openStores(options: OpenStoresOptions): Promise<Stores> {
+  return openDeclaredStores(storeDeclarations, options);
+}
+
 /** Options of `createWindow`. */
 export interface CreateWindowOptions {
   /** The session this window belongs to; every store call is scoped to it. */
@@ -119,6 +134,7 @@ export function createWindow(options: CreateWindowOptions): PolicyWindow {
     },
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     limits: session,
+    declarations: storeDeclarations,
     pins: policy.pins ?? [],
     tombstone: "{span} pruned, unrecoverable, contents unknown",
     auditStore: options.auditStore ?? "toolLog",

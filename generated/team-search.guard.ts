@@ -3,11 +3,18 @@
 // IR sha256:fff457f4e46d4230cee5e242c17046fc3ed62c5e200f222d639b9267a14670c0
 // Regenerate with `pruneguard compile`; `pruneguard check` fails when this file is stale.
 
-import { ContextWindow, DEFAULT_LIMITS, directiveSchema as buildDirectiveSchema, guardWindow } from "../src/index.js";
+import {
+  ContextWindow,
+  DEFAULT_LIMITS,
+  directiveSchema as buildDirectiveSchema,
+  guardWindow,
+  openStores as openDeclaredStores,
+} from "../src/index.js";
 import type {
   BackingStore,
   Clock,
   GuardedWindow,
+  OpenStoresOptions,
   PinPattern,
   PruneMode,
   RuntimePolicy,
@@ -100,6 +107,14 @@ export interface Stores {
   readonly searchIndex: BackingStore;
 }
 
+/**
+ * Opens the stores policy `team-search` declares, each with its declared retention, holds, provenance and writability
+ * (`{ memory: true }` opens them in memory, for tests).
+ */
+export function openStores(options: OpenStoresOptions): Promise<Stores> {
+  return openDeclaredStores(storeDeclarations, options);
+}
+
 /** Options of `createWindow`. */
 export interface CreateWindowOptions {
   /** The session this window belongs to; every store call is scoped to it. */
@@ -131,6 +146,7 @@ export function createWindow(options: CreateWindowOptions): PolicyWindow {
     },
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     limits: session,
+    declarations: storeDeclarations,
     pins: policy.pins ?? [],
     tombstone: "{span} pruned, unrecoverable, contents unknown",
     auditStore: options.auditStore ?? "toolLog",

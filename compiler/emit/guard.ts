@@ -41,11 +41,11 @@ export function emitGuard(policy: PolicyIR, options: EmitOptions): EmittedFile {
   ];
   const decls: Declaration[] = [
     { kind: "comment", lines: headerLines(policy, hash) },
-    { kind: "import", names: ["ContextWindow", ...(large ? ["contentHash"] : []), "DEFAULT_LIMITS", "directiveSchema as buildDirectiveSchema", "guardWindow"], from: options.runtimeImport },
+    { kind: "import", names: ["ContextWindow", ...(large ? ["contentHash"] : []), "DEFAULT_LIMITS", "directiveSchema as buildDirectiveSchema", "guardWindow", "openStores as openDeclaredStores"], from: options.runtimeImport },
     {
       kind: "import",
       typeOnly: true,
-      names: ["BackingStore", "Clock", "GuardedWindow", ...(pinRef.size > 0 ? ["PinPattern"] : []), "PruneMode", "RuntimePolicy", "SessionLimits"],
+      names: ["BackingStore", "Clock", "GuardedWindow", "OpenStoresOptions", ...(pinRef.size > 0 ? ["PinPattern"] : []), "PruneMode", "RuntimePolicy", "SessionLimits"],
       from: options.runtimeImport,
     },
     { kind: "import", typeOnly: true, names: ["Requests", "SpanKind", "StoreName"], from: types },
@@ -84,6 +84,14 @@ export function emitGuard(policy: PolicyIR, options: EmitOptions): EmittedFile {
       members: policy.stores.map((s) => ({ doc: describeStore(s), name: s.name, type: "BackingStore" })),
     },
     {
+      kind: "function",
+      doc: `Opens the stores policy \`${policy.name}\` declares, each with its declared retention, holds, provenance and writability (\`{ memory: true }\` opens them in memory, for tests).`,
+      name: "openStores",
+      params: "options: OpenStoresOptions",
+      returns: "Promise<Stores>",
+      body: ["return openDeclaredStores(storeDeclarations, options);"],
+    },
+    {
       kind: "interface",
       doc: "Options of `createWindow`.",
       name: "CreateWindowOptions",
@@ -115,6 +123,7 @@ export function emitGuard(policy: PolicyIR, options: EmitOptions): EmittedFile {
         ...storesArgument(policy),
         "  ...(options.clock === undefined ? {} : { clock: options.clock }),",
         "  limits: session,",
+        "  declarations: storeDeclarations,",
         ...(policy.pins.length > 0 ? ["  pins: policy.pins ?? [],"] : []),
         ...(policy.tombstone ? [`  tombstone: ${quote(policy.tombstone.text)},`] : []),
         ...(first ? [`  auditStore: options.auditStore ?? ${quote(first.name)},`] : []),

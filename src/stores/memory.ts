@@ -35,6 +35,7 @@ interface MemSession {
  * Every call is atomic because nothing in it awaits.
  */
 export class MemoryStore extends StoreBase implements BackingStore {
+  readonly engine = "memory";
   readonly #sessions = new Map<string, MemSession>();
   #closed = false;
 

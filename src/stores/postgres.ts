@@ -79,6 +79,7 @@ export async function migrate(target: MigrateTarget, options: { readonly schema?
  * guard's `decide` runs in this process between them. `stats.roundTrips` counts them.
  */
 export class PostgresStore extends StoreBase implements BackingStore {
+  readonly engine = "postgres";
   readonly schema: string;
   readonly #driver: Driver;
   readonly #t: Tables;

@@ -93,6 +93,7 @@ CREATE TABLE IF NOT EXISTS pruneguard_spans (
  * between the check and the hold.
  */
 export class SqliteStore extends StoreBase implements BackingStore {
+  readonly engine = "sqlite";
   readonly path: string;
   readonly #db: DatabaseSync;
   #open = true;

@@ -1,4 +1,5 @@
 import type { AuditDraft, AuditRecord } from "../audit.js";
+import type { Engine } from "../policy/stores.js";
 import type { Conditions, SpanMessage } from "../types.js";
 
 /**
@@ -152,6 +153,8 @@ export interface RotateReport {
  */
 export interface BackingStore {
   readonly name: string;
+  /** The engine a policy declaration would name for this store (absent for other adapters). */
+  readonly engine?: Engine;
   readonly capabilities: StoreCapabilities;
   /** Retention of unheld records in ms; `null` keeps them forever. */
   readonly retentionMs: number | null;

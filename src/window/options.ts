@@ -9,6 +9,8 @@ import { errorMessage } from "../errors.js";
 import { findPins } from "../pins.js";
 import { DEFAULT_TOMBSTONE } from "../render.js";
 import { MemoryStore } from "../stores/memory.js";
+import { checkStoreDeclarations } from "../stores/open.js";
+import type { StoreDeclaration } from "../policy/stores.js";
 import type { BackingStore } from "../stores/store.js";
 import { systemClock, type Clock, type KindPolicy, type PinPattern, type PruneMode, type SessionLimits, type SpanMessage, type SpanRef } from "../types.js";
 
@@ -31,6 +33,12 @@ export interface ContextWindowOptions<K extends string> {
    */
   readonly auditStore?: string;
   readonly directiveLimits?: Partial<DirectiveLimits>;
+  /**
+   * The policy's store declarations (a generated guard passes its `storeDeclarations`): every store must
+   * make exactly the declared promises — retention, holds, provenance, writability, and its engine (a
+   * `MemoryStore` stands in for any engine in tests) — or the window is not created.
+   */
+  readonly declarations?: { readonly [name: string]: StoreDeclaration };
 }
 
 /** A span to append. */
@@ -89,6 +97,7 @@ export function resolveWindowOptions<K extends string>(options: ContextWindowOpt
       throw new TypeError(`ContextWindow: kind ${name} has an unusable pin pattern: ${errorMessage(err)}`);
     }
   }
+  if (options.declarations !== undefined) checkStoreDeclarations(options.declarations, stores);
   const prefixes = new Map<string, string>();
   for (const [name, store] of stores) {
     const other = prefixes.get(store.handlePrefix);
