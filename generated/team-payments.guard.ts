@@ -13,6 +13,7 @@ import {
 import type {
   BackingStore,
   Clock,
+  ContextWindowOptions,
   GuardedWindow,
   OpenStoresOptions,
   PinPattern,
@@ -119,11 +120,9 @@ export interface CreateWindowOptions {
 /** A context window typed by policy `team-payments`: `prune` takes only the request a ref's kind accepts. */
 export type PolicyWindow = GuardedWindow<SpanKind, Requests>;
 
-/**
- * Opens a context window under policy `team-payments`; every prune goes through the runtime check against its stores.
- */
-export function createWindow(options: CreateWindowOptions): PolicyWindow {
-  const window = new ContextWindow<SpanKind>({
+/** What `ContextWindow` is given under this policy; the stores are checked against `storeDeclarations`. */
+function windowOptions(options: CreateWindowOptions): ContextWindowOptions<SpanKind> {
+  return {
     session: options.session,
     kinds,
     stores: {
@@ -138,8 +137,22 @@ export function createWindow(options: CreateWindowOptions): PolicyWindow {
     pins: policy.pins ?? [],
     tombstone: "{span} pruned, unrecoverable, contents unknown",
     auditStore: options.auditStore ?? "toolLog",
-  });
-  return guardWindow<SpanKind, Requests>(window);
+  };
+}
+
+/**
+ * Opens a context window under policy `team-payments`; every prune goes through the runtime check against its stores.
+ */
+export function createWindow(options: CreateWindowOptions): PolicyWindow {
+  return guardWindow<SpanKind, Requests>(new ContextWindow<SpanKind>(windowOptions(options)));
+}
+
+/**
+ * Opens the window of an existing session (after a restart, or in another process) from its stores: every span back in
+ * its place, or said to be lost. Give it the same stores and `auditStore` as the windows that wrote the session.
+ */
+export function resumeWindow(options: CreateWindowOptions): Promise<PolicyWindow> {
+  return ContextWindow.resume<SpanKind>(windowOptions(options)).then((window) => guardWindow<SpanKind, Requests>(window));
 }
 
 /**

@@ -37,6 +37,10 @@ describe("openStores and the declaration check", () => {
     const win = org.createWindow({ session: "s", stores, clock });
     const ref = await win.append({ kind: "toolResult", text: "HTTP 502 req_7f3a9c2e41" });
     expect(await win.prune(ref, { mode: "drop" })).toMatchObject({ status: "reversible", handle: "#1" });
+    const hint = await win.append({ kind: "systemHint", text: "be terse" });
+    const resumed = await org.resumeWindow({ session: "s", stores, clock });
+    expect(resumed.entries().map((e) => e.state)).toEqual(["pruned", "lost"]);
+    expect(await resumed.recall(hint)).toMatchObject({ status: "lost" });
   });
 
   it("opens SQLite stores in the given file, and says which store lacks a place", async () => {
