@@ -22,6 +22,8 @@ export type CompileInput =
 export interface CompileOptions {
   /** Directory that input paths and reported locations are relative to. Default: `process.cwd()`, or `/` in memory. */
   readonly cwd?: string;
+  /** The only directory files are read from (relative to `cwd`); default `cwd`. Reads outside it are PG1018. */
+  readonly root?: string;
   /** Reuse a host across compilations (`--watch`); the input's file system is then ignored. */
   readonly host?: SourceHost;
 }
@@ -47,7 +49,11 @@ export function compilePolicies(input: CompileInput, options: CompileOptions = {
   const memory = input as Exclude<CompileInput, readonly string[]>;
   const host =
     options.host ??
-    createSourceHost(inMemory ? { files: memory.files, ...(options.cwd === undefined ? {} : { cwd: options.cwd }) } : options.cwd === undefined ? {} : { cwd: options.cwd });
+    createSourceHost({
+      ...(inMemory ? { files: memory.files } : {}),
+      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+      ...(options.root === undefined ? {} : { root: options.root }),
+    });
   const entries = inMemory
     ? (memory.entries ?? Object.keys(memory.files).filter((f) => f.endsWith(".policy.ts")).sort())
     : (input as readonly string[]);

@@ -12,7 +12,7 @@
  */
 import { pathToFileURL } from "node:url";
 import { IrreversiblePruneError, ManualClock, MemoryStore } from "../src/index.js";
-import { createWindow, directiveJsonSchema, directiveSchema, irHash, storeDeclarations, type Ref } from "../generated/org.guard.js";
+import { createWindow, directiveSchema, directiveTools, irHash, storeDeclarations, type Ref } from "../generated/org.guard.js";
 
 /** A memory store that can be told to fail its next write, standing in for an unreachable server. */
 class FlakyStore extends MemoryStore {
@@ -95,7 +95,7 @@ export async function agentLoop(write: (line: string) => void = (l) => process.s
     const outcome = await win.applyDirective(raw);
     say(`model ${raw} → schema ${parsed.success ? "ok" : "refuses"}; window: ${outcome.status}`);
   }
-  say(`directive JSON Schema for the model's tool definition: ${Object.keys(directiveJsonSchema).join(", ")}`);
+  say(`directive tools for the model: ${directiveTools.map((t) => `${t.name}(${Object.keys(t.inputSchema.properties).join(", ")})`).join(", ")}`);
   say("");
   say(win.render().split("\n").slice(0, 6).map((l) => `  | ${l}`).join("\n"));
   await win.end();

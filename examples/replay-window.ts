@@ -19,7 +19,7 @@ function otherStores(declarations: typeof org.storeDeclarations, clock: Clock) {
 
 /**
  * A window of the organisation policy (`repersist: true`: `toolResult` copies that expired are written
- * back from the window) or of the payments overlay (`repersist: false`).
+ * back from the window) or of the payments policy (`repersist: false`).
  */
 export function createWindow(o: { session: string; toolLog: BackingStore; clock: Clock; repersist: boolean }): org.PolicyWindow | payments.PolicyWindow {
   const guard = o.repersist ? org : payments;

@@ -7,6 +7,7 @@ import {
   ContextWindow,
   DEFAULT_LIMITS,
   directiveSchema as buildDirectiveSchema,
+  directiveTools as buildDirectiveTools,
   guardWindow,
   openStores as openDeclaredStores,
 } from "../src/index.js";
@@ -14,6 +15,7 @@ import type {
   BackingStore,
   Clock,
   ContextWindowOptions,
+  DirectiveTool,
   GuardedWindow,
   OpenStoresOptions,
   PinPattern,
@@ -163,35 +165,8 @@ export const directiveModes: readonly PruneMode[] = ["drop", "summarize", "compr
 /** The zod schema of model directives under this policy (strict; `accept_lossy` is the JSON boolean only). */
 export const directiveSchema: ReturnType<typeof buildDirectiveSchema> = buildDirectiveSchema(DEFAULT_LIMITS, directiveModes);
 
-/** `directiveSchema` as JSON Schema, for a model's tool definition; a test keeps the two equal. */
-export const directiveJsonSchema: { readonly [key: string]: unknown } = {
-  $schema: "https://json-schema.org/draft/2020-12/schema",
-  oneOf: [
-    {
-      type: "object",
-      properties: {
-        op: { type: "string", const: "prune" },
-        span_id: { type: "string", pattern: "^span_[1-9][0-9]{0,8}$" },
-        mode: { type: "string", enum: ["drop", "summarize", "compress"] },
-        digest: { type: "string", minLength: 1, maxLength: 8000 },
-        accept_lossy: { type: "boolean" },
-      },
-      required: ["op", "span_id", "mode"],
-      additionalProperties: false,
-    },
-    {
-      type: "object",
-      properties: {
-        op: { type: "string", const: "recall" },
-        span_id: {
-          anyOf: [
-            { type: "string", pattern: "^span_[1-9][0-9]{0,8}$" },
-            { type: "string", pattern: "^[a-z]{0,4}#[1-9][0-9]{0,15}$" },
-          ],
-        },
-      },
-      required: ["op", "span_id"],
-      additionalProperties: false,
-    },
-  ],
-};
+/**
+ * The directive tools under this policy, one per operation, for `openAIChatTools`, `anthropicTools`, `aiSDKTools` and
+ * `handleToolCall`.
+ */
+export const directiveTools: readonly DirectiveTool[] = buildDirectiveTools({ modes: directiveModes });

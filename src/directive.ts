@@ -20,30 +20,57 @@ export const DEFAULT_LIMITS: DirectiveLimits = Object.freeze({ maxDigestChars: 8
 /**
  * The schema of model directives. Strict: an unknown key (including `__proto__` or `constructor`) is an
  * error, and `accept_lossy` accepts the JSON booleans only, so `"true"`, `1` or `"yes"` never count as
- * consent to an irreversible loss.
+ * consent to an irreversible loss. An optional field may be `null`, meaning absent: OpenAI's strict mode
+ * sends every property and fills the ones the model left out with `null`.
+ *
+ * One member per operation, each discriminated by `op` and described for a model: the ready tools
+ * (`directiveTools`) are generated from these members, one tool per operation.
  */
 export function directiveSchema(limits: DirectiveLimits = DEFAULT_LIMITS, modes: readonly PruneMode[] = PRUNE_MODES) {
   const spanId = z.string().regex(SPAN_ID, { error: "span_id must look like span_7" });
   const prune = z
     .strictObject({
       op: z.literal("prune"),
-      span_id: spanId,
-      mode: z.enum(modes as [PruneMode, ...PruneMode[]], { error: `mode must be one of ${modes.join(", ")}` }),
-      digest: z.string().min(1).max(limits.maxDigestChars, { error: `digest longer than ${limits.maxDigestChars} characters` }).optional(),
-      accept_lossy: z.boolean({ error: "accept_lossy must be the JSON value true or false" }).optional(),
+      span_id: spanId.meta({ description: "The span to prune, as its header names it (span_7)." }),
+      mode: z
+        .enum(modes as [PruneMode, ...PruneMode[]], { error: `mode must be one of ${modes.join(", ")}` })
+        .meta({ description: "drop: replace it by an index line; summarize: by your digest; compress: by the runtime's shortened form." }),
+      digest: z
+        .string()
+        .min(1)
+        .max(limits.maxDigestChars, { error: `digest longer than ${limits.maxDigestChars} characters` })
+        .nullish()
+        .meta({ description: "With mode summarize only: the text that replaces the span." }),
+      accept_lossy: z
+        .boolean({ error: "accept_lossy must be the JSON value true or false" })
+        .nullish()
+        .meta({ description: "true only to accept losing the span for good when no durable copy can be verified." }),
     })
     .superRefine((d, ctx) => {
-      if (d.mode === "summarize" && d.digest === undefined) {
+      if (d.mode === "summarize" && d.digest == null) {
         ctx.addIssue({ code: "custom", path: ["digest"], message: "summarize needs a digest" });
       }
-      if (d.mode !== "summarize" && d.digest !== undefined) {
+      if (d.mode !== "summarize" && d.digest != null) {
         ctx.addIssue({ code: "custom", path: ["digest"], message: `a digest is only taken with mode summarize, not ${d.mode}` });
       }
+    })
+    .meta({
+      description:
+        "Free a span of your context. The runtime checks that a durable copy exists first; if not, the prune is " +
+        "rejected unless accept_lossy is true, and the span stays. Answers with the line that now stands in its place.",
     });
-  const recall = z.strictObject({
-    op: z.literal("recall"),
-    span_id: z.union([spanId, z.string().regex(HANDLE)], { error: "span_id must be a span id (span_7) or a handle (#3)" }),
-  });
+  const recall = z
+    .strictObject({
+      op: z.literal("recall"),
+      span_id: z
+        .union([spanId, z.string().regex(HANDLE)], { error: "span_id must be a span id (span_7) or a handle (#3)" })
+        .meta({ description: "A span id (span_7) or the handle an index line gave (#3)." }),
+    })
+    .meta({
+      description:
+        "Get a pruned span back. Answers with its exact text, or says it was pruned and cannot be recovered, or " +
+        "that this session never had it.",
+    });
   return z.discriminatedUnion("op", [prune, recall], { error: 'op must be "prune" or "recall"' });
 }
 

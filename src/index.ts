@@ -11,8 +11,26 @@ export type { AppendInput, ContextWindowOptions, PruneRequest } from "./window/o
 export type { WindowEntry } from "./window/view.js";
 export { guardWindow } from "./typed.js";
 export type { AnyPruneRequest, GuardedWindow, PruneguardTypeError } from "./typed.js";
-export { toAISDK, toAnthropic, toOpenAI } from "./providers.js";
-export type { AISDKMessage, AnthropicMessage, OpenAIMessage } from "./providers.js";
+export { toAISDK, toAnthropic, toOpenAI, toOpenAIResponses } from "./providers/index.js";
+export type { AISDKMessage, AISDKPrompt, AnthropicMessage, OpenAIMessage, OpenAIResponsesItem, RenderSource } from "./providers/index.js";
+export { Transcript } from "./providers/index.js";
+export type { AISDKStep, KindMapping, ModelToolCall, ModelToolResult, ToolOutput, ToolRunner, TranscriptWindow } from "./providers/index.js";
+export { directiveTools } from "./tools/schemas.js";
+export type { DirectiveTool, DirectiveToolsOptions, JsonSchema, ToolInputSchema } from "./tools/schemas.js";
+export { toolResultText } from "./tools/call.js";
+export type { ToolCall, ToolCallResult } from "./tools/call.js";
+export { aiSDKTools, anthropicTools, openAIChatTools, openAIResponsesTools, pruneguardRepairToolCall } from "./tools/providers.js";
+export type {
+  AISDKTool,
+  AISDKToolOutput,
+  AISDKToolResult,
+  AnthropicTool,
+  OpenAIChatTool,
+  OpenAIResponsesTool,
+  PassThroughSchema,
+  ProviderToolOptions,
+  ToolCallHandler,
+} from "./tools/providers.js";
 export { MemoryStore } from "./stores/memory.js";
 export { SqliteStore } from "./stores/sqlite.js";
 export type { SqliteStoreOptions } from "./stores/sqlite.js";

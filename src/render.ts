@@ -5,7 +5,8 @@ import type { PruneMode } from "./types.js";
 /**
  * The lines the model reads in place of what it pruned. Each is short by design and pinned by tests:
  * a tombstone costs at most 13 o200k tokens and an index line at most 12, for ids up to `span_99999`
- * and handles up to `#9999`.
+ * and handles up to `#9999` — plus its hint, which costs at most the window's `indexHintTokens` and one
+ * token for the `: ` before it.
  */
 
 export const DEFAULT_TOMBSTONE = "{span} pruned, unrecoverable, contents unknown";
@@ -19,9 +20,12 @@ export function lostLine(spanId: string): string {
   return `${spanId} lost in a restart, contents unknown`;
 }
 
-/** The index line of a reversible drop: the span id and the handle that recalls it. */
-export function indexLine(spanId: string, handle: string): string {
-  return `${spanId} pruned, recall ${handle}`;
+/**
+ * The index line of a reversible drop: the span id, the handle that recalls it, and a hint of what it
+ * held (`hint.ts`: one line of plain words, token-capped) when there is one.
+ */
+export function indexLine(spanId: string, handle: string, hint: string | null = null): string {
+  return hint === null ? `${spanId} pruned, recall ${handle}` : `${spanId} pruned, recall ${handle}: ${hint}`;
 }
 
 /** Header of a digest or compressed form that replaced a span. */

@@ -9,6 +9,8 @@
  */
 import type { AuditRecord } from "./audit.js";
 import type { DirectiveOutcome, LossyOutcome, PruneOutcome, RecallOutcome, ReversibleOutcome } from "./outcome.js";
+import type { ToolCall, ToolCallResult } from "./tools/call.js";
+import type { DirectiveTool } from "./tools/schemas.js";
 import type { AppendInput, PruneRequest } from "./window/options.js";
 import type { WindowEntry } from "./window/view.js";
 import type { ContextWindow } from "./window/window.js";
@@ -46,6 +48,8 @@ export interface GuardedWindow<K extends string, Requests extends { readonly [P 
   tryPrune<R>(span: SpanRef<string, R>, request: NoInfer<R>): Promise<PruneOutcome>;
   /** The untrusted path for model output; never throws. */
   applyDirective(input: unknown): Promise<DirectiveOutcome>;
+  /** A provider's call to a directive tool: the outcome and the tool result's text, `null` for other tools. */
+  handleToolCall(call: ToolCall, tools?: readonly DirectiveTool[]): Promise<ToolCallResult | null>;
   recall(query: string): Promise<RecallOutcome>;
   render(): string;
   entries(): WindowEntry[];
@@ -74,6 +78,7 @@ export function guardWindow<K extends string, Requests extends { readonly [P in 
     prune: (span, request) => window.prune(asRequest(span, request)),
     tryPrune: (span, request) => window.tryPrune(asRequest(span, request)),
     applyDirective: (input) => window.applyDirective(input),
+    handleToolCall: (call, tools) => window.handleToolCall(call, tools),
     recall: (query) => window.recall(query),
     render: () => window.render(),
     entries: () => window.entries(),

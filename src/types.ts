@@ -54,7 +54,13 @@ export type SpanRef<K extends string = string, R = unknown> = string & {
 export type SpanMessage =
   | { readonly role: "system" | "user" | "assistant" }
   | { readonly role: "tool-call"; readonly callId: string; readonly toolName: string }
-  | { readonly role: "tool-result"; readonly callId: string; readonly toolName: string };
+  | {
+      readonly role: "tool-result";
+      readonly callId: string;
+      readonly toolName: string;
+      /** The tool failed: rendered with the provider's error flag (AI SDK `error-text`, Anthropic `is_error`). */
+      readonly isError?: boolean;
+    };
 
 /** A live span as the window holds it. */
 export interface Span {

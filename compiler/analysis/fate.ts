@@ -8,7 +8,7 @@
  * re-persist (writing the window's bytes back into a writable store that distinguishes absent) or a
  * retention at least as long as the session keeps every prune reversible.
  */
-import { formatDuration } from "../../dsl/durations.js";
+import { formatDuration } from "../../src/policy/durations.js";
 import type { KindIR, PolicyIR } from "../ir/schema.js";
 
 export type Fate =
@@ -58,4 +58,36 @@ export function describeFate(f: Fate): string {
     case "never-prunable":
       return "never prunable";
   }
+}
+
+/** What a prune in an allowed mode becomes: executed reversibly, executed only as a lossy commitment, or never executed. */
+export type Outcome = "reversible" | "lossy" | "rejected";
+
+/** The outcome of a prune of a kind with this fate, `ageMs` after the span was appended. */
+export function outcomeAt(f: Fate, ageMs: number): Outcome {
+  switch (f.fate) {
+    case "always-reversible":
+      return "reversible";
+    case "reversible-until-horizon":
+      return ageMs < f.horizonMs ? "reversible" : f.then === "rejected" ? "rejected" : "lossy";
+    case "lossy-with-flag":
+      return "lossy";
+    case "never-prunable":
+      return "rejected";
+  }
+}
+
+/**
+ * The earliest span age (0, or a horizon where an outcome changes) at which `looser` turns a prune that
+ * `tighter` executes reversibly, or never, into a lossy one; `undefined` when there is none before
+ * `untilMs` (the longest session `looser` allows; `null` is unlimited).
+ */
+export function firstLoosening(tighter: Fate, looser: Fate, untilMs: number | null): { readonly ageMs: number; readonly was: Outcome } | undefined {
+  const ages = [0, ...[tighter, looser].flatMap((f) => (f.fate === "reversible-until-horizon" ? [f.horizonMs] : []))].sort((a, b) => a - b);
+  for (const ageMs of ages) {
+    if (untilMs !== null && ageMs >= untilMs) break;
+    const was = outcomeAt(tighter, ageMs);
+    if (was !== "lossy" && outcomeAt(looser, ageMs) === "lossy") return { ageMs, was };
+  }
+  return undefined;
 }

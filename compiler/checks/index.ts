@@ -20,21 +20,36 @@ export function runChecks(policies: readonly PolicyIR[]): Diagnostic[] {
   const ctx: CheckContext = { policyByFile: (f) => byFile.get(f) };
   const out: Diagnostic[] = [];
   const byName = new Map<string, PolicyIR>();
+  const own = new Map<PolicyIR, Diagnostic[]>();
   for (const p of policies) {
     const other = byName.get(p.name);
     if (other) out.push(diagnostic("PG2005", p.fields.name ?? p.location, { name: p.name, other: `\`${other.file}\`` }));
     else byName.set(p.name, p);
-    for (const check of CHECKS) out.push(...check(p, ctx));
+    own.set(p, CHECKS.flatMap((check) => check(p, ctx)));
   }
+  for (const [p, ds] of own) out.push(...intoOverlay(p, ds, p.extends ? own.get(byFile.get(p.extends.file)!) : undefined));
   return dedupe(out);
 }
+
+/**
+ * An overlay's diagnostics that its base does not have are caused by the overlay. The checks place them at
+ * the overlay property that causes them; one that still points into another file is moved to the
+ * overlay's `extendPolicy(...)` call, so no diagnostic an overlay causes is reported in a file it did not change.
+ */
+function intoOverlay(p: PolicyIR, ds: readonly Diagnostic[], inherited: readonly Diagnostic[] | undefined): Diagnostic[] {
+  if (inherited === undefined) return [...ds];
+  const keys = new Set(inherited.map(key));
+  return ds.map((d) => (d.location === null || d.location.file === p.file || keys.has(key(d)) ? d : { ...d, location: p.location }));
+}
+
+const key = (d: Diagnostic): string => JSON.stringify([d.code, d.location, d.message]);
 
 function dedupe(ds: readonly Diagnostic[]): Diagnostic[] {
   const seen = new Set<string>();
   return ds.filter((d) => {
-    const key = JSON.stringify([d.code, d.location, d.message]);
-    if (seen.has(key)) return false;
-    seen.add(key);
+    const k = key(d);
+    if (seen.has(k)) return false;
+    seen.add(k);
     return true;
   });
 }

@@ -1,10 +1,15 @@
 /**
- * Overlays may only tighten their base. Stated once: for every prune the overlay would execute (a kind, a
- * mode, with or without accept_lossy), the base must execute it too, at least as recoverably; and every
- * pin the base carries, the overlay carries. Each violation names the rule and a concrete counterexample.
+ * Overlays may only tighten their base. Stated once, per kind, on the kind's fate: for every prune the
+ * overlay would execute (a kind, a mode, at some age of the span), the base must execute it at least as
+ * recoverably — a prune the base executes reversibly may be rejected under the overlay, never lossy. Beside
+ * the fate: no lossy rule, mode or lossy budget the base does not allow, no shorter retention, no lost
+ * holds, no dropped pin. Each violation is located at the overlay property that causes it and names a
+ * concrete prune, computed from both fates, as its counterexample.
  */
-import { formatDuration } from "../../dsl/durations.js";
+import { formatDuration } from "../../src/policy/durations.js";
+import { firstLoosening, fateOf, type Fate } from "../analysis/fate.js";
 import { diagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
+import type { Location } from "../ir/location.js";
 import type { KindIR, PinIR, PolicyIR, StoreIR } from "../ir/schema.js";
 import { storeOf, type Check } from "./context.js";
 
@@ -17,7 +22,7 @@ export const checkOverlay: Check = (policy, ctx) => {
 
   for (const b of base.stores) {
     const o = storeOf(policy, b.name);
-    if (o && o !== b) out.push(...compareStores(`store \`${b.name}\``, b, o, o.fields.retention ?? o.location, names));
+    if (o) out.push(...compareStores(`store \`${b.name}\``, b, o, undefined, names));
   }
   for (const bk of base.kinds) {
     const ok = policy.kinds.find((k) => k.name === bk.name);
@@ -56,26 +61,75 @@ function compareKinds(b: KindIR, o: KindIR, base: PolicyIR, overlay: PolicyIR, n
 
   const bs = storeOf(base, b.store);
   const os = storeOf(overlay, o.store);
-  const at = o.fields.store ?? o.location;
-  if (bs && o.store === null) {
-    out.push(
-      diagnostic("PG2105", at, {
-        ...names,
-        subject: `kind \`${o.name}\` has no store where ${names.base} backs it with \`${bs.name}\``,
-        consequence: `a prune of \`${o.name}\` that is reversible under ${names.base} is lossy under ${names.overlay}`,
-      }),
-    );
-  } else if (bs && os && b.store !== o.store) {
-    out.push(...compareStores(`kind \`${o.name}\`'s store (\`${os.name}\`, was \`${bs.name}\`)`, bs, os, at, names));
-  }
+  // A kind moved to another store is reported at its `store:` line, whatever the new store lacks.
+  if (bs && os && b.store !== o.store) out.push(...compareStores(`kind \`${o.name}\`'s store (\`${os.name}\`, was \`${bs.name}\`)`, bs, os, o.fields.store ?? o.location, names));
+  out.push(...fateLoosening(b, o, base, overlay, names));
   return out;
 }
 
-function compareStores(subject: string, b: StoreIR, o: StoreIR, at: StoreIR["location"], names: Names): Diagnostic[] {
+/**
+ * PG2107: the first prune of the kind that the base executes reversibly and the overlay only as a lossy
+ * commitment. A prune the base never executes and the overlay executes lossily needs `lossy: "with-flag"`
+ * where the base forbids it, which PG2101 reports; a shorter retention is PG2102's.
+ */
+function fateLoosening(b: KindIR, o: KindIR, base: PolicyIR, overlay: PolicyIR, names: Names): Diagnostic[] {
+  const bf = fateOf(b, base);
+  const of = fateOf(o, overlay);
+  const found = firstLoosening(bf, of, overlay.session.maxLengthMs);
+  if (!found || found.was !== "reversible") return [];
+  const cause = causeOf(b, o, base, overlay);
+  if (cause === undefined) return [];
+  const mode = o.modes.find((m) => b.modes.includes(m)) ?? o.modes[0] ?? "drop";
+  const when = found.ageMs === 0 ? "right after its append" : `${formatDuration(found.ageMs)} after its append`;
+  return [
+    diagnostic("PG2107", cause.at, {
+      ...names,
+      cause: cause.what,
+      counterexample: `a \`${mode}\` of \`${o.name}\` ${when} is reversible under ${names.base} (${why(bf)}) and lossy under ${names.overlay}, executed only with accept_lossy and leaving a tombstone (${why(of)})`,
+    }),
+  ];
+}
+
+const why = (f: Fate): string => f.why.replace(/, and lossy is forbidden$/, "");
+
+/**
+ * The overlay property that changed the kind's fate, most specific first. `undefined` when the cause is a
+ * shorter retention, which PG2102 already reports at the same property.
+ */
+function causeOf(b: KindIR, o: KindIR, base: PolicyIR, overlay: PolicyIR): { what: string; at: Location } | undefined {
+  const bs = storeOf(base, b.store);
+  const os = storeOf(overlay, o.store);
+  const kindAt = o.fields.store ?? o.location;
+  if (o.store === null && bs) return { what: `kind \`${o.name}\` has no store where ${base.name} backs it with \`${bs.name}\``, at: kindAt };
+  if (b.store !== o.store && os) {
+    if (bs && os.retentionMs !== null && (bs.retentionMs === null || os.retentionMs < bs.retentionMs)) return undefined;
+    return { what: `it moves kind \`${o.name}\` to store \`${os.name}\`${bs ? ` (was \`${bs.name}\`)` : ""}`, at: kindAt };
+  }
+  if (bs && os) {
+    if (bs.writable && !os.writable) return { what: `store \`${os.name}\` is read-only where ${base.name} declares it writable`, at: os.fields.writable ?? os.location };
+    if (bs.distinguishesAbsent && !os.distinguishesAbsent) {
+      return { what: `store \`${os.name}\` cannot tell "pruned" from "never existed" where ${base.name}'s can`, at: os.fields.distinguishesAbsent ?? os.location };
+    }
+    if (os.retentionMs !== null && (bs.retentionMs === null || os.retentionMs < bs.retentionMs)) return undefined;
+  }
+  if (b.repersist && !o.repersist) return { what: `it turns re-persist off for kind \`${o.name}\``, at: o.fields.repersist ?? o.location };
+  const bl = base.session.maxLengthMs;
+  const ol = overlay.session.maxLengthMs;
+  if (bl !== null && (ol === null || ol > bl)) {
+    return {
+      what: `it lets sessions run ${ol === null ? "without a limit" : `up to ${formatDuration(ol)}`} where ${base.name} stops them at ${formatDuration(bl)}`,
+      at: overlay.session.fields.maxLength ?? overlay.session.location,
+    };
+  }
+  return { what: `it changes kind \`${o.name}\``, at: o.location.file === overlay.file ? o.location : overlay.location };
+}
+
+/** A store the overlay redeclares, or a kind's new store (`at`: the kind's `store:` line), against the base's. */
+function compareStores(subject: string, b: StoreIR, o: StoreIR, at: Location | undefined, names: Names): Diagnostic[] {
   const out: Diagnostic[] = [];
   if (b.retentionMs !== o.retentionMs && (b.retentionMs === null || (o.retentionMs !== null && o.retentionMs < b.retentionMs))) {
     out.push(
-      diagnostic("PG2102", at, {
+      diagnostic("PG2102", at ?? o.fields.retention ?? o.location, {
         ...names,
         subject,
         overlayRetention: formatDuration(o.retentionMs),
@@ -83,24 +137,7 @@ function compareStores(subject: string, b: StoreIR, o: StoreIR, at: StoreIR["loc
       }),
     );
   }
-  if (b.holds && !o.holds) {
-    out.push(
-      diagnostic("PG2105", o.fields.holds ?? at, {
-        ...names,
-        subject: `${subject} cannot place holds`,
-        consequence: "the copy of a reversibly pruned span can rotate out before the session ends, so recall finds it lost, which the base prevents",
-      }),
-    );
-  }
-  if (b.distinguishesAbsent && !o.distinguishesAbsent) {
-    out.push(
-      diagnostic("PG2105", o.fields.distinguishesAbsent ?? at, {
-        ...names,
-        subject: `${subject} cannot distinguish absent`,
-        consequence: "every prune to it becomes lossy, where the base could prune reversibly",
-      }),
-    );
-  }
+  if (b.holds && !o.holds) out.push(diagnostic("PG2105", at ?? o.fields.holds ?? o.location, { ...names, subject }));
   return out;
 }
 

@@ -1,6 +1,6 @@
 /** Structural semantics: every kind names a declared store and allows at least one mode; every store is used. */
 import { diagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
-import { storeOf, type Check } from "./context.js";
+import { preferOwn, storeOf, type Check } from "./context.js";
 
 export const checkReferences: Check = (policy) => {
   const out: Diagnostic[] = [];
@@ -15,7 +15,7 @@ export const checkReferences: Check = (policy) => {
     if (kind.repersist) {
       const store = storeOf(policy, kind.store);
       const reason = kind.store === null ? "it has no store" : store && !store.writable ? `store \`${store.name}\` is not writable` : undefined;
-      if (reason) out.push(diagnostic("PG3003", kind.fields.repersist ?? kind.location, { kind: kind.name, reason }));
+      if (reason) out.push(diagnostic("PG3003", preferOwn(policy, [kind.fields.repersist, kind.fields.store, store?.fields.writable], kind.location), { kind: kind.name, reason }));
     }
   }
   for (const store of policy.stores) {

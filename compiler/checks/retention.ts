@@ -4,7 +4,7 @@
  * so a live span's copy ages like any other. Kinds that re-persist into a writable store are exempt: the
  * runtime writes the window's bytes back before it prunes.
  */
-import { formatDuration } from "../../dsl/durations.js";
+import { formatDuration } from "../../src/policy/durations.js";
 import { diagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
 import type { KindIR, PolicyIR, StoreIR } from "../ir/schema.js";
 import type { Check } from "./context.js";
@@ -36,13 +36,12 @@ export const checkRetention: Check = (policy) => {
 };
 
 /**
- * The store's retention when this policy declares the store; for an overlay that inherits it, the kind
- * field that exposed it here (`repersist: false`), so the warning lands in the file that caused it.
+ * The store's retention when this policy declares the store; for an overlay that inherits it, the overlay
+ * property that exposed it here (a kind's `repersist: false` or `store:`, or a longer `session.maxLength`),
+ * so the warning lands in the file that caused it.
  */
 function where(policy: PolicyIR, store: StoreIR, exposed: readonly KindIR[]): StoreIR["location"] {
   if (store.location.file === policy.file) return store.fields.retention ?? store.location;
-  const own = exposed.find((k) => k.location.file === policy.file || Object.values(k.fields).some((f) => f?.file === policy.file));
-  if (!own) return store.fields.retention ?? store.location;
-  const field = [own.fields.repersist, own.fields.store, own.fields.modes].find((f) => f?.file === policy.file);
-  return field ?? own.location;
+  const causes = [...exposed.flatMap((k) => [k.fields.repersist, k.fields.store, k.fields.modes]), policy.session.fields.maxLength];
+  return causes.find((c) => c?.file === policy.file) ?? store.fields.retention ?? store.location;
 }

@@ -2,7 +2,8 @@
  * The tombstone is what keeps provenance for a lossy prune, so it must name the span and stay small: the
  * reference wording is 13 tokens (o200k_base), and ours may not be larger.
  */
-import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
+import { tombstoneLine } from "../../src/render.js";
+import { countTokens } from "../../src/tokens.js";
 import { diagnostic } from "../diagnostics/diagnostic.js";
 import type { Check } from "./context.js";
 
@@ -14,7 +15,8 @@ export const checkTombstone: Check = (policy) => {
   const t = policy.tombstone;
   if (t === null) return [];
   if (!t.text.includes("{span}")) return [diagnostic("PG2007", t.location, { placeholder: "{span}" })];
-  const filled = t.text.replaceAll("{span}", TOMBSTONE_SAMPLE_SPAN);
+  // Filled and counted by the runtime's own functions, so the check measures the line the model will read.
+  const filled = tombstoneLine(TOMBSTONE_SAMPLE_SPAN, t.text);
   const tokens = countTokens(filled);
   if (tokens > TOMBSTONE_MAX_TOKENS) return [diagnostic("PG2008", t.location, { tokens, filled, max: TOMBSTONE_MAX_TOKENS })];
   return [];

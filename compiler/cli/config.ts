@@ -21,6 +21,8 @@ export const ProjectConfig = z.strictObject({
   out: z.string().min(1).optional(),
   /** The module specifier generated guards import the runtime from. */
   runtimeImport: z.string().min(1).optional(),
+  /** The project root, relative to the working directory: nothing outside it is read. */
+  root: z.string().min(1).optional(),
 });
 export type ProjectConfig = z.infer<typeof ProjectConfig>;
 
@@ -31,6 +33,7 @@ export interface ResolvedConfig {
   readonly policies: readonly string[];
   readonly out: string;
   readonly runtimeImport: string;
+  readonly root: string;
 }
 
 export async function loadConfig(cwd: string): Promise<ResolvedConfig> {
@@ -58,5 +61,6 @@ export async function loadConfig(cwd: string): Promise<ResolvedConfig> {
     policies: config.policies ?? [],
     out: config.out ?? DEFAULT_OUT,
     runtimeImport: config.runtimeImport ?? DEFAULT_EMIT_OPTIONS.runtimeImport,
+    root: config.root ?? ".",
   };
 }

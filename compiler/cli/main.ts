@@ -15,15 +15,32 @@ import { registerCompile } from "./commands/compile.js";
 import { registerExplain } from "./commands/explain.js";
 import { registerMigrate } from "./commands/migrate.js";
 import { CliError, ExitCode, type CliContext, type CliIO, type RegisterCommand } from "./context.js";
+import { errorJson } from "./report.js";
 
 export const COMMANDS: readonly RegisterCommand[] = [registerCompile, registerCheck, registerExplain, registerMigrate, registerAudit];
+
+/**
+ * Whether to print ANSI colours: `FORCE_COLOR` wins (`0` or `false` turns colour off, anything else on),
+ * then a non-empty `NO_COLOR` turns it off, else colour when diagnostics go to a terminal.
+ */
+export function colorEnabled(env: Readonly<Record<string, string | undefined>>, isTTY: boolean): boolean {
+  const force = env["FORCE_COLOR"];
+  if (force !== undefined) return force !== "0" && force !== "false";
+  if (env["NO_COLOR"] !== undefined && env["NO_COLOR"] !== "") return false;
+  return isTTY;
+}
 
 const processIO = (): CliIO => ({
   cwd: process.cwd(),
   stdout: (t) => void process.stdout.write(t),
   stderr: (t) => void process.stderr.write(t),
-  color: process.stdout.isTTY === true && process.env["NO_COLOR"] === undefined,
+  color: colorEnabled(process.env, process.stderr.isTTY === true),
 });
+
+/** `--format json` (or `--format=json`) anywhere in the arguments: errors are then JSON on stdout too. */
+function wantsJson(argv: readonly string[]): boolean {
+  return argv.some((a, i) => a === "--format=json" || (a === "--format" && argv[i + 1] === "json"));
+}
 
 export async function main(argv: readonly string[], io: CliIO = processIO()): Promise<number> {
   let code: number = ExitCode.ok;
@@ -34,7 +51,20 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
     .version(await version(), "-v, --version")
     .exitOverride()
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
-    .showHelpAfterError("(run with --help for usage)");
+    .showHelpAfterError("(run with --help for usage)")
+    .addHelpText(
+      "after",
+      [
+        "",
+        "Exit codes: 0 clean, 1 diagnostics with errors (check: or stale output; audit --verify: a broken chain), 2 usage or I/O error.",
+        "Every command takes --format pretty|json and --help (with its exit codes and examples).",
+        "",
+        "Examples:",
+        "  pruneguard compile policies --out generated",
+        "  pruneguard check --format json",
+        "  pruneguard explain policies/team.policy.ts",
+      ].join("\n"),
+    );
   for (const register of COMMANDS) register(program, cli);
   if (argv.length === 0) {
     io.stderr(program.helpInformation());
@@ -45,10 +75,14 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
     return code;
   } catch (error) {
     if (error instanceof CommanderError) {
-      return error.code === "commander.helpDisplayed" || error.code === "commander.version" || error.code === "commander.help" ? ExitCode.ok : ExitCode.usage;
+      if (error.code === "commander.helpDisplayed" || error.code === "commander.version" || error.code === "commander.help") return ExitCode.ok;
+      // Commander has printed its message on stderr already.
+      if (wantsJson(argv)) io.stdout(errorJson(error.message.replace(/^error: /, "")));
+      return ExitCode.usage;
     }
-    const message = error instanceof Error ? error.message : String(error);
-    io.stderr(`pruneguard: ${error instanceof CliError ? "" : "internal error: "}${message}\n`);
+    const message = `${error instanceof CliError ? "" : "internal error: "}${error instanceof Error ? error.message : String(error)}`;
+    io.stderr(`pruneguard: ${message}\n`);
+    if (wantsJson(argv)) io.stdout(errorJson(message));
     return ExitCode.usage;
   }
 }

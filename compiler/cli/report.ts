@@ -6,7 +6,22 @@ import type { CliIO } from "./context.js";
 
 export type OutputFormat = "pretty" | "json";
 
-export const formatOption = () => new Option("--format <format>", "output format").choices(["pretty", "json"]).default("pretty");
+/** `--format pretty|json`, the same on every command; with `json`, errors (exit 2) are JSON on stdout too. */
+export const formatOption = () => new Option("--format <format>", "output format; json prints results and errors as data on stdout").choices(["pretty", "json"]).default("pretty");
+
+/** `--root <dir>`: the only folder policy files are read from. */
+export const rootOption = () =>
+  new Option("--root <dir>", 'the project root: no policy file, import or link outside it is read (default: package.json "pruneguard".root, else the working directory)');
+
+/** The end of every command's `--help`: what its exit codes mean, and examples to copy. */
+export function helpFooter(exitCodes: string, examples: readonly string[]): string {
+  return ["", `Exit codes: ${exitCodes}`, "", "Examples:", ...examples.map((e) => `  ${e}`)].join("\n");
+}
+
+/** The JSON an error (exit 2) prints on stdout under `--format json`: one stable shape for every command. */
+export function errorJson(message: string): string {
+  return `${JSON.stringify({ error: { message, exitCode: 2 } }, null, 2)}\n`;
+}
 
 export function printDiagnostics(io: CliIO, result: CompileResult, format: OutputFormat, extra: Record<string, unknown> = {}): void {
   if (format === "json") {

@@ -98,6 +98,48 @@ export const catalogue = {
     template: "{where} is missing the required property `{name}`",
     example: `scratch: { store: null, lossy: "with-flag" },`,
   },
+  PG1014: {
+    category: "error",
+    title: "DSL export used without importing it",
+    template: "`{name}` is a `pruneguard/dsl` export, but this file does not import it; add it to the import: `{importLine}`",
+    example: `stores: { toolLog: store.sqlite({ retention: hours(4) }) },   // hours is not imported`,
+  },
+  PG1015: {
+    category: "error",
+    title: "Overlay names a kind its base does not have",
+    template: "no kind `{name}` in the base `{base}`; did you mean `{suggestion}`? (a kind the overlay adds must declare store, modes and lossy)",
+    example: `extendPolicy(org, { name: "team", kinds: { toolReslt: { modes: ["drop"] } } })`,
+  },
+  PG1016: {
+    category: "error",
+    title: "Arithmetic on durations",
+    template: "`{text}` does arithmetic on durations, which TypeScript types as a plain number, so the editor rejects it where a duration is expected; write the total as one builder: `{total}`",
+    example: `retention: hours(1) + minutes(30),`,
+  },
+  PG1017: {
+    category: "error",
+    title: "Nested too deeply",
+    template: "{what} nests more than {max} levels deep; the compiler stops reading here rather than risk exhausting its stack (no policy needs this depth)",
+    example: `pins: [[[[[[[[[[[[[[[[ /* … 100 levels … */ ]]]]]]]]]]]]]]]],`,
+  },
+  PG1018: {
+    category: "error",
+    title: "Read outside the project root",
+    template: "`{file}` {how}; the compiler reads only files inside the project root `{root}` (choose another with --root)",
+    example: `import org from "../../../elsewhere/org.policy.js";`,
+  },
+  PG1019: {
+    category: "error",
+    title: "Link to a file that is not a policy",
+    template: "`{file}` is a symbolic link to `{target}`, which is not a policy module (`*.policy.ts`); the compiler does not read it",
+    example: `// policies/notes.policy.ts → ../notes.txt`,
+  },
+  PG1020: {
+    category: "error",
+    title: "Not a policy module",
+    template: "`{file}` is not a policy module (policy modules are named `*.policy.ts`); the compiler reads nothing else, so its contents are never parsed or shown",
+    example: `pruneguard check notes.txt`,
+  },
 
   // ---- PG2xxx: semantics ----
   PG2001: {
@@ -175,7 +217,7 @@ export const catalogue = {
   PG2102: {
     category: "error",
     title: "Overlay shortens retention",
-    template: "overlay `{overlay}` may only tighten `{base}`, but {subject} retains for {overlayRetention} where {base} retains for {baseRetention}: a span pruned reversibly at {baseRetention} would still be recoverable under {base} and lost under {overlay}",
+    template: "overlay `{overlay}` may only tighten `{base}`, but {subject} retains for {overlayRetention} where {base} retains for {baseRetention}: a span pruned {overlayRetention} after its append finds its copy under {base} (kept {baseRetention}) and none under {overlay}",
     example: `extendPolicy(org, { name: "team", stores: { toolLog: store.sqlite({ retention: minutes(30), holds: true }) } })`,
   },
   PG2103: {
@@ -192,15 +234,22 @@ export const catalogue = {
   },
   PG2105: {
     category: "error",
-    title: "Overlay weakens a store",
-    template: "overlay `{overlay}` may only tighten `{base}`, but {subject}: {consequence}",
-    example: `extendPolicy(org, { name: "team", kinds: { toolResult: { store: null } } })`,
+    title: "Overlay takes holds away from a store",
+    template: "overlay `{overlay}` may only tighten `{base}`, but {subject} cannot place holds: the copy of a reversibly pruned span can rotate out before the session ends, so recall finds it lost, which {base} prevents",
+    example: `extendPolicy(org, { name: "team", stores: { toolLog: store.sqlite({ retention: hours(2), holds: false }) } })`,
   },
   PG2106: {
     category: "error",
     title: "Overlay raises the lossy budget",
     template: "overlay `{overlay}` may only tighten `{base}`, but it allows {overlayBudget} lossy commitments per session where {base} allows {baseBudget}",
     example: `extendPolicy(org, { name: "team", session: { lossyBudget: 10 } })`,
+  },
+
+  PG2107: {
+    category: "error",
+    title: "Overlay makes a reversible prune lossy",
+    template: "overlay `{overlay}` may only tighten `{base}`, but {cause}: {counterexample}",
+    example: `extendPolicy(org, { name: "team", stores: { toolLog: store.sqlite({ retention: hours(2), writable: false }) } })`,
   },
 
   // ---- PG3xxx: analysis warnings ----

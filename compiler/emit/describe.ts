@@ -1,5 +1,5 @@
 /** The words generated code uses to explain a policy: file headers and the one-line JSDoc on each kind. */
-import { formatDuration } from "../../dsl/durations.js";
+import { formatDuration } from "../../src/policy/durations.js";
 import { describeFate } from "../analysis/fate.js";
 import { requestShapeOf } from "../analysis/requests.js";
 import type { KindIR, PolicyIR, StoreIR } from "../ir/schema.js";

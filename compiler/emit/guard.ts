@@ -1,13 +1,11 @@
 /**
  * `<policy>.guard.ts`: the runtime half of a policy for agent code. It exports the runtime policy object,
  * `createWindow` (a `ContextWindow` typed by this policy's `Requests`), the zod schema of model
- * directives narrowed to the policy's modes with its JSON Schema (for a model's tool definition), the
- * store declarations, and the IR hash; and it re-exports every type of `<policy>.types.ts`.
+ * directives and the directive tools, both narrowed to the policy's modes and built by the runtime's own
+ * builders, the store declarations, and the IR hash; and it re-exports every type of `<policy>.types.ts`.
  */
-import { z } from "zod";
-import { DEFAULT_LIMITS, directiveSchema } from "../../src/directive.js";
 import { PRUNE_MODES, type PruneMode } from "../../src/types.js";
-import { formatDuration } from "../../dsl/durations.js";
+import { formatDuration } from "../../src/policy/durations.js";
 import { requestShapeOf } from "../analysis/requests.js";
 import type { PinIR, PolicyIR } from "../ir/schema.js";
 import { describeStore, headerLines, isLargePolicy } from "./describe.js";
@@ -32,7 +30,6 @@ export function emitGuard(policy: PolicyIR, options: EmitOptions): EmittedFile {
   const pinRef = pinTable(policy);
   const types = `./${typesFile(policy).replace(/\.ts$/, ".js")}`;
   const modes = directiveModes(policy);
-  const jsonSchema = z.toJSONSchema(directiveSchema(DEFAULT_LIMITS, modes)) as Value;
   const first = policy.stores[0];
   const large = isLargePolicy(policy);
   const session: string[] = [
@@ -41,11 +38,11 @@ export function emitGuard(policy: PolicyIR, options: EmitOptions): EmittedFile {
   ];
   const decls: Declaration[] = [
     { kind: "comment", lines: headerLines(policy, hash) },
-    { kind: "import", names: ["ContextWindow", ...(large ? ["contentHash"] : []), "DEFAULT_LIMITS", "directiveSchema as buildDirectiveSchema", "guardWindow", "openStores as openDeclaredStores"], from: options.runtimeImport },
+    { kind: "import", names: ["ContextWindow", ...(large ? ["contentHash"] : []), "DEFAULT_LIMITS", "directiveSchema as buildDirectiveSchema", "directiveTools as buildDirectiveTools", "guardWindow", "openStores as openDeclaredStores"], from: options.runtimeImport },
     {
       kind: "import",
       typeOnly: true,
-      names: ["BackingStore", "Clock", "ContextWindowOptions", "GuardedWindow", "OpenStoresOptions", ...(pinRef.size > 0 ? ["PinPattern"] : []), "PruneMode", "RuntimePolicy", "SessionLimits"],
+      names: ["BackingStore", "Clock", "ContextWindowOptions", "DirectiveTool", "GuardedWindow", "OpenStoresOptions", ...(pinRef.size > 0 ? ["PinPattern"] : []), "PruneMode", "RuntimePolicy", "SessionLimits"],
       from: options.runtimeImport,
     },
     { kind: "import", typeOnly: true, names: ["Requests", "SpanKind", "StoreName"], from: types },
@@ -163,10 +160,10 @@ export function emitGuard(policy: PolicyIR, options: EmitOptions): EmittedFile {
     },
     {
       kind: "const",
-      doc: "`directiveSchema` as JSON Schema, for a model's tool definition; a test keeps the two equal.",
-      name: "directiveJsonSchema",
-      type: "{ readonly [key: string]: unknown }",
-      value: jsonSchema,
+      doc: "The directive tools under this policy, one per operation, for `openAIChatTools`, `anthropicTools`, `aiSDKTools` and `handleToolCall`.",
+      name: "directiveTools",
+      type: "readonly DirectiveTool[]",
+      value: code("buildDirectiveTools({ modes: directiveModes })"),
     },
   ];
   return { path: guardFile(policy), contents: render(decls) };

@@ -54,7 +54,7 @@ export function render(decls: readonly Declaration[]): string {
 function renderDeclaration(d: Declaration): string {
   switch (d.kind) {
     case "comment":
-      return d.lines.map((l) => (l === "" ? "//" : `// ${l}`)).join("\n");
+      return d.lines.map((l) => (l === "" ? "//" : `// ${commentText(l)}`)).join("\n");
     case "import": {
       const head = `import ${d.typeOnly ? "type " : ""}`;
       const one = `${head}{ ${d.names.join(", ")} } from ${quote(d.from)};`;
@@ -85,7 +85,7 @@ function renderDeclaration(d: Declaration): string {
 /** A one-line JSDoc (or several lines when it would not fit), indented. */
 function doc(text: string | undefined, indent: string): string {
   if (text === undefined) return "";
-  const safe = text.replaceAll("*/", "*\\/");
+  const safe = commentText(text).replaceAll("*/", "*\\/");
   const one = `${indent}/** ${safe} */`;
   if (one.length <= WIDTH) return `${one}\n`;
   return `${indent}/**\n${wrap(safe, WIDTH - indent.length - 3).map((l) => `${indent} * ${l}`).join("\n")}\n${indent} */\n`;
@@ -146,9 +146,24 @@ function formatNumber(n: number): string {
   return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, "_");
 }
 
-/** A double-quoted string literal. */
+/**
+ * Characters that end a line in JavaScript (LF, CR, U+2028, U+2029), every other control character, and
+ * U+0085 and U+FEFF: written as `\uXXXX` escapes, never raw.
+ */
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\ufeff]/g;
+const escapeChar = (c: string): string => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
+
+/**
+ * Text from outside the compiler (a file name, a description) made safe inside a comment: nothing in it can
+ * end a `//` line comment, so no part of it can become code. Block comments also need `*\/` escaped (`doc`).
+ */
+export function commentText(s: string): string {
+  return s.replace(UNPRINTABLE, escapeChar);
+}
+
+/** A double-quoted string literal; line separators and control characters are escaped, so it reads on one line. */
 export function quote(s: string): string {
-  return JSON.stringify(s);
+  return JSON.stringify(s).replace(UNPRINTABLE, escapeChar);
 }
 
 /** An identifier as is; anything else quoted. */

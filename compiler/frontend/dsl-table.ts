@@ -1,11 +1,11 @@
 /**
  * What the compiler knows of `pruneguard/dsl`: each export a policy may use, and how to apply it
- * statically. A test checks this table against the DSL's real exports, so a new builder cannot be added
- * to the DSL without teaching the compiler.
+ * statically. A test checks this table against the DSL's real exports in both directions, so a builder
+ * cannot be added to the DSL without teaching the compiler, nor listed here without the DSL having it.
  */
-import { forever } from "../../dsl/durations.js";
-import { presetPins } from "../../dsl/pins.js";
-import { ENGINES } from "../../dsl/store.js";
+import { forever } from "../../src/policy/durations.js";
+import { presetPins } from "../../src/policy/pins.js";
+import { ENGINES } from "../../src/policy/stores.js";
 import { diagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
 import type { Location } from "../ir/location.js";
 import type { StoreIR } from "../ir/schema.js";
@@ -16,7 +16,7 @@ import type { SValue } from "./values.js";
 /** Module specifiers that mean the DSL. */
 export const DSL_SPECIFIERS: readonly string[] = ["pruneguard/dsl"];
 
-/** DSL exports usable in a policy module. */
+/** The value exports of `pruneguard/dsl`: all of them are usable in a policy module. */
 export const POLICY_EXPORTS = [
   "definePolicy",
   "extendPolicy",
@@ -31,11 +31,8 @@ export const POLICY_EXPORTS = [
   "pin",
 ] as const;
 
-/** DSL exports that are for tools, not policies (a policy that uses one gets PG1003). */
-export const TOOL_EXPORTS = ["ENGINES", "STORE_DEFAULTS", "DURATION_UNITS", "formatDuration"] as const;
-
 export function isDslExport(name: string): boolean {
-  return (POLICY_EXPORTS as readonly string[]).includes(name) || (TOOL_EXPORTS as readonly string[]).includes(name);
+  return (POLICY_EXPORTS as readonly string[]).includes(name);
 }
 
 /** The value an imported DSL binding has. */

@@ -7,9 +7,11 @@
  * calls whose callee is a DSL builder. `as const`, `satisfies` and parentheses are looked through.
  * Everything else is a PG1xxx diagnostic and an `invalid` value.
  */
+import { DURATION_UNITS } from "../../src/policy/durations.js";
 import { diagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
 import type { Location } from "../ir/location.js";
-import { ts, type ParsedFile } from "./host.js";
+import { POLICY_EXPORTS } from "./dsl-table.js";
+import { MAX_NESTING, ts, type ParsedFile } from "./host.js";
 import type { ObjectEntry, SValue } from "./values.js";
 
 export interface EvalContext {
@@ -38,13 +40,31 @@ export function snippet(node: ts.Node, file: ParsedFile): string {
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
+/** How deep evaluation is in each context; past `MAX_NESTING` it stops with PG1017 instead of recursing on. */
+const depths = new WeakMap<EvalContext, number>();
+
 export function evaluate(node: ts.Expression, ctx: EvalContext): SValue {
+  const depth = (depths.get(ctx) ?? 0) + 1;
+  if (depth > MAX_NESTING) {
+    const location = locate(node, ctx.file, ctx.display);
+    ctx.report(diagnostic("PG1017", location, { what: "this expression (counting the consts it refers to)", max: MAX_NESTING }));
+    return { t: "invalid", location };
+  }
+  depths.set(ctx, depth);
+  try {
+    return evaluateNode(node, ctx);
+  } finally {
+    depths.set(ctx, depth - 1);
+  }
+}
+
+function evaluateNode(node: ts.Expression, ctx: EvalContext): SValue {
   const location = locate(node, ctx.file, ctx.display);
   const invalid = (d: Diagnostic): SValue => {
     ctx.report(d);
     return { t: "invalid", location };
   };
-  const notStatic = () => invalid(diagnostic("PG1003", location, { text: snippet(node, ctx.file) }));
+  const notStatic = () => invalid(notImported(node, location) ?? diagnostic("PG1003", location, { text: snippet(node, ctx.file) }));
 
   switch (node.kind) {
     case ts.SyntaxKind.ParenthesizedExpression:
@@ -115,14 +135,18 @@ export function evaluate(node: ts.Expression, ctx: EvalContext): SValue {
       if (r.t === "invalid") return r;
       if (op === ts.SyntaxKind.PlusToken && l.t === "string" && r.t === "string") return { t: "string", value: l.value + r.value, location };
       if (l.t !== "number" || r.t !== "number") return notStatic();
-      const additive = op === ts.SyntaxKind.PlusToken || op === ts.SyntaxKind.MinusToken;
-      // A duration stays a duration when added to a duration or scaled by a plain number.
-      const duration = additive ? l.duration && r.duration : (l.duration && !r.duration) || (!l.duration && r.duration && op === ts.SyntaxKind.AsteriskToken);
-      if (additive && l.duration !== r.duration) return notStatic();
       const value =
         op === ts.SyntaxKind.PlusToken ? l.value + r.value : op === ts.SyntaxKind.MinusToken ? l.value - r.value : op === ts.SyntaxKind.AsteriskToken ? l.value * r.value : l.value / r.value;
       if (!Number.isFinite(value)) return notStatic();
-      return { t: "number", value, duration, location };
+      if (l.duration || r.duration) {
+        // TypeScript types `hours(1) + minutes(30)` as `number`, which the DSL's types refuse where a duration
+        // goes: the editor and the compiler agree by refusing it here too, with the form that works in both.
+        const additive = op === ts.SyntaxKind.PlusToken || op === ts.SyntaxKind.MinusToken;
+        const duration = additive ? l.duration && r.duration : (l.duration && !r.duration) || (!l.duration && r.duration && op === ts.SyntaxKind.AsteriskToken);
+        if (!duration || value < 0) return notStatic();
+        return invalid(diagnostic("PG1016", location, { text: snippet(node, ctx.file), total: oneBuilder(value) }));
+      }
+      return { t: "number", value, duration: false, location };
     }
     case ts.SyntaxKind.ObjectLiteralExpression:
       return evaluateObject(node as ts.ObjectLiteralExpression, location, ctx);
@@ -164,7 +188,7 @@ export function evaluate(node: ts.Expression, ctx: EvalContext): SValue {
       const callee = evaluateQuietly(call.expression, ctx);
       if (callee === undefined || callee.t !== "dsl") {
         if (callee?.t === "invalid") return callee;
-        return invalid(diagnostic("PG1006", location, { callee: snippet(call.expression, ctx.file) }));
+        return invalid(notImported(call, location) ?? diagnostic("PG1006", location, { callee: snippet(call.expression, ctx.file) }));
       }
       const args: SValue[] = [];
       for (const a of call.arguments) {
@@ -180,6 +204,25 @@ export function evaluate(node: ts.Expression, ctx: EvalContext): SValue {
     default:
       return notStatic();
   }
+}
+
+/**
+ * PG1014 when the expression's root is an unbound identifier named like a DSL export (`hours(4)`,
+ * `pins.uuid`, `forever` without importing them): the call is a DSL call, only the import is missing.
+ */
+function notImported(node: ts.Expression, location: Location): Diagnostic | undefined {
+  let root: ts.Expression = node;
+  while (ts.isPropertyAccessExpression(root) || ts.isElementAccessExpression(root) || ts.isCallExpression(root)) root = root.expression;
+  if (!ts.isIdentifier(root) || !(POLICY_EXPORTS as readonly string[]).includes(root.text)) return undefined;
+  return diagnostic("PG1014", location, { name: root.text, importLine: `import { ${root.text} } from "pruneguard/dsl"` });
+}
+
+/** A duration in milliseconds as one builder call in the largest unit that divides it: `minutes(90)`. */
+function oneBuilder(ms: number): string {
+  const units = (Object.entries(DURATION_UNITS) as Array<[string, number]>).sort((a, b) => b[1] - a[1]);
+  const exact = units.find(([, size]) => ms % size === 0);
+  const [unit, size] = exact ?? ["seconds", DURATION_UNITS.seconds];
+  return `${unit}(${ms / size})`;
 }
 
 /**

@@ -5,14 +5,14 @@
  * Defaults come from the DSL's own tables (`STORE_DEFAULTS`, `DURATION_UNITS`, `pin`), so the compiled and
  * the evaluated meaning of a policy cannot drift apart.
  */
-import { DURATION_UNITS, type DurationUnit } from "../../dsl/durations.js";
+import { DURATION_UNITS, type DurationUnit } from "../../src/policy/durations.js";
 import { pin as dslPin } from "../../dsl/pins.js";
-import { STORE_DEFAULTS } from "../../dsl/store.js";
+import { STORE_DEFAULTS } from "../../src/policy/stores.js";
 import type { PruneMode, LossyRule } from "../../src/types.js";
 import { diagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
 import type { Location } from "../ir/location.js";
 import type { KindIR, PinIR, PolicyIR, SessionIR, StoreIR } from "../ir/schema.js";
-import { didYouMean } from "./suggest.js";
+import { closest, didYouMean } from "./suggest.js";
 import { describe, type ObjectEntry, type SValue } from "./values.js";
 
 type Report = (d: Diagnostic) => void;
@@ -130,8 +130,18 @@ export function applyExtendPolicy(args: readonly SValue[], location: Location, f
   const kinds = new Map(base.kinds.map((k) => [k.name, k]));
   const kindsObj = o.has("kinds") ? readMap(o.get("kinds"), "kind", report) : [];
   if (kindsObj === undefined) ok = false;
+  const baseKinds = base.kinds.map((k) => k.name);
   for (const e of kindsObj ?? []) {
-    const k = readKind(e, kinds.get(e.key), report);
+    const inherited = kinds.get(e.key);
+    // A kind the base lacks is a new kind, which must be declared whole; one that is half-declared and
+    // close to a base kind's name is a misspelt override, and saying so beats "missing `lossy`".
+    const suggestion = inherited ? undefined : closest(e.key, baseKinds);
+    if (suggestion !== undefined && e.value.t === "object" && !["store", "modes", "lossy"].every((key) => e.value.t === "object" && e.value.entries.some((x) => x.key === key))) {
+      report(diagnostic("PG1015", e.keyLocation, { name: e.key, base: base.name, suggestion }));
+      ok = false;
+      continue;
+    }
+    const k = readKind(e, inherited, report);
     if (k) kinds.set(k.name, k);
     else ok = false;
   }

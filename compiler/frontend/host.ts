@@ -6,8 +6,10 @@
  * Speed: one `Project` for every file, no tsconfig, no lib files, no dependency resolution and no type
  * checker: the front end only parses. Walking is done on raw compiler nodes, never on wrapped ones.
  */
+import { realpathSync } from "node:fs";
 import { Project, ts } from "ts-morph";
 import * as path from "node:path";
+import { toPosix } from "./paths.js";
 
 export { ts };
 
@@ -18,11 +20,30 @@ export interface ParsedFile {
   readonly sourceFile: ts.SourceFile;
   /** Syntax errors from the parser (no type checking is ever done). */
   readonly syntaxErrors: readonly ts.DiagnosticWithLocation[];
+  /**
+   * Where the text nests deeper than `MAX_NESTING` (1-based); the file is then not parsed at all, since the
+   * parser recurses once per level and a few thousand levels exhaust its stack.
+   */
+  readonly tooDeep?: { readonly line: number; readonly column: number };
 }
+
+/** The deepest nesting of brackets, template holes or expressions the front end reads. Policies use about six. */
+export const MAX_NESTING = 100;
+
+/** Whether the front end may read a file: only inside the project root, and never through a link out of it. */
+export type Confinement =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly reason: "outside-root" | "link-outside-root" }
+  /** A link inside the root to a file that is not a policy module; `target` is relative to the cwd. */
+  | { readonly ok: false; readonly reason: "link-not-policy"; readonly target: string };
 
 export interface SourceHost {
   /** The directory that relative paths (inputs and locations) are relative to. */
   readonly cwd: string;
+  /** The only directory the front end reads from (absolute); the cwd unless configured. */
+  readonly root: string;
+  /** Whether `absolutePath` may be read; checked before anything is read or even probed. */
+  confine(absolutePath: string): Confinement;
   fileExists(absolutePath: string): boolean;
   /** Parses a file once; later calls return the same parse. `undefined` when the file does not exist. */
   parse(absolutePath: string): ParsedFile | undefined;
@@ -34,6 +55,14 @@ export interface HostOptions {
   /** In-memory files, keyed by path (relative paths are relative to `cwd`, which defaults to `/`). */
   readonly files?: Readonly<Record<string, string>>;
   readonly cwd?: string;
+  /** The project root; default `cwd`. Relative to `cwd`. */
+  readonly root?: string;
+}
+
+/** `p` is `dir` or inside it (both absolute, POSIX). */
+export function isInside(dir: string, p: string): boolean {
+  const rel = path.posix.relative(dir, p);
+  return rel === "" || (rel !== ".." && !rel.startsWith("../") && !path.posix.isAbsolute(rel));
 }
 
 export function createSourceHost(options: HostOptions = {}): SourceHost {
@@ -51,8 +80,28 @@ export function createSourceHost(options: HostOptions = {}): SourceHost {
     for (const [p, text] of Object.entries(options.files)) fs.writeFileSync(path.posix.resolve(cwd, p), text);
   }
   const cache = new Map<string, ParsedFile>();
+  const root = path.posix.resolve(cwd, options.root ?? ".");
+  let realRoot: string | undefined;
+  const real = (p: string): string | undefined => {
+    try {
+      return toPosix(realpathSync(p));
+    } catch {
+      return undefined;
+    }
+  };
   return {
     cwd,
+    root,
+    confine(p) {
+      if (!isInside(root, p)) return { ok: false, reason: "outside-root" };
+      if (inMemory) return { ok: true };
+      const target = real(p);
+      if (target === undefined || target === p) return { ok: true };
+      realRoot ??= real(root) ?? root;
+      if (!isInside(realRoot, target)) return { ok: false, reason: "link-outside-root" };
+      if (!target.endsWith(".policy.ts")) return { ok: false, reason: "link-not-policy", target: path.posix.relative(realRoot, target) };
+      return { ok: true };
+    },
     fileExists: (p) => fs.fileExistsSync(p),
     parse(p) {
       const cached = cache.get(p);
@@ -61,8 +110,19 @@ export function createSourceHost(options: HostOptions = {}): SourceHost {
       const text = fs.readFileSync(p);
       const existing = project.getSourceFile(p);
       if (existing) project.removeSourceFile(existing);
-      const sourceFile = project.createSourceFile(p, text, { overwrite: true }).compilerNode;
-      const parsed: ParsedFile = { path: p, text, sourceFile, syntaxErrors: parseDiagnostics(sourceFile) };
+      const deep = nestingOverflow(text);
+      let parsed: ParsedFile;
+      try {
+        if (deep >= 0) throw new RangeError("nesting");
+        const sourceFile = project.createSourceFile(p, text, { overwrite: true }).compilerNode;
+        parsed = { path: p, text, sourceFile, syntaxErrors: parseDiagnostics(sourceFile) };
+      } catch (error) {
+        // A recursion the scan does not see (`a ? b : c ? …` thousands deep) overflows the parser: same answer.
+        if (!(error instanceof RangeError)) throw error;
+        // An empty stand-in, made outside the project: asked for `p`, the project would parse the file again.
+        const sourceFile = ts.createSourceFile(p, "", ts.ScriptTarget.ES2022);
+        parsed = { path: p, text, sourceFile, syntaxErrors: [], tooDeep: lineColumn(text, Math.max(deep, 0)) };
+      }
       cache.set(p, parsed);
       return parsed;
     },
@@ -70,6 +130,58 @@ export function createSourceHost(options: HostOptions = {}): SourceHost {
       for (const p of paths) cache.delete(p);
     },
   };
+}
+
+/**
+ * The offset where brackets (`(`, `[`, `{`) and template holes nest deeper than `MAX_NESTING`, or -1.
+ * Strings, templates and comments are skipped; a bracket inside a regular expression literal may be
+ * counted, which can only make the answer err towards "deep" on text no policy contains.
+ */
+export function nestingOverflow(text: string): number {
+  const stack: Array<"bracket" | "hole"> = [];
+  let inTemplate = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inTemplate) {
+      if (c === "\\") i++;
+      else if (c === "`") inTemplate = false;
+      else if (c === "$" && text[i + 1] === "{") {
+        i++;
+        stack.push("hole");
+        inTemplate = false;
+        if (stack.length > MAX_NESTING) return i;
+      }
+      continue;
+    }
+    if (c === "\\") i++;
+    else if (c === '"' || c === "'") {
+      for (i++; i < text.length && text[i] !== c && text[i] !== "\n"; i++) if (text[i] === "\\") i++;
+    } else if (c === "/" && text[i + 1] === "/") {
+      while (i < text.length && text[i] !== "\n") i++;
+    } else if (c === "/" && text[i + 1] === "*") {
+      const end = text.indexOf("*/", i + 2);
+      i = end < 0 ? text.length : end + 1;
+    } else if (c === "`") inTemplate = true;
+    else if (c === "(" || c === "[" || c === "{") {
+      stack.push("bracket");
+      if (stack.length > MAX_NESTING) return i;
+    } else if (c === ")" || c === "]" || c === "}") {
+      if (stack.pop() === "hole") inTemplate = true;
+    }
+  }
+  return -1;
+}
+
+function lineColumn(text: string, offset: number): { line: number; column: number } {
+  let line = 1;
+  let start = 0;
+  for (let i = 0; i < offset; i++) {
+    if (text[i] === "\n") {
+      line++;
+      start = i + 1;
+    }
+  }
+  return { line, column: offset - start + 1 };
 }
 
 /** The parser's own diagnostics; reading them avoids building a `Program` just to learn about syntax errors. */

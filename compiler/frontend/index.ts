@@ -7,7 +7,7 @@ import type { PolicyIR } from "../ir/schema.js";
 import type { SourceHost } from "./host.js";
 import { ModuleLoader } from "./modules.js";
 
-export { createSourceHost, type HostOptions, type SourceHost } from "./host.js";
+export { createSourceHost, type Confinement, type HostOptions, type SourceHost } from "./host.js";
 export { displayPath, resolvePath, toPosix } from "./paths.js";
 
 export interface FrontEndResult {

@@ -11,7 +11,7 @@ import { diagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
 import type { Location } from "../ir/location.js";
 import { callDsl, dslBinding, dslMember, DSL_SPECIFIERS, isDslExport, POLICY_EXPORTS } from "./dsl-table.js";
 import { evaluate, locate, snippet, type EvalContext } from "./evaluate.js";
-import { flattenMessage, ts, type ParsedFile, type SourceHost } from "./host.js";
+import { flattenMessage, isInside, MAX_NESTING, ts, type ParsedFile, type SourceHost } from "./host.js";
 import { displayPath } from "./paths.js";
 import { didYouMean } from "./suggest.js";
 import type { SValue } from "./values.js";
@@ -61,6 +61,23 @@ export class ModuleLoader {
       this.#report(diagnostic("PG2004", from ?? null, { cycle }));
       return undefined;
     }
+    const display = displayPath(this.#host.cwd, absolutePath);
+    if (!absolutePath.endsWith(".policy.ts")) {
+      this.#report(diagnostic("PG1020", from ?? { file: display, line: 1, column: 1, endLine: 1, endColumn: 1 }, { file: display }));
+      return undefined;
+    }
+    const allowed = this.#host.confine(absolutePath);
+    if (!allowed.ok) {
+      const at = from ?? { file: display, line: 1, column: 1, endLine: 1, endColumn: 1 };
+      if (allowed.reason === "link-not-policy") this.#report(diagnostic("PG1019", at, { file: display, target: allowed.target }));
+      else this.#report(diagnostic("PG1018", at, { file: display, how: OUTSIDE[allowed.reason], root: this.#host.root }));
+      return undefined;
+    }
+    if (this.#loading.length >= MAX_NESTING) {
+      // Each import is a level of recursion here: a chain of thousands of modules would exhaust the stack.
+      this.#report(diagnostic("PG1017", from ?? null, { what: "this chain of imports", max: MAX_NESTING }));
+      return undefined;
+    }
     const file = this.#host.parse(absolutePath);
     if (!file) return undefined;
     this.#loading.push(absolutePath);
@@ -78,6 +95,11 @@ export class ModuleLoader {
     const report = this.#report;
     const here = (node: ts.Node) => locate(node, file, display);
     const named = new Map<string, SValue>();
+    if (file.tooDeep) {
+      const { line, column } = file.tooDeep;
+      report(diagnostic("PG1017", { file: display, line, column, endLine: line, endColumn: column + 1 }, { what: "this file", max: MAX_NESTING }));
+      return { path: file.path, display, defaultExport: undefined, named };
+    }
     if (file.syntaxErrors.length > 0) {
       for (const e of file.syntaxErrors) report(diagnostic("PG1001", spanLocation(file, display, e.start, e.length), { message: flattenMessage(e.messageText) }));
       return { path: file.path, display, defaultExport: undefined, named };
@@ -227,6 +249,11 @@ export class ModuleLoader {
       return invalidAll();
     }
     const candidates = candidatePaths(path.posix.dirname(file.path), specifier);
+    // Outside the root nothing is read, not even probed for existence.
+    if (!isInside(this.#host.root, candidates[0]!)) {
+      report(diagnostic("PG1018", specLocation, { file: displayPath(this.#host.cwd, candidates[0]!), how: OUTSIDE["outside-root"], root: this.#host.root }));
+      return invalidAll();
+    }
     const target = candidates.find((c) => this.#host.fileExists(c));
     if (!target) {
       report(diagnostic("PG1008", specLocation, { specifier, candidates: candidates.map((c) => `\`${displayPath(this.#host.cwd, c)}\``).join(", ") }));
@@ -249,6 +276,11 @@ export class ModuleLoader {
     }
   }
 }
+
+const OUTSIDE = {
+  "outside-root": "is outside the project root",
+  "link-outside-root": "is a symbolic link that leads outside the project root",
+} as const;
 
 function candidatePaths(dir: string, specifier: string): string[] {
   const base = path.posix.resolve(dir, specifier);

@@ -1,9 +1,16 @@
 /** "Did you mean" hints for misspelt names. */
 
+/** Names longer than this get no suggestion: nobody misspells a 65-character name, and the distance is quadratic. */
+const LONGEST = 64;
+
+/** The candidate within a small edit distance of `name` (a third of its length, at least 2), if any. */
 export function closest(name: string, candidates: readonly string[]): string | undefined {
+  if (name.length > LONGEST) return undefined;
   let best: string | undefined;
   let bestDistance = Math.max(2, Math.floor(name.length / 3)) + 1;
   for (const c of candidates) {
+    // The distance is at least the difference in length: most candidates are ruled out without computing it.
+    if (c.length > LONGEST || Math.abs(c.length - name.length) >= bestDistance) continue;
     const d = distance(name.toLowerCase(), c.toLowerCase());
     if (d < bestDistance) {
       best = c;

@@ -7,7 +7,7 @@
  * An overlay's IR is *resolved*: it holds the effective policy, and `extends` names its base.
  */
 import { z } from "zod";
-import { ENGINES } from "../../dsl/store.js";
+import { ENGINES } from "../../src/policy/stores.js";
 import { PRUNE_MODES } from "../../src/types.js";
 import { Location } from "./location.js";
 

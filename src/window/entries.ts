@@ -1,5 +1,6 @@
 /** The window's positions, as the window and recall see them (internal), and how they are made. */
 import { contentHash } from "../hash.js";
+import { indexHint } from "../hint.js";
 import { indexLine, replacementHeader, tombstoneLine } from "../render.js";
 import type { PruneCommitItem } from "../stores/store.js";
 import { countTokens } from "../tokens.js";
@@ -74,17 +75,51 @@ export function newSpan(id: string, input: { readonly kind: string; readonly tex
   };
 }
 
+/**
+ * The tool call/result groups of a window, by position: a result joins the earliest call with its id
+ * that has no result yet, and a call reusing an id already answered starts a group of its own
+ * (`call:c1`, then `call:c1#2`), so a provider reusing ids never ties two pairs' fates together.
+ */
+export class CallGroups {
+  readonly #waiting = new Map<string, string[]>();
+  readonly #made = new Map<string, number>();
+
+  /** The group of a span about to be appended: its own, or one by position for a tool message. */
+  groupFor(input: { readonly group?: string; readonly message?: SpanMessage }): { group?: string } {
+    if (input.group !== undefined) return { group: input.group };
+    const m = input.message;
+    if (m === undefined || !("callId" in m)) return {};
+    if (m.role === "tool-result") {
+      const waiting = this.#waiting.get(m.callId)?.shift();
+      if (waiting !== undefined) return { group: waiting };
+      return { group: this.#fresh(m.callId) };
+    }
+    const group = this.#fresh(m.callId);
+    const q = this.#waiting.get(m.callId);
+    if (q) q.push(group);
+    else this.#waiting.set(m.callId, [group]);
+    return { group };
+  }
+
+  #fresh(callId: string): string {
+    const n = (this.#made.get(callId) ?? 0) + 1;
+    this.#made.set(callId, n);
+    return n === 1 ? `call:${callId}` : `call:${callId}#${n}`;
+  }
+}
+
 /** What replaces a committed span: an index line or a tombstone, or the digest/compressed body under its header. */
 export function prunedEntry(
   member: { readonly entry: LiveEntry; readonly mode: PruneMode; readonly body: string | null },
   committed: PruneCommitItem,
   tombstone: string,
+  hintTokens = 0,
 ): GoneEntry {
   const { span } = member.entry;
   const reversible = committed.decision.status === "reversible";
   const handle = reversible ? committed.handle : null;
   let text: string;
-  if (member.body === null) text = handle !== null ? indexLine(span.id, handle) : tombstoneLine(span.id, tombstone);
+  if (member.body === null) text = handle !== null ? indexLine(span.id, handle, indexHint(span, hintTokens)) : tombstoneLine(span.id, tombstone);
   else text = `${replacementHeader(span.id, member.mode as Exclude<PruneMode, "drop">, handle)}\n${member.body}`;
   return {
     state: reversible ? "pruned" : "tombstone",

@@ -6,6 +6,7 @@
  */
 import { DEFAULT_LIMITS, type DirectiveLimits } from "../directive.js";
 import { errorMessage } from "../errors.js";
+import { DEFAULT_HINT_TOKENS, MAX_HINT_TOKENS } from "../hint.js";
 import { findPins } from "../pins.js";
 import { DEFAULT_TOMBSTONE } from "../render.js";
 import { MemoryStore } from "../stores/memory.js";
@@ -34,9 +35,14 @@ export interface ContextWindowOptions<K extends string> {
   readonly auditStore?: string;
   readonly directiveLimits?: Partial<DirectiveLimits>;
   /**
+   * The most o200k tokens a drop's index line spends on its hint of what the span held (a tool's name
+   * and key argument, a file path, an identifier): 0 to `MAX_HINT_TOKENS` (16); default 12, 0 turns hints off.
+   */
+  readonly indexHintTokens?: number;
+  /**
    * The policy's store declarations (a generated guard passes its `storeDeclarations`): every store must
-   * make exactly the declared promises — retention, holds, provenance, writability, and its engine (a
-   * `MemoryStore` stands in for any engine in tests) — or the window is not created.
+   * make exactly the declared promises — retention, holds, provenance, writability — or the window is not
+   * created. The engine may differ (a `MemoryStore` in tests): the promises are what decide a prune.
    */
   readonly declarations?: { readonly [name: string]: StoreDeclaration };
 }
@@ -72,6 +78,7 @@ export interface WindowSettings<K extends string> {
   readonly pins: readonly PinPattern[];
   readonly tombstone: string;
   readonly directiveLimits: DirectiveLimits;
+  readonly indexHintTokens: number;
 }
 
 /** Checks a window's options; throws `TypeError` naming the first problem. */
@@ -98,6 +105,10 @@ export function resolveWindowOptions<K extends string>(options: ContextWindowOpt
     }
   }
   if (options.declarations !== undefined) checkStoreDeclarations(options.declarations, stores);
+  const indexHintTokens = options.indexHintTokens ?? DEFAULT_HINT_TOKENS;
+  if (!Number.isInteger(indexHintTokens) || indexHintTokens < 0 || indexHintTokens > MAX_HINT_TOKENS) {
+    throw new TypeError(`ContextWindow: indexHintTokens must be an integer from 0 to ${MAX_HINT_TOKENS}`);
+  }
   const prefixes = new Map<string, string>();
   for (const [name, store] of stores) {
     const other = prefixes.get(store.handlePrefix);
@@ -124,6 +135,7 @@ export function resolveWindowOptions<K extends string>(options: ContextWindowOpt
     pins,
     tombstone,
     directiveLimits: options.directiveLimits ? { ...DEFAULT_LIMITS, ...options.directiveLimits } : DEFAULT_LIMITS,
+    indexHintTokens,
   };
 }
 

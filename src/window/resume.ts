@@ -6,6 +6,7 @@
  */
 import type { AuditRecord } from "../audit.js";
 import { contentHash } from "../hash.js";
+import { indexHint } from "../hint.js";
 import { indexLine, lostLine, replacementHeader, tombstoneLine } from "../render.js";
 import type { BackingStore, RegisteredSpan } from "../stores/store.js";
 import { countTokens } from "../tokens.js";
@@ -22,6 +23,8 @@ export interface ResumeContext {
   store(name: string): BackingStore | undefined;
   policyOf(kind: string): KindPolicy | undefined;
   readonly tombstone: string;
+  /** The window's `indexHintTokens`: a drop's index line is rebuilt with the hint its copy gives. */
+  readonly hintTokens: number;
 }
 
 /** What was restored, counted: the window's positions and a summary for logs. */
@@ -56,7 +59,7 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
     const pruned = committed.get(reg.spanId);
     let entry: Entry;
     if (pruned !== undefined) {
-      entry = goneEntry(reg, pruned, ctx.tombstone);
+      entry = goneEntry(reg, pruned, ctx.tombstone, await hintFor(reg, pruned, ctx));
       if (entry.state === "pruned") counts.pruned++;
       else counts.tombstones++;
     } else {
@@ -69,12 +72,22 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
   return { entries, counts };
 }
 
-function goneEntry(reg: RegisteredSpan, rec: AuditRecord, tombstone: string): GoneEntry {
+/** The hint a reversible drop's index line carried, recomputed from the copy its handle names (null when none). */
+async function hintFor(reg: RegisteredSpan, rec: AuditRecord, ctx: ResumeContext): Promise<string | null> {
+  if (ctx.hintTokens === 0 || rec.status !== "reversible" || (rec.mode ?? "drop") !== "drop" || rec.handle === null || reg.store === null) return null;
+  const store = ctx.store(reg.store);
+  if (store === undefined) return null;
+  const found = await store.lookup(ctx.session, { handle: rec.handle });
+  if (found.status !== "found" || contentHash(found.text) !== reg.hash) return null;
+  return indexHint({ text: found.text, ...(reg.message !== null ? { message: reg.message } : {}) }, ctx.hintTokens);
+}
+
+function goneEntry(reg: RegisteredSpan, rec: AuditRecord, tombstone: string, hint: string | null): GoneEntry {
   const mode: PruneMode = rec.mode ?? "drop";
   const handle = rec.status === "reversible" ? rec.handle : null;
   let text: string;
   let replacement: string | null = null;
-  if (mode === "drop") text = handle !== null ? indexLine(reg.spanId, handle) : tombstoneLine(reg.spanId, tombstone);
+  if (mode === "drop") text = handle !== null ? indexLine(reg.spanId, handle, hint) : tombstoneLine(reg.spanId, tombstone);
   else {
     // The body was noted before the prune committed; without it the header still says what happened.
     replacement = reg.replacement;

@@ -9,13 +9,15 @@ import { countTokens } from "../tokens.js";
 import type { KindPolicy, PinPattern, PruneMode, Span, SpanRef } from "../types.js";
 import { checkedPruneDraft, invalidDraft, refusedPruneDraft } from "./audit-drafts.js";
 import { PendingAudit } from "./audit-queue.js";
-import { newSpan, prunedEntry, type Entry, type LiveEntry } from "./entries.js";
+import { CallGroups, newSpan, prunedEntry, type Entry, type LiveEntry } from "./entries.js";
 import { kindPins, resolveWindowOptions, type AppendInput, type ContextWindowOptions, type PruneRequest, type WindowSettings } from "./options.js";
 import { committedOutcome, rejectedOutcome } from "./outcomes.js";
 import { persistFailures, planPrune, type PlannedMember, type PlanRejectReason, type PrunePlan } from "./plan.js";
 import { recall } from "./recall.js";
 import { restoreEntries, type Restored } from "./resume.js";
 import { entryView, renderWindow, type WindowEntry } from "./view.js";
+import { defaultTools, directiveOf, toolCallResult, toolFor, type ToolCall, type ToolCallResult } from "../tools/call.js";
+import type { DirectiveTool } from "../tools/schemas.js";
 
 const MAX_NOTICES = 3;
 
@@ -34,6 +36,7 @@ export class ContextWindow<K extends string = string> {
   readonly #entries: Entry[] = [];
   readonly #byId = new Map<string, Entry>();
   #notices: string[] = [];
+  readonly #calls = new CallGroups();
   readonly #pendingAudit: PendingAudit;
   #ended = false;
   /** Prunes whose COMMIT was sent but whose answer was lost, by the span ids of their members. */
@@ -69,10 +72,14 @@ export class ContextWindow<K extends string = string> {
       store: (name) => settings.stores.get(name),
       policyOf: (kind) => (Object.hasOwn(settings.kinds, kind) ? settings.kinds[kind as K] : undefined),
       tombstone: settings.tombstone,
+      hintTokens: settings.indexHintTokens,
     });
     for (const e of restored.entries) {
       win.#entries.push(e);
       win.#byId.set(e.state === "live" ? e.span.id : e.spanId, e);
+      // Tool call/result pairing goes on where it stopped: a result for a call made before the restart joins it.
+      const message = e.state === "live" ? e.span.message : e.message ?? undefined;
+      if (message !== undefined) win.#calls.groupFor({ message });
     }
     return win;
   }
@@ -95,7 +102,7 @@ export class ContextWindow<K extends string = string> {
     if (typeof input.text !== "string") throw new TypeError("ContextWindow.append: text must be a string");
     // The home store mints the id and records the span (never its bytes), so a process that resumes the
     // session puts it back in its place or says it was lost; without that record it fails closed.
-    const draft = newSpan("span_0", input);
+    const draft = newSpan("span_0", { ...input, ...this.#calls.groupFor(input) });
     const registered = await this.#settings.auditStore.registerSpan(this.session, {
       kind: draft.kind, hash: draft.hash, group: draft.group ?? null, message: draft.message ?? null, store: policy.store,
     });
@@ -115,7 +122,23 @@ export class ContextWindow<K extends string = string> {
     this.#entries.push(entry);
     this.#byId.set(span.id, entry);
     this.#notices = [];
+    await this.#joinGroupFate(entry);
     return span.id as SpanRef<P>;
+  }
+
+  /**
+   * A span that arrives after its group was pruned (the result of a call the model pruned while the call
+   * was pending) joins the group's fate: it is dropped through the same check, as a lossy commitment
+   * only if the group's was one. If the check refuses, it stays live with the rejection line.
+   */
+  async #joinGroupFate(entry: LiveEntry): Promise<void> {
+    const group = entry.span.group;
+    if (group === undefined) return;
+    const gone = this.#entries.filter((e): e is Extract<Entry, { state: "pruned" | "tombstone" }> => e.state !== "live" && e.group === group);
+    if (gone.length === 0) return;
+    const lossy = gone.some((e) => e.state === "tombstone");
+    const raw = directiveForAudit({ op: "prune", span_id: entry.span.id, mode: "drop", ...(lossy ? { accept_lossy: true } : {}), joins: group });
+    await this.#execute(entry.span.id, "drop", null, lossy, raw);
   }
 
   /**
@@ -168,6 +191,31 @@ export class ContextWindow<K extends string = string> {
         op: null, status: "invalid", issues: [], message: "internal error", line: invalidLine("internal error"), auditSeq: null,
       }) satisfies InvalidOutcome);
     }
+  }
+
+  /**
+   * Handles a provider's tool call to one of the directive tools: `{ name, arguments }`, arguments as JSON
+   * text or a parsed object (OpenAI strict mode's `null`s read as absent). Never throws.
+   *
+   * Returns the outcome and the exact text to send back as the tool result, or `null` when the name is
+   * not one of `tools` (another tool of the agent's, for the caller to run). Arguments that do not parse
+   * are an `invalid` outcome, audited like any directive, with `isError` set.
+   */
+  async handleToolCall(call: ToolCall, tools: readonly DirectiveTool[] = defaultTools()): Promise<ToolCallResult | null> {
+    let name: unknown;
+    let args: unknown;
+    try {
+      ({ name, arguments: args } = call);
+    } catch {
+      return null; // not a readable call at all
+    }
+    const tool = toolFor(name, tools);
+    if (tool === undefined) return null;
+    const d = directiveOf(tool, args, this.#settings.directiveLimits.maxDirectiveChars);
+    const outcome = "directive" in d
+      ? await this.applyDirective(d.directive)
+      : await this.#serial(() => this.#invalid(tool.op === "prune" || tool.op === "recall" ? tool.op : null, [{ path: "", message: d.invalid }], directiveForAudit(args)));
+    return toolCallResult(tool, outcome);
   }
 
   /**
@@ -418,7 +466,7 @@ export class ContextWindow<K extends string = string> {
 
   /** Rewrites one committed span; returns the tokens it freed. */
   #apply(member: PlannedMember, committed: PruneCommitItem): number {
-    const gone = prunedEntry(member, committed, this.#settings.tombstone);
+    const gone = prunedEntry(member, committed, this.#settings.tombstone, this.#settings.indexHintTokens);
     this.#entries[member.entry.pos] = gone;
     this.#byId.set(gone.spanId, gone);
     return member.entry.span.tokens - countTokens(gone.text);

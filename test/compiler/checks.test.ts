@@ -1,7 +1,7 @@
 // One failing fixture (code + location) and one passing fixture per check. Locations are 1-based; the
 // fixtures put the offending token at a known line so a moved location is a failing test.
 import { describe, expect, it } from "vitest";
-import { codes, compile, compileOne, compileOverlay, expectClean, expectDiagnostic, HEADER, ORG } from "./helpers.js";
+import { codes, col, compile, compileOne, compileOverlay, expectClean, expectDiagnostic, HEADER, ORG } from "./helpers.js";
 
 const policy = (kinds: string, extra = "", stores = `toolLog: store.sqlite({ retention: hours(2), holds: true })`) =>
   `export default definePolicy({
@@ -87,6 +87,10 @@ describe("PG2007 / PG2008 tombstone wording", () => {
     const d = expectDiagnostic(compileOne(policy(kinds, `  tombstone: "{span} was pruned by the runtime and can never be recovered from any store",`)), "PG2008", 8, 14);
     expect(d.message).toContain("span_99999 was pruned");
   });
+  it("counts wording that spells a special token as plain text, as the runtime does, instead of throwing", () => {
+    const d = expectDiagnostic(compileOne(policy(kinds, `  tombstone: "{span} <|endoftext|> <|endoftext|> <|endoftext|>",`)), "PG2008", 8, 14);
+    expect(d.message).toContain("span_99999 <|endoftext|>");
+  });
   it("passes for the reference wording", () => {
     expectClean(compileOne(policy(kinds, `  tombstone: "{span} pruned, unrecoverable, contents unknown",`)));
   });
@@ -115,9 +119,10 @@ describe("PG21xx overlays may only tighten", () => {
     const d = expectDiagnostic(compileOverlay(`  kinds: { userTurn: { lossy: "with-flag" } },`), "PG2101", 5, 31, "team.policy.ts");
     expect(d.message).toContain("a `summarize` of `userTurn` with accept_lossy would be allowed by team but is forbidden by org");
   });
-  it("PG2102: shorter retention", () => {
+  it("PG2102: shorter retention, with the prune that finds its copy under the base and none under the overlay", () => {
     const d = expectDiagnostic(compileOverlay(`  stores: { toolLog: store.sqlite({ retention: minutes(30), holds: true }) },`), "PG2102", 5, 48, "team.policy.ts");
     expect(d.message).toContain("30m where org retains for 2h");
+    expect(d.message).toContain("a span pruned 30m after its append finds its copy under org (kept 2h) and none under team");
   });
   it("PG2103: extra modes", () => {
     const d = expectDiagnostic(compileOverlay(`  kinds: { userTurn: { modes: ["summarize", "drop"] } },`), "PG2103", 5, 31, "team.policy.ts");
@@ -126,8 +131,10 @@ describe("PG21xx overlays may only tighten", () => {
   it("PG2104: a dropped pin", () => {
     expectDiagnostic(compileOverlay(`  kinds: { toolResult: { pins: [pins.requestId] } },`), "PG2104", 5, 32, "team.policy.ts");
   });
-  it("PG2105: a kind that loses its store", () => {
-    expectDiagnostic(compileOverlay(`  kinds: { toolResult: { store: null } },`), "PG2105", 5, 33, "team.policy.ts");
+  it("PG2105: a store that can no longer hold copies", () => {
+    const line = `  stores: { toolLog: store.sqlite({ retention: hours(2), holds: false }) },`;
+    const d = expectDiagnostic(compileOverlay(line), "PG2105", 5, col(line, "false"), "team.policy.ts");
+    expect(d.message).toContain("cannot place holds");
   });
   it("PG2106: a larger lossy budget", () => {
     expectDiagnostic(compileOverlay(`  session: { lossyBudget: 10 },`), "PG2106", 5, 27, "team.policy.ts");
@@ -161,6 +168,12 @@ describe("PG3001 retention shorter than a session", () => {
     const r = compileOverlay(`  kinds: { toolResult: { repersist: false } },`);
     const d = expectDiagnostic(r, "PG3001", 5, 37, "team.policy.ts");
     expect(d.message).toContain("`toolResult`");
+  });
+  it("points into the overlay when the overlay lengthens the session (a forbid kind: tighter, so a warning only)", () => {
+    const r = compile({ "base.policy.ts": SHORT_BASE, "team.policy.ts": overlayOf("base", `  session: { maxLength: hours(12) },`) });
+    const d = r.diagnostics.find((x) => x.code === "PG3001" && x.message.includes("`doc`"));
+    expect(d?.location).toMatchObject({ file: "team.policy.ts", line: 5, column: col(`  session: { maxLength: hours(12) },`, "hours(12)") });
+    expect(r.diagnostics.filter((x) => x.code === "PG3001" && x.location?.file === "base.policy.ts")).toEqual([]);
   });
   it("does not warn when the kind re-persists into a writable store, or retention outlasts the session", () => {
     expectClean(compileOne(policy(`    a: { store: "toolLog", modes: ["drop"], lossy: "with-flag", repersist: true },`, `  session: { maxLength: hours(8) },`)));
@@ -198,5 +211,84 @@ describe("the base and its overlay together", () => {
     });
     expect(codes(r).filter((c) => c === "PG2003")).toHaveLength(1);
     expect(r.diagnostics[0]?.location?.file).toBe("org.policy.ts");
+  });
+});
+
+/** A base whose stores outlast its 8h session without re-persist: `a` (with-flag) and `doc` (forbid) are always reversible. */
+const SHORT_BASE = `${HEADER}export default definePolicy({
+  name: "base",
+  stores: { log: store.sqlite({ retention: hours(8) }), notes: store.sqlite({ retention: days(30) }) },
+  kinds: {
+    a: { store: "log", modes: ["drop", "summarize"], lossy: "with-flag" },
+    doc: { store: "log", modes: ["drop"], lossy: "forbid" },
+    memo: { store: "notes", modes: ["drop"], lossy: "forbid" },
+  },
+  session: { maxLength: hours(8) },
+});
+`;
+/** An overlay of `base.policy.ts` (default export named `base`) whose object literal's inside is `body`, from line 5. */
+const overlayOf = (base: string, body: string, name = "team") =>
+  `${HEADER}import ${base} from "./${base}.policy.js";\nexport default extendPolicy(${base}, {\n  name: "${name}",\n${body}\n});\n`;
+
+describe("PG2107 tighten-only, decided by each kind's fate", () => {
+  it("refuses a read-only store replacing a writable one, at the overlay's `writable` property, with a computed counterexample", () => {
+    const line = `  stores: { toolLog: store.sqlite({ retention: hours(2), holds: true, writable: false }) },`;
+    const r = compileOverlay(line);
+    const d = expectDiagnostic(r, "PG2107", 5, col(line, "false"), "team.policy.ts");
+    expect(d.message).toContain("a `drop` of `toolResult` right after its append is reversible under org");
+    expect(d.message).toContain("lossy under team");
+    expect(d.message).toContain("read-only");
+    // The warnings the read-only store causes point into the overlay too.
+    for (const code of ["PG3005", "PG3003"]) expect(r.diagnostics.find((x) => x.code === code)?.location?.file, code).toBe("team.policy.ts");
+  });
+  it("refuses a session lengthened past a store's retention, at the overlay's `maxLength`, naming the age of the prune", () => {
+    const line = `  session: { maxLength: hours(12) },`;
+    const r = compile({ "base.policy.ts": SHORT_BASE, "team.policy.ts": overlayOf("base", line) });
+    const d = expectDiagnostic(r, "PG2107", 5, col(line, "hours(12)"), "team.policy.ts");
+    expect(d.message).toContain("a `drop` of `a` 8h after its append is reversible under base");
+    expect(d.message).toContain("lossy under team");
+    // `doc` forbids lossy: past 8h its prunes are rejected, which is tighter — no error for it.
+    expect(r.diagnostics.filter((x) => x.code === "PG2107" && x.message.includes("`doc`"))).toEqual([]);
+  });
+  it("refuses turning re-persist off where that makes a prune lossy, at the `repersist` property", () => {
+    const line = `  kinds: { toolResult: { repersist: false } },`;
+    const d = expectDiagnostic(compileOverlay(line), "PG2107", 5, col(line, "false"), "team.policy.ts");
+    expect(d.message).toContain("a `drop` of `toolResult` 2h after its append is reversible under org");
+  });
+  it("refuses a kind that loses its store where it may be lossy, at the kind's `store:` line", () => {
+    const line = `  kinds: { toolResult: { store: null } },`;
+    const d = expectDiagnostic(compileOverlay(line), "PG2107", 5, col(line, "null"), "team.policy.ts");
+    expect(d.message).toContain("kind `toolResult` has no store");
+    expect(d.message).toContain("lossy under team");
+  });
+  it("accepts moving a lossy-forbidden kind to no store: it becomes unprunable, which is tighter", () => {
+    const r = compileOverlay(`  kinds: { userTurn: { store: null } },`);
+    expect(r.diagnostics.filter((d) => d.category === "error").map((d) => `${d.code} ${d.message}`)).toEqual([]);
+  });
+  it("reports moves at the kind's `store:` line whatever the new store lacks", () => {
+    const absent = `  stores: { cache: store.memory({ retention: forever, distinguishesAbsent: false }) },\n  kinds: { toolResult: { store: "cache" } },`;
+    const short = `  stores: { brief: store.sqlite({ retention: minutes(30) }) },\n  kinds: { toolResult: { store: "brief" } },`;
+    const kindLine = (s: string) => s.split("\n")[1]!;
+    expectDiagnostic(compileOverlay(absent), "PG2107", 6, col(kindLine(absent), `"cache"`), "team.policy.ts");
+    expectDiagnostic(compileOverlay(short), "PG2102", 6, col(kindLine(short), `"brief"`), "team.policy.ts");
+  });
+  it("points into the file that made the change in a three-level overlay", () => {
+    const r = compile({
+      "base.policy.ts": SHORT_BASE,
+      "team.policy.ts": overlayOf("base", `  session: { lossyBudget: 2 },`),
+      "sub.policy.ts": overlayOf("team", `  stores: { log: store.sqlite({ retention: hours(8), writable: false }) },`, "sub"),
+    });
+    const d = r.diagnostics.find((x) => x.code === "PG2107");
+    expect(d?.location?.file).toBe("sub.policy.ts");
+    expect(d?.message).toContain("may only tighten `team`");
+  });
+  it("a warning the overlay causes with no property of its own to point at lands on its extendPolicy call", () => {
+    // Moving `userTurn` off `transcript` leaves that base store unused: PG3004, caused by the overlay.
+    const r = compileOverlay(`  stores: { vault: store.postgres({ retention: days(60) }) },\n  kinds: { userTurn: { store: "vault" } },`);
+    const d = r.diagnostics.find((x) => x.code === "PG3004");
+    expect(d?.location).toMatchObject({ file: "team.policy.ts", line: 3, column: col("export default extendPolicy(org, {", "extendPolicy") });
+  });
+  it("passes an overlay that tightens every kind's fate", () => {
+    expectClean(compile({ "base.policy.ts": SHORT_BASE, "team.policy.ts": overlayOf("base", `  session: { maxLength: hours(4) },\n  kinds: { a: { lossy: "forbid" } },`) }));
   });
 });

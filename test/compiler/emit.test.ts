@@ -1,20 +1,15 @@
 // The types and guard emitters: deterministic bytes, the header with the IR hash, the runtime import
-// option, the JSON Schema kept equal to the zod schema, and the drift check (`pruneguard check`) end to end.
-import { spawnSync } from "node:child_process";
+// option, the JSON Schema kept equal to the zod schema, and the drift check (`pruneguard check`) end to end, in process.
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
-import { z } from "zod";
 import { describe, expect, it } from "vitest";
 import { compilePolicies, emitAll, irHash } from "../../compiler/index.js";
 import * as org from "../../generated/org.guard.js";
+import { directiveTools } from "../../src/index.js";
 
 const EXAMPLES = ["examples/policies/org.policy.ts", "examples/policies/team-payments.policy.ts", "examples/policies/team-search.policy.ts"];
-const BIN = path.resolve("bin/pruneguard.js");
-const run = (args: string[], cwd = process.cwd()) => {
-  const r = spawnSync(process.execPath, [BIN, ...args], { cwd, encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-};
+import { runCli as run } from "./helpers.js";
 
 describe("types and guard emitters", () => {
   const result = compilePolicies(EXAMPLES);
@@ -59,8 +54,11 @@ describe("types and guard emitters", () => {
     expect(types).not.toMatch(/`\$\{|\s&\s/);
   });
 
-  it("export a directive JSON Schema equal to the narrowed zod schema", () => {
-    expect(z.toJSONSchema(org.directiveSchema)).toEqual(org.directiveJsonSchema);
+  it("export the directive schema and tools built by the runtime's builders, narrowed to the policy's modes", () => {
+    expect(org.directiveTools).toEqual(directiveTools({ modes: org.directiveModes }));
+    expect(org.directiveTools.map((t) => t.name)).toEqual(org.directiveSchema.options.map((o) => o.shape.op.value));
+    // No second, hand-built copy of the schema in the generated text: the guard calls the builders.
+    expect(byPath.get("org.guard.ts")).not.toMatch(/"\$schema"|span_\[1-9\]/);
     expect(org.directiveModes).toEqual(["drop", "summarize", "compress"]);
     expect(org.directiveSchema.safeParse({ op: "prune", span_id: "span_1", mode: "drop", accept_lossy: "true" }).success).toBe(false);
   });
@@ -76,52 +74,52 @@ describe("types and guard emitters", () => {
 });
 
 describe("pruneguard check (drift)", () => {
-  const project = () => {
+  const project = async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "pruneguard-drift-"));
     cpSync("examples/policies", path.join(dir, "policies"), { recursive: true });
-    expect(run(["compile"], dir).code).toBe(0);
+    expect((await run(["compile"], dir)).code).toBe(0);
     return dir;
   };
 
-  it("passes on fresh output, and on the committed generated/ of this repository (its package.json config)", () => {
-    const dir = project();
-    expect(run(["check"], dir).code).toBe(0);
-    const here = run(["check"]);
+  it("passes on fresh output, and on the committed generated/ of this repository (its package.json config)", async () => {
+    const dir = await project();
+    expect((await run(["check"], dir)).code).toBe(0);
+    const here = await run(["check"]);
     expect(here.code, here.stderr).toBe(0);
     expect(here.stdout).toContain("9 files in generated are fresh");
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it("fails with exit 1 naming a hand-edited file", () => {
-    const dir = project();
+  it("fails with exit 1 naming a hand-edited file", async () => {
+    const dir = await project();
     const file = path.join(dir, "generated/org.types.ts");
     writeFileSync(file, readFileSync(file, "utf8").replace("readonly acceptLossy: true;", "readonly acceptLossy?: boolean;"));
-    const r = run(["check"], dir);
+    const r = await run(["check"], dir);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("generated/org.types.ts differs from what the policies compile to");
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it("fails naming a missing file, and an orphan that compile then removes", () => {
-    const dir = project();
+  it("fails naming a missing file, and an orphan that compile then removes", async () => {
+    const dir = await project();
     rmSync(path.join(dir, "generated/team-search.guard.ts"));
     cpSync(path.join(dir, "generated/org.guard.ts"), path.join(dir, "generated/old-team.guard.ts"));
-    const r = run(["check", "--format", "json"], dir);
+    const r = await run(["check", "--format", "json"], dir);
     expect(r.code).toBe(1);
     expect((JSON.parse(r.stdout) as { stale: unknown }).stale).toEqual([
       { path: "generated/team-search.guard.ts", state: "missing" },
       { path: "generated/old-team.guard.ts", state: "orphaned" },
     ]);
-    const c = run(["compile"], dir);
+    const c = await run(["compile"], dir);
     expect(c.stdout).toContain("Removed generated/old-team.guard.ts");
-    expect(run(["check"], dir).code).toBe(0);
+    expect((await run(["check"], dir)).code).toBe(0);
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it("rejects a malformed package.json config with exit 2", () => {
-    const dir = project();
+  it("rejects a malformed package.json config with exit 2", async () => {
+    const dir = await project();
     writeFileSync(path.join(dir, "package.json"), JSON.stringify({ pruneguard: { out: 3 } }));
-    const r = run(["check"], dir);
+    const r = await run(["check"], dir);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('package.json "pruneguard".out');
     rmSync(dir, { recursive: true, force: true });

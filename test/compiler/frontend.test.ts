@@ -1,7 +1,7 @@
 // The front end reads policies without running them: every kind of bad input is a located diagnostic.
 import { existsSync, rmSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { codes, compile, compileOne, expectClean, expectDiagnostic, HEADER } from "./helpers.js";
+import { codes, col, compile, compileOne, compileOverlay, expectClean, expectDiagnostic, HEADER } from "./helpers.js";
 
 const ok = `export default definePolicy({ name: "p", stores: {}, kinds: { a: { store: null, modes: ["drop"], lossy: "with-flag" } } });\n`;
 
@@ -36,10 +36,10 @@ describe("PG1003 non-static expressions", () => {
     const d = expectDiagnostic(compileOne(`export default definePolicy({ name: process.env.TEAM, stores: {}, kinds: {} });\n`), "PG1003", 2, 37);
     expect(d.message).toContain("`process.env.TEAM`");
   });
-  it("accepts arithmetic on durations and template strings", () => {
+  it("accepts arithmetic on numbers inside a duration, and template strings", () => {
     expectClean(
       compileOne(
-        `const team = "search";\nexport default definePolicy({ name: \`team-\${team}\`, stores: { s: store.memory({ retention: hours(1) + minutes(30) }) }, kinds: { a: { store: "s", modes: ["drop"], lossy: "forbid" } }, session: { maxLength: hours(1) } });\n`,
+        `const team = "search";\nexport default definePolicy({ name: \`team-\${team}\`, stores: { s: store.memory({ retention: minutes(60 + 30) }) }, kinds: { a: { store: "s", modes: ["drop"], lossy: "forbid" } }, session: { maxLength: hours(1.5) } });\n`,
       ),
     );
   });
@@ -116,6 +116,93 @@ describe("diagnostics never throw", () => {
     ["a string policy", `export default "org";`],
   ])("%s", (_name, text) => {
     const r = compile({ "p.policy.ts": text });
+    expect(r.hasErrors).toBe(true);
+    for (const d of r.diagnostics) expect(d.location).not.toBeNull();
+  });
+});
+
+describe("PG1014 a DSL export used without importing it", () => {
+  const only = `import { definePolicy, store } from "pruneguard/dsl";\n`;
+  it("says the builder is not imported and how to import it", () => {
+    const line = `export default definePolicy({ name: "p", stores: { s: store.sqlite({ retention: hours(4) }) }, kinds: { a: { store: "s", modes: ["drop"], lossy: "forbid" } } });`;
+    const r = compile({ "p.policy.ts": `${only}${line}\n` });
+    const d = expectDiagnostic(r, "PG1014", 2, col(line, "hours(4)"));
+    expect(d.message).toContain("`hours` is a `pruneguard/dsl` export, but this file does not import it");
+    expect(d.message).toContain(`import { hours } from "pruneguard/dsl"`);
+    expect(codes(r)).not.toContain("PG1006");
+  });
+  it("covers namespaces and values too: `pins.uuid`, `forever`", () => {
+    const line = `export default definePolicy({ name: "p", stores: { s: store.sqlite({ retention: forever }) }, kinds: { a: { store: "s", modes: ["drop"], lossy: "forbid", pins: [pins.uuid] } } });`;
+    const r = compile({ "p.policy.ts": `${only}${line}\n` });
+    expect(r.diagnostics.filter((d) => d.code === "PG1014").map((d) => [d.location?.column, d.message.slice(0, 9)])).toEqual([
+      [col(line, "forever"), "`forever`"],
+      [col(line, "pins.uuid"), "`pins` is"],
+    ]);
+  });
+});
+
+describe("PG1015 a misspelt kind in an overlay", () => {
+  it("says the base has no such kind and suggests the closest", () => {
+    const line = `  kinds: { toolReslt: { modes: ["drop"] } },`;
+    const r = compileOverlay(line);
+    const d = expectDiagnostic(r, "PG1015", 5, col(line, "toolReslt"), "team.policy.ts");
+    expect(d.message).toContain("no kind `toolReslt` in the base `org`; did you mean `toolResult`?");
+    expect(codes(r)).not.toContain("PG1013");
+  });
+  it("suggests nothing for a name far longer than any kind's", () => {
+    const r = compileOverlay(`  kinds: { toolResult${"x".repeat(500)}: { modes: ["drop"] } },`);
+    expect(codes(r)).toContain("PG1013");
+    expect(codes(r)).not.toContain("PG1015");
+  });
+  it("leaves a new kind far from every base kind to PG1013", () => {
+    expect(codes(compileOverlay(`  kinds: { searchHit: { modes: ["drop"] } },`))).toContain("PG1013");
+  });
+});
+
+describe("PG1016 arithmetic on durations", () => {
+  it("says the editor rejects it and computes the one-builder form", () => {
+    const line = `export default definePolicy({ name: "p", stores: { s: store.memory({ retention: hours(1) + minutes(30) }) }, kinds: { a: { store: "s", modes: ["drop"], lossy: "forbid" } } });`;
+    const d = expectDiagnostic(compileOne(`${line}\n`), "PG1016", 2, col(line, "hours(1)"));
+    expect(d.message).toContain("`minutes(90)`");
+  });
+});
+
+describe("PG1017 nesting limits: a diagnostic with a location, never a stack overflow", () => {
+  const policyWith = (pins: string) => `export default definePolicy({ name: "p", stores: {}, kinds: {}, pins: ${pins} });\n`;
+  it("an 8 KB 1+1+…+1 expression", () => {
+    const r = compileOne(policyWith(Array(4096).fill("1").join("+")));
+    const d = expectDiagnostic(r, "PG1017", 2, 71);
+    expect(d.message).toContain("100 levels");
+  });
+  it.each([
+    ["arrays", (n: number) => "[".repeat(n) + "]".repeat(n)],
+    ["parentheses", (n: number) => "(".repeat(n) + "1" + ")".repeat(n)],
+    ["objects", (n: number) => "{a:".repeat(n) + "1" + "}".repeat(n)],
+    ["template holes", (n: number) => "`${".repeat(n) + "1" + "}`".repeat(n)],
+  ])("deeply nested %s, before the parser sees them", (_what, make) => {
+    for (const n of [150, 20_000]) {
+      const r = compileOne(policyWith(make(n)));
+      const d = r.diagnostics.find((x) => x.code === "PG1017");
+      expect(d?.location, `${n}`).toMatchObject({ file: "p.policy.ts", line: 2 });
+    }
+  });
+  it("a deep chain of consts, each referring to the next one declared", () => {
+    const consts = Array.from({ length: 5000 }, (_, i) => `const c${i} = c${i + 1};`).join("\n");
+    const r = compileOne(`${consts}\nconst c5000 = [];\n${policyWith("c0")}`);
+    expect(codes(r)).toContain("PG1017");
+    for (const d of r.diagnostics) expect(d.location).not.toBeNull();
+  });
+  it("a chain of policy modules each importing the next", () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 150; i++) files[`m${i}.policy.ts`] = `${HEADER}import b from "./m${i + 1}.policy.js";\nexport default extendPolicy(b, { name: "m${i}" });\n`;
+    files["m150.policy.ts"] = `${HEADER}export default definePolicy({ name: "m150", stores: {}, kinds: {} });\n`;
+    const r = compile(files, ["m0.policy.ts"]);
+    const d = r.diagnostics.find((x) => x.code === "PG1017");
+    expect(d?.message).toContain("this chain of imports");
+    expect(d?.location?.line).toBe(2);
+  });
+  it("prefix operators the parser recurses on", () => {
+    const r = compileOne(policyWith("-".repeat(20_000) + "1"));
     expect(r.hasErrors).toBe(true);
     for (const d of r.diagnostics) expect(d.location).not.toBeNull();
   });

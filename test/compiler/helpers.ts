@@ -55,3 +55,22 @@ export function compileOverlay(body: string): CompileResult {
     "team.policy.ts": `${HEADER}import org, { ticket } from "./org.policy.js";\nexport default extendPolicy(org, {\n  name: "team",\n${body}\n});\n`,
   });
 }
+
+/** The 1-based column of the first `token` in `line`. */
+export function col(line: string, token: string): number {
+  const i = line.indexOf(token);
+  if (i < 0) throw new Error(`${JSON.stringify(token)} is not in ${JSON.stringify(line)}`);
+  return i + 1;
+}
+
+/**
+ * Runs the CLI in this process: `main(argv)` with stdout and stderr captured, as `bin/pruneguard.js` runs it
+ * (cli.test.ts keeps a real spawn or two for the bin itself).
+ */
+export async function runCli(args: readonly string[], cwd = process.cwd(), color = false): Promise<{ code: number; stdout: string; stderr: string; all: string }> {
+  const { main } = await import("../../compiler/cli/main.js");
+  let stdout = "";
+  let stderr = "";
+  const code = await main(args, { cwd, color, stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t) });
+  return { code, stdout, stderr, all: stdout + stderr };
+}

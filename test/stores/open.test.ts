@@ -60,12 +60,12 @@ describe("openStores and the declaration check", () => {
     expect(() => org.createWindow({ session: "s", stores: bad, clock })).toThrow(
       "store transcript: the policy declares retentionMs 30d, the store has 1s\n  store transcript: the policy declares holds true, the store has false",
     );
-    const sqlite = new SqliteStore({ name: "archive", path: join(dir, "wrong.db"), handlePrefix: "a" });
+    const sqlite = new SqliteStore({ name: "archive", path: join(dir, "wrong.db"), handlePrefix: "a", retentionMs: 3_600_000 });
     expect(() => org.createWindow({ session: "s", stores: { ...stores, archive: sqlite }, clock })).toThrow(
-      "store archive: the policy declares engine postgres, the store has sqlite",
+      "store archive: the policy declares retentionMs forever, the store has 1h",
     );
     void sqlite.close();
-    // Memory stores that make the declared promises stand in for any engine (tests).
+    // Stores on other engines that make the declared promises are accepted (memory stands in for tests).
     expect(() => org.createWindow({ session: "s", stores, clock })).not.toThrow();
   });
 

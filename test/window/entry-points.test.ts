@@ -25,10 +25,18 @@ describe("entry points", () => {
       "SPAN_ID",
       "SqliteStore",
       "StoreError",
+      "Transcript",
+      "aiSDKTools",
+      "anthropicTools",
       "checkStoreDeclarations",
       "contentHash",
       "countTokens",
       "directiveSchema",
+      "directiveTools",
+      "openAIChatTools",
+      "openAIResponsesTools",
+      "pruneguardRepairToolCall",
+      "toolResultText",
       "guardWindow",
       "openStores",
       "parseDirective",
@@ -37,8 +45,9 @@ describe("entry points", () => {
       "toAISDK",
       "toAnthropic",
       "toOpenAI",
+      "toOpenAIResponses",
       "verifyAuditChain",
-    ]);
+    ].sort());
   });
 
   it("the agent entry does not export internals", () => {

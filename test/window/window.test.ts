@@ -78,9 +78,9 @@ describe("ContextWindow: the four outcomes", () => {
     const { win, toolLog, clock } = setup();
     const ref = await win.append({ kind: "toolResult", text: block() });
     const out = await win.prune({ span: ref, mode: "drop" });
-    expect(out).toMatchObject({ status: "reversible", handle: "#1", repersisted: false, line: "span_1 pruned, recall #1" });
+    expect(out).toMatchObject({ status: "reversible", handle: "#1", repersisted: false, line: `span_1 pruned, recall #1: ${REQ}` });
     expect(out.tokensFreed).toBeGreaterThan(500);
-    expect(win.render()).toBe("span_1 pruned, recall #1");
+    expect(win.render()).toBe(`span_1 pruned, recall #1: ${REQ}`);
     clock.advance(5 * HOUR);
     expect(await toolLog.rotate()).toEqual({ rotated: 0, keptByHold: 1 });
     expect(await win.recall("span_1")).toMatchObject({ status: "found", text: block(), source: "store" });

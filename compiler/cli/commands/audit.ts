@@ -12,8 +12,8 @@
  * This module only registers the command; `audit.run.ts` (node:sqlite, the audit chain) is loaded
  * when it runs.
  */
-import { Option } from "commander";
 import type { RegisterCommand } from "../context.js";
+import { formatOption } from "../report.js";
 
 export type { AuditProblem } from "./audit.run.js";
 
@@ -22,7 +22,7 @@ export interface AuditFlags {
   readonly session?: string;
   readonly verify?: boolean;
   readonly anchor?: string;
-  readonly format: "text" | "json";
+  readonly format: "pretty" | "json";
 }
 
 export const registerAudit: RegisterCommand = (program, cli) => {
@@ -34,7 +34,7 @@ export const registerAudit: RegisterCommand = (program, cli) => {
     .option("--session <id>", "the session to list (without it: list the sessions in the file)")
     .option("--verify", "check the chain: exit 1 naming the first edited, dropped or reordered record")
     .option("--anchor <hash>", "with --verify: a head hash recorded earlier that must still be in the chain (detects a cut tail)")
-    .addOption(new Option("--format <format>", "output format").choices(["text", "json"]).default("text"))
+    .addOption(formatOption())
     .addHelpText("after", [
       "",
       "Exit codes: 0 ok, 1 the chain is broken (with --verify), 2 usage or I/O error.",

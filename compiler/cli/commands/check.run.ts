@@ -19,7 +19,7 @@ export async function runCheck(inputs: string[], flags: CheckFlags, cli: CliCont
   const { io } = cli;
   const config = await loadConfig(io.cwd);
   const out = flags.out ?? config.out;
-  const r = compilePolicies(await resolveInputs(inputs, io.cwd, config.policies), { cwd: io.cwd });
+  const r = compilePolicies(await resolveInputs(inputs, io.cwd, config.policies), { cwd: io.cwd, root: flags.root ?? config.root });
   const files = emitAll(r.policies, { runtimeImport: flags.runtimeImport ?? config.runtimeImport });
   const stale = flags.drift && !r.hasErrors ? await staleFiles(path.resolve(io.cwd, out), files) : [];
   const shown = (f: StaleFile) => path.posix.join(out.split(path.sep).join("/"), f.path);

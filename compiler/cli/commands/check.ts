@@ -5,12 +5,13 @@
  * This module only registers the command; `check.run.ts` (the compiler) is loaded when it runs.
  */
 import type { RegisterCommand } from "../context.js";
-import { formatOption, type OutputFormat } from "../report.js";
+import { formatOption, helpFooter, rootOption, type OutputFormat } from "../report.js";
 
 export interface CheckFlags {
   readonly out?: string;
   readonly runtimeImport?: string;
   readonly drift: boolean;
+  readonly root?: string;
   readonly format: OutputFormat;
 }
 
@@ -22,6 +23,15 @@ export const registerCheck: RegisterCommand = (program, cli) => {
     .option("--out <dir>", "the output folder to compare (default: package.json \"pruneguard\".out, else generated)")
     .option("--runtime-import <specifier>", "the runtime module the guards import (default: package.json \"pruneguard\".runtimeImport, else pruneguard)")
     .option("--no-drift", "check the policies only, not the output folder")
+    .addOption(rootOption())
     .addOption(formatOption())
+    .addHelpText(
+      "after",
+      helpFooter("0 no errors and every generated file fresh, 1 errors or stale files, 2 usage or I/O error.", [
+        "pruneguard check                                     # in CI: the policies, and that generated/ is what they compile to",
+        "pruneguard check policies --no-drift",
+        "pruneguard check --format json",
+      ]),
+    )
     .action(async (inputs: string[], flags: CheckFlags) => (await import("./check.run.js")).runCheck(inputs, flags, cli));
 };

@@ -16,6 +16,7 @@ interface Settings {
   readonly configured: readonly string[];
   readonly out: string;
   readonly runtimeImport: string;
+  readonly root: string;
   readonly format: OutputFormat;
 }
 
@@ -24,6 +25,7 @@ const settings = (inputs: readonly string[], flags: CompileFlags, config: Resolv
   configured: config.policies,
   out: flags.out ?? config.out,
   runtimeImport: flags.runtimeImport ?? config.runtimeImport,
+  root: flags.root ?? config.root,
   format: flags.format,
 });
 
@@ -36,32 +38,36 @@ export async function runCompile(inputs: string[], flags: CompileFlags, cli: Cli
 
 async function compileOnce(s: Settings, cli: CliContext, result?: CompileResult): Promise<0 | 1 | 2> {
   const { io } = cli;
-  const r = result ?? compilePolicies(await resolveInputs(s.inputs, io.cwd, s.configured), { cwd: io.cwd });
-  const outDir = path.resolve(io.cwd, s.out);
-  const files = r.hasErrors ? [] : emitAll(r.policies, { runtimeImport: s.runtimeImport });
-  let removed: string[] = [];
-  if (!r.hasErrors) {
-    try {
-      await writeEmitted(outDir, files);
-      removed = await removeOrphans(outDir, files);
-    } catch (error) {
-      throw new CliError(`cannot write to ${s.out}: ${(error as Error).message}`);
-    }
-  }
+  const r = result ?? compilePolicies(await resolveInputs(s.inputs, io.cwd, s.configured), { cwd: io.cwd, root: s.root });
   const shown = (p: string) => path.posix.join(s.out.split(path.sep).join("/"), p);
+  // All or nothing: with errors nothing is written, so the output folder never mixes files of two compilations.
+  if (r.hasErrors) {
+    printDiagnostics(io, r, s.format, { written: [], removed: [], wroteNothing: true });
+    if (s.format === "pretty") io.stderr(`Wrote nothing to ${s.out}: the policies have errors. The files there are unchanged; fix the errors and compile again.\n`);
+    return ExitCode.diagnostics;
+  }
+  const outDir = path.resolve(io.cwd, s.out);
+  const files = emitAll(r.policies, { runtimeImport: s.runtimeImport });
+  let removed: string[];
+  try {
+    await writeEmitted(outDir, files);
+    removed = await removeOrphans(outDir, files);
+  } catch (error) {
+    throw new CliError(`cannot write to ${s.out}: ${(error as Error).message}`);
+  }
   const written = files.map((f) => shown(f.path));
-  printDiagnostics(io, r, s.format, { written, removed: removed.map(shown) });
-  if (s.format === "pretty" && !r.hasErrors) {
+  printDiagnostics(io, r, s.format, { written, removed: removed.map(shown), wroteNothing: false });
+  if (s.format === "pretty") {
     io.stdout(`Wrote ${written.length} file${written.length === 1 ? "" : "s"} to ${s.out}.\n`);
     for (const f of removed) io.stdout(`Removed ${shown(f)}: no policy generates it any more.\n`);
   }
-  return r.hasErrors ? ExitCode.diagnostics : ExitCode.ok;
+  return ExitCode.ok;
 }
 
 /** Watches the inputs and every file they read; one project is reused, only changed files are re-parsed. */
 async function watchMode(s: Settings, cli: CliContext): Promise<void> {
   const { io } = cli;
-  const host = createSourceHost({ cwd: io.cwd });
+  const host = createSourceHost({ cwd: io.cwd, root: s.root });
   const resolve = () => resolveInputs(s.inputs, io.cwd, s.configured);
   let entries = await resolve();
   const run = async () => {

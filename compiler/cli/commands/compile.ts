@@ -7,11 +7,12 @@
  * when it runs.
  */
 import type { RegisterCommand } from "../context.js";
-import { formatOption, type OutputFormat } from "../report.js";
+import { formatOption, helpFooter, rootOption, type OutputFormat } from "../report.js";
 
 export interface CompileFlags {
   readonly out?: string;
   readonly runtimeImport?: string;
+  readonly root?: string;
   readonly format: OutputFormat;
   readonly watch?: boolean;
 }
@@ -23,7 +24,16 @@ export const registerCompile: RegisterCommand = (program, cli) => {
     .argument("[inputs...]", "policy files, folders (their **/*.policy.ts) or globs", [])
     .option("--out <dir>", "output directory (default: package.json \"pruneguard\".out, else generated)")
     .option("--runtime-import <specifier>", "the module generated guards import the runtime from (default: package.json \"pruneguard\".runtimeImport, else pruneguard)")
+    .addOption(rootOption())
     .addOption(formatOption())
     .option("--watch", "recompile when a policy file changes")
+    .addHelpText(
+      "after",
+      helpFooter("0 written (warnings allowed), 1 the policies have errors and nothing was written, 2 usage or I/O error.", [
+        "pruneguard compile                                   # package.json \"pruneguard\" config, else policies/**/*.policy.ts → generated/",
+        "pruneguard compile policies --out generated --runtime-import pruneguard",
+        "pruneguard compile --watch",
+      ]),
+    )
     .action(async (inputs: string[], flags: CompileFlags) => (await import("./compile.run.js")).runCompile(inputs, flags, cli));
 };

@@ -1,29 +1,39 @@
 /** The implementation of `pruneguard explain`, loaded only when the command runs (see `explain.ts`). */
+import { stat } from "node:fs/promises";
 import * as path from "node:path";
-import { formatDuration } from "../../../dsl/durations.js";
+import { formatDuration } from "../../../src/policy/durations.js";
 import { presetPins } from "../../../src/policy/pins.js";
 import { describeFate, fateOf } from "../../analysis/fate.js";
 import { compilePolicies } from "../../index.js";
-import { displayPath } from "../../frontend/index.js";
 import type { KindIR, PolicyIR } from "../../ir/schema.js";
+import { loadConfig } from "../config.js";
 import { CliError, ExitCode, type CliContext } from "../context.js";
-import { printDiagnostics, type OutputFormat } from "../report.js";
+import { resolveInputs } from "../inputs.js";
+import { printDiagnostics } from "../report.js";
 import { renderTable } from "../table.js";
+import type { ExplainFlags } from "./explain.js";
 
 /** The action of `pruneguard explain` (registered in `explain.ts`). */
-export function runExplain(file: string, flags: { format: OutputFormat }, cli: CliContext): void {
+export async function runExplain(inputs: readonly string[], flags: ExplainFlags, cli: CliContext): Promise<void> {
   const { io } = cli;
-  const abs = path.resolve(io.cwd, file);
-  const r = compilePolicies([abs], { cwd: io.cwd });
-  if (!r.sources.has(displayPath(io.cwd, abs.split(path.sep).join("/")))) throw new CliError(`no such file: ${file}`);
-  const target = r.policies.find((p) => path.resolve(io.cwd, p.file) === abs);
+  const config = await loadConfig(io.cwd);
+  for (const arg of inputs) {
+    const info = await stat(path.resolve(io.cwd, arg)).catch(() => undefined);
+    if (info?.isFile() && !arg.endsWith(".policy.ts")) {
+      throw new CliError(`explain expects policy files (*.policy.ts), folders of them or globs; ${arg} is not a policy file`);
+    }
+  }
+  const entries = await resolveInputs(inputs, io.cwd, config.policies);
+  const r = compilePolicies(entries, { cwd: io.cwd, root: flags.root ?? config.root });
+  // The policies asked about, in argument order; the bases they import are compiled, not explained.
+  const targets = entries.flatMap((e) => r.policies.filter((p) => path.resolve(io.cwd, p.file).split(path.sep).join("/") === e));
   if (flags.format === "json") {
-    printDiagnostics(io, r, "json", { policy: target ? explainData(target) : null });
+    printDiagnostics(io, r, "json", { policies: targets.map(explainData) });
   } else {
-    if (target) io.stdout(`${explainText(target)}\n`);
+    io.stdout(targets.map((t) => `${explainText(t)}\n`).join("\n"));
     printDiagnostics(io, r, "pretty");
   }
-  cli.exit(r.hasErrors || !target ? ExitCode.diagnostics : ExitCode.ok);
+  cli.exit(r.hasErrors || targets.length < entries.length ? ExitCode.diagnostics : ExitCode.ok);
 }
 
 function explainData(p: PolicyIR) {

@@ -6,6 +6,7 @@
  * that help does not load the driver; test/compiler/cli.test.ts keeps them equal.
  */
 import type { RegisterCommand } from "../context.js";
+import { formatOption, helpFooter, type OutputFormat } from "../report.js";
 
 /** `PG_URL_ENV` of `src/stores/postgres.ts`. */
 export const MIGRATE_URL_ENV = "PRUNEGUARD_PG_URL";
@@ -15,6 +16,7 @@ export const MIGRATE_DEFAULT_SCHEMA = "pruneguard";
 export interface MigrateFlags {
   readonly url?: string;
   readonly schema: string;
+  readonly format: OutputFormat;
 }
 
 export const registerMigrate: RegisterCommand = (program, cli) => {
@@ -23,5 +25,13 @@ export const registerMigrate: RegisterCommand = (program, cli) => {
     .description(`create or upgrade the PostgreSQL store's tables (idempotent; reads ${MIGRATE_URL_ENV} unless --url is given)`)
     .option("--url <url>", `PostgreSQL connection URL (default: $${MIGRATE_URL_ENV})`)
     .option("--schema <schema>", "schema that holds the store's tables", MIGRATE_DEFAULT_SCHEMA)
+    .addOption(formatOption())
+    .addHelpText(
+      "after",
+      helpFooter("0 the schema is up to date (now or already), 2 usage error, invalid URL, or a connection or server error.", [
+        `${MIGRATE_URL_ENV}=postgres://app@db.internal:5432/agents pruneguard migrate`,
+        "pruneguard migrate --url postgres://app@127.0.0.1:5432/agents --schema pruneguard --format json",
+      ]),
+    )
     .action(async (flags: MigrateFlags) => (await import("./migrate.run.js")).runMigrate(flags, cli));
 };

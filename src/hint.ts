@@ -1,0 +1,64 @@
+/**
+ * Index-line hints: a few words on a drop's index line saying what the span held — the tool's name and
+ * its key argument, a file path, the first identifier — so a model that needs one thing back can pick the
+ * span to recall instead of recalling blindly, one handle after another.
+ *
+ * Hints come from untrusted text (tool output, model arguments), so:
+ * - cost is bounded: only the first `HINT_SCAN_CHARS` characters are read, with linear-time patterns;
+ * - a hint is one line of plain words from a small alphabet (letters, digits, `_ . / = : -`): it cannot
+ *   start a line, open a bracket, name a handle (`#`) or a span id, so it cannot be read as a runtime line;
+ * - its token cost is capped by the window's `indexHintTokens` (at most `MAX_HINT_TOKENS`).
+ */
+import { countTokens } from "./tokens.js";
+import type { Span } from "./types.js";
+
+/** Characters of a span's text read to find a hint. */
+export const HINT_SCAN_CHARS = 2_000;
+/** The hint budget a window may set, in o200k tokens. */
+export const MAX_HINT_TOKENS = 16;
+/** The default hint budget. */
+export const DEFAULT_HINT_TOKENS = 12;
+
+/** A file path: at least one directory and a name with an extension. */
+const PATH = /(?:[A-Za-z0-9_.~-]{1,64}\/){1,12}[A-Za-z0-9_.-]{1,64}\.[A-Za-z][A-Za-z0-9]{0,9}/;
+/** An identifier worth recalling by: a word that starts with a letter and has a digit (`req_7f3a9c2e41`, `E1042`, `OPS-4411`). */
+const IDENTIFIER = /\b[A-Za-z][A-Za-z_-]{0,63}[0-9][A-Za-z0-9_-]{0,63}/;
+const SPAN_ID = /span_[0-9]+/g;
+const NOT_HINT = /[^A-Za-z0-9_./=:-]+/g;
+
+/** The hint for a span, within `maxTokens`; `null` when nothing worth naming was found or hints are off. */
+export function indexHint(span: Pick<Span, "text" | "message">, maxTokens: number): string | null {
+  if (!(maxTokens > 0)) return null;
+  const head = span.text.slice(0, HINT_SCAN_CHARS);
+  const m = span.message;
+  const tool = m !== undefined && "toolName" in m ? clean(m.toolName) : "";
+  const key = m?.role === "tool-call" ? keyArgument(head, span.text.length) : null;
+  const found = clean(key ?? PATH.exec(head)?.[0] ?? IDENTIFIER.exec(head)?.[0] ?? "");
+  // Both when they fit; else the specific thing alone (an identifier beats a tool name); else the tool.
+  for (const hint of [`${tool} ${found}`.trim(), found, tool]) {
+    if (hint.length > 0 && countTokens(hint) <= maxTokens) return hint;
+  }
+  return null;
+}
+
+/** A tool call's key argument, `name=value`: the first string, number or boolean argument. */
+function keyArgument(head: string, fullLength: number): string | null {
+  if (fullLength > HINT_SCAN_CHARS) return null; // not parsed past the scan bound
+  let args: unknown;
+  try {
+    args = JSON.parse(head);
+  } catch {
+    return null;
+  }
+  if (typeof args !== "object" || args === null || Array.isArray(args)) return null;
+  for (const [k, v] of Object.entries(args)) {
+    if (typeof v === "string" || typeof v === "number" || typeof v === "boolean") return `${k}=${String(v)}`;
+  }
+  return null;
+}
+
+/** One line of hint alphabet, at most 80 characters, no span ids (a word is never cut: it could look like another). */
+function clean(text: string): string {
+  const out = text.replace(SPAN_ID, " ").replace(NOT_HINT, " ").replace(/ {2,}/g, " ").trim();
+  return out.length <= 80 ? out : "";
+}

@@ -1,0 +1,193 @@
+/**
+ * A window's positions as one provider-neutral conversation that every renderer can send as is: turns of
+ * text, and tool exchanges (calls with their results), whatever state each span is in.
+ *
+ * The rules that keep every rendering valid, for any window state:
+ * - **Pairs by position**: a result answers the earliest unanswered call with its id before it, so a
+ *   provider reusing an id makes two pairs, not one; rendered ids are made unique and provider-safe.
+ * - **A call without a result yet is held back** (not rendered) until its result is in the window.
+ * - **A pair renders together or not at all**: the result follows its call at once, and spans appended
+ *   between them come after it. Consecutive calls answered in the window share one exchange.
+ * - **Pruned tool content keeps the tool role**: a pruned call still renders as a call (with no
+ *   arguments, its index line or tombstone as the model's text before it) and a pruned result as the
+ *   result's content, so the exchange stays a valid pair and tool output never speaks in the model's voice.
+ * - **A result whose call is not in the window** (a late result of a call pruned before it arrived, or
+ *   a call that was never appended) gets its call back from the result's own id and tool name.
+ * - **Errors stay errors**: a result appended with `isError` keeps the flag, pruned or not.
+ */
+import type { WindowEntry } from "../window/view.js";
+
+/** A text turn: a live span (with its id header and notice) or the line that replaced one. */
+export interface TextTurn {
+  readonly kind: "text";
+  readonly role: "system" | "user" | "assistant";
+  readonly text: string;
+}
+
+/** One call of an exchange with its result. */
+export interface ToolPair {
+  /** The id to render: the provider's own when it is safe and unique in this rendering, else a derived one. */
+  readonly id: string;
+  readonly toolName: string;
+  /** The call's arguments as JSON text (`{}` when the call was pruned), and parsed, always an object. */
+  readonly args: string;
+  readonly input: { readonly [key: string]: unknown };
+  readonly result: string;
+  readonly isError: boolean;
+}
+
+/** Calls the model made in one turn and their results, to render as one call message and its answers. */
+export interface ToolExchange {
+  readonly kind: "tools";
+  /** The model's text before its calls: index lines of pruned calls, rejection notices on live ones. */
+  readonly notes: readonly string[];
+  readonly pairs: readonly ToolPair[];
+}
+
+export type Turn = TextTurn | ToolExchange;
+
+/** What renderers take: a window (anything with `entries()`) or its entries. */
+export type RenderSource = { entries(): readonly WindowEntry[] } | readonly WindowEntry[];
+
+export function entriesOf(source: RenderSource): readonly WindowEntry[] {
+  return Array.isArray(source) ? source : (source as { entries(): readonly WindowEntry[] }).entries();
+}
+
+/** Ids every provider accepts: Anthropic's character set, OpenAI's length limit. */
+const SAFE_ID = /^[a-zA-Z0-9_-]{1,40}$/;
+
+interface Slot {
+  readonly role: "system" | "user" | "assistant" | "tool-call" | "tool-result";
+  readonly text: string;
+  readonly callId: string;
+  readonly toolName: string;
+  readonly live: boolean;
+  readonly isError: boolean;
+  /** A live call's rejection notice, said as the model's text before the call. */
+  readonly notice: string | null;
+}
+
+function slotOf(e: WindowEntry): Slot {
+  if (e.state === "live") {
+    const m = e.span.message;
+    const notice = e.notice === null ? "" : `\n${e.notice}`;
+    if (m?.role === "tool-call") {
+      return { role: "tool-call", text: e.span.text, callId: m.callId, toolName: m.toolName, live: true, isError: false, notice: e.notice };
+    }
+    const text = `[${e.span.id}]\n${e.span.text}${notice}`;
+    if (m?.role === "tool-result") {
+      return { role: "tool-result", text, callId: m.callId, toolName: m.toolName, live: true, isError: m.isError === true, notice: null };
+    }
+    return { role: m?.role ?? "user", text, callId: "", toolName: "", live: true, isError: false, notice: null };
+  }
+  const m = e.message;
+  if (m === null || (m.role !== "tool-call" && m.role !== "tool-result")) {
+    return { role: m?.role ?? "user", text: e.text, callId: "", toolName: "", live: false, isError: false, notice: null };
+  }
+  return { role: m.role, text: e.text, callId: m.callId, toolName: m.toolName, live: false, isError: m.role === "tool-result" && m.isError === true, notice: null };
+}
+
+/** The window as turns every provider accepts (see the module comment for the rules). */
+export function conversation(source: RenderSource): Turn[] {
+  const slots = entriesOf(source).map(slotOf);
+  // Pass 1: pair each result with the earliest unanswered call with its id before it.
+  const resultOf = new Map<number, number>();
+  const open = new Map<string, number[]>();
+  for (const [i, s] of slots.entries()) {
+    if (s.role === "tool-call") {
+      const q = open.get(s.callId);
+      if (q) q.push(i);
+      else open.set(s.callId, [i]);
+    } else if (s.role === "tool-result") {
+      const call = open.get(s.callId)?.shift();
+      if (call !== undefined) resultOf.set(call, i);
+    }
+  }
+  const answered = new Set(resultOf.values());
+  const ids = new Ids();
+  const turns: Turn[] = [];
+  // The exchange being built, and the results it waits for: once one of them is passed in window order,
+  // the model had seen a result, so a later call starts a new turn.
+  let exchange: { notes: string[]; pairs: ToolPair[]; results: Set<number>; sealed: boolean } | null = null;
+  const close = () => {
+    if (exchange) turns.push({ kind: "tools", notes: exchange.notes, pairs: exchange.pairs });
+    exchange = null;
+  };
+  const pairOf = (call: Slot | null, result: Slot): ToolPair => {
+    const source = call ?? result;
+    const live = call !== null && call.live;
+    return {
+      id: ids.take(source.callId),
+      toolName: source.toolName || "tool",
+      args: live ? call.text : "{}",
+      input: live ? argsObject(call.text) : {},
+      result: result.text,
+      isError: result.isError,
+    };
+  };
+  // Pass 2: emit in window order; a pair at its call's position.
+  for (const [i, s] of slots.entries()) {
+    if (s.role === "tool-call") {
+      const r = resultOf.get(i);
+      if (r === undefined) {
+        // Held back while its result is pending; a pruned call with no result is the model's own note.
+        if (!s.live) {
+          close();
+          turns.push({ kind: "text", role: "assistant", text: s.text });
+        }
+        continue;
+      }
+      if (exchange?.sealed) close();
+      exchange ??= { notes: [], pairs: [], results: new Set(), sealed: false };
+      if (!s.live) exchange.notes.push(s.text);
+      else if (s.notice !== null) exchange.notes.push(s.notice);
+      exchange.pairs.push(pairOf(s, slots[r]!));
+      exchange.results.add(r);
+      continue;
+    }
+    if (s.role === "tool-result") {
+      if (exchange?.results.has(i)) exchange.sealed = true;
+      else if (!answered.has(i)) {
+        // No call in the window to answer: the result brings its call back, as an exchange of its own.
+        close();
+        turns.push({ kind: "tools", notes: [], pairs: [pairOf(null, s)] });
+      }
+      continue;
+    }
+    close();
+    turns.push({ kind: "text", role: s.role, text: s.text });
+  }
+  close();
+  return turns;
+}
+
+/** A call's arguments as an object: JSON text that is not an object is passed as `{ raw }`. */
+function argsObject(text: string): { readonly [key: string]: unknown } {
+  try {
+    const v = JSON.parse(text) as unknown;
+    if (typeof v === "object" && v !== null && !Array.isArray(v)) return v as { readonly [key: string]: unknown };
+  } catch {
+    // fall through
+  }
+  return { raw: text };
+}
+
+/** Rendered call ids: the provider's own when safe and not used yet in this rendering, else a derived one. */
+class Ids {
+  readonly #used = new Set<string>();
+  take(id: string): string {
+    let base = SAFE_ID.test(id) ? id : id.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, 32) || "call";
+    if (!this.#used.has(base)) {
+      this.#used.add(base);
+      return base;
+    }
+    base = base.slice(0, 32);
+    for (let n = 2; ; n++) {
+      const candidate = `${base}_${n}`;
+      if (!this.#used.has(candidate)) {
+        this.#used.add(candidate);
+        return candidate;
+      }
+    }
+  }
+}

@@ -1,0 +1,164 @@
+/**
+ * Rendering a window to what each provider's API takes: the Vercel AI SDK (`{ system, messages }` with
+ * `ModelMessage[]`), OpenAI Chat Completions (`ChatCompletionMessageParam[]`), the OpenAI Responses API
+ * (`ResponseInputItem[]`) and Anthropic Messages (`{ system, messages }` with `MessageParam[]`).
+ *
+ * All four read one provider-neutral `conversation` (see `conversation.ts` for the rules that make every
+ * rendering valid for any window state). The shapes are declared structurally so the runtime depends on
+ * no SDK; tests assign the output to each SDK's own types and validate it with the SDKs' own checks.
+ */
+import { conversation, type RenderSource } from "./conversation.js";
+
+// ---- Vercel AI SDK ----------------------------------------------------------------------------------
+
+export type AISDKMessage =
+  | { role: "user"; content: Array<{ type: "text"; text: string }> }
+  | {
+      role: "assistant";
+      content: Array<{ type: "text"; text: string } | { type: "tool-call"; toolCallId: string; toolName: string; input: unknown }>;
+    }
+  | {
+      role: "tool";
+      content: Array<{ type: "tool-result"; toolCallId: string; toolName: string; output: { type: "text" | "error-text"; value: string } }>;
+    };
+
+/** The window for AI SDK 7: `generateText({ model, instructions: system, messages, tools })`. */
+export interface AISDKPrompt {
+  /** System spans, joined; `undefined` when there are none. */
+  system: string | undefined;
+  /** No system messages (AI SDK 7 refuses them by default): they are in `system`. */
+  messages: AISDKMessage[];
+}
+
+/** The window as AI SDK `{ system, messages }` (`messages` assignable to `ModelMessage[]` from `ai`). */
+export function toAISDK(source: RenderSource): AISDKPrompt {
+  const system: string[] = [];
+  const messages: AISDKMessage[] = [];
+  const assistant = (): Extract<AISDKMessage, { role: "assistant" }> => {
+    const last = messages[messages.length - 1];
+    if (last?.role === "assistant") return last;
+    const m: AISDKMessage = { role: "assistant", content: [] };
+    messages.push(m);
+    return m;
+  };
+  for (const turn of conversation(source)) {
+    if (turn.kind === "text") {
+      if (turn.role === "system") system.push(turn.text);
+      else if (turn.role === "assistant") assistant().content.push({ type: "text", text: turn.text });
+      else {
+        const last = messages[messages.length - 1];
+        if (last?.role === "user") last.content.push({ type: "text", text: turn.text });
+        else messages.push({ role: "user", content: [{ type: "text", text: turn.text }] });
+      }
+      continue;
+    }
+    const a = assistant();
+    for (const note of turn.notes) a.content.push({ type: "text", text: note });
+    for (const p of turn.pairs) a.content.push({ type: "tool-call", toolCallId: p.id, toolName: p.toolName, input: p.input });
+    messages.push({
+      role: "tool",
+      content: turn.pairs.map((p) => ({
+        type: "tool-result",
+        toolCallId: p.id,
+        toolName: p.toolName,
+        output: { type: p.isError ? "error-text" : "text", value: p.result },
+      })),
+    });
+  }
+  return { system: system.length > 0 ? system.join("\n\n") : undefined, messages };
+}
+
+// ---- OpenAI Chat Completions ------------------------------------------------------------------------
+
+export type OpenAIMessage =
+  | { role: "system"; content: string }
+  | { role: "user"; content: string }
+  | {
+      role: "assistant";
+      content: string | null;
+      tool_calls?: Array<{ id: string; type: "function"; function: { name: string; arguments: string } }>;
+    }
+  | { role: "tool"; tool_call_id: string; content: string };
+
+/** The window as OpenAI `ChatCompletionMessageParam[]`; a turn's calls share one assistant message. */
+export function toOpenAI(source: RenderSource): OpenAIMessage[] {
+  const out: OpenAIMessage[] = [];
+  for (const turn of conversation(source)) {
+    if (turn.kind === "text") {
+      out.push({ role: turn.role, content: turn.text });
+      continue;
+    }
+    out.push({
+      role: "assistant",
+      content: turn.notes.length > 0 ? turn.notes.join("\n") : null,
+      tool_calls: turn.pairs.map((p) => ({ id: p.id, type: "function", function: { name: p.toolName, arguments: p.args } })),
+    });
+    for (const p of turn.pairs) out.push({ role: "tool", tool_call_id: p.id, content: p.result });
+  }
+  return out;
+}
+
+// ---- OpenAI Responses API ---------------------------------------------------------------------------
+
+export type OpenAIResponsesItem =
+  | { type: "message"; role: "system" | "user" | "assistant"; content: string }
+  | { type: "function_call"; call_id: string; name: string; arguments: string }
+  | { type: "function_call_output"; call_id: string; output: string };
+
+/** The window as the Responses API's `input` (`ResponseInputItem[]`): messages, function calls, their outputs. */
+export function toOpenAIResponses(source: RenderSource): OpenAIResponsesItem[] {
+  const out: OpenAIResponsesItem[] = [];
+  for (const turn of conversation(source)) {
+    if (turn.kind === "text") {
+      out.push({ type: "message", role: turn.role, content: turn.text });
+      continue;
+    }
+    if (turn.notes.length > 0) out.push({ type: "message", role: "assistant", content: turn.notes.join("\n") });
+    for (const p of turn.pairs) out.push({ type: "function_call", call_id: p.id, name: p.toolName, arguments: p.args });
+    for (const p of turn.pairs) out.push({ type: "function_call_output", call_id: p.id, output: p.result });
+  }
+  return out;
+}
+
+// ---- Anthropic Messages -----------------------------------------------------------------------------
+
+type AnthropicBlock =
+  | { type: "text"; text: string }
+  | { type: "tool_use"; id: string; name: string; input: { readonly [key: string]: unknown } }
+  | { type: "tool_result"; tool_use_id: string; content: string; is_error?: boolean };
+
+export interface AnthropicMessage {
+  role: "user" | "assistant";
+  content: AnthropicBlock[];
+}
+
+/**
+ * The window as Anthropic `{ system, messages }`: system spans join the top-level `system` string,
+ * consecutive same-role content merges into one message (so roles alternate), and tool results open the
+ * user message that follows their calls.
+ */
+export function toAnthropic(source: RenderSource): { system: string; messages: AnthropicMessage[] } {
+  const system: string[] = [];
+  const messages: AnthropicMessage[] = [];
+  const push = (role: "user" | "assistant", blocks: AnthropicBlock[]) => {
+    const last = messages[messages.length - 1];
+    if (last?.role === role) last.content.push(...blocks);
+    else messages.push({ role, content: blocks });
+  };
+  for (const turn of conversation(source)) {
+    if (turn.kind === "text") {
+      if (turn.role === "system") system.push(turn.text);
+      else push(turn.role, [{ type: "text", text: turn.text }]);
+      continue;
+    }
+    push("assistant", [
+      ...turn.notes.map((text) => ({ type: "text" as const, text })),
+      ...turn.pairs.map((p) => ({ type: "tool_use" as const, id: p.id, name: p.toolName, input: p.input })),
+    ]);
+    push(
+      "user",
+      turn.pairs.map((p) => ({ type: "tool_result" as const, tool_use_id: p.id, content: p.result, ...(p.isError ? { is_error: true } : {}) })),
+    );
+  }
+  return { system: system.join("\n\n"), messages };
+}

@@ -1,0 +1,265 @@
+/**
+ * Rendering a window to provider conversations: hand-picked cases for each rule, then generated window
+ * states (appends in any order, ids reused, calls pending, prunes of every mode and fate, late results),
+ * every rendering checked against the providers' own rules (the AI SDK's `modelMessageSchema`,
+ * `standardizePrompt` and tool-result check; the OpenAI and Anthropic rules in `rules.ts`) and assigned
+ * to the SDKs' request types.
+ */
+import type { ModelMessage } from "ai";
+import type { MessageParam } from "@anthropic-ai/sdk/resources/messages/messages";
+import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
+import type { ResponseInputItem } from "openai/resources/responses/responses";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { ContextWindow, ManualClock, MemoryStore, type SpanMessage } from "../../src/index.js";
+import { toAISDK, toAnthropic, toOpenAI, toOpenAIResponses } from "../../src/providers/index.js";
+import { fuzzRuns, timeoutFor } from "../reliability/helpers.js";
+import { aiSDKProblems, anthropicProblems, openAIChatProblems, openAIResponsesProblems } from "./rules.js";
+
+const kinds = {
+  system: { store: null, modes: ["drop"], lossy: "with-flag" },
+  chat: { store: "log", modes: ["drop", "summarize", "compress"], lossy: "with-flag" },
+  note: { store: null, modes: ["drop"], lossy: "with-flag" },
+  toolCall: { store: "log", modes: ["drop", "summarize"], lossy: "with-flag" },
+  toolResult: { store: "log", modes: ["drop", "summarize", "compress"], lossy: "with-flag" },
+  unbackedResult: { store: null, modes: ["drop"], lossy: "with-flag" },
+} as const;
+type Kind = keyof typeof kinds;
+
+function newWindow() {
+  const clock = new ManualClock(0);
+  return new ContextWindow({ session: "s", clock, stores: { log: new MemoryStore({ name: "log", clock }) }, kinds });
+}
+
+async function conversation() {
+  const win = newWindow();
+  await win.append({ kind: "system", text: "You are a deploy assistant.", message: { role: "system" } });
+  await win.append({ kind: "chat", text: "Why did deploy 8812 fail?", message: { role: "user" } });
+  const call = await win.append({ kind: "toolCall", text: '{"id":8812}', message: { role: "tool-call", callId: "call_1", toolName: "getDeploy" } });
+  await win.append({ kind: "chat", text: "(note appended between call and result)", message: { role: "assistant" } });
+  const result = await win.append({ kind: "toolResult", text: "HTTP 502, X-Request-Id: req_7f3a9c2e41", message: { role: "tool-result", callId: "call_1", toolName: "getDeploy" } });
+  await win.append({ kind: "toolCall", text: '{"q":"orders"}', message: { role: "tool-call", callId: "call_2", toolName: "search" } });
+  await win.append({ kind: "toolResult", text: "3 hits", message: { role: "tool-result", callId: "call_2", toolName: "search" } });
+  return { win, call, result };
+}
+
+async function allProblems(win: ContextWindow<Kind>): Promise<string[]> {
+  const anthropic = toAnthropic(win);
+  return [
+    ...(await aiSDKProblems(toAISDK(win))).map((p) => `AI SDK: ${p}`),
+    ...openAIChatProblems(toOpenAI(win)).map((p) => `OpenAI chat: ${p}`),
+    ...openAIResponsesProblems(toOpenAIResponses(win)).map((p) => `OpenAI responses: ${p}`),
+    ...anthropicProblems(anthropic).map((p) => `Anthropic: ${p}`),
+  ];
+}
+
+describe("rendering to provider conversations", () => {
+  it("live calls and results render as tool messages, paired, assignable to each SDK's types", async () => {
+    const { win } = await conversation();
+    // These assignments are the shape check: `npm test` type-checks the test tree with tsc.
+    const ai: { system: string | undefined; messages: ModelMessage[] } = toAISDK(win);
+    const openai: ChatCompletionMessageParam[] = toOpenAI(win);
+    const responses: ResponseInputItem[] = toOpenAIResponses(win);
+    const anthropic: { system: string; messages: MessageParam[] } = toAnthropic(win);
+    expect(ai.system).toBe("[span_1]\nYou are a deploy assistant.");
+    // The note appended between call_1 and its result comes after the result; call_2 is a later turn.
+    expect(ai.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "tool"]);
+    expect(openai.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool", "assistant", "assistant", "tool"]);
+    expect(responses.map((i) => ("type" in i ? i.type : "message"))).toEqual([
+      "message", "message", "function_call", "function_call_output", "message", "function_call", "function_call_output",
+    ]);
+    expect(anthropic.system).toBe("[span_1]\nYou are a deploy assistant.");
+    expect(anthropic.messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant", "user"]);
+    expect(anthropic.messages[1]!.content).toEqual([{ type: "tool_use", id: "call_1", name: "getDeploy", input: { id: 8812 } }]);
+    expect(await allProblems(win)).toEqual([]);
+  });
+
+  it("the window itself or its entries: both render the same", async () => {
+    const { win } = await conversation();
+    expect(toAISDK(win.entries())).toEqual(toAISDK(win));
+    expect(toOpenAI(win.entries())).toEqual(toOpenAI(win));
+  });
+
+  it("a pruned pair keeps the tool role: the call with no arguments, the result's replacement as its content", async () => {
+    const { win, result } = await conversation();
+    const out = await win.prune({ span: result, mode: "summarize", digest: "deploy failed with a 502" });
+    expect(out.groupPruned).toEqual(["span_3"]);
+    const openai = toOpenAI(win);
+    expect(openai[2]).toEqual({
+      role: "assistant",
+      content: "span_3 pruned, recall #2: getDeploy id=8812",
+      tool_calls: [{ id: "call_1", type: "function", function: { name: "getDeploy", arguments: "{}" } }],
+    });
+    expect(openai[3]).toMatchObject({ role: "tool", tool_call_id: "call_1", content: expect.stringMatching(/^span_5 summary, recall #4\n/) });
+    expect(await allProblems(win)).toEqual([]);
+  });
+
+  it("a call without its result is held back until the result arrives", async () => {
+    const win = newWindow();
+    await win.append({ kind: "chat", text: "check deploy", message: { role: "user" } });
+    await win.append({ kind: "toolCall", text: "{}", message: { role: "tool-call", callId: "c1", toolName: "getDeploy" } });
+    expect(toOpenAI(win).map((m) => m.role)).toEqual(["user"]);
+    expect(toAISDK(win).messages).toHaveLength(1);
+    expect(await allProblems(win)).toEqual([]);
+    await win.append({ kind: "toolResult", text: "ok", message: { role: "tool-result", callId: "c1", toolName: "getDeploy" } });
+    expect(toOpenAI(win).map((m) => m.role)).toEqual(["user", "assistant", "tool"]);
+  });
+
+  it("a provider reusing a call id makes two pairs, rendered with distinct ids", async () => {
+    const win = newWindow();
+    await win.append({ kind: "chat", text: "go", message: { role: "user" } });
+    for (const text of ["first", "second"]) {
+      await win.append({ kind: "toolCall", text: `{"n":"${text}"}`, message: { role: "tool-call", callId: "toolu_1", toolName: "run" } });
+      await win.append({ kind: "toolResult", text, message: { role: "tool-result", callId: "toolu_1", toolName: "run" } });
+    }
+    const { messages } = toAnthropic(win);
+    const uses = messages.flatMap((m) => m.content.filter((b) => b.type === "tool_use"));
+    expect(uses.map((b) => (b.type === "tool_use" ? [b.id, b.input] : null))).toEqual([["toolu_1", { n: "first" }], ["toolu_1_2", { n: "second" }]]);
+    expect(await allProblems(win)).toEqual([]);
+  });
+
+  it("tool errors stay errors: AI SDK error-text, Anthropic is_error, also once pruned", async () => {
+    const win = newWindow();
+    await win.append({ kind: "chat", text: "go", message: { role: "user" } });
+    await win.append({ kind: "toolCall", text: "{}", message: { role: "tool-call", callId: "c1", toolName: "run" } });
+    const r = await win.append({ kind: "toolResult", text: "ENOENT", message: { role: "tool-result", callId: "c1", toolName: "run", isError: true } });
+    const check = () => {
+      const tool = toAISDK(win).messages.find((m) => m.role === "tool")!;
+      expect(tool.content[0]!.output.type).toBe("error-text");
+      const results = toAnthropic(win).messages.flatMap((m) => m.content.filter((b) => b.type === "tool_result"));
+      expect(results).toEqual([expect.objectContaining({ is_error: true })]);
+    };
+    check();
+    await win.prune({ span: r, mode: "drop" });
+    check();
+  });
+
+  it("a result whose call is not in the window brings its call back", async () => {
+    const win = newWindow();
+    await win.append({ kind: "chat", text: "go", message: { role: "user" } });
+    await win.append({ kind: "toolResult", text: "late", message: { role: "tool-result", callId: "c9", toolName: "run" } });
+    expect(toOpenAI(win)[1]).toMatchObject({ role: "assistant", tool_calls: [{ id: "c9", function: { name: "run", arguments: "{}" } }] });
+    expect(await allProblems(win)).toEqual([]);
+  });
+
+  it("tombstones are text in the pruned span's place, in its role", async () => {
+    const clock = new ManualClock(0);
+    const win = new ContextWindow({ session: "s", clock, stores: {}, kinds: { note: { store: null, modes: ["drop"], lossy: "with-flag" } } });
+    const a = await win.append({ kind: "note", text: "scratch", message: { role: "assistant" } });
+    await win.prune({ span: a, mode: "drop", acceptLossy: true });
+    expect(toOpenAI(win)).toEqual([{ role: "assistant", content: "span_1 pruned, unrecoverable, contents unknown" }]);
+  });
+});
+
+describe("the rules the renderings are checked against can fail", () => {
+  it("an orphan tool message, a call without its result, a reused Anthropic id, system in AI SDK messages", async () => {
+    expect(openAIChatProblems([{ role: "user", content: "q" }, { role: "tool", tool_call_id: "c1", content: "r" }])).not.toEqual([]);
+    expect(openAIChatProblems([{ role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: "{}" } }] }, { role: "user", content: "q" }])).not.toEqual([]);
+    expect(openAIResponsesProblems([{ type: "function_call", call_id: "c1", name: "f", arguments: "{}" }])).toEqual(["No tool output found for function call c1"]);
+    const use = { type: "tool_use", id: "t1", name: "f", input: {} };
+    const result = { type: "tool_result", tool_use_id: "t1", content: "r" };
+    expect(anthropicProblems({ messages: [{ role: "user", content: "q" }, { role: "assistant", content: [use] }, { role: "user", content: [result] }, { role: "assistant", content: [use] }, { role: "user", content: [result] }] }))
+      .toEqual(["messages[3].content[0]: tool_use ids must be unique (t1)"]);
+    expect(anthropicProblems({ messages: [{ role: "user", content: [{ type: "text", text: "q" }, result] }] })).not.toEqual([]);
+    expect(await aiSDKProblems({ system: undefined, messages: [{ role: "system", content: "s" }, { role: "user", content: [{ type: "text", text: "q" }] }] })).not.toEqual([]);
+    expect(await aiSDKProblems({
+      system: undefined,
+      messages: [{ role: "user", content: [{ type: "text", text: "q" }] }, { role: "assistant", content: [{ type: "tool-call", toolCallId: "c1", toolName: "f", input: {} }] }],
+    })).toEqual([expect.stringMatching(/MissingToolResultsError/)]);
+  });
+});
+
+// ---- generated window states ------------------------------------------------------------------------
+
+const callIds = ["c1", "c2", "c3", "call with spaces", "x".repeat(60)];
+
+type Step =
+  | { op: "text"; role: "system" | "user" | "assistant"; kind: "chat" | "note" | "system"; text: string }
+  | { op: "call"; callId: string; tool: string; args: string; kind: "toolCall" | "note" }
+  | { op: "result"; callId: string; tool: string; text: string; isError: boolean; kind: "toolResult" | "unbackedResult" }
+  | { op: "prune"; pick: number; mode: "drop" | "summarize" | "compress"; lossy: boolean };
+
+const step: fc.Arbitrary<Step> = fc.oneof(
+  fc.record({
+    op: fc.constant("text" as const),
+    role: fc.constantFrom("system" as const, "user" as const, "assistant" as const),
+    kind: fc.constantFrom("chat" as const, "note" as const, "system" as const),
+    text: fc.oneof(fc.string({ maxLength: 30 }), fc.constantFrom("", " ", "\n")),
+  }),
+  fc.record({
+    op: fc.constant("call" as const),
+    callId: fc.constantFrom(...callIds),
+    tool: fc.constantFrom("getDeploy", "search"),
+    args: fc.constantFrom('{"id":1}', "{}", "not json", "[1,2]", "3"),
+    kind: fc.constantFrom("toolCall" as const, "note" as const),
+  }),
+  fc.record({
+    op: fc.constant("result" as const),
+    callId: fc.constantFrom(...callIds),
+    tool: fc.constantFrom("getDeploy", "search"),
+    text: fc.string({ maxLength: 30 }),
+    isError: fc.boolean(),
+    kind: fc.constantFrom("toolResult" as const, "unbackedResult" as const),
+  }),
+  fc.record({
+    op: fc.constant("prune" as const),
+    pick: fc.nat(),
+    mode: fc.constantFrom("drop" as const, "summarize" as const, "compress" as const),
+    lossy: fc.boolean(),
+  }),
+);
+
+async function build(steps: readonly Step[]): Promise<ContextWindow<Kind>> {
+  const win = newWindow();
+  let n = 0;
+  for (const s of steps) {
+    if (s.op === "prune") {
+      if (n === 0) continue;
+      await win.applyDirective({
+        op: "prune", span_id: `span_${(s.pick % n) + 1}`, mode: s.mode, ...(s.mode === "summarize" ? { digest: "gist" } : {}), accept_lossy: s.lossy,
+      });
+      continue;
+    }
+    const message: SpanMessage =
+      s.op === "text" ? { role: s.role }
+        : s.op === "call" ? { role: "tool-call", callId: s.callId, toolName: s.tool }
+          : { role: "tool-result", callId: s.callId, toolName: s.tool, isError: s.isError };
+    await win.append({ kind: s.kind, text: s.op === "call" ? s.args : s.text, message });
+    n++;
+  }
+  // A request always carries the turn the caller is asking about.
+  await win.append({ kind: "chat", text: "next question", message: { role: "user" } });
+  return win;
+}
+
+describe("generated window states", () => {
+  const runs = fuzzRuns(3000);
+  it(`no rendering breaks a provider rule (${runs} states)`, { timeout: timeoutFor(3000, 20) }, async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { maxLength: 24 }), async (steps) => {
+        const win = await build(steps);
+        const problems = await allProblems(win);
+        if (problems.length > 0) throw new Error(`${problems.join("\n")}\n${JSON.stringify(win.entries(), null, 1).slice(0, 3000)}`);
+      }),
+      { numRuns: runs },
+    );
+  });
+
+  it("nothing the window shows is lost: every live text span and every replacement line is rendered", { timeout: timeoutFor(500, 20) }, async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { maxLength: 16 }), async (steps) => {
+        const win = await build(steps);
+        const rendered = JSON.stringify([toAISDK(win), toOpenAI(win), toOpenAIResponses(win), toAnthropic(win)].map((r) => JSON.stringify(r)));
+        for (const e of win.entries()) {
+          if (e.state === "live" && e.span.message?.role === "tool-call") continue; // arguments, or held back
+          const text = e.state === "live" ? e.span.text : e.text;
+          for (const r of [toAISDK(win), toOpenAI(win), toOpenAIResponses(win), toAnthropic(win)]) {
+            expect(JSON.stringify(r)).toContain(JSON.stringify(text).slice(1, -1));
+          }
+        }
+        expect(rendered.length).toBeGreaterThan(0);
+      }),
+      { numRuns: fuzzRuns(500) },
+    );
+  });
+});
