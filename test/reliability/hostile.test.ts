@@ -76,8 +76,12 @@ async function expectRefused(input: unknown, allowed: ReadonlyArray<DirectiveOut
 // ---------------------------------------------------------------------------------------------------
 // Generators
 
-/** Values for `accept_lossy` that look like consent and are not the JSON value `true`. */
-const fakeTrue = fc.constantFrom<unknown>("true", "True", "TRUE", 1, "1", "yes", "y", "on", [true], { value: true }, "accept", -1, Infinity, "false", 0, null);
+/**
+ * Values for `accept_lossy` that look like consent and are not the JSON value `true`. `null` is not
+ * here: OpenAI's strict mode sends every optional property, as `null` when absent, so `null` reads as
+ * absent (a test below pins that it is never consent).
+ */
+const fakeTrue = fc.constantFrom<unknown>("true", "True", "TRUE", 1, "1", "yes", "y", "on", [true], { value: true }, "accept", -1, Infinity, "false", 0);
 
 /** Span ids that look like `span_1` and are not. */
 const lookAlike = fc.constantFrom<unknown>(
@@ -123,6 +127,15 @@ describe("hostile directives: generated mutations of a directive that would free
       }),
       { numRuns: fuzzRuns(400) },
     );
+  });
+
+  it("accept_lossy: null reads as absent: the lossy prune is refused, never consented to", async () => {
+    const { win, store } = await target();
+    const out = await win.applyDirective({ ...BASE, accept_lossy: null });
+    expect(out.status).toBe("rejected");
+    expect(win.entries()[0]?.state).toBe("live");
+    const log = await store.auditLog("victim");
+    expect(log.map((r) => r.status)).toEqual(["rejected"]);
   });
 
   it("the unmutated base directive does free the span (so the property above is not vacuous)", async () => {
