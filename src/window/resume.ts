@@ -31,6 +31,8 @@ export interface ResumeContext {
 export interface Restored {
   readonly entries: Entry[];
   readonly counts: { readonly live: number; readonly pruned: number; readonly tombstones: number; readonly lost: number };
+  /** The latest decision-clock value in the session's records, so new decisions sort after them. */
+  readonly lastDecided: number;
 }
 
 /**
@@ -41,8 +43,10 @@ export interface Restored {
 export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
   const registered = await ctx.home.sessionSpans(ctx.session);
   const committed = new Map<string, AuditRecord>();
+  let lastDecided = 0;
   for (const store of ctx.stores) {
     for (const r of await store.auditLog(ctx.session)) {
+      lastDecided = Math.max(lastDecided, r.decided ?? r.at * 1000);
       // A span is pruned once; keep the first committed record (a second could only come from a retry the
       // window did not know had committed, and the first is the one that freed the span).
       if (r.op === "prune" && (r.status === "reversible" || r.status === "lossy") && r.spanId !== null && !committed.has(r.spanId)) {
@@ -69,7 +73,7 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
     }
     entries.push(entry);
   }
-  return { entries, counts };
+  return { entries, counts, lastDecided };
 }
 
 /** The hint a reversible drop's index line carried, recomputed from the copy its handle names (null when none). */

@@ -1,4 +1,4 @@
-import { directiveForAudit, type AuditDraft, type AuditRecord } from "../audit.js";
+import { directiveForAudit, inDecisionOrder, type AuditDraft, type AuditRecord } from "../audit.js";
 import { decideGroup, type GroupDecision } from "../decision/group.js";
 import { HANDLE, parseDirective, SPAN_ID } from "../directive.js";
 import { errorMessage, IrreversiblePruneError, OutcomeUnknownError } from "../errors.js";
@@ -39,6 +39,7 @@ export class ContextWindow<K extends string = string> {
   readonly #calls = new CallGroups();
   readonly #pendingAudit: PendingAudit;
   #ended = false;
+  #lastDecided = 0;
   /** Prunes whose COMMIT was sent but whose answer was lost, by the span ids of their members. */
   readonly #doubts = new Map<string, Doubt>();
   #tail: Promise<unknown> = Promise.resolve();
@@ -74,6 +75,7 @@ export class ContextWindow<K extends string = string> {
       tombstone: settings.tombstone,
       hintTokens: settings.indexHintTokens,
     });
+    win.#lastDecided = restored.lastDecided;
     for (const e of restored.entries) {
       win.#entries.push(e);
       win.#byId.set(e.state === "live" ? e.span.id : e.spanId, e);
@@ -257,7 +259,7 @@ export class ContextWindow<K extends string = string> {
   async auditLog(): Promise<AuditRecord[]> {
     const all: AuditRecord[] = [];
     for (const store of this.#distinctStores()) all.push(...(await store.auditLog(this.session)));
-    return all.sort((a, b) => a.at - b.at || a.store.localeCompare(b.store) || a.seq - b.seq);
+    return inDecisionOrder(all);
   }
 
   /** Decisions whose audit record could not be written yet (a store was failing); retried on the next write. */
@@ -362,20 +364,21 @@ export class ContextWindow<K extends string = string> {
     const members = plan.members.map((p) => ({ policy: p.policy, store: p.policy.store === null ? null : plan.store.capabilities }));
     // The store calls `decide` inside its transaction once per attempt; the attempt that commits is the last.
     const last: { refusal: GroupDecision["refusal"] } = { refusal: null };
+    const decided = this.#decide(plan.members.length);
     const decide = (checks: readonly CheckResult[], lossyLeft: number): PruneDecision[] => {
       const left = !counted ? Number.POSITIVE_INFINITY : inTransaction ? lossyLeft : Math.min(reserved, lossyLeft);
       const group = decideGroup({ members, lead: plan.lead, acceptLossy, lossyLeft: left }, checks);
       last.refusal = group.refusal;
       return group.decisions.map((d, i) => {
         const p = plan.members[i]!;
-        const audit = checkedPruneDraft(
+        const audit = withDecided(decided + i, checkedPruneDraft(
           {
             spanId: p.entry.span.id, kind: p.entry.span.kind, hash: p.entry.span.hash, mode: p.mode, acceptLossy,
             pinsCarried: p.pinsCarried.length, directive: i === plan.lead ? raw : null,
           },
           d,
           checks[i]!,
-        );
+        ));
         return d.status === "reversible" ? { status: d.status, repersist: d.repersist, hold: true, audit } : { status: d.status, audit };
       });
     };
@@ -556,7 +559,17 @@ export class ContextWindow<K extends string = string> {
   }
 
   #audit(store: BackingStore, draft: AuditDraft): Promise<number | null> {
-    return this.#pendingAudit.append(store, draft);
+    return this.#pendingAudit.append(store, { ...draft, decided: this.#decide(1) });
+  }
+
+  /**
+   * Takes `n` consecutive values of the decision clock: never below the clock's milliseconds × 1000,
+   * always above the last value taken (in this process, or in the session's records when it resumed).
+   */
+  #decide(n: number): number {
+    const first = Math.max(Math.floor(this.#settings.clock.now()) * 1000, this.#lastDecided + 1);
+    this.#lastDecided = first + n - 1;
+    return first;
   }
 }
 
@@ -564,6 +577,10 @@ export class ContextWindow<K extends string = string> {
 interface Doubt {
   resolve(): Promise<PruneCommit | null>;
   finish(commit: PruneCommit | null): Promise<void>;
+}
+
+function withDecided(decided: number, draft: AuditDraft): AuditDraft {
+  return { ...draft, decided };
 }
 
 function lossyCount(commit: PruneCommit): number {
