@@ -132,7 +132,7 @@ export const consumerTypesBench: Benchmark = {
           subject: `${fmtMs(typed.totalMs)} (${fmtInt(typed.instantiations)} inst.)`,
           baseline: `${fmtMs(untyped.totalMs)} (${fmtInt(untyped.instantiations)} inst.)`,
           ratio: `${r.toFixed(2)}×`,
-          goal: kinds === 5000 ? goalAtMost(r, 1.2) : null,
+          goal: kinds === 5000 ? goalAtMost(r, 1.1) : null,
           detail: `check time ${fmtMs(typed.checkMs)} vs ${fmtMs(untyped.checkMs)}; types ${fmtInt(typed.types)} vs ${fmtInt(untyped.types)}; wall clock ${wall.toFixed(2)}×; median of ${runs} interleaved runs`,
         });
         if (declRuns) {

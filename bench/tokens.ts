@@ -9,6 +9,7 @@ import { countTokens as o200k } from "gpt-tokenizer/encoding/o200k_base";
 import { presetPins } from "../dsl/pins.js";
 import { toolBlock } from "../examples/incident-replay.js";
 import { ContextWindow, MemoryStore } from "../src/index.js";
+import { DEFAULT_HINT_TOKENS, indexHint } from "../src/hint.js";
 import { indexLine, rejectionLine, tombstoneLine } from "../src/render.js";
 import { carryPins } from "../src/pins.js";
 import { goalAtMost, type Benchmark, type Row } from "./report.js";
@@ -44,6 +45,11 @@ export const tokensBench: Benchmark = {
     const rows: Row[] = [
       line("tombstone (o200k / cl100k)", [tombstoneLine("span_7"), tombstoneLine("span_99999")], 13),
       line("index line", [indexLine("span_7", "#3"), indexLine("span_99999", "#9999")], 12),
+      // With the hint of what it hid (default budget 12 tokens, plus 1 for ": ").
+      line("index line with hint", [
+        indexLine("span_7", "#3", indexHint({ text: '{"deploy":8812}', message: { role: "tool-call", callId: "c", toolName: "readDeployLog" } }, DEFAULT_HINT_TOKENS)),
+        indexLine("span_99999", "#9999", indexHint({ text: "X-Request-Id: req_7f3a9c2e41" }, DEFAULT_HINT_TOKENS)),
+      ], 12 + 1 + DEFAULT_HINT_TOKENS),
       line("rejection line", [
         rejectionLine("span_7", "copy expired", true),
         rejectionLine("span_99999", "store cannot tell pruned from absent, lossy forbidden", false),

@@ -4,7 +4,7 @@
  * (`ir/`), checks (`checks/`), emit (`emit/`) and the CLI (`cli/`).
  */
 import { runChecks } from "./checks/index.js";
-import { isError, sortDiagnostics, type Diagnostic } from "./diagnostics/diagnostic.js";
+import { dedupeDiagnostics, isError, sortDiagnostics, type Diagnostic } from "./diagnostics/diagnostic.js";
 import { createSourceHost, readPolicies, resolvePath, type SourceHost } from "./frontend/index.js";
 import type { PolicyIR } from "./ir/schema.js";
 import { validatePolicy } from "./ir/validate.js";
@@ -66,16 +66,8 @@ export function compilePolicies(input: CompileInput, options: CompileOptions = {
     if (v.policy) policies.push(v.policy);
   }
   diagnostics.push(...runChecks(policies));
-  const sorted = dedupe(sortDiagnostics(diagnostics));
+  const sorted = dedupeDiagnostics(sortDiagnostics(diagnostics));
   return { policies, diagnostics: sorted, sources: front.sources, hasErrors: sorted.some(isError) };
-}
-
-function dedupe(ds: readonly Diagnostic[]): Diagnostic[] {
-  const seen = new Set<string>();
-  return ds.filter((d) => {
-    const key = JSON.stringify([d.code, d.location, d.message]);
-    return seen.has(key) ? false : (seen.add(key), true);
-  });
 }
 
 export { catalogue, type CatalogueEntry, type DiagnosticCode } from "./diagnostics/catalogue.js";

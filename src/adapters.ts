@@ -2,8 +2,8 @@
  * `pruneguard/adapters`: what a store-adapter author needs. An adapter keeps storage only: it extends
  * `StoreBase` (options resolved once), reads records inside its transaction, runs the shared commit step
  * (`planCommit`: check, decide, validate, plan the writes), writes the plan, seals the drafts onto its
- * chain (`sealChain`) and answers with `commitResult`. `test/stores/conformance.ts` is the suite every
- * adapter must pass.
+ * chain (`sealChain`; `sealChainJson` also returns each record's JSON, for adapters that store it) and
+ * answers with `commitResult`. `test/stores/conformance.ts` is the suite every adapter must pass.
  */
 export type {
   BackingStore,
@@ -27,7 +27,7 @@ export type { CommitAccess, CommitPlan, CommitWrite } from "./stores/commit.js";
 export { computeCheck, unbackedCheck } from "./stores/check.js";
 export { recordState, lookupAnswer, spanTaken, readOnly } from "./stores/records.js";
 export type { RecordState, StoredRecord } from "./stores/records.js";
-export { sealChain, EMPTY_CHAIN } from "./audit.js";
-export type { AuditDraft, AuditRecord, ChainHead } from "./audit.js";
+export { sealChain, sealChainJson, EMPTY_CHAIN } from "./audit.js";
+export type { AuditDraft, AuditRecord, ChainHead, SealedAudit } from "./audit.js";
 export { StoreError } from "./errors.js";
 export type { Clock, Conditions } from "./types.js";

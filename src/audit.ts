@@ -86,13 +86,27 @@ export function inDecisionOrder(records: readonly AuditRecord[]): AuditRecord[] 
   return [...records].sort((a, b) => key(a) - key(b) || (a.store < b.store ? -1 : a.store > b.store ? 1 : 0) || a.seq - b.seq);
 }
 
+/**
+ * A sealed record with its stored form: `JSON.stringify(record)`, built from the text the hash was
+ * computed over, so an adapter that stores JSON does not serialise the record a second time.
+ */
+export interface SealedAudit {
+  readonly record: AuditRecord;
+  readonly json: string;
+}
+
 /** Seals drafts, in order, onto a chain's head; the records link to each other and to the head. */
 export function sealChain(head: ChainHead, drafts: readonly AuditDraft[], ctx: { at: number; session: string; store: string }): AuditRecord[] {
+  return sealChainJson(head, drafts, ctx).map((s) => s.record);
+}
+
+/** `sealChain` for adapters that store each record as JSON: the records and their stored form. */
+export function sealChainJson(head: ChainHead, drafts: readonly AuditDraft[], ctx: { at: number; session: string; store: string }): SealedAudit[] {
   let prev = head;
   return drafts.map((draft) => {
-    const rec = sealAudit(draft, { seq: prev.seq + 1, at: ctx.at, session: ctx.session, store: ctx.store, prevHash: prev.hash });
-    prev = rec;
-    return rec;
+    const sealed = sealAuditJson(draft, { seq: prev.seq + 1, at: ctx.at, session: ctx.session, store: ctx.store, prevHash: prev.hash });
+    prev = sealed.record;
+    return sealed;
   });
 }
 
@@ -101,6 +115,14 @@ export function sealAudit(
   draft: AuditDraft,
   ctx: { seq: number; at: number; session: string; store: string; prevHash: string },
 ): AuditRecord {
+  return sealAuditJson(draft, ctx).record;
+}
+
+/** `sealAudit`, with the record's stored form. */
+export function sealAuditJson(
+  draft: AuditDraft,
+  ctx: { seq: number; at: number; session: string; store: string; prevHash: string },
+): SealedAudit {
   // Keys written in sorted order, so plain JSON.stringify is the canonical form `verifyAuditChain`
   // recomputes; spreading the two objects instead costs several times the whole hash on a hot path.
   const c = draft.conditions;
@@ -126,8 +148,12 @@ export function sealAudit(
     status: draft.status,
     store: ctx.store,
   };
-  body.hash = contentHash(ctx.prevHash + "\n" + JSON.stringify(body));
-  return body as AuditRecord;
+  const canonical = JSON.stringify(body);
+  const hash = contentHash(ctx.prevHash + "\n" + canonical);
+  body.hash = hash;
+  // `hash` is the last key of the record, so its JSON is the canonical text with the hash appended: the
+  // same bytes `JSON.stringify(record)` writes (a hex digest needs no escaping).
+  return { record: body as AuditRecord, json: `${canonical.slice(0, -1)},"hash":"${hash}"}` };
 }
 
 /** A break in an audit chain: where it is and why. */

@@ -1,8 +1,14 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 
-/** SHA-256 of the UTF-8 bytes of `text`, lowercase hex. Byte identity of a copy is decided by this. */
+/**
+ * SHA-256 of the UTF-8 bytes of `text`, lowercase hex. Byte identity of a copy is decided by this.
+ *
+ * One-shot `crypto.hash` (Node ≥ 21.7) rather than `createHash(…).update(…).digest(…)`: the same digest
+ * (a lone surrogate becomes U+FFFD in both), without a Hash object per call — this runs once per audit
+ * record and once per appended span.
+ */
 export function contentHash(text: string): string {
-  return createHash("sha256").update(text, "utf8").digest("hex");
+  return hash("sha256", text, "hex");
 }
 
 /**
@@ -14,7 +20,8 @@ export function canonicalJson(value: unknown, indent?: number): string {
   return JSON.stringify(sortKeys(value), null, indent);
 }
 
-function sortKeys(value: unknown): unknown {
+/** `value` with object keys sorted at every depth and `undefined` members left out; `canonicalJson` stringifies it. */
+export function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
   if (value !== null && typeof value === "object") {
     const out: Record<string, unknown> = {};

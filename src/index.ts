@@ -12,7 +12,7 @@ export type { WindowEntry } from "./window/view.js";
 export { guardWindow } from "./typed.js";
 export type { AnyPruneRequest, GuardedWindow, PruneguardTypeError } from "./typed.js";
 export { toAISDK, toAnthropic, toOpenAI, toOpenAIResponses } from "./providers/index.js";
-export type { AISDKMessage, AISDKPrompt, AnthropicMessage, OpenAIMessage, OpenAIResponsesItem, RenderSource } from "./providers/index.js";
+export type { AISDKMessage, AISDKPrompt, AnthropicMessage, AnthropicPrompt, OpenAIMessage, OpenAIResponsesItem, RenderSource } from "./providers/index.js";
 export { Transcript } from "./providers/index.js";
 export type { AISDKStep, KindMapping, ModelToolCall, ModelToolResult, ToolOutput, ToolRunner, TranscriptWindow } from "./providers/index.js";
 export { directiveTools } from "./tools/schemas.js";

@@ -1,5 +1,6 @@
 import type { CheckResult } from "./stores/store.js";
 import type { RejectReason } from "./decision/reasons.js";
+import { countTokens } from "./tokens.js";
 import type { PruneMode } from "./types.js";
 
 /**
@@ -26,6 +27,42 @@ export function lostLine(spanId: string): string {
  */
 export function indexLine(spanId: string, handle: string, hint: string | null = null): string {
   return hint === null ? `${spanId} pruned, recall ${handle}` : `${spanId} pruned, recall ${handle}: ${hint}`;
+}
+
+const SPAN_DIGITS = /^span_([0-9]+)$/;
+const HANDLE_PARTS = /^([a-z]{0,4})#([0-9]+)$/;
+/** The tokens of `indexLine` besides the digits of the span id and the handle and the handle's prefix (set on first use). */
+let indexLineFixed = -1;
+/** `countTokens(" " + prefix)` per handle prefix: a store mints one prefix, a window uses a few stores. */
+const prefixTokens = new Map<string, number>();
+
+/**
+ * `countTokens(indexLine(spanId, handle, hint))`, from the line's shape: a reversible drop counts its index
+ * line, and the tokenizer's own count of it costs more than the rest of the window's rewrite.
+ *
+ * Why the shape is exact in o200k_base: its pre-tokenizer cuts digits into runs of at most three from the
+ * left, every 1–3-digit string is one token, and the line's `span_`, ` pruned, recall `, a prefix's letters,
+ * `#` and the hint's `: ` each end where a digit run starts or ends, so the count is the fixed text's plus
+ * one per run plus the prefix's (` t` in `recall t#3`) plus the hint's with its `: ` (counted by the
+ * tokenizer: it is short). A property test proves equality with the tokenizer; an id or handle of another
+ * shape is counted by the tokenizer.
+ */
+export function indexLineTokens(spanId: string, handle: string, hint: string | null = null): number {
+  const span = SPAN_DIGITS.exec(spanId);
+  const h = HANDLE_PARTS.exec(handle);
+  if (span === null || h === null) return countTokens(indexLine(spanId, handle, hint));
+  if (indexLineFixed < 0) indexLineFixed = countTokens(indexLine("span_1", "#1")) - 2;
+  const prefix = h[1]!;
+  let extra = hint === null ? 0 : countTokens(`: ${hint}`);
+  if (prefix !== "") {
+    let p = prefixTokens.get(prefix);
+    if (p === undefined) {
+      p = countTokens(` ${prefix}`);
+      prefixTokens.set(prefix, p);
+    }
+    extra += p;
+  }
+  return indexLineFixed + Math.ceil(span[1]!.length / 3) + Math.ceil(h[2]!.length / 3) + extra;
 }
 
 /** Header of a digest or compressed form that replaced a span. */

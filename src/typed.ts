@@ -37,8 +37,12 @@ export interface AnyPruneRequest {
 /** A window whose `append` brands refs with their kind's request type, and whose `prune` checks it. */
 export interface GuardedWindow<K extends string, Requests extends { readonly [P in K]: unknown }> {
   readonly session: string;
-  /** Appends a span; the ref carries the prune request its kind accepts. */
-  append<P extends K>(input: AppendInput<P>): Promise<SpanRef<P, Requests[P]>>;
+  /**
+   * Appends a span; the ref carries the prune request its kind accepts. `const P` infers the same kind
+   * (the literal `kind` as written) and costs tsc less per call against a large `K` (BENCHMARKS.md,
+   * figure 5); a kind outside `K` is the same error at the same position.
+   */
+  append<const P extends K>(input: AppendInput<P>): Promise<SpanRef<P, Requests[P]>>;
   /**
    * Prunes through the runtime check. Throws `IrreversiblePruneError` when the copy cannot be verified
    * and the request did not accept a loss its policy allows.

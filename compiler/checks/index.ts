@@ -3,7 +3,7 @@
  * fixed order and their results are de-duplicated (an overlay inherits its base's nodes, and a problem in
  * the base is reported once, where it is written).
  */
-import { diagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
+import { dedupeDiagnostics, diagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
 import type { PolicyIR } from "../ir/schema.js";
 import type { Check, CheckContext } from "./context.js";
 import { checkOverlay } from "./overlay.js";
@@ -28,7 +28,7 @@ export function runChecks(policies: readonly PolicyIR[]): Diagnostic[] {
     own.set(p, CHECKS.flatMap((check) => check(p, ctx)));
   }
   for (const [p, ds] of own) out.push(...intoOverlay(p, ds, p.extends ? own.get(byFile.get(p.extends.file)!) : undefined));
-  return dedupe(out);
+  return dedupeDiagnostics(out);
 }
 
 /**
@@ -43,13 +43,3 @@ function intoOverlay(p: PolicyIR, ds: readonly Diagnostic[], inherited: readonly
 }
 
 const key = (d: Diagnostic): string => JSON.stringify([d.code, d.location, d.message]);
-
-function dedupe(ds: readonly Diagnostic[]): Diagnostic[] {
-  const seen = new Set<string>();
-  return ds.filter((d) => {
-    const k = key(d);
-    if (seen.has(k)) return false;
-    seen.add(k);
-    return true;
-  });
-}

@@ -23,6 +23,11 @@ export const checkOverlay: Check = (policy, ctx) => {
   for (const b of base.stores) {
     const o = storeOf(policy, b.name);
     if (o) out.push(...compareStores(`store \`${b.name}\``, b, o, undefined, names));
+    // A store the base uses and the overlay's kinds all moved away from.
+    if (o && o.location.file !== policy.file && !policy.kinds.some((k) => k.store === b.name)) {
+      const moved = policy.kinds.find((k) => base.kinds.some((bk) => bk.name === k.name && bk.store === b.name));
+      if (moved) out.push(diagnostic("PG3004", moved.fields.store ?? moved.location, { store: b.name }));
+    }
   }
   for (const bk of base.kinds) {
     const ok = policy.kinds.find((k) => k.name === bk.name);
@@ -49,7 +54,8 @@ type Names = { readonly overlay: string; readonly base: string };
 
 function compareKinds(b: KindIR, o: KindIR, base: PolicyIR, overlay: PolicyIR, names: Names): Diagnostic[] {
   const out: Diagnostic[] = [];
-  if (b.lossy === "forbid" && o.lossy === "with-flag") {
+  // With a lossy budget of 0 no prune of the overlay can commit a loss, whatever `lossy` says.
+  if (b.lossy === "forbid" && o.lossy === "with-flag" && overlay.session.lossyBudget !== 0) {
     out.push(diagnostic("PG2101", o.fields.lossy ?? o.location, { ...names, kind: o.name, mode: o.modes[0] ?? "drop" }));
   }
   for (const mode of o.modes) {
@@ -69,58 +75,77 @@ function compareKinds(b: KindIR, o: KindIR, base: PolicyIR, overlay: PolicyIR, n
 
 /**
  * PG2107: the first prune of the kind that the base executes reversibly and the overlay only as a lossy
- * commitment. A prune the base never executes and the overlay executes lossily needs `lossy: "with-flag"`
- * where the base forbids it, which PG2101 reports; a shorter retention is PG2102's.
+ * commitment, reported at each overlay property that causes it on its own (a read-only store *and* a
+ * longer session are two diagnostics), or at the first of them when only their combination does. A prune
+ * the base never executes and the overlay executes lossily needs `lossy: "with-flag"` where the base
+ * forbids it, which PG2101 reports; a shorter retention is PG2102's.
  */
 function fateLoosening(b: KindIR, o: KindIR, base: PolicyIR, overlay: PolicyIR, names: Names): Diagnostic[] {
+  if (overlay.session.lossyBudget === 0) return []; // no prune of the overlay can be lossy: every one it cannot back is rejected
   const bf = fateOf(b, base);
   const of = fateOf(o, overlay);
   const found = firstLoosening(bf, of, overlay.session.maxLengthMs);
   if (!found || found.was !== "reversible") return [];
-  const cause = causeOf(b, o, base, overlay);
-  if (cause === undefined) return [];
+  const causes = causesOf(b, o, base, overlay);
+  const alone = causes.filter((c) => c.alone !== undefined && firstLoosening(bf, fateOf(c.alone.kind, c.alone.policy), c.alone.policy.session.maxLengthMs)?.was === "reversible");
+  // No change loosens on its own: a shorter retention is PG2102's to report; else the combination is, at the first change.
+  if (alone.length === 0 && causes.some((c) => c.alone === undefined)) return [];
+  const reported = alone.length > 0 ? alone : [causes[0] ?? fallbackCause(o, overlay)];
   const mode = o.modes.find((m) => b.modes.includes(m)) ?? o.modes[0] ?? "drop";
   const when = found.ageMs === 0 ? "right after its append" : `${formatDuration(found.ageMs)} after its append`;
-  return [
-    diagnostic("PG2107", cause.at, {
-      ...names,
-      cause: cause.what,
-      counterexample: `a \`${mode}\` of \`${o.name}\` ${when} is reversible under ${names.base} (${why(bf)}) and lossy under ${names.overlay}, executed only with accept_lossy and leaving a tombstone (${why(of)})`,
-    }),
-  ];
+  const counterexample = `a \`${mode}\` of \`${o.name}\` ${when} is reversible under ${names.base} (${why(bf)}) and lossy under ${names.overlay}, executed only with accept_lossy and leaving a tombstone (${why(of)})`;
+  return reported.map((c) => diagnostic("PG2107", c.at, { ...names, cause: c.what, counterexample }));
 }
 
 const why = (f: Fate): string => f.why.replace(/, and lossy is forbidden$/, "");
 
-/**
- * The overlay property that changed the kind's fate, most specific first. `undefined` when the cause is a
- * shorter retention, which PG2102 already reports at the same property.
- */
-function causeOf(b: KindIR, o: KindIR, base: PolicyIR, overlay: PolicyIR): { what: string; at: Location } | undefined {
+interface Cause {
+  readonly what: string;
+  readonly at: Location;
+  /**
+   * The base with this one change applied, to tell whether it loosens on its own; `undefined` for a
+   * shorter retention, which PG2102 reports at the same property.
+   */
+  readonly alone: { readonly kind: KindIR; readonly policy: PolicyIR } | undefined;
+}
+
+/** The overlay's changes that can change the kind's fate, each with where it is written. */
+function causesOf(b: KindIR, o: KindIR, base: PolicyIR, overlay: PolicyIR): Cause[] {
   const bs = storeOf(base, b.store);
   const os = storeOf(overlay, o.store);
   const kindAt = o.fields.store ?? o.location;
-  if (o.store === null && bs) return { what: `kind \`${o.name}\` has no store where ${base.name} backs it with \`${bs.name}\``, at: kindAt };
-  if (b.store !== o.store && os) {
-    if (bs && os.retentionMs !== null && (bs.retentionMs === null || os.retentionMs < bs.retentionMs)) return undefined;
-    return { what: `it moves kind \`${o.name}\` to store \`${os.name}\`${bs ? ` (was \`${bs.name}\`)` : ""}`, at: kindAt };
-  }
-  if (bs && os) {
-    if (bs.writable && !os.writable) return { what: `store \`${os.name}\` is read-only where ${base.name} declares it writable`, at: os.fields.writable ?? os.location };
-    if (bs.distinguishesAbsent && !os.distinguishesAbsent) {
-      return { what: `store \`${os.name}\` cannot tell "pruned" from "never existed" where ${base.name}'s can`, at: os.fields.distinguishesAbsent ?? os.location };
+  const shorter = (x: StoreIR, y: StoreIR) => y.retentionMs !== null && (x.retentionMs === null || y.retentionMs < x.retentionMs);
+  const out: Cause[] = [];
+  const withStore = (store: StoreIR): PolicyIR => ({ ...base, stores: [...base.stores.filter((s) => s.name !== store.name), store] });
+  if (o.store === null && bs) {
+    out.push({ what: `kind \`${o.name}\` has no store where ${base.name} backs it with \`${bs.name}\``, at: kindAt, alone: { kind: { ...b, store: null }, policy: base } });
+  } else if (b.store !== o.store && os) {
+    const what = `it moves kind \`${o.name}\` to store \`${os.name}\`${bs ? ` (was \`${bs.name}\`)` : ""}`;
+    out.push({ what, at: kindAt, alone: bs && shorter(bs, os) ? undefined : { kind: { ...b, store: os.name }, policy: withStore(os) } });
+  } else if (bs && os) {
+    if (bs.writable && !os.writable) {
+      out.push({ what: `store \`${os.name}\` is read-only where ${base.name} declares it writable`, at: os.fields.writable ?? os.location, alone: { kind: b, policy: withStore({ ...bs, writable: false }) } });
     }
-    if (os.retentionMs !== null && (bs.retentionMs === null || os.retentionMs < bs.retentionMs)) return undefined;
+    if (bs.distinguishesAbsent && !os.distinguishesAbsent) {
+      const what = `store \`${os.name}\` cannot tell "pruned" from "never existed" where ${base.name}'s can`;
+      out.push({ what, at: os.fields.distinguishesAbsent ?? os.location, alone: { kind: b, policy: withStore({ ...bs, distinguishesAbsent: false }) } });
+    }
+    if (shorter(bs, os)) out.push({ what: `store \`${os.name}\` retains for less`, at: os.fields.retention ?? os.location, alone: undefined });
   }
-  if (b.repersist && !o.repersist) return { what: `it turns re-persist off for kind \`${o.name}\``, at: o.fields.repersist ?? o.location };
+  if (b.repersist && !o.repersist) out.push({ what: `it turns re-persist off for kind \`${o.name}\``, at: o.fields.repersist ?? o.location, alone: { kind: { ...b, repersist: false }, policy: base } });
   const bl = base.session.maxLengthMs;
   const ol = overlay.session.maxLengthMs;
   if (bl !== null && (ol === null || ol > bl)) {
-    return {
+    out.push({
       what: `it lets sessions run ${ol === null ? "without a limit" : `up to ${formatDuration(ol)}`} where ${base.name} stops them at ${formatDuration(bl)}`,
       at: overlay.session.fields.maxLength ?? overlay.session.location,
-    };
+      alone: { kind: b, policy: { ...base, session: { ...base.session, maxLengthMs: ol } } },
+    });
   }
+  return out;
+}
+
+function fallbackCause(o: KindIR, overlay: PolicyIR): { what: string; at: Location } {
   return { what: `it changes kind \`${o.name}\``, at: o.location.file === overlay.file ? o.location : overlay.location };
 }
 

@@ -19,7 +19,10 @@ export const checkReferences: Check = (policy) => {
     }
   }
   for (const store of policy.stores) {
-    if (!policy.kinds.some((k) => k.store === store.name)) out.push(diagnostic("PG3004", store.location, { store: store.name }));
+    // A store an overlay inherits is the overlay check's: unused in the base, the base reports it; used
+    // there and abandoned here, the overlay check reports it at the `store:` line that moved away.
+    const inherited = policy.extends !== null && store.location.file !== policy.file;
+    if (!inherited && !policy.kinds.some((k) => k.store === store.name)) out.push(diagnostic("PG3004", store.location, { store: store.name }));
   }
   return out;
 };

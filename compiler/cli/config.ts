@@ -11,7 +11,7 @@
 import { readFile } from "node:fs/promises";
 import * as path from "node:path";
 import { z } from "zod";
-import { DEFAULT_EMIT_OPTIONS } from "../emit/index.js";
+import { DEFAULT_EMIT_OPTIONS } from "../emit/files.js";
 import { CliError } from "./context.js";
 
 export const ProjectConfig = z.strictObject({

@@ -23,7 +23,7 @@ export function errorJson(message: string): string {
   return `${JSON.stringify({ error: { message, exitCode: 2 } }, null, 2)}\n`;
 }
 
-export function printDiagnostics(io: CliIO, result: CompileResult, format: OutputFormat, extra: Record<string, unknown> = {}): void {
+export function printDiagnostics(io: CliIO, result: Pick<CompileResult, "diagnostics" | "sources">, format: OutputFormat, extra: Record<string, unknown> = {}): void {
   if (format === "json") {
     io.stdout(`${JSON.stringify({ ...diagnosticsToJson(result.diagnostics), ...extra }, null, 2)}\n`);
     return;

@@ -52,3 +52,12 @@ export function sortDiagnostics(ds: readonly Diagnostic[]): Diagnostic[] {
     return a.code < b.code ? -1 : a.code > b.code ? 1 : a.message < b.message ? -1 : a.message > b.message ? 1 : 0;
   });
 }
+
+/** Drops repeats (same code, location and message), keeping the first: a base's problem reported by each overlay is one problem. */
+export function dedupeDiagnostics(ds: readonly Diagnostic[]): Diagnostic[] {
+  const seen = new Set<string>();
+  return ds.filter((d) => {
+    const key = JSON.stringify([d.code, d.location, d.message]);
+    return seen.has(key) ? false : (seen.add(key), true);
+  });
+}

@@ -1,13 +1,14 @@
 /**
- * The one module that touches ts-morph. It owns the `Project` (real or in-memory file system) and hands the
- * rest of the front end raw `ts.SourceFile`s, so replacing ts-morph with another compiler API is a change
- * to this file alone.
+ * The one module that touches ts-morph. It hands the rest of the front end raw `ts.SourceFile`s, so
+ * replacing ts-morph with another compiler API is a change to this file alone.
  *
- * Speed: one `Project` for every file, no tsconfig, no lib files, no dependency resolution and no type
- * checker: the front end only parses. Walking is done on raw compiler nodes, never on wrapped ones.
+ * Speed: the front end only parses: no `Project`, no tsconfig, no lib files, no dependency resolution and
+ * no type checker. Each file is read once and parsed once with the TypeScript parser ts-morph bundles
+ * (`ts.createSourceFile`, the same call and target a ts-morph `Project` makes), never wrapped in ts-morph
+ * nodes: a `Project` would read and parse a file that exists on disk before parsing the given text again.
  */
-import { realpathSync } from "node:fs";
-import { Project, ts } from "ts-morph";
+import { readFileSync, realpathSync, statSync } from "node:fs";
+import { ts } from "ts-morph";
 import * as path from "node:path";
 import { toPosix } from "./paths.js";
 
@@ -34,7 +35,7 @@ export const MAX_NESTING = 100;
 export type Confinement =
   | { readonly ok: true }
   | { readonly ok: false; readonly reason: "outside-root" | "link-outside-root" }
-  /** A link inside the root to a file that is not a policy module; `target` is relative to the cwd. */
+  /** A link inside the root to a file that is not a policy module; `target` is relative to the root. */
   | { readonly ok: false; readonly reason: "link-not-policy"; readonly target: string };
 
 export interface SourceHost {
@@ -47,7 +48,7 @@ export interface SourceHost {
   fileExists(absolutePath: string): boolean;
   /** Parses a file once; later calls return the same parse. `undefined` when the file does not exist. */
   parse(absolutePath: string): ParsedFile | undefined;
-  /** Forgets cached parses (for `--watch`), keeping the project. */
+  /** Forgets cached parses (for `--watch`). */
   refresh(absolutePaths: readonly string[]): void;
 }
 
@@ -65,20 +66,25 @@ export function isInside(dir: string, p: string): boolean {
   return rel === "" || (rel !== ".." && !rel.startsWith("../") && !path.posix.isAbsolute(rel));
 }
 
+/** The language version policy files are parsed as (what the former ts-morph `Project` was given). */
+const TARGET = ts.ScriptTarget.ES2022;
+
 export function createSourceHost(options: HostOptions = {}): SourceHost {
-  const inMemory = options.files !== undefined;
+  const memory = options.files === undefined ? undefined : new Map<string, string>();
+  const inMemory = memory !== undefined;
   const cwd = options.cwd ?? (inMemory ? "/" : process.cwd());
-  const project = new Project({
-    useInMemoryFileSystem: inMemory,
-    skipAddingFilesFromTsConfig: true,
-    skipFileDependencyResolution: true,
-    skipLoadingLibFiles: true,
-    compilerOptions: { allowJs: false, noLib: true, target: ts.ScriptTarget.ES2022 },
-  });
-  const fs = project.getFileSystem();
-  if (options.files) {
-    for (const [p, text] of Object.entries(options.files)) fs.writeFileSync(path.posix.resolve(cwd, p), text);
+  if (memory && options.files) {
+    for (const [p, text] of Object.entries(options.files)) memory.set(path.posix.resolve(cwd, p), text);
   }
+  const fileExists = (p: string): boolean => (memory ? memory.has(p) : statSync(p, { throwIfNoEntry: false })?.isFile() === true);
+  const read = (p: string): string | undefined => {
+    if (memory) return memory.get(p);
+    try {
+      return readFileSync(p, "utf8");
+    } catch {
+      return undefined;
+    }
+  };
   const cache = new Map<string, ParsedFile>();
   const root = path.posix.resolve(cwd, options.root ?? ".");
   let realRoot: string | undefined;
@@ -102,25 +108,23 @@ export function createSourceHost(options: HostOptions = {}): SourceHost {
       if (!target.endsWith(".policy.ts")) return { ok: false, reason: "link-not-policy", target: path.posix.relative(realRoot, target) };
       return { ok: true };
     },
-    fileExists: (p) => fs.fileExistsSync(p),
+    fileExists,
     parse(p) {
       const cached = cache.get(p);
       if (cached) return cached;
-      if (!fs.fileExistsSync(p)) return undefined;
-      const text = fs.readFileSync(p);
-      const existing = project.getSourceFile(p);
-      if (existing) project.removeSourceFile(existing);
+      const text = read(p);
+      if (text === undefined) return undefined;
       const deep = nestingOverflow(text);
       let parsed: ParsedFile;
       try {
         if (deep >= 0) throw new RangeError("nesting");
-        const sourceFile = project.createSourceFile(p, text, { overwrite: true }).compilerNode;
+        const sourceFile = ts.createSourceFile(p, text, TARGET, true);
         parsed = { path: p, text, sourceFile, syntaxErrors: parseDiagnostics(sourceFile) };
       } catch (error) {
         // A recursion the scan does not see (`a ? b : c ? …` thousands deep) overflows the parser: same answer.
         if (!(error instanceof RangeError)) throw error;
-        // An empty stand-in, made outside the project: asked for `p`, the project would parse the file again.
-        const sourceFile = ts.createSourceFile(p, "", ts.ScriptTarget.ES2022);
+        // An empty stand-in.
+        const sourceFile = ts.createSourceFile(p, "", TARGET);
         parsed = { path: p, text, sourceFile, syntaxErrors: [], tooDeep: lineColumn(text, Math.max(deep, 0)) };
       }
       cache.set(p, parsed);

@@ -80,7 +80,7 @@ export type OpenAIMessage =
     }
   | { role: "tool"; tool_call_id: string; content: string };
 
-/** The window as OpenAI `ChatCompletionMessageParam[]`; a turn's calls share one assistant message. */
+/** The window as OpenAI `ChatCompletionMessageParam[]`; a turn's text and calls share one assistant message. */
 export function toOpenAI(source: RenderSource): OpenAIMessage[] {
   const out: OpenAIMessage[] = [];
   for (const turn of conversation(source)) {
@@ -88,11 +88,15 @@ export function toOpenAI(source: RenderSource): OpenAIMessage[] {
       out.push({ role: turn.role, content: turn.text });
       continue;
     }
-    out.push({
-      role: "assistant",
-      content: turn.notes.length > 0 ? turn.notes.join("\n") : null,
-      tool_calls: turn.pairs.map((p) => ({ id: p.id, type: "function", function: { name: p.toolName, arguments: p.args } })),
-    });
+    const toolCalls = turn.pairs.map((p) => ({ id: p.id, type: "function" as const, function: { name: p.toolName, arguments: p.args } }));
+    const last = out[out.length - 1];
+    if (last?.role === "assistant" && last.tool_calls === undefined && typeof last.content === "string") {
+      // The model's text and its calls, as the provider sent them: one message.
+      last.content = [last.content, ...turn.notes].join("\n");
+      last.tool_calls = toolCalls;
+    } else {
+      out.push({ role: "assistant", content: turn.notes.length > 0 ? turn.notes.join("\n") : null, tool_calls: toolCalls });
+    }
     for (const p of turn.pairs) out.push({ role: "tool", tool_call_id: p.id, content: p.result });
   }
   return out;
@@ -133,11 +137,11 @@ export interface AnthropicMessage {
 }
 
 /**
- * The window as Anthropic `{ system, messages }`: system spans join the top-level `system` string,
- * consecutive same-role content merges into one message (so roles alternate), and tool results open the
- * user message that follows their calls.
+ * The window as Anthropic `{ system?, messages }`: system spans join the top-level `system` string,
+ * consecutive same-role content merges into one message (so roles alternate), tool results open the
+ * user message that follows their calls, and the first message is a user turn.
  */
-export function toAnthropic(source: RenderSource): { system: string; messages: AnthropicMessage[] } {
+export function toAnthropic(source: RenderSource): AnthropicPrompt {
   const system: string[] = [];
   const messages: AnthropicMessage[] = [];
   const push = (role: "user" | "assistant", blocks: AnthropicBlock[]) => {
@@ -160,5 +164,18 @@ export function toAnthropic(source: RenderSource): { system: string; messages: A
       turn.pairs.map((p) => ({ type: "tool_result" as const, tool_use_id: p.id, content: p.result, ...(p.isError ? { is_error: true } : {}) })),
     );
   }
-  return { system: system.join("\n\n"), messages };
+  // The API (on Bedrock and Vertex too) takes a user turn first: a window that opens with the model's
+  // own words (its earlier turns pruned or never appended) gets a neutral opening turn.
+  if (messages[0]?.role === "assistant") messages.unshift({ role: "user", content: [{ type: "text", text: ANTHROPIC_OPENING }] });
+  return system.length > 0 ? { system: system.join("\n\n"), messages } : { messages };
 }
+
+/** The window for Anthropic Messages: spread it into `messages.create({ model, max_tokens, ...toAnthropic(win) })`. */
+export interface AnthropicPrompt {
+  /** System spans, joined; absent when there are none (an empty system prompt is not sent). */
+  system?: string;
+  messages: AnthropicMessage[];
+}
+
+/** The user turn put before a conversation that would open with the assistant. */
+export const ANTHROPIC_OPENING = "(conversation so far)";

@@ -94,7 +94,7 @@ export class Transcript<K extends string> {
 
   /** Appends a tool call the model made. */
   async toolCall(call: ModelToolCall): Promise<void> {
-    const text = typeof call.arguments === "string" ? call.arguments : (JSON.stringify(call.arguments ?? {}) ?? "{}");
+    const text = typeof call.arguments === "string" ? call.arguments : jsonText(call.arguments ?? {});
     await this.#append(kindOf(this.#kinds.toolCall, call.name), text, { role: "tool-call", callId: call.id, toolName: call.name });
   }
 
@@ -246,13 +246,16 @@ function aiSDKOutputText(output: unknown): { text: string; isError: boolean } {
     // What the directive tools' `execute` returns.
     if (typeof o.text === "string" && typeof o.isError === "boolean" && typeof o.status === "string") return { text: o.text, isError: o.isError };
   }
-  let text: string;
+  return { text: jsonText(output), isError: false };
+}
+
+/** A value as JSON text; one JSON cannot represent (a cycle, a bigint) as its string form. */
+function jsonText(value: unknown): string {
   try {
-    text = JSON.stringify(output) ?? String(output);
+    return JSON.stringify(value) ?? String(value);
   } catch {
-    text = String(output);
+    return String(value);
   }
-  return { text, isError: false };
 }
 
 // ---- the response shapes read (structural subsets of the SDKs' types) ----------------------------

@@ -87,7 +87,11 @@ export function planCommit(
     writes.push({ item, repersist, hold: d.hold && store.capabilities.holds, handle });
     return handle;
   });
-  const drafts = decisions.map((d, i) => (handles[i] === null ? d.audit : { ...d.audit, handle: handles[i]! }));
+  // A re-persist may have minted the handle; otherwise the draft already names it and is used as it is.
+  const drafts = decisions.map((d, i) => {
+    const handle = handles[i]!;
+    return handle === null || d.audit.handle === handle ? d.audit : { ...d.audit, handle };
+  });
   const lossy = decisions.filter((d) => d.status === "lossy").length;
   if (budget !== null && budget !== undefined && lossy > Math.max(0, budget - lossyUsed)) {
     throw new Error(`store ${store.name}: ${lossy} lossy decisions with ${Math.max(0, budget - lossyUsed)} of the session's budget left`);

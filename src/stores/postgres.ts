@@ -1,5 +1,5 @@
 import type { Pool } from "pg";
-import { EMPTY_CHAIN, sealChain, type AuditDraft, type AuditRecord, type ChainHead } from "../audit.js";
+import { EMPTY_CHAIN, sealChainJson, type AuditDraft, type AuditRecord, type ChainHead } from "../audit.js";
 import { errorMessage, OutcomeUnknownError, StoreError } from "../errors.js";
 import { commitResult, planCommit, type CommitPlan } from "./commit.js";
 import { StoreBase, type StoreOptions } from "./options.js";
@@ -461,11 +461,12 @@ export class PostgresStore extends StoreBase implements BackingStore {
 
   /** Seals drafts onto the locked head and returns the records with the statements that write them. */
   #seal(session: string, head: ChainHead, drafts: readonly AuditDraft[]): { records: AuditRecord[]; statements: string[] } {
-    const records = sealChain(head, drafts, { at: this.#now(), session, store: this.name });
+    const sealed = sealChainJson(head, drafts, { at: this.#now(), session, store: this.name });
+    const records = sealed.map((s) => s.record);
     const last = records.at(-1);
     if (last === undefined) return { records, statements: [] };
-    const rows = records.map((r) =>
-      sql`(${this.name}, ${session}, ${r.seq}, ${r.at}, ${r.op}, ${r.status}, ${r.spanId}, ${r.hash}, ${r.prevHash}, ${JSON.stringify(r)})`,
+    const rows = sealed.map(({ record: r, json }) =>
+      sql`(${this.name}, ${session}, ${r.seq}, ${r.at}, ${r.op}, ${r.status}, ${r.spanId}, ${r.hash}, ${r.prevHash}, ${json})`,
     );
     return {
       records,

@@ -1,7 +1,7 @@
 import { statSync } from "node:fs";
 import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { StoreError } from "../errors.js";
-import { EMPTY_CHAIN, sealChain, type AuditDraft, type AuditRecord } from "../audit.js";
+import { EMPTY_CHAIN, sealChainJson, type AuditDraft, type AuditRecord, type ChainHead } from "../audit.js";
 import { commitResult, planCommit } from "./commit.js";
 import { StoreBase, type StoreOptions } from "./options.js";
 import { lookupAnswer, readOnly, registeredSpan, spanTaken, type SpanRow, type StoredRecord } from "./records.js";
@@ -30,6 +30,22 @@ interface AuditRow {
   record: string;
 }
 
+/**
+ * An audit record's key is `chain << 32 | seq`: `pruneguard_chains` numbers each (store, session) once,
+ * so the table's own rowid B-tree keeps a chain's records in order and makes (store, session, seq) unique
+ * — one B-tree written per record, where a UNIQUE (store, session, seq) index was a second. A chain holds
+ * up to 2^32 − 1 records; ids are computed in SQL (64-bit), never in JavaScript (53-bit).
+ */
+const SEQ_MASK = 0xffffffff;
+const AUDIT_TABLE = `(
+  id      INTEGER PRIMARY KEY CHECK ((id & ${SEQ_MASK}) > 0),
+  status  TEXT    NOT NULL,
+  hash    TEXT    NOT NULL,
+  record  TEXT    NOT NULL,
+  chain   INTEGER GENERATED ALWAYS AS (id >> 32) VIRTUAL,
+  seq     INTEGER GENERATED ALWAYS AS (id & ${SEQ_MASK}) VIRTUAL
+)`;
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS pruneguard_records (
   store      TEXT    NOT NULL,
@@ -53,15 +69,13 @@ CREATE TABLE IF NOT EXISTS pruneguard_handles (
   next    INTEGER NOT NULL,
   PRIMARY KEY (store, session)
 ) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS pruneguard_audit (
+CREATE TABLE IF NOT EXISTS pruneguard_chains (
+  chain   INTEGER PRIMARY KEY,
   store   TEXT    NOT NULL,
   session TEXT    NOT NULL,
-  seq     INTEGER NOT NULL,
-  status  TEXT    NOT NULL,
-  hash    TEXT    NOT NULL,
-  record  TEXT    NOT NULL,
-  UNIQUE (store, session, seq)
+  UNIQUE (store, session)
 );
+CREATE TABLE IF NOT EXISTS pruneguard_audit ${AUDIT_TABLE};
 CREATE TABLE IF NOT EXISTS pruneguard_sessions (
   store      TEXT    NOT NULL,
   session    TEXT    NOT NULL,
@@ -87,6 +101,43 @@ CREATE TABLE IF NOT EXISTS pruneguard_spans (
 
 
 
+/** The audit rows of the chain of (@store, @session): a `FROM … WHERE …` to extend with more conditions. */
+const CHAIN_AUDIT = `FROM pruneguard_chains c JOIN pruneguard_audit a ON a.id BETWEEN (c.chain << 32) + 1 AND (c.chain << 32) + ${SEQ_MASK}
+               WHERE c.store = @store AND c.session = @session`;
+
+/**
+ * Files written before the audit table was keyed by chain had `pruneguard_audit (store, session, seq,
+ * status, hash, record, UNIQUE (store, session, seq))`. Their records move over unchanged (same JSON,
+ * same hashes, same seqs); the chain numbers are assigned here.
+ */
+const MIGRATE_AUDIT = `
+INSERT OR IGNORE INTO pruneguard_chains (store, session)
+  SELECT DISTINCT store, session FROM pruneguard_audit ORDER BY store, session;
+CREATE TABLE pruneguard_audit_keyed ${AUDIT_TABLE};
+INSERT INTO pruneguard_audit_keyed (id, status, hash, record)
+  SELECT (c.chain << 32) + a.seq, a.status, a.hash, a.record
+  FROM pruneguard_audit a JOIN pruneguard_chains c ON c.store = a.store AND c.session = a.session
+  ORDER BY c.chain, a.seq;
+DROP TABLE pruneguard_audit;
+ALTER TABLE pruneguard_audit_keyed RENAME TO pruneguard_audit;
+`;
+
+/** Whether a file's audit table is the legacy one, keyed by (store, session, seq) columns and their UNIQUE index. */
+function legacyAudit(db: DatabaseSync): boolean {
+  return db.prepare("SELECT 1 AS yes FROM pragma_table_info('pruneguard_audit') WHERE name = 'store'").get() !== undefined;
+}
+
+/**
+ * The audit records of a file as rows `(store, session, seq, status, hash, record)`, in either schema: for
+ * readers that open a file without a store (`pruneguard audit` must not migrate the file it inspects).
+ */
+export function sqliteAuditRows(db: DatabaseSync): string {
+  return legacyAudit(db)
+    ? "pruneguard_audit"
+    : `(SELECT c.store AS store, c.session AS session, a.seq AS seq, a.status AS status, a.hash AS hash, a.record AS record
+        FROM pruneguard_chains c JOIN pruneguard_audit a ON a.id BETWEEN (c.chain << 32) + 1 AND (c.chain << 32) + ${SEQ_MASK})`;
+}
+
 /**
  * The embedded default: a SQLite file in WAL mode. The check, the hold and the audit record of a prune
  * commit in one `BEGIN IMMEDIATE` transaction, so another process sharing the file cannot rotate the copy
@@ -102,6 +153,16 @@ export class SqliteStore extends StoreBase implements BackingStore {
   readonly #q: ReturnType<SqliteStore["prepare"]>;
   /** Runs `fn` inside `BEGIN IMMEDIATE … COMMIT` (rolled back if it throws). */
   readonly #immediate: <T>(fn: () => T) => T;
+  /** Each session's chain number: assigned once, never changed, so it is cached once committed. */
+  readonly #chains = new Map<string, number>();
+  /**
+   * The head of each chain this connection last wrote or read. Another connection may have appended since;
+   * an append from a stale head then collides with the record already at that seq (the primary key) and
+   * re-reads the head, so a stale entry costs one retry, never a fork or a gap.
+   */
+  readonly #heads = new Map<number, ChainHead>();
+  /** Cache updates that hold only if the running transaction commits. */
+  #onCommit: Array<() => void> = [];
 
   constructor(options: SqliteStoreOptions) {
     super(options);
@@ -113,7 +174,7 @@ export class SqliteStore extends StoreBase implements BackingStore {
     this.#db = new Database(options.path);
     this.#db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
     this.#db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;");
-    this.#db.exec(SCHEMA);
+    this.#createSchema();
     this.#identity = fileIdentity(options.path);
     this.#q = this.prepare();
     const begin = this.#db.prepare("BEGIN IMMEDIATE");
@@ -122,11 +183,12 @@ export class SqliteStore extends StoreBase implements BackingStore {
     this.#immediate = <T>(fn: () => T): T => {
       this.#assertHealthy();
       begin.run();
+      let result: T;
       try {
-        const result = fn();
+        result = fn();
         commit.run();
-        return result;
       } catch (error) {
+        this.#onCommit = [];
         try {
           rollback.run();
         } catch {
@@ -134,7 +196,30 @@ export class SqliteStore extends StoreBase implements BackingStore {
         }
         throw error;
       }
+      const committed = this.#onCommit;
+      this.#onCommit = [];
+      for (const apply of committed) apply();
+      return result;
     };
+  }
+
+  /** Creates the tables, or upgrades a file's older audit table, under the write lock: two processes opening one file cannot both migrate it. */
+  #createSchema(): void {
+    const db = this.#db;
+    db.exec("BEGIN IMMEDIATE");
+    try {
+      db.exec(SCHEMA);
+      if (legacyAudit(db)) db.exec(MIGRATE_AUDIT);
+      db.exec("COMMIT");
+    } catch (error) {
+      try {
+        db.exec("ROLLBACK");
+      } catch {
+        // Already rolled back by SQLite.
+      }
+      db.close();
+      throw error;
+    }
   }
 
   private prepare() {
@@ -159,23 +244,27 @@ export class SqliteStore extends StoreBase implements BackingStore {
         `UPDATE pruneguard_records SET text = @text, hash = @hash, kind = @kind, created_at = @now, expired_at = NULL
          WHERE store = @store AND session = @session AND span_id = @spanId`,
       ),
-      hold: prep<[Record<string, SqlValue>]>(
-        "UPDATE pruneguard_records SET held = 1, held_until = @until WHERE store = @store AND session = @session AND span_id = @spanId",
+      hold: prep<[number | null, string, string, string]>(
+        "UPDATE pruneguard_records SET held = 1, held_until = ? WHERE store = ? AND session = ? AND span_id = ?",
       ),
       releaseHolds: prep<[string, string]>(
         "UPDATE pruneguard_records SET held = 0, held_until = NULL WHERE store = ? AND session = ? AND held = 1",
       ),
-      lastAudit: prep<[string, string], { seq: number; hash: string }>(
-        "SELECT seq, hash FROM pruneguard_audit WHERE store = ? AND session = ? ORDER BY seq DESC LIMIT 1",
+      chain: prep<[string, string], { chain: number }>("SELECT chain FROM pruneguard_chains WHERE store = ? AND session = ?"),
+      newChain: prep<[string, string], { chain: number }>("INSERT INTO pruneguard_chains (store, session) VALUES (?, ?) RETURNING chain"),
+      // A chain's records are the key range (chain << 32) + 1 … (chain << 32) + 2^32 − 1 of the rowid.
+      lastAudit: prep<[number], { seq: number; hash: string }>(
+        `SELECT seq, hash FROM pruneguard_audit WHERE id BETWEEN (?1 << 32) + 1 AND (?1 << 32) + ${SEQ_MASK} ORDER BY id DESC LIMIT 1`,
       ),
-      insertAudit: prep<[Record<string, SqlValue>]>(
-        "INSERT INTO pruneguard_audit (store, session, seq, status, hash, record) VALUES (@store, @session, @seq, @status, @hash, @record)",
+      // DO NOTHING: a record already at this seq means the cached head was stale (see `#heads`).
+      insertAudit: prep<[number, number, string, string, string]>(
+        "INSERT INTO pruneguard_audit (id, status, hash, record) VALUES ((?1 << 32) + ?2, ?3, ?4, ?5) ON CONFLICT (id) DO NOTHING",
       ),
-      auditLog: prep<[string, string], AuditRow>(
-        "SELECT record FROM pruneguard_audit WHERE store = ? AND session = ? ORDER BY seq",
+      auditLog: prep<[number], AuditRow>(
+        `SELECT record FROM pruneguard_audit WHERE id BETWEEN (?1 << 32) + 1 AND (?1 << 32) + ${SEQ_MASK} ORDER BY id`,
       ),
-      countLossy: prep<[string, string], { n: number }>(
-        "SELECT count(*) AS n FROM pruneguard_audit WHERE store = ? AND session = ? AND status = 'lossy'",
+      countLossy: prep<[number], { n: number }>(
+        `SELECT count(*) AS n FROM pruneguard_audit WHERE id BETWEEN (?1 << 32) + 1 AND (?1 << 32) + ${SEQ_MASK} AND status = 'lossy'`,
       ),
       // A session's counters start after what the store already holds for it (sessions begun before the
       // counters existed): the highest span id it has a record or a committed prune of, and its lossy records.
@@ -184,11 +273,10 @@ export class SqliteStore extends StoreBase implements BackingStore {
            max(
              (SELECT coalesce(max(CAST(substr(span_id, 6) AS INTEGER)), 0) FROM pruneguard_records
                WHERE store = @store AND session = @session AND span_id GLOB 'span_[1-9]*'),
-             (SELECT coalesce(max(CAST(substr(json_extract(record, '$.spanId'), 6) AS INTEGER)), 0) FROM pruneguard_audit
-               WHERE store = @store AND session = @session AND status IN ('reversible', 'lossy')
-               AND json_extract(record, '$.spanId') GLOB 'span_[1-9]*')
+             (SELECT coalesce(max(CAST(substr(json_extract(a.record, '$.spanId'), 6) AS INTEGER)), 0) ${CHAIN_AUDIT}
+               AND a.status IN ('reversible', 'lossy') AND json_extract(a.record, '$.spanId') GLOB 'span_[1-9]*')
            ),
-           (SELECT count(*) FROM pruneguard_audit WHERE store = @store AND session = @session AND status = 'lossy')
+           (SELECT count(*) ${CHAIN_AUDIT} AND a.status = 'lossy')
          ON CONFLICT (store, session) DO NOTHING`,
       ),
       sessionRow: prep<[string, string], { next_span: number; lossy_used: number }>(
@@ -228,12 +316,44 @@ export class SqliteStore extends StoreBase implements BackingStore {
     return this.handle(row.next);
   }
 
-  #append(session: string, drafts: readonly AuditDraft[]): AuditRecord[] {
-    const records = sealChain(this.#q.lastAudit.get(this.name, session) ?? EMPTY_CHAIN, drafts, { at: this.clock.now(), session, store: this.name });
-    for (const rec of records) {
-      this.#q.insertAudit.run({ store: this.name, session, seq: rec.seq, status: rec.status, hash: rec.hash, record: JSON.stringify(rec) });
+  /** The session's chain number; with `create`, assigns one (inside a write transaction). `null`: no records yet. */
+  #chain(session: string, create: boolean): number | null {
+    const cached = this.#chains.get(session);
+    if (cached !== undefined) return cached;
+    const found = this.#q.chain.get(this.name, session)?.chain;
+    if (found !== undefined) {
+      this.#chains.set(session, found);
+      return found;
     }
-    return records;
+    if (!create) return null;
+    const chain = this.#q.newChain.get(this.name, session)!.chain;
+    this.#onCommit.push(() => this.#chains.set(session, chain));
+    return chain;
+  }
+
+  /** Seals drafts onto the session's chain and inserts them; runs inside the caller's write transaction. */
+  #append(session: string, drafts: readonly AuditDraft[]): AuditRecord[] {
+    const chain = this.#chain(session, true)!;
+    const ctx = { at: this.clock.now(), session, store: this.name };
+    let head = this.#heads.get(chain);
+    for (let attempt = 0; ; attempt++) {
+      head ??= this.#q.lastAudit.get(chain) ?? EMPTY_CHAIN;
+      const sealed = sealChainJson(head, drafts, ctx);
+      // Under the write lock nothing else appends, so only the first insert can find its seq taken.
+      let written = 0;
+      for (const { record, json } of sealed) {
+        if (record.seq > SEQ_MASK) throw new Error(`store ${this.name}: the audit chain of session ${session} is full`);
+        if (Number(this.#q.insertAudit.run(chain, record.seq, record.status, record.hash, json).changes) === 0) break;
+        written++;
+      }
+      if (written === sealed.length) {
+        const last = sealed.at(-1)?.record;
+        if (last !== undefined) this.#onCommit.push(() => this.#heads.set(chain, { seq: last.seq, hash: last.hash }));
+        return sealed.map((s) => s.record);
+      }
+      if (written > 0 || attempt > 0) throw new Error(`store ${this.name}: audit record ${sealed[written]!.record.seq} of session ${session} already exists`);
+      head = undefined;
+    }
   }
 
   #params(session: string, input: Pick<PersistInput, "spanId" | "kind" | "text" | "hash">) {
@@ -268,10 +388,9 @@ export class SqliteStore extends StoreBase implements BackingStore {
         mint: () => this.#mint(session),
       }, this.#sessionRow(session).lossy_used);
       for (const w of plan.writes) {
-        const params = this.#params(session, w.item);
-        if (w.repersist === "rewrite") this.#q.rewrite.run(params);
-        else if (w.repersist === "insert") this.#q.insert.run({ ...params, handle: w.handle });
-        if (w.hold) this.#q.hold.run({ store: this.name, session, spanId: w.item.spanId, until: txn.holdUntil });
+        if (w.repersist === "rewrite") this.#q.rewrite.run(this.#params(session, w.item));
+        else if (w.repersist === "insert") this.#q.insert.run({ ...this.#params(session, w.item), handle: w.handle });
+        if (w.hold) this.#q.hold.run(txn.holdUntil, this.name, session, w.item.spanId);
       }
       if (plan.lossy > 0) this.#q.addLossy.run(plan.lossy, this.name, session);
       return commitResult(plan, this.#append(session, plan.drafts));
@@ -290,12 +409,14 @@ export class SqliteStore extends StoreBase implements BackingStore {
 
   async auditLog(session: string): Promise<AuditRecord[]> {
     this.#assertHealthy();
-    return this.#q.auditLog.all(this.name, session).map((r) => JSON.parse(r.record) as AuditRecord);
+    const chain = this.#chain(session, false);
+    return chain === null ? [] : this.#q.auditLog.all(chain).map((r) => JSON.parse(r.record) as AuditRecord);
   }
 
   async countLossy(session: string): Promise<number> {
     this.#assertHealthy();
-    return this.#q.countLossy.get(this.name, session)?.n ?? 0;
+    const chain = this.#chain(session, false);
+    return chain === null ? 0 : (this.#q.countLossy.get(chain)?.n ?? 0);
   }
 
   /** The session's counters, created (inside the caller's transaction) when missing. */

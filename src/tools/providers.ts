@@ -100,6 +100,8 @@ export type AISDKToolOutput = { type: "text"; value: string } | { type: "error-t
 export interface AISDKTool {
   description: string;
   inputSchema: PassThroughSchema;
+  /** Set with `{ strict: true }`: providers that support it hold the model to the (OpenAI-strict) schema. */
+  strict?: boolean;
   execute: (input: unknown) => Promise<AISDKToolResult>;
   toModelOutput: (options: { output: AISDKToolResult }) => AISDKToolOutput;
 }
@@ -124,7 +126,9 @@ export function aiSDKTools(window: ToolCallHandler, tools: readonly DirectiveToo
   for (const t of tools) {
     out[t.name] = {
       description: t.description,
+      // Strict: every property required, optional ones nullable — the form both OpenAI and Anthropic take.
       inputSchema: passThrough(options.strict === true ? t.strict.openai : t.inputSchema),
+      ...(options.strict === true ? { strict: true } : {}),
       execute: async (input) => {
         const r = await window.handleToolCall({ name: t.name, arguments: unwrapUnparsed(input) }, tools);
         // handleToolCall answers null only for a name not in `tools`; this name is.

@@ -6,8 +6,8 @@
  * - `inputSchema`: the zod schema as JSON Schema, minus `op` (the tool's name says it);
  * - `strict.openai`: OpenAI strict mode — every property required, optional ones nullable (the parser
  *   reads `null` as absent), only keywords strict mode supports;
- * - `strict.anthropic`: Anthropic strict tool use — optional properties stay optional, keywords its
- *   grammar does not take (`pattern`, lengths) left out.
+ * - `strict.anthropic`: Anthropic strict tool use — optional properties stay optional (not nullable),
+ *   keywords its grammar does not take (`pattern`, lengths) left out.
  *
  * The strict variants loosen nothing the runtime relies on: every call still goes through the window's
  * parser, which enforces the full schema (patterns, lengths, modes) and audits what it refuses.
@@ -120,10 +120,18 @@ function openAIStrict(schema: JsonSchema): JsonSchema {
   return out;
 }
 
-/** Anthropic strict: unsupported keywords left out; a `type` beside `enum`/`const` is implied by the values. */
+/**
+ * Anthropic strict: unsupported keywords left out; a `type` beside `enum`/`const` is implied by the values;
+ * optional properties stay optional and are not offered `null` (the model leaves them out instead).
+ */
 function anthropicStrict(schema: JsonSchema): JsonSchema {
   const out = pick(schema, ANTHROPIC_DROPPED, anthropicStrict);
   if ("enum" in out || "const" in out) delete out["type"];
+  if (Array.isArray(out["type"])) {
+    const types = (out["type"] as unknown[]).filter((t) => t !== "null");
+    out["type"] = types.length === 1 ? types[0] : types;
+  }
+  if (Array.isArray(out["anyOf"])) out["anyOf"] = (out["anyOf"] as JsonSchema[]).filter((b) => b["type"] !== "null");
   // Branches that differed only by a dropped keyword are one branch now.
   if (Array.isArray(out["anyOf"])) {
     const branches = [...new Map((out["anyOf"] as JsonSchema[]).map((b) => [JSON.stringify(b), b])).values()];

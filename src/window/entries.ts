@@ -1,7 +1,7 @@
 /** The window's positions, as the window and recall see them (internal), and how they are made. */
 import { contentHash } from "../hash.js";
 import { indexHint } from "../hint.js";
-import { indexLine, replacementHeader, tombstoneLine } from "../render.js";
+import { indexLine, indexLineTokens, replacementHeader, tombstoneLine } from "../render.js";
 import type { PruneCommitItem } from "../stores/store.js";
 import { countTokens } from "../tokens.js";
 import type { PruneMode, Span, SpanMessage } from "../types.js";
@@ -28,8 +28,9 @@ export interface GoneEntry {
   mode: PruneMode;
   handle: string | null;
   store: string | null;
-  /** What renders in the span's place. */
+  /** What renders in the span's place, and its o200k tokens. */
   text: string;
+  tokens: number;
   /** The digest or compressed form, for recall's answer about a lossy span. */
   replacement: string | null;
 }
@@ -119,8 +120,17 @@ export function prunedEntry(
   const reversible = committed.decision.status === "reversible";
   const handle = reversible ? committed.handle : null;
   let text: string;
-  if (member.body === null) text = handle !== null ? indexLine(span.id, handle, indexHint(span, hintTokens)) : tombstoneLine(span.id, tombstone);
-  else text = `${replacementHeader(span.id, member.mode as Exclude<PruneMode, "drop">, handle)}\n${member.body}`;
+  let tokens: number;
+  if (member.body === null && handle !== null) {
+    const hint = indexHint(span, hintTokens);
+    text = indexLine(span.id, handle, hint);
+    tokens = indexLineTokens(span.id, handle, hint);
+  } else {
+    text = member.body === null
+      ? tombstoneLine(span.id, tombstone)
+      : `${replacementHeader(span.id, member.mode as Exclude<PruneMode, "drop">, handle)}\n${member.body}`;
+    tokens = countTokens(text);
+  }
   return {
     state: reversible ? "pruned" : "tombstone",
     spanId: span.id,
@@ -132,6 +142,7 @@ export function prunedEntry(
     handle,
     store: member.entry.store,
     text,
+    tokens,
     replacement: member.body,
   };
 }

@@ -99,7 +99,7 @@ function goneEntry(reg: RegisteredSpan, rec: AuditRecord, tombstone: string, hin
   }
   return {
     state: handle !== null ? "pruned" : "tombstone", spanId: reg.spanId, kind: reg.kind, group: reg.group, message: reg.message, hash: reg.hash,
-    mode, handle, store: reg.store, text, replacement,
+    mode, handle, store: reg.store, text, tokens: countTokens(text), replacement,
   };
 }
 

@@ -6,6 +6,8 @@ import type { DirectiveOutcome, InvalidOutcome, LossyOutcome, PruneOutcome, Reca
 import { invalidLine, rejectionWhy } from "../render.js";
 import type { BackingStore, CheckResult, PruneCommit, PruneCommitItem, PruneDecision, PruneItem } from "../stores/store.js";
 import { countTokens } from "../tokens.js";
+import { defaultTools, directiveOf, toolCallResult, toolFor, type ToolCall, type ToolCallResult } from "../tools/call.js";
+import type { DirectiveTool } from "../tools/schemas.js";
 import type { KindPolicy, PinPattern, PruneMode, Span, SpanRef } from "../types.js";
 import { checkedPruneDraft, invalidDraft, refusedPruneDraft } from "./audit-drafts.js";
 import { PendingAudit } from "./audit-queue.js";
@@ -16,8 +18,6 @@ import { persistFailures, planPrune, type PlannedMember, type PlanRejectReason, 
 import { recall } from "./recall.js";
 import { restoreEntries, type Restored } from "./resume.js";
 import { entryView, renderWindow, type WindowEntry } from "./view.js";
-import { defaultTools, directiveOf, toolCallResult, toolFor, type ToolCall, type ToolCallResult } from "../tools/call.js";
-import type { DirectiveTool } from "../tools/schemas.js";
 
 const MAX_NOTICES = 3;
 
@@ -37,12 +37,16 @@ export class ContextWindow<K extends string = string> {
   readonly #byId = new Map<string, Entry>();
   #notices: string[] = [];
   readonly #calls = new CallGroups();
+  /** Groups with a pruned member, and whether any went lossy: a late member joins that fate. */
+  readonly #prunedGroups = new Map<string, "reversible" | "lossy">();
   readonly #pendingAudit: PendingAudit;
   #ended = false;
   #lastDecided = 0;
   /** Prunes whose COMMIT was sent but whose answer was lost, by the span ids of their members. */
   readonly #doubts = new Map<string, Doubt>();
   #tail: Promise<unknown> = Promise.resolve();
+  /** Operations queued or running in `#serial`. */
+  #queued = 0;
 
   constructor(options: ContextWindowOptions<K>) {
     this.#settings = resolveWindowOptions(options);
@@ -82,6 +86,9 @@ export class ContextWindow<K extends string = string> {
       // Tool call/result pairing goes on where it stopped: a result for a call made before the restart joins it.
       const message = e.state === "live" ? e.span.message : e.message ?? undefined;
       if (message !== undefined) win.#calls.groupFor({ message });
+      if ((e.state === "pruned" || e.state === "tombstone") && e.group !== null && win.#prunedGroups.get(e.group) !== "lossy") {
+        win.#prunedGroups.set(e.group, e.state === "tombstone" ? "lossy" : "reversible");
+      }
     }
     return win;
   }
@@ -91,7 +98,7 @@ export class ContextWindow<K extends string = string> {
    * can be reversible. A store failure does not lose the span: it stays live without a handle, and a
    * later prune sees that (and may re-persist).
    */
-  append<P extends K>(input: AppendInput<P>): Promise<SpanRef<P>> {
+  append<const P extends K>(input: AppendInput<P>): Promise<SpanRef<P>> {
     return this.#serial(() => this.#append(input));
   }
 
@@ -136,9 +143,9 @@ export class ContextWindow<K extends string = string> {
   async #joinGroupFate(entry: LiveEntry): Promise<void> {
     const group = entry.span.group;
     if (group === undefined) return;
-    const gone = this.#entries.filter((e): e is Extract<Entry, { state: "pruned" | "tombstone" }> => e.state !== "live" && e.group === group);
-    if (gone.length === 0) return;
-    const lossy = gone.some((e) => e.state === "tombstone");
+    const fate = this.#prunedGroups.get(group);
+    if (fate === undefined) return;
+    const lossy = fate === "lossy";
     const raw = directiveForAudit({ op: "prune", span_id: entry.span.id, mode: "drop", ...(lossy ? { accept_lossy: true } : {}), joins: group });
     await this.#execute(entry.span.id, "drop", null, lossy, raw);
   }
@@ -286,8 +293,21 @@ export class ContextWindow<K extends string = string> {
    * would otherwise both pass the check before either rewrote the window.
    */
   #serial<T>(op: () => Promise<T>): Promise<T> {
-    const run = this.#tail.then(op, op);
-    this.#tail = run.catch(() => undefined);
+    // With nothing queued, the operation starts now rather than a microtask later; it is still the only
+    // one running, since every later call queues behind it until it settles.
+    const idle = this.#queued === 0;
+    this.#queued++;
+    let run: Promise<T>;
+    if (!idle) run = this.#tail.then(op, op);
+    else {
+      try {
+        run = op();
+      } catch (err) {
+        run = Promise.reject(err as Error);
+      }
+    }
+    const settled = () => void this.#queued--;
+    this.#tail = run.then(settled, settled);
     return run;
   }
 
@@ -384,7 +404,7 @@ export class ContextWindow<K extends string = string> {
     };
     let commit: PruneCommit;
     try {
-      await this.#pendingAudit.flush();
+      if (this.#pendingAudit.size > 0) await this.#pendingAudit.flush();
       commit = await plan.store.commitPrune({
         session: this.session, items, holdUntil: this.#holdUntil(), decide, ...(inTransaction ? { lossyBudget: budget } : {}),
       });
@@ -472,7 +492,8 @@ export class ContextWindow<K extends string = string> {
     const gone = prunedEntry(member, committed, this.#settings.tombstone, this.#settings.indexHintTokens);
     this.#entries[member.entry.pos] = gone;
     this.#byId.set(gone.spanId, gone);
-    return member.entry.span.tokens - countTokens(gone.text);
+    if (gone.group !== null && this.#prunedGroups.get(gone.group) !== "lossy") this.#prunedGroups.set(gone.group, gone.state === "tombstone" ? "lossy" : "reversible");
+    return member.entry.span.tokens - gone.tokens;
   }
 
   #holdUntil(): number | null {

@@ -119,6 +119,9 @@ describe("PG21xx overlays may only tighten", () => {
     const d = expectDiagnostic(compileOverlay(`  kinds: { userTurn: { lossy: "with-flag" } },`), "PG2101", 5, 31, "team.policy.ts");
     expect(d.message).toContain("a `summarize` of `userTurn` with accept_lossy would be allowed by team but is forbidden by org");
   });
+  it("PG2101 is not raised where a lossy budget of 0 means no prune can ever be lossy", () => {
+    expect(codes(compileOverlay(`  kinds: { userTurn: { lossy: "with-flag" } },\n  session: { lossyBudget: 0 },`))).not.toContain("PG2101");
+  });
   it("PG2102: shorter retention, with the prune that finds its copy under the base and none under the overlay", () => {
     const d = expectDiagnostic(compileOverlay(`  stores: { toolLog: store.sqlite({ retention: minutes(30), holds: true }) },`), "PG2102", 5, 48, "team.policy.ts");
     expect(d.message).toContain("30m where org retains for 2h");
@@ -261,6 +264,10 @@ describe("PG2107 tighten-only, decided by each kind's fate", () => {
     expect(d.message).toContain("kind `toolResult` has no store");
     expect(d.message).toContain("lossy under team");
   });
+  it("accepts a change that would make a prune lossy where a lossy budget of 0 makes it unprunable instead", () => {
+    const r = compileOverlay(`  kinds: { toolResult: { store: null } },\n  session: { lossyBudget: 0 },`);
+    expect(codes(r)).not.toContain("PG2107");
+  });
   it("accepts moving a lossy-forbidden kind to no store: it becomes unprunable, which is tighter", () => {
     const r = compileOverlay(`  kinds: { userTurn: { store: null } },`);
     expect(r.diagnostics.filter((d) => d.category === "error").map((d) => `${d.code} ${d.message}`)).toEqual([]);
@@ -270,7 +277,19 @@ describe("PG2107 tighten-only, decided by each kind's fate", () => {
     const short = `  stores: { brief: store.sqlite({ retention: minutes(30) }) },\n  kinds: { toolResult: { store: "brief" } },`;
     const kindLine = (s: string) => s.split("\n")[1]!;
     expectDiagnostic(compileOverlay(absent), "PG2107", 6, col(kindLine(absent), `"cache"`), "team.policy.ts");
-    expectDiagnostic(compileOverlay(short), "PG2102", 6, col(kindLine(short), `"brief"`), "team.policy.ts");
+    const r = compileOverlay(short);
+    expectDiagnostic(r, "PG2102", 6, col(kindLine(short), `"brief"`), "team.policy.ts");
+    expect(codes(r), "a shorter retention is PG2102's alone").not.toContain("PG2107");
+  });
+  it("reports each change that loosens on its own at its own property", () => {
+    const store = `  stores: { log: store.sqlite({ retention: hours(8), writable: false }) },`;
+    const session = `  session: { maxLength: hours(12) },`;
+    const r = compile({ "base.policy.ts": SHORT_BASE, "team.policy.ts": overlayOf("base", `${store}\n${session}`) });
+    const forA = r.diagnostics.filter((d) => d.code === "PG2107" && d.message.includes("of `a`"));
+    expect(forA.map((d) => [d.location?.line, d.location?.column])).toEqual([
+      [5, col(store, "false")],
+      [6, col(session, "hours(12)")],
+    ]);
   });
   it("points into the file that made the change in a three-level overlay", () => {
     const r = compile({
@@ -282,11 +301,13 @@ describe("PG2107 tighten-only, decided by each kind's fate", () => {
     expect(d?.location?.file).toBe("sub.policy.ts");
     expect(d?.message).toContain("may only tighten `team`");
   });
-  it("a warning the overlay causes with no property of its own to point at lands on its extendPolicy call", () => {
+  it("a base store the overlay leaves unused is reported at the `store:` line that moved away from it", () => {
     // Moving `userTurn` off `transcript` leaves that base store unused: PG3004, caused by the overlay.
-    const r = compileOverlay(`  stores: { vault: store.postgres({ retention: days(60) }) },\n  kinds: { userTurn: { store: "vault" } },`);
-    const d = r.diagnostics.find((x) => x.code === "PG3004");
-    expect(d?.location).toMatchObject({ file: "team.policy.ts", line: 3, column: col("export default extendPolicy(org, {", "extendPolicy") });
+    const line = `  kinds: { userTurn: { store: "vault" } },`;
+    const r = compileOverlay(`  stores: { vault: store.postgres({ retention: days(60) }) },\n${line}`);
+    const d = r.diagnostics.filter((x) => x.code === "PG3004");
+    expect(d.map((x) => x.location)).toMatchObject([{ file: "team.policy.ts", line: 6, column: col(line, `"vault"`) }]);
+    expect(d[0]?.message).toContain("store `transcript`");
   });
   it("passes an overlay that tightens every kind's fate", () => {
     expectClean(compile({ "base.policy.ts": SHORT_BASE, "team.policy.ts": overlayOf("base", `  session: { maxLength: hours(4) },\n  kinds: { a: { lossy: "forbid" } },`) }));

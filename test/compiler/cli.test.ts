@@ -242,6 +242,17 @@ describe("start-up", () => {
     expect(all.has("commander")).toBe(true);
   });
 
+  it("compile and check load the parser, the checks (with the tokenizer) and the emitters only when a policy changed", () => {
+    // The incremental build imports the compiler (ts-morph, and through the tombstone check gpt-tokenizer)
+    // when an entry is stale (incremental.test.ts); a build with nothing to do reaches none of it.
+    for (const command of ["compile", "check"]) {
+      const all = reached(path.resolve(`compiler/cli/commands/${command}.run.ts`));
+      expect([...all].filter((s) => s === "ts-morph" || s.startsWith("gpt-tokenizer"))).toEqual([]);
+      const heavy = ["compiler/checks/index.ts", "compiler/frontend/index.ts", "compiler/emit/guard.ts", "compiler/ir/schema.ts"];
+      expect([...all].filter((s) => heavy.some((h) => s.endsWith(h)))).toEqual([]);
+    }
+  });
+
   it("migrate's help defaults are the store's", async () => {
     const light = await import("../../compiler/cli/commands/migrate.js");
     const store = await import("../../src/stores/postgres.js");

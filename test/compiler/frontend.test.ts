@@ -1,5 +1,6 @@
 // The front end reads policies without running them: every kind of bad input is a located diagnostic.
 import { existsSync, rmSync } from "node:fs";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { codes, col, compile, compileOne, compileOverlay, expectClean, expectDiagnostic, HEADER } from "./helpers.js";
 
@@ -205,5 +206,22 @@ describe("PG1017 nesting limits: a diagnostic with a location, never a stack ove
     const r = compileOne(policyWith("-".repeat(20_000) + "1"));
     expect(r.hasErrors).toBe(true);
     for (const d of r.diagnostics) expect(d.location).not.toBeNull();
+  });
+});
+
+describe("property: any token soup is diagnostics with locations, never a throw", () => {
+  const TOKENS = [
+    "export default ", "definePolicy(", "extendPolicy(", "store.sqlite(", "hours(", "pin(", "pins.uuid", "{", "}", "[", "]", "(", ")", ",", ":",
+    "name: ", "\"p\"", "stores: ", "kinds: ", "a: ", "store: ", "modes: ", "lossy: ", "\"drop\"", "\"forbid\"", "retention: ", "2", "+", "-", "*",
+    "null", "undefined", "...", "const x = ", "x", ";", "\n", "`${", "}`", "/a(/", "import org from \"./p.policy.js\";", "as const", "satisfies", "?", "=>",
+  ];
+  it("compiles without throwing, and every diagnostic has a location", () => {
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...TOKENS), { maxLength: 60 }), (tokens) => {
+        const r = compileOne(tokens.join(""));
+        for (const d of r.diagnostics) expect(d.location).not.toBeNull();
+      }),
+      { numRuns: Number(process.env["PRUNEGUARD_FUZZ_RUNS"] ?? 200) },
+    );
   });
 });

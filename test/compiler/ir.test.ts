@@ -2,7 +2,7 @@
 // and emitted deterministically.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { compilePolicies, emitAll, lowerToRuntime, PolicyIR } from "../../compiler/index.js";
+import { compilePolicies, emitAll, emitIrJson, irHash, lowerToRuntime, PolicyIR } from "../../compiler/index.js";
 import type { RuntimePolicy } from "../../src/types.js";
 import { compile, compileOverlay, ORG } from "./helpers.js";
 
@@ -79,5 +79,21 @@ describe("emit", () => {
     expect(json.hash).toMatch(/^[0-9a-f]{64}$/);
     for (const f of a) expect(f.contents.endsWith("\n")).toBe(true);
     expect(readFileSync(examples[0]!, "utf8")).toContain("definePolicy");
+  });
+});
+
+describe("ir.json", () => {
+  it("is the IR itself, compact: it parses back to the same policy, with its hash, one line per store, kind and pin", () => {
+    for (const p of compilePolicies(examples).policies) {
+      const text = emitIrJson(p).contents;
+      const json = JSON.parse(text) as { hash: string; irVersion: number; policy: unknown };
+      expect(PolicyIR.parse(json.policy)).toEqual(p);
+      expect(json.hash).toBe(irHash(p));
+      // Not indented: the head, the policy up to its first list, one line per store, kind and pin, and
+      // after each list a line closing it (and holding the keys up to the next list).
+      const lists = [p.stores, p.kinds, p.pins].filter((l) => l.length > 0);
+      expect(text.trimEnd().split("\n").length).toBe(2 + lists.reduce((n, l) => n + l.length + 1, 0));
+      expect(text).not.toMatch(/\n {2}/);
+    }
   });
 });

@@ -1,7 +1,7 @@
 // Type-level rules of the DSL. These lines are checked by `npm run typecheck`: each `@ts-expect-error`
 // pins a mistake the editor must reject while the author types, before the compiler ever runs.
 import { describe, expect, it } from "vitest";
-import { definePolicy, extendPolicy, hours, store } from "../../dsl/index.js";
+import { definePolicy, extendPolicy, hours, minutes, store } from "../../dsl/index.js";
 
 const org = definePolicy({
   name: "org",
@@ -48,6 +48,10 @@ extendPolicy(good, {
 
 // @ts-expect-error retention takes a duration, not a bare number
 store.sqlite({ retention: 7_200_000 });
+
+// @ts-expect-error the sum of two durations is typed as a plain number; write minutes(90) (the compiler says so: PG1016)
+store.sqlite({ retention: hours(1) + minutes(30) });
+store.sqlite({ retention: minutes(90) });
 
 describe("DSL types", () => {
   it("are checked by tsc (see the @ts-expect-error lines)", () => {

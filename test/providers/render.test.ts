@@ -60,11 +60,12 @@ describe("rendering to provider conversations", () => {
     const ai: { system: string | undefined; messages: ModelMessage[] } = toAISDK(win);
     const openai: ChatCompletionMessageParam[] = toOpenAI(win);
     const responses: ResponseInputItem[] = toOpenAIResponses(win);
-    const anthropic: { system: string; messages: MessageParam[] } = toAnthropic(win);
+    const anthropic: { system?: string; messages: MessageParam[] } = toAnthropic(win);
     expect(ai.system).toBe("[span_1]\nYou are a deploy assistant.");
     // The note appended between call_1 and its result comes after the result; call_2 is a later turn.
     expect(ai.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "tool"]);
-    expect(openai.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool", "assistant", "assistant", "tool"]);
+    expect(openai.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool", "assistant", "tool"]);
+    expect(openai[4]).toMatchObject({ content: "[span_4]\n(note appended between call and result)", tool_calls: [{ id: "call_2" }] });
     expect(responses.map((i) => ("type" in i ? i.type : "message"))).toEqual([
       "message", "message", "function_call", "function_call_output", "message", "function_call", "function_call_output",
     ]);

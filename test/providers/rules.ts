@@ -122,7 +122,7 @@ interface AnthropicBlockLike {
 }
 
 /**
- * Anthropic Messages: roles alternate; content is never empty and text is never blank; tool_use ids are
+ * Anthropic Messages: the first message is the user's (Bedrock and Vertex refuse others); roles alternate; content is never empty and text is never blank; tool_use ids are
  * unique and match `^[a-zA-Z0-9_-]+$`, inputs are objects; the message after one with `tool_use` blocks
  * is a user message that opens with one `tool_result` per call; a `tool_result` answers only those.
  */
@@ -130,11 +130,13 @@ export function anthropicProblems(body: { system?: unknown; messages: ReadonlyAr
   const problems: string[] = [];
   const ids = new Set<string>();
   if (body.system !== undefined && typeof body.system !== "string" && !Array.isArray(body.system)) problems.push("system must be a string or blocks");
+  if (typeof body.system === "string" && body.system.trim() === "") problems.push("system: text content blocks must contain non-whitespace text");
   let expected: string[] = [];
   for (const [i, m] of body.messages.entries()) {
     const where = `messages[${i}]`;
     if (m.role !== "user" && m.role !== "assistant") problems.push(`${where}: unknown role ${String(m.role)}`);
     if (i > 0 && body.messages[i - 1]!.role === m.role) problems.push(`${where}: two ${String(m.role)} messages in a row`);
+    if (i === 0 && m.role !== "user") problems.push(`${where}: first message must use the "user" role`);
     const blocks: AnthropicBlockLike[] = typeof m.content === "string" ? [{ type: "text", text: m.content }] : Array.isArray(m.content) ? (m.content as AnthropicBlockLike[]) : [];
     if (blocks.length === 0) problems.push(`${where}: empty content`);
     // The results of the previous message's calls open this message.

@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { contentHash, canonicalJson } from "../../src/hash.js";
 import { SqliteStore } from "../../src/stores/sqlite.js";
 import { ManualClock } from "../../src/types.js";
+import { legacyFile } from "../stores/sqlite-legacy.js";
 import { HOUR, tempDir } from "./helpers.js";
 import { makeWindow } from "./model.js";
 
@@ -38,6 +39,10 @@ function cliAsync(...args: string[]): Promise<{ code: number | null; out: string
     });
   });
 }
+
+/** The key of a session's record `seq` (the audit table is keyed by the session's chain and the seq). */
+const at = (session: string, seq: number | string) => `((SELECT chain FROM pruneguard_chains WHERE session = '${session}') << 32) + ${seq}`;
+const ofSession = (session: string) => `chain = (SELECT chain FROM pruneguard_chains WHERE session = '${session}')`;
 
 /** A copy of the clean file with `sql` applied through a second connection. */
 function tampered(sql: string): string {
@@ -94,27 +99,27 @@ describe("pruneguard audit", () => {
   });
 
   const breaks: Array<[string, string, RegExp]> = [
-    ["an edited record", `UPDATE pruneguard_audit SET record = json_set(record, '$.reason', 'nothing to see') WHERE session = 's-42' AND seq = 2`,
+    ["an edited record", `UPDATE pruneguard_audit SET record = json_set(record, '$.reason', 'nothing to see') WHERE id = ${at("s-42", 2)}`,
       /chain broken at record 2: hash-mismatch: record 2 was edited/],
-    ["an edited status column (the lossy budget counts it)", `UPDATE pruneguard_audit SET status = 'rejected' WHERE session = 's-42' AND seq = 3`,
+    ["an edited status column (the lossy budget counts it)", `UPDATE pruneguard_audit SET status = 'rejected' WHERE id = ${at("s-42", 3)}`,
       /chain broken at record 3: column-mismatch: row 3: column status/],
-    ["a dropped record", `DELETE FROM pruneguard_audit WHERE session = 's-42' AND seq = 2`,
+    ["a dropped record", `DELETE FROM pruneguard_audit WHERE id = ${at("s-42", 2)}`,
       /chain broken at record 3: seq-gap: expected record 2, found 3/],
     ["two records swapped", `
-      CREATE TEMP TABLE t AS SELECT seq, status, hash, record FROM pruneguard_audit WHERE session = 's-42' AND seq IN (2, 3);
+      CREATE TEMP TABLE t AS SELECT seq, status, hash, record FROM pruneguard_audit WHERE ${ofSession("s-42")} AND seq IN (2, 3);
       UPDATE pruneguard_audit SET record = (SELECT record FROM t WHERE t.seq = 5 - pruneguard_audit.seq),
         status = (SELECT status FROM t WHERE t.seq = 5 - pruneguard_audit.seq), hash = (SELECT hash FROM t WHERE t.seq = 5 - pruneguard_audit.seq)
-        WHERE session = 's-42' AND seq IN (2, 3);`,
+        WHERE ${ofSession("s-42")} AND seq IN (2, 3);`,
       /chain broken at record 2: column-mismatch: row 2: column seq/],
     ["two records swapped with their seq renumbered", `
-      CREATE TEMP TABLE t AS SELECT seq, status, hash, record FROM pruneguard_audit WHERE session = 's-42' AND seq IN (2, 3);
+      CREATE TEMP TABLE t AS SELECT seq, status, hash, record FROM pruneguard_audit WHERE ${ofSession("s-42")} AND seq IN (2, 3);
       UPDATE pruneguard_audit SET record = json_set((SELECT record FROM t WHERE t.seq = 5 - pruneguard_audit.seq), '$.seq', pruneguard_audit.seq),
         status = (SELECT status FROM t WHERE t.seq = 5 - pruneguard_audit.seq), hash = (SELECT hash FROM t WHERE t.seq = 5 - pruneguard_audit.seq)
-        WHERE session = 's-42' AND seq IN (2, 3);`,
+        WHERE ${ofSession("s-42")} AND seq IN (2, 3);`,
       /chain broken at record 2: prev-mismatch: record 2 does not link to record 1/],
-    ["a record moved into another session", `UPDATE pruneguard_audit SET session = 's-42', seq = 6 WHERE session = 's-43' AND seq = 1`,
+    ["a record moved into another session", `UPDATE pruneguard_audit SET id = ${at("s-42", 6)} WHERE id = ${at("s-43", 1)}`,
       /chain broken at record 6: foreign-record: record 6 belongs to store toolLog, session s-43/],
-    ["a record that is not JSON", `UPDATE pruneguard_audit SET record = '{broken' WHERE session = 's-42' AND seq = 4`,
+    ["a record that is not JSON", `UPDATE pruneguard_audit SET record = '{broken' WHERE id = ${at("s-42", 4)}`,
       /chain broken at record 4: unreadable/],
   ];
 
@@ -138,11 +143,11 @@ describe("pruneguard audit", () => {
     const path = join(dir, `reseal-${copies++}.db`);
     copyFileSync(source, path);
     const db = new Database(path);
-    const row = (db.prepare("SELECT record FROM pruneguard_audit WHERE session = 's-42' AND seq = 2").get() as unknown as { record: string });
+    const row = (db.prepare(`SELECT record FROM pruneguard_audit WHERE id = ${at("s-42", 2)}`).get() as unknown as { record: string });
     const { hash: _old, ...body } = JSON.parse(row.record) as Record<string, unknown>;
     const edited: Record<string, unknown> = { ...body, reason: "harmless" };
     const hash = contentHash(`${String(edited["prevHash"])}\n${canonicalJson(edited)}`);
-    db.prepare("UPDATE pruneguard_audit SET record = ?, hash = ? WHERE session = 's-42' AND seq = 2").run(JSON.stringify({ ...edited, hash }), hash);
+    db.prepare(`UPDATE pruneguard_audit SET record = ?, hash = ? WHERE id = ${at("s-42", 2)}`).run(JSON.stringify({ ...edited, hash }), hash);
     db.close();
     const r = cli(path, "--session", "s-42", "--verify");
     expect(r.code).toBe(1);
@@ -151,12 +156,26 @@ describe("pruneguard audit", () => {
 
   it("a cut tail passes the chain but not an anchor recorded before the cut", () => {
     const head = (JSON.parse(cli(source, "--session", "s-42", "--verify", "--format", "json").out) as { verify: { head: string } }).verify.head;
-    const cut = tampered("DELETE FROM pruneguard_audit WHERE session = 's-42' AND seq = 5");
+    const cut = tampered(`DELETE FROM pruneguard_audit WHERE id = ${at("s-42", 5)}`);
     expect(cli(cut, "--session", "s-42", "--verify").code).toBe(0);
     const r = cli(cut, "--session", "s-42", "--verify", "--anchor", head);
     expect(r.code).toBe(1);
     expect(r.out).toMatch(/anchor-missing/);
     expect(cli(source, "--session", "s-42", "--verify", "--anchor", head).code).toBe(0);
+  });
+
+  it("reads a file written by the legacy schema as it is, without upgrading it", () => {
+    const path = join(dir, "legacy.db");
+    const stored = legacyFile(path);
+    const r = cli(path, "--store", "toolLog", "--session", "s1", "--verify", "--format", "json");
+    expect(r.code, r.err).toBe(0);
+    const data = JSON.parse(r.out) as { records: unknown[]; verify: { ok: boolean } };
+    expect(data.records.map((x) => JSON.stringify(x))).toEqual(stored.get("toolLog/s1"));
+    expect(data.verify.ok).toBe(true);
+    const db = new Database(path, { readOnly: true });
+    const columns = (db.prepare("SELECT name FROM pragma_table_info('pruneguard_audit')").all() as Array<{ name: string }>).map((c) => c.name);
+    db.close();
+    expect(columns).toContain("store");
   });
 
   it("usage and I/O errors exit 2 with one line and no stack trace", async () => {

@@ -2,10 +2,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { DatabaseSync } from "node:sqlite";
+import { verifyAuditChain } from "../../src/audit.js";
 import { contentHash } from "../../src/hash.js";
 import { SqliteStore } from "../../src/stores/sqlite.js";
 import { ManualClock } from "../../src/types.js";
-import { describeStoreConformance } from "./conformance.js";
+import { describeStoreConformance, testDraft } from "./conformance.js";
+import { legacyFile } from "./sqlite-legacy.js";
 
 const dir = mkdtempSync(join(tmpdir(), "pruneguard-sqlite-"));
 let n = 0;
@@ -48,6 +51,106 @@ describe("SqliteStore specifics", () => {
     const db = new DatabaseSync(path, { readOnly: true });
     expect(db.prepare("PRAGMA journal_mode").get()).toEqual({ journal_mode: "wal" });
     db.close();
+    await s.close();
+  });
+});
+
+describe("SqliteStore audit table: keyed by (chain, seq), upgraded from the legacy schema", () => {
+  it("the stored JSON of a record is the JSON of the record, written once", async () => {
+    const path = join(dir, "stored-json.db");
+    const s = new SqliteStore({ name: "toolLog", path, clock: new ManualClock(7) });
+    const rec = await s.appendAudit("s", testDraft("invalid", { directive: '{"op":"x","\\u2028":"\u2028"}' }));
+    await s.close();
+    const db = new DatabaseSync(path, { readOnly: true });
+    const row = db.prepare("SELECT record, seq, chain FROM pruneguard_audit").get() as { record: string; seq: number; chain: number };
+    db.close();
+    expect(row.record).toBe(JSON.stringify(rec));
+    expect(row.seq).toBe(1);
+  });
+
+  it("opens a file made by the legacy schema: every record byte-identical, chains intact and continued", async () => {
+    const path = join(dir, "legacy.db");
+    const before = legacyFile(path);
+    const clock = new ManualClock(1_000);
+    const a = new SqliteStore({ name: "toolLog", path, clock });
+    const other = new SqliteStore({ name: "other", path, clock });
+    for (const [store, session, s] of [["toolLog", "s1", a], ["toolLog", "s2", a], ["other", "s1", other]] as const) {
+      const log = await s.auditLog(session);
+      expect(log.map((r) => JSON.stringify(r)), `${store}/${session}`).toEqual(before.get(`${store}/${session}`));
+      expect(verifyAuditChain(log)).toBeNull();
+    }
+    expect(await a.countLossy("s1")).toBe(1);
+    expect(await a.countLossy("s2")).toBe(1);
+    expect(await other.countLossy("s1")).toBe(0);
+    // The span persisted under the legacy schema prunes reversibly, and its audit record continues the chain.
+    const commit = await a.commitPrune({
+      session: "s1", holdUntil: null,
+      items: [{ spanId: "span_1", kind: "toolResult", backed: true, handle: "#1", hash: contentHash("old bytes"), text: "old bytes" }],
+      decide: (checks) => checks.map(() => ({ status: "reversible", repersist: false, hold: true, audit: testDraft("reversible", { spanId: "span_1" }) })),
+    });
+    expect(commit.items[0]!.check.copy).toBe("ok");
+    expect(commit.items[0]!.audit.seq).toBe(4);
+    const log = await a.auditLog("s1");
+    expect(log.map((r) => r.seq)).toEqual([1, 2, 3, 4]);
+    expect(verifyAuditChain(log)).toBeNull();
+    expect((await a.persist({ session: "s1", spanId: "span_2", kind: "toolResult", text: "new", hash: contentHash("new") })).handle).toBe("#2");
+    expect(a.integrityCheck()).toBe("ok");
+    await a.close();
+    await other.close();
+    // Reopening the upgraded file changes nothing.
+    const again = new SqliteStore({ name: "toolLog", path, clock });
+    expect((await again.auditLog("s1")).map((r) => r.seq)).toEqual([1, 2, 3, 4]);
+    await again.close();
+    const db = new DatabaseSync(path, { readOnly: true });
+    const columns = (db.prepare("SELECT name FROM pragma_table_info('pruneguard_audit')").all() as Array<{ name: string }>).map((c) => c.name);
+    const indexes = db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'pruneguard_audit'").all();
+    db.close();
+    expect(columns).toEqual(["id", "status", "hash", "record"]);
+    expect(indexes).toEqual([]);
+  });
+
+  it("still refuses a second record at a (store, session, seq), and a second chain for a (store, session)", async () => {
+    const path = join(dir, "unique.db");
+    const s = new SqliteStore({ name: "toolLog", path });
+    await s.appendAudit("s1", testDraft("invalid"));
+    await s.close();
+    const db = new DatabaseSync(path);
+    try {
+      expect(() => db.prepare("INSERT INTO pruneguard_audit (id, status, hash, record) SELECT (chain << 32) + 1, 'x', 'x', '{}' FROM pruneguard_chains").run())
+        .toThrow(/UNIQUE constraint failed: pruneguard_audit.id/);
+      expect(() => db.prepare("INSERT INTO pruneguard_chains (store, session) VALUES ('toolLog', 's1')").run())
+        .toThrow(/UNIQUE constraint failed: pruneguard_chains.store, pruneguard_chains.session/);
+      expect(() => db.prepare("INSERT INTO pruneguard_audit (id, status, hash, record) VALUES (1 << 32, 'x', 'x', '{}')").run())
+        .toThrow(/CHECK constraint failed/);
+    } finally {
+      db.close();
+    }
+  });
+
+  it("two connections appending to one chain keep it contiguous: a stale cached head retries from the stored one", async () => {
+    const path = join(dir, "two-writers.db");
+    const a = new SqliteStore({ name: "toolLog", path });
+    const b = new SqliteStore({ name: "toolLog", path });
+    const seqs: number[] = [];
+    for (let i = 0; i < 6; i++) seqs.push((await (i % 3 === 0 ? b : a).appendAudit("s1", testDraft("invalid", { pinsCarried: i }))).seq);
+    expect(seqs).toEqual([1, 2, 3, 4, 5, 6]);
+    const log = await a.auditLog("s1");
+    expect(log.map((r) => r.pinsCarried)).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(verifyAuditChain(log)).toBeNull();
+    await a.close();
+    await b.close();
+  });
+
+  it("a transaction that rolls back leaves no chain number behind for another session to share", async () => {
+    const path = join(dir, "rollback-chain.db");
+    const s = new SqliteStore({ name: "toolLog", path });
+    // A draft JSON cannot serialise fails after the chain row was inserted, inside the transaction.
+    const unserialisable = testDraft("invalid", { pinsCarried: 1n as unknown as number });
+    await expect(s.appendAudit("s1", unserialisable)).rejects.toThrow(/BigInt/);
+    await s.appendAudit("s2", testDraft("invalid", { spanId: "span_2" }));
+    await s.appendAudit("s1", testDraft("invalid", { spanId: "span_1" }));
+    expect((await s.auditLog("s1")).map((r) => [r.session, r.seq, r.spanId])).toEqual([["s1", 1, "span_1"]]);
+    expect((await s.auditLog("s2")).map((r) => [r.session, r.seq, r.spanId])).toEqual([["s2", 1, "span_2"]]);
     await s.close();
   });
 });

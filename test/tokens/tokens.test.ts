@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { countTokens as exact } from "gpt-tokenizer/encoding/o200k_base";
 import { describe, expect, it } from "vitest";
+import { indexLine, indexLineTokens } from "../../src/render.js";
 import { countTokens, LONGEST_EXACT_RUN } from "../../src/tokens.js";
 
 const AS_TEXT = { disallowedSpecial: new Set<string>() };
@@ -60,6 +61,40 @@ describe("countTokens", () => {
     for (const unit of ["a", " ", "=", "ab", "\u0301"]) {
       const text = unit.repeat((1 << 20) / unit.length);
       expect(countTokens(text)).toBeGreaterThan(0);
+    }
+  });
+});
+
+describe("indexLineTokens: the index line's count from its shape", () => {
+  /** Digit strings of 1 to `max` digits, leading zeros included. */
+  const digits = (max: number) => fc.array(fc.integer({ min: 0, max: 9 }), { minLength: 1, maxLength: max }).map((d) => d.join(""));
+  const letters = fc.array(fc.constantFrom(..."abcdefghijklmnopqrstuvwxyz"), { maxLength: 4 }).map((l) => l.join(""));
+  /** Hints as hint.ts makes them (its alphabet, words joined by single spaces), and any text at all. */
+  const hint = fc.oneof(
+    fc.constant(null),
+    fc.array(fc.stringMatching(/^[A-Za-z0-9_.\/=:-]{1,12}$/), { minLength: 1, maxLength: 6 }).map((w) => w.join(" ")),
+    fc.string({ maxLength: 40 }),
+  );
+  it("equals the tokenizer's count for every span id, handle and hint the window and stores make", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 999_999_999 }), letters, digits(16), hint, (span, prefix, n, h) => {
+        const [id, handle] = [`span_${span}`, `${prefix}#${n}`];
+        const line = indexLine(id, handle, h);
+        expect(indexLineTokens(id, handle, h), line).toBe(exact(line, AS_TEXT));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("every 1-3 digit string, the fact the shape rests on, is one o200k token", () => {
+    for (let i = 0; i < 1000; i++) {
+      for (const s of new Set([String(i), String(i).padStart(2, "0"), String(i).padStart(3, "0")])) expect(exact(s, AS_TEXT), s).toBe(1);
+    }
+  });
+
+  it("an id or handle of another shape is counted by the tokenizer", () => {
+    for (const [id, handle] of [["span_7", "HANDLE#3"], ["span_x", "#3"], ["spän_7", "#3"], ["span_7", "#3 "], ["span_7", "abcde#12"], ["span_١٢", "#٣"]] as const) {
+      expect(indexLineTokens(id, handle), `${id} ${handle}`).toBe(exact(indexLine(id, handle), AS_TEXT));
     }
   });
 });

@@ -9,8 +9,11 @@ import type { ChatCompletionFunctionTool } from "openai/resources/chat/completio
 import type { FunctionTool } from "openai/resources/responses/responses";
 import { toStrictJsonSchema } from "openai/lib/transform";
 import type { JSONSchema } from "openai/lib/jsonschema";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { anthropicTools, ContextWindow, directiveSchema, directiveTools, ManualClock, MemoryStore, openAIChatTools, openAIResponsesTools } from "../../src/index.js";
+import { fuzzRuns } from "../reliability/helpers.js";
+import type { ToolSet } from "ai";
+import { aiSDKTools, anthropicTools, ContextWindow, directiveSchema, directiveTools, ManualClock, MemoryStore, openAIChatTools, openAIResponsesTools } from "../../src/index.js";
 
 const kinds = {
   note: { store: "log", modes: ["drop", "summarize", "compress"], lossy: "with-flag" },
@@ -54,6 +57,17 @@ describe("directive tools", () => {
       }
       expect(toStrictJsonSchema(s as unknown as JSONSchema)).toEqual(s);
       expect(JSON.stringify(s)).not.toMatch(/minLength|maxLength|\$schema|oneOf/);
+    }
+  });
+
+  it("for every set of modes a policy can allow, both strict variants stay fixed points of the SDKs' helpers", () => {
+    const modes = ["drop", "summarize", "compress"] as const;
+    for (let mask = 1; mask < 8; mask++) {
+      const subset = modes.filter((_, i) => mask & (1 << i));
+      for (const t of directiveTools({ modes: subset })) {
+        expect(toStrictJsonSchema(t.strict.openai as unknown as JSONSchema)).toEqual(t.strict.openai);
+        expect(transformJSONSchema(t.strict.anthropic)).toEqual(t.strict.anthropic);
+      }
     }
   });
 
@@ -128,11 +142,66 @@ describe("window.handleToolCall", () => {
     expect(await win.handleToolCall(hostile)).toBeNull();
   });
 
+  it("any arguments, as text or values: an outcome, never a throw; a refused call changes nothing and is audited", async () => {
+    const args = fc.oneof(
+      fc.jsonValue(),
+      fc.string({ maxLength: 80 }),
+      fc.jsonValue().map((v) => JSON.stringify(v)),
+      fc.record({ span_id: fc.constantFrom("span_1", "span_2", "#1", "x"), mode: fc.constantFrom("drop", "summarize", "x", null), digest: fc.option(fc.string()), accept_lossy: fc.constantFrom(true, false, null, "true", 1) }, { requiredKeys: [] }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom("prune", "recall"), args, async (name, a) => {
+        const win = window();
+        await win.append({ kind: "note", text: "deploy log" });
+        const before = win.render();
+        const r = await win.handleToolCall({ name, arguments: a });
+        expect(r).not.toBeNull();
+        expect(r!.text.length).toBeGreaterThan(0);
+        const log = await win.auditLog();
+        expect(log).toHaveLength(1);
+        expect(log[0]!.status).toBe(r!.outcome.status);
+        if (r!.outcome.status === "invalid") {
+          expect(r!.isError).toBe(true);
+          expect(win.render().split("\n\n")[0]).toBe(before);
+        }
+      }),
+      { numRuns: fuzzRuns(500) },
+    );
+  });
+
   it("renamed tools dispatch by their names", async () => {
     const tools = directiveTools({ names: { prune: "context_prune", recall: "context_recall" } });
     const win = window();
     await win.append({ kind: "note", text: "a" });
     expect(await win.handleToolCall({ name: "prune", arguments: { span_id: "span_1", mode: "drop" } }, tools)).toBeNull();
     expect((await win.handleToolCall({ name: "context_prune", arguments: { span_id: "span_1", mode: "drop" } }, tools))?.outcome.status).toBe("reversible");
+  });
+});
+
+describe("aiSDKTools", () => {
+  it("is a ToolSet; the model is sent each tool's schema (strict when asked) and every input reaches the window", async () => {
+    const { generateText } = await import("ai");
+    const { MockLanguageModelV4 } = await import("ai/test");
+    const win = window();
+    await win.append({ kind: "note", text: "deploy log" });
+    const tools: ToolSet = aiSDKTools(win, directiveTools(), { strict: true });
+    const seen: unknown[] = [];
+    let step = 0;
+    const usage = { inputTokens: { total: 0, noCache: 0, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 0, text: 0, reasoning: undefined } };
+    const model = new MockLanguageModelV4({
+      doGenerate: async (options) => {
+        seen.push(options.tools);
+        const calls = step++ === 0 ? [{ type: "tool-call" as const, toolCallId: "c1", toolName: "prune", input: '{"span_id":7}' }] : [];
+        return { content: calls, finishReason: { unified: calls.length ? "tool-calls" : "stop", raw: undefined }, usage, warnings: [] };
+      },
+    });
+    const { isStepCount } = await import("ai");
+    const result = await generateText({ model, prompt: "go", tools, stopWhen: isStepCount(3) });
+    const sent = seen[0] as Array<{ name: string; inputSchema: unknown; strict?: boolean }>;
+    expect(sent.map((t) => [t.name, t.strict])).toEqual([["prune", true], ["recall", true]]);
+    expect(sent[0]!.inputSchema).toEqual(directiveTools()[0]!.strict.openai);
+    // A span_id that is a number: the SDK did not refuse it; the window did, and audited it.
+    expect(result.steps[0]!.toolResults[0]!.output).toMatchObject({ status: "invalid", isError: true });
+    expect((await win.auditLog()).map((r) => r.status)).toEqual(["invalid"]);
   });
 });

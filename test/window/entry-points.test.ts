@@ -72,6 +72,7 @@ describe("entry points", () => {
       "readOnly",
       "recordState",
       "sealChain",
+      "sealChainJson",
       "spanTaken",
       "unbackedCheck",
     ]);

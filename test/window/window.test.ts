@@ -410,6 +410,28 @@ describe("ContextWindow: tool call/result groups", () => {
   });
 });
 
+describe("ContextWindow: operations run one at a time, in call order", () => {
+  it("calls made without awaiting run in order, each seeing the window the one before left", async () => {
+    const { win } = setup();
+    const order: string[] = [];
+    const a = win.append({ kind: "toolResult", text: "alpha" }).then((r) => (order.push(`append ${r}`), r));
+    const prune = win.applyDirective({ op: "prune", span_id: "span_1", mode: "drop" }).then((o) => (order.push(`prune ${o.status}`), o));
+    const again = win.applyDirective({ op: "prune", span_id: "span_1", mode: "drop" }).then((o) => (order.push(`again ${o.status}`), o));
+    const recall = win.recall("span_1").then((o) => (order.push(`recall ${o.status}`), o));
+    await Promise.all([a, prune, again, recall]);
+    expect(order).toEqual(["append span_1", "prune reversible", "again rejected", "recall found"]);
+    expect(await again).toMatchObject({ status: "rejected", reason: "already-pruned" });
+  });
+
+  it("an argument that cannot be read rejects the returned promise; it does not throw, and the window goes on", async () => {
+    const { win } = setup();
+    const unreadable = { toString: () => { throw new TypeError("no string form"); } };
+    const bad = win.recall(unreadable as unknown as string);
+    await expect(bad).rejects.toThrow(TypeError);
+    expect(await win.append({ kind: "toolResult", text: "alpha" })).toBe("span_1");
+  });
+});
+
 describe("ContextWindow: audit", () => {
   it("logs exactly one record per decided span, chained and verifiable", async () => {
     const { win, toolLog } = setup();

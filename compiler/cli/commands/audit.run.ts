@@ -4,6 +4,7 @@ import * as path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { verifyAuditChain, type AuditChainBreak, type AuditRecord } from "../../../src/audit.js";
 import { errorMessage } from "../../../src/errors.js";
+import { sqliteAuditRows } from "../../../src/stores/sqlite.js";
 import { CliError, ExitCode, type CliContext } from "../context.js";
 import type { AuditFlags } from "./audit.js";
 import { renderTable } from "../table.js";
@@ -66,13 +67,15 @@ function openSqlite(file: string, cli: CliContext): AuditSource {
     db.close();
     throw new CliError(`${file} is not a pruneguard store (no pruneguard_audit table)`);
   }
+  // Either schema of the audit table (files written before it was keyed by chain are read as they are).
+  const audit = sqliteAuditRows(db);
   return {
     label: file,
     sessions: async () =>
-      db.prepare("SELECT store, session, count(*) AS n FROM pruneguard_audit GROUP BY store, session ORDER BY store, session")
+      db.prepare(`SELECT store, session, count(*) AS n FROM ${audit} GROUP BY store, session ORDER BY store, session`)
         .all() as unknown as Array<{ store: string; session: string; n: number }>,
     rows: async (store, session) =>
-      db.prepare("SELECT seq, status, hash, record FROM pruneguard_audit WHERE store = ? AND session = ? ORDER BY seq")
+      db.prepare(`SELECT seq, status, hash, record FROM ${audit} WHERE store = ? AND session = ? ORDER BY seq`)
         .all(store, session) as unknown as AuditRow[],
     close: async () => db.close(),
   };

@@ -1,7 +1,7 @@
 /** The implementation of `pruneguard check`, loaded only when the command runs (see `check.ts`). */
 import * as path from "node:path";
-import { compilePolicies } from "../../index.js";
-import { emitAll, staleFiles, type StaleFile } from "../../emit/index.js";
+import { staleFiles, type StaleFile } from "../../emit/files.js";
+import { buildPolicies } from "../../incremental/build.js";
 import { loadConfig } from "../config.js";
 import { ExitCode, type CliContext } from "../context.js";
 import { resolveInputs } from "../inputs.js";
@@ -19,17 +19,25 @@ export async function runCheck(inputs: string[], flags: CheckFlags, cli: CliCont
   const { io } = cli;
   const config = await loadConfig(io.cwd);
   const out = flags.out ?? config.out;
-  const r = compilePolicies(await resolveInputs(inputs, io.cwd, config.policies), { cwd: io.cwd, root: flags.root ?? config.root });
-  const files = emitAll(r.policies, { runtimeImport: flags.runtimeImport ?? config.runtimeImport });
-  const stale = flags.drift && !r.hasErrors ? await staleFiles(path.resolve(io.cwd, out), files) : [];
+  const outDir = path.resolve(io.cwd, out);
+  const entries = await resolveInputs(inputs, io.cwd, config.policies);
+  // Entries the manifest shows unchanged have outputs on disk with the bytes it recorded: fresh by construction.
+  const r = await buildPolicies(entries, {
+    cwd: io.cwd,
+    root: flags.root ?? config.root,
+    outDir,
+    emit: { runtimeImport: flags.runtimeImport ?? config.runtimeImport },
+    force: flags.force === true,
+  });
+  const stale = flags.drift && !r.hasErrors ? await staleFiles(outDir, r.emitted, r.outputs) : [];
   const shown = (f: StaleFile) => path.posix.join(out.split(path.sep).join("/"), f.path);
   printDiagnostics(io, r, flags.format, flags.drift ? { stale: stale.map((f) => ({ path: shown(f), state: f.state })) } : {});
   if (flags.format === "pretty") {
     for (const f of stale) io.stderr(`${shown(f)} ${WHY[f.state]}\n`);
     if (stale.length > 0) io.stderr(`${stale.length} stale file${stale.length === 1 ? "" : "s"} in ${out}; run \`pruneguard compile\` and commit the result.\n`);
     if (!r.hasErrors && stale.length === 0) {
-      const what = `${r.policies.length} polic${r.policies.length === 1 ? "y" : "ies"}`;
-      io.stdout(`Checked ${what}: no errors${flags.drift ? `; ${files.length} files in ${out} are fresh` : ""}.\n`);
+      const what = `${r.policies} polic${r.policies === 1 ? "y" : "ies"}`;
+      io.stdout(`Checked ${what}: no errors${flags.drift ? `; ${r.outputs.length} files in ${out} are fresh` : ""}.\n`);
     }
   }
   cli.exit(r.hasErrors || stale.length > 0 ? ExitCode.diagnostics : ExitCode.ok);

@@ -1,6 +1,8 @@
 /**
  * `pruneguard check [inputs...]`: exits 1 on any error diagnostic, or when the output folder is stale — it
- * regenerates every file in memory and compares (a drift check for CI, like `drizzle-kit check`).
+ * regenerates every file in memory and compares (a drift check for CI, like `drizzle-kit check`). Policies
+ * the manifest `compile` wrote shows unchanged, with their outputs untouched, are not compiled again;
+ * `--force` rechecks them all.
  *
  * This module only registers the command; `check.run.ts` (the compiler) is loaded when it runs.
  */
@@ -13,6 +15,7 @@ export interface CheckFlags {
   readonly drift: boolean;
   readonly root?: string;
   readonly format: OutputFormat;
+  readonly force?: boolean;
 }
 
 export const registerCheck: RegisterCommand = (program, cli) => {
@@ -24,6 +27,7 @@ export const registerCheck: RegisterCommand = (program, cli) => {
     .option("--runtime-import <specifier>", "the runtime module the guards import (default: package.json \"pruneguard\".runtimeImport, else pruneguard)")
     .option("--no-drift", "check the policies only, not the output folder")
     .addOption(rootOption())
+    .option("--force", "ignore the incremental manifest (<out>/.pruneguard-manifest.json): recheck every policy")
     .addOption(formatOption())
     .addHelpText(
       "after",

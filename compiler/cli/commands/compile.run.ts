@@ -1,9 +1,10 @@
 /** The implementation of `pruneguard compile`, loaded only when the command runs (see `compile.ts`). */
 import * as path from "node:path";
 import { watch } from "chokidar";
-import { compilePolicies, type CompileResult } from "../../index.js";
-import { emitAll, removeOrphans, writeEmitted } from "../../emit/index.js";
-import { createSourceHost } from "../../frontend/index.js";
+import { removeOrphans, writeEmitted } from "../../emit/files.js";
+import type { SourceHost } from "../../frontend/host.js";
+import { buildPolicies } from "../../incremental/build.js";
+import { writeManifest } from "../../incremental/manifest.js";
 import { loadConfig, type ResolvedConfig } from "../config.js";
 import { CliError, ExitCode, type CliContext } from "../context.js";
 import { resolveInputs } from "../inputs.js";
@@ -18,6 +19,7 @@ interface Settings {
   readonly runtimeImport: string;
   readonly root: string;
   readonly format: OutputFormat;
+  readonly force: boolean;
 }
 
 const settings = (inputs: readonly string[], flags: CompileFlags, config: ResolvedConfig): Settings => ({
@@ -27,53 +29,61 @@ const settings = (inputs: readonly string[], flags: CompileFlags, config: Resolv
   runtimeImport: flags.runtimeImport ?? config.runtimeImport,
   root: flags.root ?? config.root,
   format: flags.format,
+  force: flags.force === true,
 });
 
 /** The action of `pruneguard compile` (registered in `compile.ts`). */
 export async function runCompile(inputs: string[], flags: CompileFlags, cli: CliContext): Promise<void> {
   const s = settings(inputs, flags, await loadConfig(cli.io.cwd));
   if (flags.watch) return watchMode(s, cli);
-  cli.exit(await compileOnce(s, cli));
+  cli.exit((await compileOnce(s, cli)).code);
 }
 
-async function compileOnce(s: Settings, cli: CliContext, result?: CompileResult): Promise<0 | 1 | 2> {
+async function compileOnce(s: Settings, cli: CliContext, host?: SourceHost): Promise<{ code: 0 | 1 | 2; read: readonly string[] }> {
   const { io } = cli;
-  const r = result ?? compilePolicies(await resolveInputs(s.inputs, io.cwd, s.configured), { cwd: io.cwd, root: s.root });
+  const outDir = path.resolve(io.cwd, s.out);
+  const entries = await resolveInputs(s.inputs, io.cwd, s.configured);
+  const r = await buildPolicies(entries, { cwd: io.cwd, root: s.root, outDir, emit: { runtimeImport: s.runtimeImport }, force: s.force, ...(host ? { host } : {}) });
+  const read = [...r.sources.keys()];
   const shown = (p: string) => path.posix.join(s.out.split(path.sep).join("/"), p);
   // All or nothing: with errors nothing is written, so the output folder never mixes files of two compilations.
   if (r.hasErrors) {
     printDiagnostics(io, r, s.format, { written: [], removed: [], wroteNothing: true });
     if (s.format === "pretty") io.stderr(`Wrote nothing to ${s.out}: the policies have errors. The files there are unchanged; fix the errors and compile again.\n`);
-    return ExitCode.diagnostics;
+    return { code: ExitCode.diagnostics, read };
   }
-  const outDir = path.resolve(io.cwd, s.out);
-  const files = emitAll(r.policies, { runtimeImport: s.runtimeImport });
   let removed: string[];
   try {
-    await writeEmitted(outDir, files);
-    removed = await removeOrphans(outDir, files);
+    await writeEmitted(outDir, r.emitted);
+    removed = await removeOrphans(outDir, r.outputs.map((p) => ({ path: p })));
+    // Last, so a manifest never describes outputs that are not on disk.
+    if (r.manifest) await writeManifest(outDir, r.manifest);
   } catch (error) {
     throw new CliError(`cannot write to ${s.out}: ${(error as Error).message}`);
   }
-  const written = files.map((f) => shown(f.path));
+  const written = r.outputs.map(shown);
   printDiagnostics(io, r, s.format, { written, removed: removed.map(shown), wroteNothing: false });
   if (s.format === "pretty") {
-    io.stdout(`Wrote ${written.length} file${written.length === 1 ? "" : "s"} to ${s.out}.\n`);
+    const unchanged = r.reused > 0 ? ` (${r.reused} of ${r.entries} polic${r.entries === 1 ? "y" : "ies"} unchanged since the last compile)` : "";
+    io.stdout(`Wrote ${written.length} file${written.length === 1 ? "" : "s"} to ${s.out}${unchanged}.\n`);
     for (const f of removed) io.stdout(`Removed ${shown(f)}: no policy generates it any more.\n`);
   }
-  return ExitCode.ok;
+  return { code: ExitCode.ok, read };
 }
 
 /** Watches the inputs and every file they read; one project is reused, only changed files are re-parsed. */
 async function watchMode(s: Settings, cli: CliContext): Promise<void> {
   const { io } = cli;
+  const { createSourceHost } = await import("../../frontend/index.js");
   const host = createSourceHost({ cwd: io.cwd, root: s.root });
-  const resolve = () => resolveInputs(s.inputs, io.cwd, s.configured);
-  let entries = await resolve();
+  const entries = await resolveInputs(s.inputs, io.cwd, s.configured);
+  // Each run resolves the inputs again (a new policy file is compiled) and rebuilds only what changed.
   const run = async () => {
-    const r = compilePolicies(entries, { cwd: io.cwd, host });
-    await compileOnce(s, cli, r).catch((error: unknown) => io.stderr(`pruneguard: ${(error as Error).message}\n`));
-    watcher.add([...r.sources.keys()].map((p) => path.resolve(io.cwd, p)));
+    const r = await compileOnce(s, cli, host).catch((error: unknown) => {
+      io.stderr(`pruneguard: ${(error as Error).message}\n`);
+      return undefined;
+    });
+    if (r) watcher.add(r.read.map((p) => path.resolve(io.cwd, p)));
     io.stderr(`[watch] ${new Date().toISOString()} watching for changes\n`);
   };
   const roots = (s.inputs.length > 0 ? s.inputs : s.configured.length > 0 ? s.configured : ["policies"]).map((i) => path.resolve(io.cwd, i));
@@ -82,12 +92,7 @@ async function watchMode(s: Settings, cli: CliContext): Promise<void> {
   watcher.on("all", (_event, changed) => {
     host.refresh([changed.split(path.sep).join("/")]);
     clearTimeout(timer);
-    timer = setTimeout(() => {
-      void resolve()
-        .then((e) => (entries = e))
-        .catch(() => undefined)
-        .then(run);
-    }, 50);
+    timer = setTimeout(() => void run(), 50);
   });
   await run();
   await new Promise<void>((resolve) => {

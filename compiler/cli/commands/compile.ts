@@ -1,7 +1,8 @@
 /**
  * `pruneguard compile [inputs...] [--out generated] [--runtime-import pruneguard] [--watch]`: policies →
  * diagnostics → output files (IR JSON, types and guard per policy). Generated files no policy emits any
- * more are removed.
+ * more are removed. Policies unchanged since the last compile (same inputs, compiler and options, outputs
+ * untouched, per `<out>/.pruneguard-manifest.json`) are not compiled again; `--force` compiles them all.
  *
  * This module only registers the command; `compile.run.ts` (the compiler, the file watcher) is loaded
  * when it runs.
@@ -15,6 +16,7 @@ export interface CompileFlags {
   readonly root?: string;
   readonly format: OutputFormat;
   readonly watch?: boolean;
+  readonly force?: boolean;
 }
 
 export const registerCompile: RegisterCommand = (program, cli) => {
@@ -27,6 +29,7 @@ export const registerCompile: RegisterCommand = (program, cli) => {
     .addOption(rootOption())
     .addOption(formatOption())
     .option("--watch", "recompile when a policy file changes")
+    .option("--force", "ignore the incremental manifest (<out>/.pruneguard-manifest.json): recompile every policy")
     .addHelpText(
       "after",
       helpFooter("0 written (warnings allowed), 1 the policies have errors and nothing was written, 2 usage or I/O error.", [

@@ -1,0 +1,177 @@
+/**
+ * Incremental builds, for `compile`, `check` and `--watch`: an entry policy whose inputs (its file and
+ * every base it extends, by content hash), compiler and options are those the manifest recorded, and whose
+ * output files on disk are the ones recorded, is neither re-read, re-validated, re-checked nor re-emitted:
+ * its diagnostics come from the manifest. Every other entry is compiled on its own (its bases with it), so
+ * what it reports and emits is exactly what a full compile of it would.
+ *
+ * Correctness before speed: a changed base makes every entry that read it stale (its hash is among their
+ * inputs); any error anywhere, or a policy name two entries share, falls back to one full compile of every
+ * entry, whose diagnostics are then exactly the non-incremental ones; `force` ignores the manifest.
+ *
+ * The compiler (the front end with ts-morph, the checks with the tokenizer, the emitters) is imported only
+ * when some entry is stale, so a build with nothing to do loads none of them.
+ */
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import * as path from "node:path";
+import { dedupeDiagnostics, isError, sortDiagnostics, type Diagnostic } from "../diagnostics/diagnostic.js";
+import { mapConcurrently, type EmitOptions, type EmittedFile } from "../emit/files.js";
+import { sha256 } from "../emit/json.js";
+import type { SourceHost } from "../frontend/host.js";
+import { displayPath } from "../frontend/paths.js";
+import { compilerFingerprint } from "./fingerprint.js";
+import { readManifest, type Manifest, type ManifestUnit } from "./manifest.js";
+
+export interface BuildOptions {
+  /** What input paths and reported locations are relative to. */
+  readonly cwd: string;
+  /** The only directory policy files are read from (relative to `cwd`); default `cwd`. */
+  readonly root?: string;
+  /** The output folder (absolute): where the outputs and the manifest are. */
+  readonly outDir: string;
+  readonly emit: EmitOptions;
+  /** Ignore the manifest and compile every entry. */
+  readonly force?: boolean;
+  /** A host reused across builds (`--watch`), so an unchanged base is not parsed again. */
+  readonly host?: SourceHost;
+}
+
+export interface BuildResult {
+  /** Every diagnostic, as a full compile reports them. */
+  readonly diagnostics: readonly Diagnostic[];
+  /** Source text by reported path, for code frames. */
+  readonly sources: ReadonlyMap<string, string>;
+  readonly hasErrors: boolean;
+  /** How many policies the entries compile (entries and their bases). */
+  readonly policies: number;
+  /** Every output file the policies compile to, by path in the output folder, sorted. */
+  readonly outputs: readonly string[];
+  /** The output files compiled in this build (those of stale entries); the others are on disk, unchanged. */
+  readonly emitted: readonly EmittedFile[];
+  /** Entries reused from the manifest, and entries in all. */
+  readonly reused: number;
+  readonly entries: number;
+  /** The manifest describing this build, for `compile` to write; `undefined` when it has errors. */
+  readonly manifest: Manifest | undefined;
+}
+
+export async function buildPolicies(entries: readonly string[], options: BuildOptions): Promise<BuildResult> {
+  const { cwd, outDir } = options;
+  const emit: EmitOptions = { runtimeImport: options.emit.runtimeImport };
+  // The root decides which reads are allowed (PG1018): another root is another build.
+  const root = displayPath(cwd, path.resolve(cwd, options.root ?? "."));
+  const settings = { runtimeImport: emit.runtimeImport, root };
+  const compiler = compilerFingerprint();
+  const previous = options.force ? undefined : await readManifest(outDir);
+  const usable =
+    previous && previous.compiler === compiler && previous.options.runtimeImport === settings.runtimeImport && previous.options.root === settings.root ? previous : undefined;
+  const shown = entries.map((e) => displayPath(cwd, e));
+
+  // Read every input and output the manifest names for these entries once, concurrently.
+  const sources = new Map<string, string>();
+  const outputHashes = new Map<string, string | undefined>();
+  if (usable) {
+    const inputs = unique(shown.flatMap((d) => Object.keys(usable.units[d]?.inputs ?? {})));
+    const outs = unique(shown.flatMap((d) => Object.keys(usable.units[d]?.outputs ?? {})));
+    const [texts, hashes] = await Promise.all([
+      mapConcurrently(inputs, (p) => readFile(path.resolve(cwd, p), "utf8").catch(() => undefined)),
+      // Bytes, not text: hashing the file as it is skips decoding megabytes that are only compared.
+      mapConcurrently(outs, (p) => readFile(path.join(outDir, p)).then(bytesHash, () => undefined)),
+    ]);
+    inputs.forEach((p, i) => texts[i] !== undefined && sources.set(p, texts[i]));
+    outs.forEach((p, i) => outputHashes.set(p, hashes[i]));
+  }
+  const inputHashes = new Map<string, string>();
+  const inputHash = (p: string): string | undefined => {
+    const text = sources.get(p);
+    if (text === undefined) return undefined;
+    let h = inputHashes.get(p);
+    if (h === undefined) inputHashes.set(p, (h = sha256(text)));
+    return h;
+  };
+  const isFresh = (u: ManifestUnit): boolean =>
+    Object.entries(u.inputs).every(([p, h]) => inputHash(p) === h) && Object.entries(u.outputs).every(([p, h]) => outputHashes.get(p) === h);
+
+  const units = new Map<string, ManifestUnit>();
+  const stale: number[] = [];
+  shown.forEach((d, i) => {
+    const u = usable?.units[d];
+    if (u && isFresh(u)) units.set(d, u);
+    else stale.push(i);
+  });
+  const reused = units.size;
+
+  const emitted = new Map<string, EmittedFile>();
+  let host = options.host;
+  if (stale.length > 0) {
+    const compiler = await import("../index.js");
+    host ??= compiler.createSourceHost({ cwd, ...(options.root === undefined ? {} : { root: options.root }) });
+    for (const i of stale) {
+      const r = compiler.compilePolicies([entries[i]!], { cwd, host });
+      if (r.hasErrors) return fullBuild(entries, options, host);
+      const files = compiler.emitAll(r.policies, emit);
+      for (const f of files) emitted.set(f.path, f);
+      for (const [p, text] of r.sources) sources.set(p, text);
+      units.set(shown[i]!, {
+        inputs: Object.fromEntries([...r.sources].map(([p, text]) => [p, sha256(text)])),
+        outputs: Object.fromEntries(files.map((f) => [f.path, sha256(f.contents)])),
+        policies: r.policies.map((p) => ({ name: p.name, file: p.file })),
+        diagnostics: [...r.diagnostics],
+      });
+    }
+  }
+
+  // Two entries' policies with one name (PG2005, an error) is the one check that spans entries.
+  const fileOf = new Map<string, string>();
+  const files = new Set<string>();
+  for (const u of units.values()) {
+    for (const p of u.policies) {
+      files.add(p.file);
+      const other = fileOf.get(p.name);
+      if (other !== undefined && other !== p.file) return fullBuild(entries, options, host);
+      fileOf.set(p.name, p.file);
+    }
+  }
+
+  const ordered = shown.map((d) => units.get(d)!);
+  const diagnostics = dedupeDiagnostics(sortDiagnostics(ordered.flatMap((u) => u.diagnostics)));
+  return {
+    diagnostics,
+    sources,
+    hasErrors: diagnostics.some(isError),
+    policies: files.size,
+    outputs: unique(ordered.flatMap((u) => Object.keys(u.outputs))).sort(),
+    emitted: [...emitted.values()].sort((a, b) => (a.path < b.path ? -1 : 1)),
+    reused,
+    entries: entries.length,
+    manifest: { manifest: 1, compiler, options: settings, units: Object.fromEntries(shown.map((d) => [d, units.get(d)!])) },
+  };
+}
+
+/** Every entry in one compile, as without a manifest: what a build with an error reports. */
+async function fullBuild(entries: readonly string[], options: BuildOptions, host: SourceHost | undefined): Promise<BuildResult> {
+  const compiler = await import("../index.js");
+  const r = compiler.compilePolicies(entries, { cwd: options.cwd, ...(options.root === undefined ? {} : { root: options.root }), ...(host ? { host } : {}) });
+  const files = r.hasErrors ? [] : compiler.emitAll(r.policies, options.emit);
+  return {
+    diagnostics: r.diagnostics,
+    sources: r.sources,
+    hasErrors: r.hasErrors,
+    policies: r.policies.length,
+    outputs: files.map((f) => f.path),
+    emitted: files,
+    reused: 0,
+    entries: entries.length,
+    manifest: undefined,
+  };
+}
+
+/** `sha256` of a file's bytes: the same hash as `sha256(text)` of the UTF-8 text they encode. */
+function bytesHash(bytes: Buffer): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+function unique<T>(xs: readonly T[]): T[] {
+  return [...new Set(xs)];
+}

@@ -1,0 +1,122 @@
+/**
+ * The transcript: each SDK's response appended with the kind mapping, tool calls run (directive tools by
+ * the window, the agent's own by its runner, failures as error results), AI SDK steps appended once; and
+ * over generated loops (calls left pending, ids reused, directive calls with any arguments) every
+ * rendering stays valid for every provider.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { ContextWindow, ManualClock, MemoryStore, Transcript } from "../../src/index.js";
+import { toAISDK, toAnthropic, toOpenAI, toOpenAIResponses } from "../../src/providers/index.js";
+import { fuzzRuns } from "../reliability/helpers.js";
+import { aiSDKProblems, anthropicProblems, openAIChatProblems, openAIResponsesProblems } from "./rules.js";
+
+function setup() {
+  const clock = new ManualClock(0);
+  const win = new ContextWindow({
+    session: "s", clock, stores: { log: new MemoryStore({ name: "log", clock }) },
+    kinds: {
+      turn: { store: "log", modes: ["drop", "summarize"], lossy: "forbid" },
+      call: { store: "log", modes: ["drop"], lossy: "with-flag" },
+      result: { store: "log", modes: ["drop", "summarize", "compress"], lossy: "with-flag" },
+      scratchResult: { store: null, modes: ["drop"], lossy: "with-flag" },
+    },
+  });
+  const t = new Transcript(win, {
+    user: "turn", assistant: "turn", toolCall: "call",
+    toolResult: (tool) => (tool === "scratch" ? "scratchResult" : "result"),
+  });
+  return { win, t };
+}
+
+describe("Transcript", () => {
+  it("appends each SDK's response shape: text as the model's turn, calls as tool calls, and returns the calls", async () => {
+    const { win, t } = setup();
+    const chat = await t.appendOpenAIChat({ choices: [{ message: { content: "checking", tool_calls: [{ id: "c1", type: "function", function: { name: "get", arguments: '{"a":1}' } }] } }] });
+    const resp = await t.appendOpenAIResponse({ output: [{ type: "reasoning" }, { type: "message", content: [{ type: "output_text", text: "more" }] }, { type: "function_call", call_id: "c2", name: "get", arguments: "{}" }] });
+    const anth = await t.appendAnthropic({ content: [{ type: "thinking" }, { type: "text", text: "and" }, { type: "tool_use", id: "toolu_1", name: "get", input: { b: 2 } }] });
+    expect([...chat, ...resp, ...anth].map((c) => [c.id, c.arguments])).toEqual([["c1", '{"a":1}'], ["c2", "{}"], ["toolu_1", { b: 2 }]]);
+    expect(win.entries().map((e) => (e.state === "live" ? [e.span.kind, e.span.message?.role, e.span.text] : null))).toEqual([
+      ["turn", "assistant", "checking"], ["call", "tool-call", '{"a":1}'],
+      ["turn", "assistant", "more"], ["call", "tool-call", "{}"],
+      ["turn", "assistant", "and"], ["call", "tool-call", '{"b":2}'],
+    ]);
+  });
+
+  it("runs calls: directive tools by the window, others by the runner; a missing or failing runner is an error result", async () => {
+    const { win, t } = setup();
+    await t.user("X-Request-Id: req_8f3a2c91");
+    const calls = [
+      { id: "a", name: "prune", arguments: '{"span_id":"span_1","mode":"drop"}' },
+      { id: "b", name: "get", arguments: "{}" },
+      { id: "c", name: "boom", arguments: "{}" },
+      { id: "d", name: "scratch", arguments: "{}" },
+    ];
+    const results = await t.handleToolCalls(calls, (call) => {
+      if (call.name === "boom") throw new Error("ENOENT: no such file");
+      if (call.name === "scratch") return { text: "partial", isError: true };
+      return "ok";
+    });
+    expect(results.map((r) => [r.id, r.text, r.isError])).toEqual([
+      ["a", "span_1 pruned, recall #1: req_8f3a2c91", false], ["b", "ok", false], ["c", "ENOENT: no such file", true], ["d", "partial", true],
+    ]);
+    expect(win.entries().at(-1)).toMatchObject({ state: "live", span: { kind: "scratchResult", message: { isError: true } } });
+    expect((await t.handleToolCalls([{ id: "e", name: "get", arguments: "{}" }]))[0]).toMatchObject({ isError: true, text: "no tool named get" });
+  });
+
+  it("AI SDK steps are appended once, whichever way they arrive", async () => {
+    const { win, t } = setup();
+    const step = {
+      callId: "gen1", stepNumber: 0,
+      content: [
+        { type: "text", text: "looking" },
+        { type: "tool-call", toolCallId: "c1", toolName: "get", input: { q: 1 } },
+        { type: "tool-result", toolCallId: "c1", toolName: "get", input: { q: 1 }, output: { rows: 3 } },
+        { type: "tool-call", toolCallId: "c2", toolName: "prune", input: {} },
+        { type: "tool-result", toolCallId: "c2", toolName: "prune", input: {}, output: { status: "invalid", text: "directive ignored: x", isError: true } },
+        { type: "tool-call", toolCallId: "c3", toolName: "get", input: {} },
+        { type: "tool-error", toolCallId: "c3", toolName: "get", input: {}, error: new Error("timeout") },
+      ],
+    };
+    await t.appendAISDKSteps([step]);
+    await t.appendAISDKSteps([step]);
+    const texts = win.entries().map((e) => (e.state === "live" ? e.span.text : ""));
+    expect(texts).toEqual(["looking", '{"q":1}', '{"rows":3}', "{}", "directive ignored: x", "{}", "timeout"]);
+    const tool = toAISDK(win).messages.filter((m) => m.role === "tool").flatMap((m) => m.content.map((p) => p.output.type));
+    expect(tool).toEqual(["text", "error-text", "error-text"]);
+  });
+
+  it(`generated loops: whatever the model calls and whatever is left pending, every rendering is valid (${fuzzRuns(400)} runs)`, { timeout: 120_000 }, async () => {
+    const call = fc.record({
+      id: fc.constantFrom("c1", "c2", "c3", "bad id"),
+      name: fc.constantFrom("get", "prune", "recall", "scratch"),
+      arguments: fc.oneof(
+        fc.record({ span_id: fc.constantFrom("span_1", "span_2", "span_3", "span_5", "#1", "#2"), mode: fc.constantFrom("drop", "summarize", "compress"), digest: fc.constantFrom(null, "gist"), accept_lossy: fc.constantFrom(null, true) }).map((a) => JSON.stringify(a)),
+        fc.string({ maxLength: 12 }),
+      ),
+    });
+    const turn = fc.record({ text: fc.option(fc.string({ maxLength: 10 })), calls: fc.array(call, { maxLength: 3 }), answer: fc.constantFrom("all", "some", "none") });
+    await fc.assert(
+      fc.asyncProperty(fc.array(turn, { minLength: 1, maxLength: 6 }), async (turns) => {
+        const { win, t } = setup();
+        await t.user("question");
+        for (const tr of turns) {
+          const calls = await t.appendOpenAIChat({
+            choices: [{ message: { content: tr.text, tool_calls: tr.calls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } })) } }],
+          });
+          const answered = tr.answer === "all" ? calls : tr.answer === "some" ? calls.slice(0, 1) : [];
+          await t.handleToolCalls(answered, () => "ok");
+        }
+        await t.user("next");
+        const problems = [
+          ...(await aiSDKProblems(toAISDK(win))),
+          ...openAIChatProblems(toOpenAI(win)),
+          ...openAIResponsesProblems(toOpenAIResponses(win)),
+          ...anthropicProblems(toAnthropic(win)),
+        ];
+        expect(problems).toEqual([]);
+      }),
+      { numRuns: fuzzRuns(400) },
+    );
+  });
+});
