@@ -386,13 +386,17 @@ export class SqliteStore extends StoreBase implements BackingStore {
           item.handle === null ? this.#q.bySpan.get(this.name, session, item.spanId) : this.#q.byHandle.get(this.name, session, item.handle),
         own: (spanId) => this.#q.bySpan.get(this.name, session, spanId),
         mint: () => this.#mint(session),
-      }, this.#sessionRow(session).lossy_used);
+      }, txn.lossyBudget === null || txn.lossyBudget === undefined ? 0 : this.#sessionRow(session).lossy_used);
       for (const w of plan.writes) {
         if (w.repersist === "rewrite") this.#q.rewrite.run(this.#params(session, w.item));
         else if (w.repersist === "insert") this.#q.insert.run({ ...this.#params(session, w.item), handle: w.handle });
         if (w.hold) this.#q.hold.run(txn.holdUntil, this.name, session, w.item.spanId);
       }
-      if (plan.lossy > 0) this.#q.addLossy.run(plan.lossy, this.name, session);
+      // The counter is read only when the budget is asked for, but every lossy commitment is added to it.
+      if (plan.lossy > 0) {
+        this.#sessionRow(session);
+        this.#q.addLossy.run(plan.lossy, this.name, session);
+      }
       return commitResult(plan, this.#append(session, plan.drafts));
     });
   }
