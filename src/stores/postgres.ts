@@ -428,7 +428,8 @@ export class PostgresStore extends StoreBase implements BackingStore {
 
   /**
    * Creates the session's counter row when missing. A session begun before the counters existed starts
-   * after the highest span id the store has a record or a committed prune of, with its lossy records counted.
+   * after the highest span id the store has a record or a committed prune of, with its lossy records counted;
+   * the `NOT EXISTS` guard keeps those counting subqueries from running once the row exists.
    */
   #ensureSession(session: string): string {
     const { sessions: S, records: R, audit: A } = this.#t;
@@ -439,6 +440,7 @@ export class PostgresStore extends StoreBase implements BackingStore {
           (SELECT coalesce(max(substring(span_id from 6)::bigint), 0) FROM ${R} WHERE ${own} AND ${spanNo}),
           (SELECT coalesce(max(substring(span_id from 6)::bigint), 0) FROM ${A} WHERE ${own} AND status IN ('reversible', 'lossy') AND ${spanNo})),
         (SELECT count(*) FROM ${A} WHERE ${own} AND status = 'lossy')
+      WHERE NOT EXISTS (SELECT 1 FROM ${S} WHERE ${own})
       ON CONFLICT DO NOTHING`;
   }
 

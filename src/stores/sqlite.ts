@@ -425,6 +425,9 @@ export class SqliteStore extends StoreBase implements BackingStore {
 
   /** The session's counters, created (inside the caller's transaction) when missing. */
   #sessionRow(session: string): { next_span: number; lossy_used: number } {
+    const row = this.#q.sessionRow.get(this.name, session);
+    if (row !== undefined) return row;
+    // Only a session's first call pays for counting what the store already holds of it.
     this.#q.ensureSession.run({ store: this.name, session });
     return this.#q.sessionRow.get(this.name, session)!;
   }
