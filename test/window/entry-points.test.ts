@@ -63,6 +63,7 @@ describe("entry points", () => {
   it("the adapter entry exports the shared commit step and what it reads and writes", () => {
     expect(Object.keys(adapters).sort()).toEqual([
       "EMPTY_CHAIN",
+      "OutcomeUnknownError",
       "StoreBase",
       "StoreError",
       "commitResult",
@@ -71,6 +72,7 @@ describe("entry points", () => {
       "planCommit",
       "readOnly",
       "recordState",
+      "registeredSpan",
       "sealChain",
       "sealChainJson",
       "spanTaken",
