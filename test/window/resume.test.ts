@@ -66,5 +66,12 @@ describe.each(variants)("ContextWindow.resume (%s)", (_label, make) => {
     const another = await resumed.append({ kind: "note", text: "one too many" });
     expect(await resumed.tryPrune({ span: another, mode: "drop", acceptLossy: true })).toMatchObject({ status: "rejected", reason: "lossy-budget" });
     expect(verifyAuditChain(await resumed.auditLog())).toBeNull();
+
+    // A window opened with the constructor, not resumed, does not show the old spans, but recall still
+    // knows the session had them: the lost note is `lost`, not "never in this session".
+    const fresh = new ContextWindow({ session: "s", clock, stores: { log: open() }, kinds, limits: { lossyBudget: 2 } });
+    expect(await fresh.recall(lost)).toMatchObject({ status: "lost", spanId: lost, kind: "note" });
+    expect(await fresh.recall(dropped)).toMatchObject({ status: "found", text: "dropped output" });
+    expect(await fresh.recall("span_99")).toMatchObject({ status: "unknown" });
   });
 });
