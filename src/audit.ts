@@ -3,7 +3,7 @@ import { canonicalJson, contentHash } from "./hash.js";
 import type { Conditions, PruneMode } from "./types.js";
 
 /** What a decision was about. */
-export type AuditOp = "prune" | "recall";
+export type AuditOp = "prune" | "recall" | "search" | "summarize_range";
 
 /** Every status a logged decision can end in (prune outcomes and recall answers). */
 export type AuditStatus =
@@ -15,6 +15,8 @@ export type AuditStatus =
   | "pruned-unrecoverable"
   | "unknown"
   | "unavailable"
+  | "match"
+  | "no-match"
   | "lost";
 
 /**

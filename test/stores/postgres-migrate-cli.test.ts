@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { main } from "../../compiler/cli/main.js";
 import type { CliIO } from "../../compiler/cli/context.js";
-import { PostgresStore } from "../../src/postgres.js";
+import { PostgresStore, SCHEMA_VERSION } from "../../src/postgres.js";
 import { describeWithServer, dropSchemas, PG_URL, testPool, uniqueSchema } from "./pg-helpers.js";
 
 function io(): CliIO & { out: string; err: string } {
@@ -48,10 +48,10 @@ describe("pruneguard migrate", () => {
     it("migrates, is idempotent, and reads PRUNEGUARD_PG_URL by default", async () => {
       const a = io();
       expect(await main(["migrate", "--schema", schema], a)).toBe(0);
-      expect(a.out).toBe(`schema ${schema} migrated from version 0 to 2\n`);
+      expect(a.out).toBe(`schema ${schema} migrated from version 0 to ${SCHEMA_VERSION}\n`);
       const b = io();
       expect(await main(["migrate", "--url", PG_URL, "--schema", schema], b)).toBe(0);
-      expect(b.out).toBe(`schema ${schema} is up to date (version 2)\n`);
+      expect(b.out).toBe(`schema ${schema} is up to date (version ${SCHEMA_VERSION})\n`);
       const store = await PostgresStore.connect({ name: "toolLog", pool: pool!, schema });
       await store.close();
     });
