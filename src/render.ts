@@ -17,6 +17,11 @@ export function tombstoneLine(spanId: string, template: string = DEFAULT_TOMBSTO
   return template.split("{span}").join(spanId);
 }
 
+/** The line of a span that only a process now gone had: never pruned, never copied, nothing to recall. */
+export function lostLine(spanId: string): string {
+  return `${spanId} lost in a restart, contents unknown`;
+}
+
 /**
  * The index line of a reversible drop: the span id, the handle that recalls it, and a hint of what it
  * held (`hint.ts`: one line of plain words, token-capped) when there is one.
@@ -97,6 +102,10 @@ export function rejectionWhy(reason: RejectReason, check: CheckResult | null, mo
       return "already pruned";
     case "group":
       return "tool call group";
+    case "lost":
+      return "lost in a restart";
+    case "outcome-unknown":
+      return "earlier prune's outcome unknown";
     case "store-error":
       return "store unavailable";
     case "range":

@@ -71,7 +71,7 @@ export function invalidDraft(op: "prune" | "recall" | "search" | "summarize_rang
 export function recallDraft(
   query: string,
   directive: string,
-  status: "found" | "pruned-unrecoverable" | "unknown" | "unavailable",
+  status: "found" | "pruned-unrecoverable" | "unknown" | "unavailable" | "lost",
   reason: DecisionReason | null,
   entry?: Entry,
 ): AuditDraft {

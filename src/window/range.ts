@@ -60,6 +60,9 @@ export function planRange(ctx: RangeContext, from: string, to: string): { readon
       ids.push(...e.ids);
       continue;
     }
+    if (e.state === "lost") {
+      return { refusal: { reason: "range", message: `${e.spanId} was lost in a restart; a summary over it would hide the hole` } };
+    }
     const policy = ctx.policyOf(kindOf(e));
     const pins = ctx.pinsFor(policy);
     if (e.state !== "live") {

@@ -7,6 +7,8 @@ export type WindowEntry =
   | { readonly state: "live"; readonly span: Span; readonly handle: string | null; readonly notice: string | null }
   | { readonly state: "pruned"; readonly spanId: string; readonly kind: string; readonly group: string | null; readonly message: SpanMessage | null; readonly mode: PruneMode; readonly handle: string; readonly text: string }
   | { readonly state: "tombstone"; readonly spanId: string; readonly kind: string; readonly group: string | null; readonly message: SpanMessage | null; readonly mode: PruneMode; readonly text: string }
+  /** A span a resumed window could not bring back: only the process that held it had its bytes. */
+  | { readonly state: "lost"; readonly spanId: string; readonly kind: string; readonly group: string | null; readonly message: SpanMessage | null; readonly text: string }
   /** A range summary: one digest in the place of its members (span ids, one level), recallable by `spanId`. */
   | { readonly state: "summary"; readonly spanId: string; readonly kind: "summary"; readonly members: readonly string[]; readonly message: null; readonly text: string };
 
@@ -17,6 +19,7 @@ export function entryView(e: Entry): WindowEntry {
   if (e.state === "pruned") {
     return { state: "pruned", spanId: e.spanId, kind: e.kind, group: e.group, message: e.message, mode: e.mode, handle: e.handle!, text: e.text };
   }
+  if (e.state === "lost") return { state: "lost", spanId: e.spanId, kind: e.kind, group: e.group, message: e.message, text: e.text };
   return { state: "tombstone", spanId: e.spanId, kind: e.kind, group: e.group, message: e.message, mode: e.mode, text: e.text };
 }
 
