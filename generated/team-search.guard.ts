@@ -9,12 +9,15 @@ import {
   directiveSchema as buildDirectiveSchema,
   directiveTools as buildDirectiveTools,
   guardWindow,
+  openStores as openDeclaredStores,
 } from "../src/index.js";
 import type {
   BackingStore,
   Clock,
+  ContextWindowOptions,
   DirectiveTool,
   GuardedWindow,
+  OpenStoresOptions,
   PinPattern,
   PruneMode,
   RuntimePolicy,
@@ -107,6 +110,14 @@ export interface Stores {
   readonly searchIndex: BackingStore;
 }
 
+/**
+ * Opens the stores policy `team-search` declares, each with its declared retention, holds, provenance and writability
+ * (`{ memory: true }` opens them in memory, for tests).
+ */
+export function openStores(options: OpenStoresOptions): Promise<Stores> {
+  return openDeclaredStores(storeDeclarations, options);
+}
+
 /** Options of `createWindow`. */
 export interface CreateWindowOptions {
   /** The session this window belongs to; every store call is scoped to it. */
@@ -124,9 +135,9 @@ export interface CreateWindowOptions {
 /** A context window typed by policy `team-search`: `prune` takes only the request a ref's kind accepts. */
 export type PolicyWindow = GuardedWindow<SpanKind, Requests>;
 
-/** Opens a context window under policy `team-search`; every prune goes through the runtime check against its stores. */
-export function createWindow(options: CreateWindowOptions): PolicyWindow {
-  const window = new ContextWindow<SpanKind>({
+/** What `ContextWindow` is given under this policy; the stores are checked against `storeDeclarations`. */
+function windowOptions(options: CreateWindowOptions): ContextWindowOptions<SpanKind> {
+  return {
     session: options.session,
     kinds,
     stores: {
@@ -138,11 +149,24 @@ export function createWindow(options: CreateWindowOptions): PolicyWindow {
     },
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     limits: session,
+    declarations: storeDeclarations,
     pins: policy.pins ?? [],
     tombstone: "{span} pruned, unrecoverable, contents unknown",
     auditStore: options.auditStore ?? "toolLog",
-  });
-  return guardWindow<SpanKind, Requests>(window);
+  };
+}
+
+/** Opens a context window under policy `team-search`; every prune goes through the runtime check against its stores. */
+export function createWindow(options: CreateWindowOptions): PolicyWindow {
+  return guardWindow<SpanKind, Requests>(new ContextWindow<SpanKind>(windowOptions(options)));
+}
+
+/**
+ * Opens the window of an existing session (after a restart, or in another process) from its stores: every span back in
+ * its place, or said to be lost. Give it the same stores and `auditStore` as the windows that wrote the session.
+ */
+export function resumeWindow(options: CreateWindowOptions): Promise<PolicyWindow> {
+  return ContextWindow.resume<SpanKind>(windowOptions(options)).then((window) => guardWindow<SpanKind, Requests>(window));
 }
 
 /**

@@ -18,7 +18,8 @@ export type AuditStatus =
   /** A map directive was answered. */
   | "mapped"
   | "match"
-  | "no-match";
+  | "no-match"
+  | "lost";
 
 /**
  * One logged decision. Records of a (store, session) form a hash chain: each carries the hash of the one
@@ -59,6 +60,12 @@ export interface AuditRecord {
    * nothing promises it. Absent on every other record (and on records written before it existed).
    */
   readonly until?: number;
+  /**
+   * When the window decided, on its decision clock (the clock's milliseconds × 1000, plus a counter so
+   * that decisions in one millisecond stay in order): what orders one session's records across stores.
+   * Absent on records written before the field existed (their `at` orders them).
+   */
+  readonly decided?: number | undefined;
   readonly prevHash: string;
   readonly hash: string;
 }
@@ -79,6 +86,15 @@ export interface ChainHead {
 
 /** The head of a chain with no records yet. */
 export const EMPTY_CHAIN: ChainHead = Object.freeze({ seq: 0, hash: GENESIS_HASH });
+
+/**
+ * One session's records from several stores, in the order they were decided: by the decision clock where
+ * records have it (`at` × 1000 where they do not), then store and position.
+ */
+export function inDecisionOrder(records: readonly AuditRecord[]): AuditRecord[] {
+  const key = (r: AuditRecord) => r.decided ?? r.at * 1000;
+  return [...records].sort((a, b) => key(a) - key(b) || (a.store < b.store ? -1 : a.store > b.store ? 1 : 0) || a.seq - b.seq);
+}
 
 /**
  * A sealed record with its stored form: `JSON.stringify(record)`, built from the text the hash was
@@ -124,6 +140,8 @@ export function sealAuditJson(
     acceptLossy: draft.acceptLossy,
     at: ctx.at,
     conditions: c === null ? null : { addressability: c.addressability, existence: c.existence, provenance: c.provenance },
+    // Left out when absent, so records without it hash as they always did.
+    decided: draft.decided,
     directive: draft.directive,
     handle: draft.handle,
     kind: draft.kind,

@@ -16,11 +16,25 @@ export class IrreversiblePruneError extends Error {
 
 /** A backing store failed (I/O, lost connection, timeout). Nothing was committed by the failing call. */
 export class StoreError extends Error {
-  override readonly name = "StoreError";
+  override readonly name: string = "StoreError";
   readonly store: string;
   constructor(store: string, message: string, options?: { cause?: unknown }) {
     super(`store ${store}: ${message}`, options);
     this.store = store;
+  }
+}
+
+/**
+ * A store sent COMMIT and lost the answer (the connection dropped), and could not read back whether the
+ * transaction committed. `resolve` asks again: the commit as it was made, `null` when nothing committed,
+ * or a throw when the store still cannot say.
+ */
+export class OutcomeUnknownError<T = unknown> extends StoreError {
+  override readonly name = "OutcomeUnknownError";
+  readonly resolve: () => Promise<T | null>;
+  constructor(store: string, message: string, resolve: () => Promise<T | null>, options?: { cause?: unknown }) {
+    super(store, message, options);
+    this.resolve = resolve;
   }
 }
 

@@ -131,6 +131,18 @@ export type RecallOutcome =
     }
   | {
       readonly op: "recall";
+      /**
+       * The span was in this session, but only the process that held it had its bytes, and that process
+       * is gone: it was never pruned, never copied to a store, and nothing can bring it back.
+       */
+      readonly status: "lost";
+      readonly spanId: string;
+      readonly kind: string;
+      readonly line: string;
+      readonly auditSeq: number | null;
+    }
+  | {
+      readonly op: "recall";
       readonly status: "unavailable";
       readonly spanId: string;
       readonly handle: string | null;

@@ -20,6 +20,11 @@ export function tombstoneLine(spanId: string, template: string = DEFAULT_TOMBSTO
   return template.split("{span}").join(spanId);
 }
 
+/** The line of a span that only a process now gone had: never pruned, never copied, nothing to recall. */
+export function lostLine(spanId: string): string {
+  return `${spanId} lost in a restart, contents unknown`;
+}
+
 /**
  * How long a copy is still kept, in the index line: `<1m`, `59m`, `3h05m`. Rounded down, so the line
  * never promises a minute the store does not.
@@ -146,6 +151,10 @@ export function rejectionWhy(reason: RejectReason, check: CheckResult | null, mo
       return "already pruned";
     case "group":
       return "tool call group";
+    case "lost":
+      return "lost in a restart";
+    case "outcome-unknown":
+      return "earlier prune's outcome unknown";
     case "store-error":
       return "store unavailable";
     case "range":

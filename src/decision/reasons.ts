@@ -35,6 +35,13 @@ export type RejectReason =
   | "group"
   /** The store failed during the check; nothing was committed. */
   | "store-error"
+  /** The span was lost in a restart: only the process that held it had its bytes. */
+  | "lost"
+  /**
+   * An earlier prune of the span was sent to its store and the answer never came back: until the window
+   * has read back whether it committed, no other directive for the span is accepted.
+   */
+  | "outcome-unknown"
   /** A range summary over positions that are not a run it can replace (out of order, a hole, an unbacked span). */
   | "range";
 
@@ -65,6 +72,8 @@ export type DecisionReason =
   | { readonly code: "recall-live" | "recall-store-only" }
   /** Recall of a span pruned under a tombstone. */
   | { readonly code: "recall-lossy" }
+  /** Recall of a span lost in a restart (never pruned; its bytes lived only in the process that held it). */
+  | { readonly code: "recall-lost" }
   /** Recall of a range summary: expanded one level. */
   | { readonly code: "recall-summary" }
   /** Recall of a reversibly pruned span whose copy is gone or altered. */
@@ -91,6 +100,7 @@ export type AuditReason =
   | "live"
   | "store-only"
   | "lossy"
+  | "recall-lost"
   | "summary"
   | `copy-lost:${CopyLoss}`
   | `search:${SearchCoverageCode}`;
@@ -115,6 +125,8 @@ export function auditReason(reason: DecisionReason | null): AuditReason | null {
       return "store-only";
     case "recall-lossy":
       return "lossy";
+    case "recall-lost":
+      return "recall-lost";
     case "recall-summary":
       return "summary";
     case "copy-lost":
@@ -137,6 +149,8 @@ export function rejectReasonOf(reason: DecisionReason): RejectReason {
     case "already-pruned":
     case "group":
     case "store-error":
+    case "lost":
+    case "outcome-unknown":
     case "range":
       return reason.code;
     case "group-refused":

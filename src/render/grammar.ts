@@ -37,7 +37,8 @@ export type RuntimeLine =
   | { readonly line: "recalled"; readonly spanId: string; readonly handle: string | null }
   | { readonly line: "expanded"; readonly spanId: string }
   | { readonly line: "recall-answer"; readonly text: string }
-  | { readonly line: "opening" };
+  | { readonly line: "opening" }
+  | { readonly line: "lost"; readonly spanId: string };
 
 /** The window settings a reader needs: the tombstone wording is the policy's. */
 export interface GrammarContext {
@@ -68,6 +69,9 @@ const RECALLED = re(`(${SPAN}) recalled(?: \\((${HANDLE})\\))?:`);
 const EXPANDED = re(`(${SPAN}) expanded:`);
 /** Recall's one-line answers that are not window lines: unreachable store, lost copy, never seen. */
 const RECALL_ANSWER = re(`(?:${SPAN} pruned, copy unreachable now; retry|${SPAN} pruned, copy lost, contents unknown|[^\\n]{1,40}: (?:store unreachable now; retry|never in this session))`);
+
+/** A span a resumed window could not bring back (`render.ts` lostLine). */
+const LOST = re(`(${SPAN}) lost in a restart, contents unknown`);
 
 const templates = new Map<string, RegExp>();
 
@@ -100,6 +104,7 @@ export function parseRuntimeLine(line: string, ctx: GrammarContext): RuntimeLine
   if ((m = INVALID.exec(line))) return { line: "invalid", message: m[1]! };
   if ((m = MAP_HEAD.exec(line))) return { line: "map-head", used: Number(m[1]), limit: m[2] === undefined ? null : Number(m[2]), live: Number(m[3]) };
   if ((m = MAP_SPAN.exec(line))) return { line: "map-span", spanId: m[1]!, modes: m[2]!.split(","), prune: m[3]! };
+  if ((m = LOST.exec(line))) return { line: "lost", spanId: m[1]! };
   if ((m = RANGE_SUMMARY.exec(line))) return { line: "range-summary", spanId: m[1]!, first: m[2]!, last: m[3]!, count: Number(m[4]) };
   if ((m = RANGE_REJECTED.exec(line))) return { line: "range-rejected", from: m[1]!, to: m[2]!, why: m[3]! };
   if ((m = SEARCH_HEAD.exec(line))) return { line: "search-head", query: m[1]!, matches: m[2] === undefined ? 0 : Number(m[2]) };

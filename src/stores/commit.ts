@@ -40,19 +40,27 @@ export interface CommitPlan {
   readonly writes: readonly CommitWrite[];
   /** One audit draft per item, with the final handle filled in. */
   readonly drafts: readonly AuditDraft[];
+  /** How many decisions are lossy: what the session's counter grows by when the store keeps it. */
+  readonly lossy: number;
 }
 
-/** Checks, decides and validates; returns what to write. Throws before any write when a decision cannot be applied. */
+/**
+ * Checks, decides and validates; returns what to write. Throws before any write when a decision cannot be
+ * applied. `lossyUsed` is the session's lossy counter as the adapter read it inside the transaction (read
+ * only with `txn.lossyBudget`).
+ */
 export function planCommit(
   store: Pick<BackingStore, "name" | "capabilities" | "retentionMs">,
   txn: PruneTransaction,
   access: CommitAccess,
+  lossyUsed: number = 0,
 ): CommitPlan {
   const found = txn.items.map((item) => (item.backed ? access.find(item) : undefined));
   const checks = txn.items.map((item, i) =>
     item.backed ? computeCheck(item.handle, item.spanId, item.hash, recordState(found[i]), store) : unbackedCheck(),
   );
-  const decisions = txn.decide(checks);
+  const budget = txn.lossyBudget;
+  const decisions = txn.decide(checks, budget === null || budget === undefined ? Number.POSITIVE_INFINITY : Math.max(0, budget - lossyUsed));
   if (decisions.length !== checks.length) {
     throw new Error(`decide returned ${decisions.length} decisions for ${checks.length} items`);
   }
@@ -84,7 +92,11 @@ export function planCommit(
     const handle = handles[i]!;
     return handle === null || d.audit.handle === handle ? d.audit : { ...d.audit, handle };
   });
-  return { checks, decisions, handles, writes, drafts };
+  const lossy = decisions.filter((d) => d.status === "lossy").length;
+  if (budget !== null && budget !== undefined && lossy > Math.max(0, budget - lossyUsed)) {
+    throw new Error(`store ${store.name}: ${lossy} lossy decisions with ${Math.max(0, budget - lossyUsed)} of the session's budget left`);
+  }
+  return { checks, decisions, handles, writes, drafts, lossy };
 }
 
 /** The commit's answer, once the adapter has sealed the plan's drafts (same order). */

@@ -2,7 +2,10 @@ import { EMPTY_CHAIN, sealChain, type AuditDraft, type AuditRecord } from "../au
 import { commitResult, planCommit } from "./commit.js";
 import { StoreBase } from "./options.js";
 import { lookupAnswer, readOnly, spanTaken } from "./records.js";
-import type { BackingStore, CopySearch, CopySearchRequest, LookupKey, LookupResult, PersistInput, Persisted, PruneCommit, PruneTransaction, RotateReport } from "./store.js";
+import type {
+  BackingStore, CopySearch, CopySearchRequest, LookupKey, LookupResult, PersistInput, Persisted, PruneCommit, PruneTransaction, RegisteredSpan,
+  RotateReport, SpanRegistration,
+} from "./store.js";
 
 interface MemRecord {
   handle: string;
@@ -22,6 +25,10 @@ interface MemSession {
   byHandle: Map<string, MemRecord>;
   nextHandle: number;
   audit: AuditRecord[];
+  /** Spans registered in the session, in position order (this store is the session's home store). */
+  spans: RegisteredSpan[];
+  /** Lossy commitments made in this store plus units reserved for other stores' commitments. */
+  lossyUsed: number;
 }
 
 /**
@@ -29,6 +36,7 @@ interface MemSession {
  * Every call is atomic because nothing in it awaits.
  */
 export class MemoryStore extends StoreBase implements BackingStore {
+  readonly engine = "memory";
   readonly #sessions = new Map<string, MemSession>();
   #closed = false;
 
@@ -36,7 +44,7 @@ export class MemoryStore extends StoreBase implements BackingStore {
     if (this.#closed) throw new Error(`store ${this.name} is closed`);
     let s = this.#sessions.get(session);
     if (!s) {
-      s = { bySpan: new Map(), byHandle: new Map(), nextHandle: 1, audit: [] };
+      s = { bySpan: new Map(), byHandle: new Map(), nextHandle: 1, audit: [], spans: [], lossyUsed: 0 };
       this.#sessions.set(session, s);
     }
     return s;
@@ -61,13 +69,14 @@ export class MemoryStore extends StoreBase implements BackingStore {
       find: (item) => (item.handle === null ? s.bySpan.get(item.spanId) : s.byHandle.get(item.handle)),
       own: (spanId) => s.bySpan.get(spanId),
       mint: () => this.handle(s.nextHandle++),
-    });
+    }, s.lossyUsed);
     for (const w of plan.writes) {
       const input = { ...w.item, session: txn.session };
       const rec = w.repersist === "insert" ? this.#insert(s, input, w.handle) : s.bySpan.get(w.item.spanId)!;
       if (w.repersist === "rewrite") this.#rewrite(rec, input);
       if (w.hold) rec.heldUntil = txn.holdUntil;
     }
+    s.lossyUsed += plan.lossy;
     return commitResult(plan, this.#append(txn.session, s, plan.drafts));
   }
 
@@ -127,6 +136,36 @@ export class MemoryStore extends StoreBase implements BackingStore {
 
   async countLossy(session: string): Promise<number> {
     return (this.#sessions.get(session)?.audit ?? []).filter((r) => r.status === "lossy").length;
+  }
+
+  async registerSpan(session: string, span: SpanRegistration): Promise<RegisteredSpan> {
+    const s = this.#session(session);
+    const ordinal = s.spans.length + 1;
+    const reg: RegisteredSpan = { ...span, spanId: `span_${ordinal}`, ordinal, replacement: null };
+    s.spans.push(reg);
+    return reg;
+  }
+
+  async sessionSpans(session: string): Promise<RegisteredSpan[]> {
+    return [...(this.#session(session).spans)];
+  }
+
+  async noteReplacement(session: string, spanId: string, body: string): Promise<void> {
+    const s = this.#session(session);
+    const i = s.spans.findIndex((r) => r.spanId === spanId);
+    if (i >= 0) s.spans[i] = { ...s.spans[i]!, replacement: body };
+  }
+
+  async reserveLossy(session: string, budget: number, want: number): Promise<number> {
+    const s = this.#session(session);
+    const granted = Math.max(0, Math.min(want, budget - s.lossyUsed));
+    s.lossyUsed += granted;
+    return granted;
+  }
+
+  async releaseLossy(session: string, units: number): Promise<void> {
+    const s = this.#session(session);
+    s.lossyUsed = Math.max(0, s.lossyUsed - Math.max(0, units));
   }
 
   async releaseHolds(session: string): Promise<number> {

@@ -1,14 +1,17 @@
 import pg from "pg";
 import type { Pool } from "pg";
 import { EMPTY_CHAIN, sealChainJson, type AuditDraft, type AuditRecord, type ChainHead } from "../audit.js";
-import { StoreError } from "../errors.js";
-import { commitResult, planCommit } from "./commit.js";
+import { errorMessage, OutcomeUnknownError, StoreError } from "../errors.js";
+import { commitResult, planCommit, type CommitPlan } from "./commit.js";
 import { StoreBase, type StoreOptions } from "./options.js";
-import { createPool, driverFor, isRetryable, isWireError, storeError, type Driver, type DriverStats, type PgQueryable, type Row, type TxSession } from "./postgres/driver.js";
+import { createPool, driverFor, isCommitUnknown, isRetryable, isWireError, storeError, type Driver, type DriverStats, type PgQueryable, type Row, type TxSession } from "./postgres/driver.js";
 import { migrateWith, SCHEMA_VERSION, schemaVersion } from "./postgres/schema.js";
 import { RawSql, sql, tablesOf, type Tables } from "./postgres/sql.js";
-import { lookupAnswer, readOnly, spanTaken, type StoredRecord } from "./records.js";
-import type { BackingStore, CopySearch, CopySearchRequest, LookupKey, LookupResult, PersistInput, Persisted, PruneCommit, PruneTransaction, RotateReport } from "./store.js";
+import { lookupAnswer, readOnly, registeredSpan, spanTaken, type SpanRow, type StoredRecord } from "./records.js";
+import type {
+  BackingStore, CopySearch, CopySearchRequest, LookupKey, LookupResult, PersistInput, Persisted, PruneCommit, PruneTransaction, RegisteredSpan,
+  RotateReport, SpanRegistration,
+} from "./store.js";
 
 export { createPool } from "./postgres/driver.js";
 export { SCHEMA_VERSION } from "./postgres/schema.js";
@@ -78,6 +81,7 @@ export async function migrate(target: MigrateTarget, options: { readonly schema?
  * guard's `decide` runs in this process between them. `stats.roundTrips` counts them.
  */
 export class PostgresStore extends StoreBase implements BackingStore {
+  readonly engine = "postgres";
   readonly schema: string;
   readonly #driver: Driver;
   readonly #t: Tables;
@@ -171,11 +175,55 @@ export class PostgresStore extends StoreBase implements BackingStore {
     return { handle: String(row["handle"]), createdAt: Number(row["created_at"]) };
   }
 
+  /**
+   * When the connection breaks while COMMIT is out, the outcome is unknown: the store reads back whether
+   * its last audit record is in the chain (waiting on the chain head's lock, so a transaction the server
+   * is still finishing is seen finished) and answers with the commit, or throws the original error when
+   * nothing committed. If it cannot read back either, it throws `OutcomeUnknownError`, whose `resolve`
+   * asks again later; it never runs the transaction a second time.
+   */
   async commitPrune(txn: PruneTransaction): Promise<PruneCommit> {
-    return this.#retrying("prune", () => this.#driver.transaction(this.#timeoutMs, (tx) => this.#prune(tx, txn)));
+    const sent: { value: Sent | null } = { value: null };
+    try {
+      return await this.#retrying("prune", () => {
+        sent.value = null;
+        return this.#driver.transaction(this.#timeoutMs, (tx) => this.#prune(tx, txn, sent));
+      });
+    } catch (err) {
+      const s = sent.value;
+      if (s === null || !isCommitUnknown(err)) throw err;
+      const resolve = () => this.#readBack(txn.session, s);
+      let commit: PruneCommit | null;
+      try {
+        commit = await resolve();
+      } catch (readErr) {
+        throw new OutcomeUnknownError<PruneCommit>(
+          this.name,
+          `prune of session ${txn.session}: COMMIT was sent and the answer lost (${errorMessage(err)}); reading back what committed failed too (${errorMessage(readErr)})`,
+          resolve,
+          { cause: err },
+        );
+      }
+      if (commit === null) throw err;
+      return commit;
+    }
   }
 
-  async #prune(tx: TxSession, txn: PruneTransaction): Promise<PruneCommit> {
+  /** The commit that was sent, if its last audit record is in the chain; `null` when it is not. */
+  async #readBack(session: string, sent: Sent): Promise<PruneCommit | null> {
+    const last = sent.records.at(-1);
+    if (last === undefined) return null;
+    const own = new RawSql(sql`store = ${this.name} AND session = ${session}`);
+    const [, rows] = await this.#run("read back", () =>
+      this.#driver.script([
+        sql`SELECT seq FROM ${this.#t.heads} WHERE ${own} FOR UPDATE`,
+        sql`SELECT hash FROM ${this.#t.audit} WHERE ${own} AND seq = ${last.seq}`,
+      ], this.#timeoutMs),
+    );
+    return rows?.[0]?.["hash"] === last.hash ? commitResult(sent.plan, sent.records) : null;
+  }
+
+  async #prune(tx: TxSession, txn: PruneTransaction, sent: { value: Sent | null }): Promise<PruneCommit> {
     const { records: R, handles: H } = this.#t;
     const session = txn.session;
     const backed = txn.items.filter((i) => i.backed);
@@ -200,10 +248,12 @@ export class PostgresStore extends StoreBase implements BackingStore {
         sql`SELECT next FROM ${H} WHERE ${own} AND ${missing} FOR UPDATE`,
       );
     }
-    statements.push(...this.#lockHead(session));
+    // The session's counters, then the chain head: the lock order is records, handles, session, head.
+    statements.push(...this.#lockSession(session), ...this.#lockHead(session));
     const results = await tx.batch(statements);
     const recordRows = lockRecords ? results[0]!.map(recordOf) : [];
     const counterRows = mayMint ? results[lockRecords ? 2 : 1]! : [];
+    const lossyUsed = Number(results[results.length - 3]![0]?.["lossy_used"] ?? 0);
     const head = headOf(results[results.length - 1]!);
 
     const bySpan = new Map(recordRows.map((r) => [r.spanId, r]));
@@ -218,7 +268,7 @@ export class PostgresStore extends StoreBase implements BackingStore {
         if (next === null) throw new Error(`store ${this.name}: handle counter not locked`);
         return this.handle(++next);
       },
-    });
+    }, lossyUsed);
 
     // Round trip 2: re-persists, holds, audit records, the new chain head and COMMIT.
     const now = this.#now();
@@ -234,7 +284,9 @@ export class PostgresStore extends StoreBase implements BackingStore {
       if (hold) writes.push(sql`UPDATE ${R} SET held = TRUE, held_until = ${txn.holdUntil} WHERE ${key}`);
     }
     if (next !== null && next !== firstNext) writes.push(sql`UPDATE ${H} SET next = ${next} WHERE ${own}`);
+    if (plan.lossy > 0) writes.push(sql`UPDATE ${this.#t.sessions} SET lossy_used = lossy_used + ${plan.lossy} WHERE ${own}`);
     const { records, statements: auditWrites } = this.#seal(session, head, plan.drafts);
+    sent.value = { plan, records };
     await tx.commit([...writes, ...auditWrites]);
     return commitResult(plan, records);
   }
@@ -308,6 +360,60 @@ export class PostgresStore extends StoreBase implements BackingStore {
     return Number(rows?.[0]?.["n"] ?? 0);
   }
 
+  async registerSpan(session: string, span: SpanRegistration): Promise<RegisteredSpan> {
+    const { sessions: S, spans: P } = this.#t;
+    const own = new RawSql(sql`store = ${this.name} AND session = ${session}`);
+    // One message, one implicit transaction: the counter row's lock orders concurrent appenders.
+    const [, rows] = await this.#retrying("register", () =>
+      this.#driver.script([
+        this.#ensureSession(session),
+        sql`WITH n AS (UPDATE ${S} SET next_span = next_span + 1 WHERE ${own} RETURNING next_span)
+          INSERT INTO ${P} (store, session, ordinal, span_id, kind, hash, grp, message, backing)
+          SELECT ${this.name}, ${session}, next_span, 'span_' || next_span, ${span.kind}, ${span.hash}, ${span.group},
+            ${span.message === null ? null : JSON.stringify(span.message)}, ${span.store} FROM n
+          RETURNING ordinal, span_id`,
+      ], this.#timeoutMs),
+    );
+    const row = rows?.[0];
+    if (!row) throw new StoreError(this.name, `could not register a span in session ${session}`);
+    return { ...span, spanId: String(row["span_id"]), ordinal: Number(row["ordinal"]), replacement: null };
+  }
+
+  async sessionSpans(session: string): Promise<RegisteredSpan[]> {
+    const [rows] = await this.#run("session spans", () =>
+      this.#driver.script([sql`SELECT ordinal, span_id, kind, hash, grp, message, backing, replacement FROM ${this.#t.spans}
+        WHERE store = ${this.name} AND session = ${session} ORDER BY ordinal`], this.#timeoutMs),
+    );
+    return (rows ?? []).map((r) => registeredSpan(r as unknown as SpanRow));
+  }
+
+  async noteReplacement(session: string, spanId: string, body: string): Promise<void> {
+    await this.#run("note replacement", () =>
+      this.#driver.script([sql`UPDATE ${this.#t.spans} SET replacement = ${body}
+        WHERE store = ${this.name} AND session = ${session} AND span_id = ${spanId}`], this.#timeoutMs),
+    );
+  }
+
+  async reserveLossy(session: string, budget: number, want: number): Promise<number> {
+    return this.#retrying("reserve", () =>
+      this.#driver.transaction(this.#timeoutMs, async (tx) => {
+        const results = await tx.batch(this.#lockSession(session));
+        const used = Number(results[1]![0]?.["lossy_used"] ?? 0);
+        const granted = Math.max(0, Math.min(want, budget - used));
+        await tx.commit(granted > 0 ? [sql`UPDATE ${this.#t.sessions} SET lossy_used = lossy_used + ${granted} WHERE store = ${this.name} AND session = ${session}`] : []);
+        return granted;
+      }),
+    );
+  }
+
+  async releaseLossy(session: string, units: number): Promise<void> {
+    if (units <= 0) return;
+    await this.#run("release", () =>
+      this.#driver.script([sql`UPDATE ${this.#t.sessions} SET lossy_used = GREATEST(0, lossy_used - ${units})
+        WHERE store = ${this.name} AND session = ${session}`], this.#timeoutMs),
+    );
+  }
+
   async releaseHolds(session: string): Promise<number> {
     const [rows] = await this.#run("release", () =>
       this.#driver.script([sql`WITH released AS (
@@ -355,6 +461,32 @@ export class PostgresStore extends StoreBase implements BackingStore {
 
   #assertOpen(): void {
     if (this.#closed) throw new StoreError(this.name, "store is closed");
+  }
+
+  /**
+   * Creates the session's counter row when missing. A session begun before the counters existed starts
+   * after the highest span id the store has a record or a committed prune of, with its lossy records counted;
+   * the `NOT EXISTS` guard keeps those counting subqueries from running once the row exists.
+   */
+  #ensureSession(session: string): string {
+    const { sessions: S, records: R, audit: A } = this.#t;
+    const own = new RawSql(sql`store = ${this.name} AND session = ${session}`);
+    const spanNo = new RawSql(`span_id ~ '^span_[1-9][0-9]{0,8}$'`);
+    return sql`INSERT INTO ${S} (store, session, next_span, lossy_used) SELECT ${this.name}, ${session},
+        GREATEST(
+          (SELECT coalesce(max(substring(span_id from 6)::bigint), 0) FROM ${R} WHERE ${own} AND ${spanNo}),
+          (SELECT coalesce(max(substring(span_id from 6)::bigint), 0) FROM ${A} WHERE ${own} AND status IN ('reversible', 'lossy') AND ${spanNo})),
+        (SELECT count(*) FROM ${A} WHERE ${own} AND status = 'lossy')
+      WHERE NOT EXISTS (SELECT 1 FROM ${S} WHERE ${own})
+      ON CONFLICT DO NOTHING`;
+  }
+
+  /** Ensures the session's counter row exists, then locks it; the last statement's row has `lossy_used`. */
+  #lockSession(session: string): string[] {
+    return [
+      this.#ensureSession(session),
+      sql`SELECT next_span, lossy_used FROM ${this.#t.sessions} WHERE store = ${this.name} AND session = ${session} FOR UPDATE`,
+    ];
   }
 
   /** Ensures the session's chain head exists, then locks it; the last statement's row is the head. */
@@ -407,6 +539,12 @@ export class PostgresStore extends StoreBase implements BackingStore {
       }
     }
   }
+}
+
+/** What a prune sent with its COMMIT: enough to recognise it in the chain and answer as if the reply had come. */
+interface Sent {
+  readonly plan: CommitPlan;
+  readonly records: readonly AuditRecord[];
 }
 
 function recordOf(row: Row): StoredRecord {

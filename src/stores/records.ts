@@ -1,5 +1,5 @@
 /** The stored form of a span's copy, and how every adapter reads it. */
-import type { LookupResult, PersistInput, StoreCapabilities } from "./store.js";
+import type { LookupResult, PersistInput, RegisteredSpan, StoreCapabilities } from "./store.js";
 
 /** A stored span record as every adapter reads it (`text` is `null` once rotated out). */
 export interface StoredRecord {
@@ -42,4 +42,25 @@ export function spanTaken(store: string, input: PersistInput): Error {
 /** Persisting into a store that does not allow writes. */
 export function readOnly(store: string): Error {
   return new Error(`store ${store} is read-only`);
+}
+
+/** A span registry row as the SQL adapters read it (`pruneguard_spans` / `spans`). */
+export interface SpanRow {
+  readonly ordinal: number | string;
+  readonly span_id: string;
+  readonly kind: string;
+  readonly hash: string;
+  readonly grp: string | null;
+  readonly message: string | null;
+  readonly backing: string | null;
+  readonly replacement: string | null;
+}
+
+/** A registry row as the store interface reports it. */
+export function registeredSpan(r: SpanRow): RegisteredSpan {
+  return {
+    spanId: String(r.span_id), ordinal: Number(r.ordinal), kind: String(r.kind), hash: String(r.hash), group: r.grp ?? null,
+    message: r.message === null || r.message === undefined ? null : (JSON.parse(r.message) as RegisteredSpan["message"]),
+    store: r.backing ?? null, replacement: r.replacement ?? null,
+  };
 }

@@ -1,9 +1,14 @@
+import { statSync } from "node:fs";
 import type { DatabaseSync, StatementSync } from "node:sqlite";
+import { StoreError } from "../errors.js";
 import { EMPTY_CHAIN, sealChainJson, type AuditDraft, type AuditRecord, type ChainHead } from "../audit.js";
 import { commitResult, planCommit } from "./commit.js";
 import { StoreBase, type StoreOptions } from "./options.js";
-import { lookupAnswer, readOnly, spanTaken, type StoredRecord } from "./records.js";
-import type { BackingStore, CopyCandidate, CopySearch, CopySearchRequest, LookupKey, LookupResult, PersistInput, Persisted, PruneCommit, PruneTransaction, RotateReport } from "./store.js";
+import { lookupAnswer, readOnly, registeredSpan, spanTaken, type SpanRow, type StoredRecord } from "./records.js";
+import type {
+  BackingStore, CopyCandidate, CopySearch, CopySearchRequest, LookupKey, LookupResult, PersistInput, Persisted, PruneCommit, PruneTransaction,
+  RegisteredSpan, RotateReport, SpanRegistration,
+} from "./store.js";
 
 export interface SqliteStoreOptions extends StoreOptions {
   /** Path of the database file (created if missing). Several stores may share one file. */
@@ -74,7 +79,34 @@ CREATE TABLE IF NOT EXISTS pruneguard_chains (
   UNIQUE (store, session)
 );
 CREATE TABLE IF NOT EXISTS pruneguard_audit ${AUDIT_TABLE};
+CREATE TABLE IF NOT EXISTS pruneguard_sessions (
+  store      TEXT    NOT NULL,
+  session    TEXT    NOT NULL,
+  next_span  INTEGER NOT NULL,
+  lossy_used INTEGER NOT NULL,
+  PRIMARY KEY (store, session)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS pruneguard_spans (
+  store       TEXT    NOT NULL,
+  session     TEXT    NOT NULL,
+  ordinal     INTEGER NOT NULL,
+  span_id     TEXT    NOT NULL,
+  kind        TEXT    NOT NULL,
+  hash        TEXT    NOT NULL,
+  grp         TEXT,
+  message     TEXT,
+  backing     TEXT,
+  replacement TEXT,
+  PRIMARY KEY (store, session, ordinal),
+  UNIQUE (store, session, span_id)
+) WITHOUT ROWID;
 `;
+
+
+
+/** The audit rows of the chain of (@store, @session): a `FROM … WHERE …` to extend with more conditions. */
+const CHAIN_AUDIT = `FROM pruneguard_chains c JOIN pruneguard_audit a ON a.id BETWEEN (c.chain << 32) + 1 AND (c.chain << 32) + ${SEQ_MASK}
+               WHERE c.store = @store AND c.session = @session`;
 
 /**
  * The full-text index over the copies, for search: an FTS5 table with the trigram tokenizer (any
@@ -184,9 +216,12 @@ export function sqliteAuditRows(db: SchemaReader): string {
  * between the check and the hold.
  */
 export class SqliteStore extends StoreBase implements BackingStore {
+  readonly engine = "sqlite";
   readonly path: string;
   readonly #db: DatabaseSync;
   #open = true;
+  /** The file's device and inode when the store opened it; `null` for an in-memory database. */
+  readonly #identity: { readonly dev: number; readonly ino: number } | null;
   /** The file has the FTS5 index over copies (SQLite built without FTS5 scans instead). */
   readonly #fts: boolean;
   readonly #q: ReturnType<SqliteStore["prepare"]>;
@@ -214,6 +249,7 @@ export class SqliteStore extends StoreBase implements BackingStore {
     this.#db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
     this.#db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;");
     this.#createSchema();
+    this.#identity = fileIdentity(options.path);
     this.#fts = migrateSearch(this.#db);
     // How many copies hold each trigram: a search looks up its literal's rarest trigrams first.
     if (this.#fts) this.#db.exec("CREATE VIRTUAL TABLE IF NOT EXISTS pruneguard_copies_vocab USING fts5vocab(pruneguard_copies_fts, 'row')");
@@ -222,6 +258,7 @@ export class SqliteStore extends StoreBase implements BackingStore {
     const commit = this.#db.prepare("COMMIT");
     const rollback = this.#db.prepare("ROLLBACK");
     this.#immediate = <T>(fn: () => T): T => {
+      this.#assertHealthy();
       begin.run();
       this.#onCommit = [];
       let result: T;
@@ -326,6 +363,38 @@ export class SqliteStore extends StoreBase implements BackingStore {
       countLossy: prep<[number], { n: number }>(
         `SELECT count(*) AS n FROM pruneguard_audit WHERE id BETWEEN (?1 << 32) + 1 AND (?1 << 32) + ${SEQ_MASK} AND status = 'lossy'`,
       ),
+      // A session's counters start after what the store already holds for it (sessions begun before the
+      // counters existed): the highest span id it has a record or a committed prune of, and its lossy records.
+      ensureSession: prep<[Record<string, SqlValue>]>(
+        `INSERT INTO pruneguard_sessions (store, session, next_span, lossy_used) SELECT @store, @session,
+           max(
+             (SELECT coalesce(max(CAST(substr(span_id, 6) AS INTEGER)), 0) FROM pruneguard_records
+               WHERE store = @store AND session = @session AND span_id GLOB 'span_[1-9]*'),
+             (SELECT coalesce(max(CAST(substr(json_extract(a.record, '$.spanId'), 6) AS INTEGER)), 0) ${CHAIN_AUDIT}
+               AND a.status IN ('reversible', 'lossy') AND json_extract(a.record, '$.spanId') GLOB 'span_[1-9]*')
+           ),
+           (SELECT count(*) ${CHAIN_AUDIT} AND a.status = 'lossy')
+         ON CONFLICT (store, session) DO NOTHING`,
+      ),
+      sessionRow: prep<[string, string], { next_span: number; lossy_used: number }>(
+        "SELECT next_span, lossy_used FROM pruneguard_sessions WHERE store = ? AND session = ?",
+      ),
+      nextSpan: prep<[string, string], { next_span: number }>(
+        "UPDATE pruneguard_sessions SET next_span = next_span + 1 WHERE store = ? AND session = ? RETURNING next_span",
+      ),
+      addLossy: prep<[number, string, string]>(
+        "UPDATE pruneguard_sessions SET lossy_used = max(0, lossy_used + ?) WHERE store = ? AND session = ?",
+      ),
+      insertSpan: prep<[Record<string, SqlValue>]>(
+        `INSERT INTO pruneguard_spans (store, session, ordinal, span_id, kind, hash, grp, message, backing)
+         VALUES (@store, @session, @ordinal, @spanId, @kind, @hash, @grp, @message, @backing)`,
+      ),
+      sessionSpans: prep<[string, string], SpanRow>(
+        "SELECT ordinal, span_id, kind, hash, grp, message, backing, replacement FROM pruneguard_spans WHERE store = ? AND session = ? ORDER BY ordinal",
+      ),
+      noteReplacement: prep<[string, string, string, string]>(
+        "UPDATE pruneguard_spans SET replacement = ? WHERE store = ? AND session = ? AND span_id = ?",
+      ),
       heldPastRetention: prep<[string, number, number], { n: number }>(
         `SELECT count(*) AS n FROM pruneguard_records WHERE store = ? AND text IS NOT NULL AND created_at <= ?
          AND held = 1 AND (held_until IS NULL OR held_until > ?)`,
@@ -414,17 +483,23 @@ export class SqliteStore extends StoreBase implements BackingStore {
           item.handle === null ? this.#q.bySpan.get(this.name, session, item.spanId) : this.#q.byHandle.get(this.name, session, item.handle),
         own: (spanId) => this.#q.bySpan.get(this.name, session, spanId),
         mint: () => this.#mint(session),
-      });
+      }, txn.lossyBudget === null || txn.lossyBudget === undefined ? 0 : this.#sessionRow(session).lossy_used);
       for (const w of plan.writes) {
         if (w.repersist === "rewrite") this.#q.rewrite.run(this.#params(session, w.item));
         else if (w.repersist === "insert") this.#q.insert.run({ ...this.#params(session, w.item), handle: w.handle });
         if (w.hold) this.#q.hold.run(txn.holdUntil, this.name, session, w.item.spanId);
+      }
+      // The counter is read only when the budget is asked for, but every lossy commitment is added to it.
+      if (plan.lossy > 0) {
+        this.#sessionRow(session);
+        this.#q.addLossy.run(plan.lossy, this.name, session);
       }
       return commitResult(plan, this.#append(session, plan.drafts));
     });
   }
 
   async lookup(session: string, key: LookupKey): Promise<LookupResult> {
+    this.#assertHealthy();
     const row = "handle" in key ? this.#q.byHandle.get(this.name, session, key.handle) : this.#q.bySpan.get(this.name, session, key.spanId);
     return lookupAnswer(row, this.capabilities);
   }
@@ -480,16 +555,63 @@ export class SqliteStore extends StoreBase implements BackingStore {
   }
 
   async auditLog(session: string): Promise<AuditRecord[]> {
+    this.#assertHealthy();
     const chain = this.#chain(session, false);
     return chain === null ? [] : this.#q.auditLog.all(chain).map((r) => JSON.parse(r.record) as AuditRecord);
   }
 
   async countLossy(session: string): Promise<number> {
+    this.#assertHealthy();
     const chain = this.#chain(session, false);
     return chain === null ? 0 : (this.#q.countLossy.get(chain)?.n ?? 0);
   }
 
+  /** The session's counters, created (inside the caller's transaction) when missing. */
+  #sessionRow(session: string): { next_span: number; lossy_used: number } {
+    const row = this.#q.sessionRow.get(this.name, session);
+    if (row !== undefined) return row;
+    // Only a session's first call pays for counting what the store already holds of it.
+    this.#q.ensureSession.run({ store: this.name, session });
+    return this.#q.sessionRow.get(this.name, session)!;
+  }
+
+  async registerSpan(session: string, span: SpanRegistration): Promise<RegisteredSpan> {
+    return this.#immediate((): RegisteredSpan => {
+      this.#sessionRow(session);
+      const ordinal = this.#q.nextSpan.get(this.name, session)!.next_span;
+      const spanId = `span_${ordinal}`;
+      this.#q.insertSpan.run({
+        store: this.name, session, ordinal, spanId, kind: span.kind, hash: span.hash, grp: span.group,
+        message: span.message === null ? null : JSON.stringify(span.message), backing: span.store,
+      });
+      return { ...span, spanId, ordinal, replacement: null };
+    });
+  }
+
+  async sessionSpans(session: string): Promise<RegisteredSpan[]> {
+    this.#assertHealthy();
+    return this.#q.sessionSpans.all(this.name, session).map(registeredSpan);
+  }
+
+  async noteReplacement(session: string, spanId: string, body: string): Promise<void> {
+    this.#immediate(() => this.#q.noteReplacement.run(body, this.name, session, spanId));
+  }
+
+  async reserveLossy(session: string, budget: number, want: number): Promise<number> {
+    return this.#immediate((): number => {
+      const granted = Math.max(0, Math.min(want, budget - this.#sessionRow(session).lossy_used));
+      if (granted > 0) this.#q.addLossy.run(granted, this.name, session);
+      return granted;
+    });
+  }
+
+  async releaseLossy(session: string, units: number): Promise<void> {
+    if (units <= 0) return;
+    this.#immediate(() => this.#q.addLossy.run(-units, this.name, session));
+  }
+
   async releaseHolds(session: string): Promise<number> {
+    this.#assertHealthy();
     return Number(this.#q.releaseHolds.run(this.name, session).changes);
   }
 
@@ -502,6 +624,29 @@ export class SqliteStore extends StoreBase implements BackingStore {
         const rotated = Number(this.#q.rotate.run({ store: this.name, now, cutoff }).changes);
         return { rotated, keptByHold };
       });
+  }
+
+  /**
+   * Fails closed when the file this store opened is no longer the file at its path: removed (prunes would
+   * go on "reversibly" into an unlinked inode that no other process and no restart can read) or replaced
+   * (another database now answers for the path). One `stat` per call; the check cannot see a file edited
+   * in place, which is what the audit chain and content hashes are for.
+   */
+  #assertHealthy(): void {
+    if (!this.#open) throw new StoreError(this.name, "store is closed");
+    if (this.#identity === null) return;
+    let now: { dev: number; ino: number };
+    try {
+      now = statSync(this.path);
+    } catch (err) {
+      if ((err as { code?: unknown }).code === "ENOENT") {
+        throw new StoreError(this.name, `database file ${this.path} was removed while the store had it open; refusing to write to a deleted file (reopen the store)`);
+      }
+      throw new StoreError(this.name, `cannot stat database file ${this.path}: ${(err as Error).message}`, { cause: err });
+    }
+    if (now.dev !== this.#identity.dev || now.ino !== this.#identity.ino) {
+      throw new StoreError(this.name, `database file ${this.path} was replaced by another file while the store had it open; refusing to continue (reopen the store)`);
+    }
   }
 
   /** Runs SQLite's own integrity check; `"ok"` when the file is sound. */
@@ -517,3 +662,11 @@ export class SqliteStore extends StoreBase implements BackingStore {
     }
   }
 }
+
+/** A database file's device and inode, or `null` for an in-memory or temporary database. */
+function fileIdentity(path: string): { readonly dev: number; readonly ino: number } | null {
+  if (path === ":memory:" || path === "" || path.startsWith("file::memory:")) return null;
+  const st = statSync(path);
+  return { dev: st.dev, ino: st.ino };
+}
+

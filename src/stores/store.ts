@@ -1,5 +1,6 @@
 import type { AuditDraft, AuditRecord } from "../audit.js";
-import type { Conditions } from "../types.js";
+import type { Engine } from "../policy/stores.js";
+import type { Conditions, SpanMessage } from "../types.js";
 
 /**
  * What a store can promise. The guard reads these at execution time; a policy cannot talk a store into
@@ -85,11 +86,19 @@ export interface PruneTransaction {
   /** Hold expiry for a reversible prune (`null`: until released). */
   readonly holdUntil: number | null;
   /**
-   * Decides from the check results (one per item, same order). Called exactly once per attempt,
-   * synchronously, inside the transaction; it must be pure, because a store may retry the whole
-   * transaction on a serialisation failure. Returns one decision per item.
+   * The session's lossy budget, when this store keeps the session's counter (it is the window's home
+   * store) and the directive asked for a lossy commitment: the store reads the counter inside the
+   * transaction, under the same lock as the audit chain, passes what is left to `decide`, and adds the
+   * lossy decisions to it before commit. Absent or `null`: `decide` is told `Infinity`.
    */
-  readonly decide: (checks: readonly CheckResult[]) => readonly PruneDecision[];
+  readonly lossyBudget?: number | null;
+  /**
+   * Decides from the check results (one per item, same order) and the lossy commitments the session may
+   * still make. Called exactly once per attempt, synchronously, inside the transaction; it must be pure,
+   * because a store may retry the whole transaction on a serialisation failure. Returns one decision per
+   * item.
+   */
+  readonly decide: (checks: readonly CheckResult[], lossyLeft: number) => readonly PruneDecision[];
 }
 
 export interface PruneCommitItem {
@@ -102,6 +111,30 @@ export interface PruneCommitItem {
 
 export interface PruneCommit {
   readonly items: readonly PruneCommitItem[];
+}
+
+/**
+ * A span as the session's home store registers it when it is appended: everything a window restarted
+ * in another process needs to put it back in its place — but never its bytes (a kind with no store has
+ * no durable copy, and a backed kind's copy lives in its own store).
+ */
+export interface SpanRegistration {
+  readonly kind: string;
+  readonly hash: string;
+  /** Tool call/result group, if any. */
+  readonly group: string | null;
+  readonly message: SpanMessage | null;
+  /** The store that backs the span's kind, or `null`. */
+  readonly store: string | null;
+}
+
+/** A registered span: its id, minted by the home store, and its position in the session. */
+export interface RegisteredSpan extends SpanRegistration {
+  readonly spanId: string;
+  /** 1-based position in the session (`span_<ordinal>`), across every process that appended to it. */
+  readonly ordinal: number;
+  /** The digest or compressed body noted before its prune committed, if any. */
+  readonly replacement: string | null;
 }
 
 /** What a search asks a store for: candidate copies of one session, found with the store's index. */
@@ -151,6 +184,8 @@ export interface RotateReport {
  */
 export interface BackingStore {
   readonly name: string;
+  /** The engine a policy declaration would name for this store (absent for other adapters). */
+  readonly engine?: Engine;
   readonly capabilities: StoreCapabilities;
   /** Retention of unheld records in ms; `null` keeps them forever. */
   readonly retentionMs: number | null;
@@ -162,7 +197,8 @@ export interface BackingStore {
   /**
    * The atomic step: for every item, check existence + hash + handle + provenance, apply the decisions
    * (re-persist, hold) and append one audit record per item, all in one transaction. If it throws,
-   * nothing was committed.
+   * nothing was committed — except `OutcomeUnknownError`: the store sent COMMIT, lost the answer, and could
+   * not read back what committed; its `resolve` asks again (and never commits a second time).
    */
   commitPrune(txn: PruneTransaction): Promise<PruneCommit>;
   lookup(session: string, key: LookupKey): Promise<LookupResult>;
@@ -176,6 +212,26 @@ export interface BackingStore {
   auditLog(session: string): Promise<AuditRecord[]>;
   /** Number of lossy commitments already logged for the session (the lossy budget counts these). */
   countLossy(session: string): Promise<number>;
+  /**
+   * Mints the session's next span id (`span_<n>`) and records the span, atomically: two processes
+   * appending to one session never get the same id. Called on the window's home store.
+   */
+  registerSpan(session: string, span: SpanRegistration): Promise<RegisteredSpan>;
+  /** Every span registered in the session, in position order. */
+  sessionSpans(session: string): Promise<RegisteredSpan[]>;
+  /**
+   * Notes the body (digest or compressed form) a prune of `spanId` is about to put in its place, before
+   * the prune commits, so a restarted window can render it. A prune that does not commit leaves a note
+   * that nothing reads: only a committed prune record makes it visible.
+   */
+  noteReplacement(session: string, spanId: string, body: string): Promise<void>;
+  /**
+   * Reserves up to `want` units of the session's lossy budget on the session's counter (for a lossy
+   * commitment made in another store); returns how many were granted (0 when it is spent).
+   */
+  reserveLossy(session: string, budget: number, want: number): Promise<number>;
+  /** Gives back reserved units that no lossy commitment used. */
+  releaseLossy(session: string, units: number): Promise<void>;
   /** Releases the session's holds (for example when the session ends); their records age normally again. */
   releaseHolds(session: string): Promise<number>;
   /** Removes records past retention that no hold covers; keeps a marker so provenance survives. */

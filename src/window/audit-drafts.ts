@@ -80,7 +80,7 @@ export function mapDraft(directive: string): AuditDraft {
 export function recallDraft(
   query: string,
   directive: string,
-  status: "found" | "pruned-unrecoverable" | "unknown" | "unavailable",
+  status: "found" | "pruned-unrecoverable" | "unknown" | "unavailable" | "lost",
   reason: DecisionReason | null,
   entry?: Entry,
 ): AuditDraft {

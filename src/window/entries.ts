@@ -50,6 +50,24 @@ export interface GoneEntry {
 }
 
 /**
+ * A span of the session that a window resumed after a restart cannot bring back: it was never pruned, and
+ * its bytes lived only in the process that held it (an unbacked kind, or a copy that is gone).
+ */
+export interface LostEntry {
+  state: "lost";
+  spanId: string;
+  kind: string;
+  group: string | null;
+  message: SpanMessage | null;
+  hash: string;
+  handle: null;
+  store: string | null;
+  /** `span_5 lost in a restart, contents unknown`. */
+  text: string;
+}
+
+
+/**
  * A range summary: one digest in the place of a contiguous run of spans (and earlier digests), which it
  * keeps as its members — one level of the tree. Every member's bytes are held by its store, so recall of
  * the summary expands one level and recall of a member gives its bytes.
@@ -72,7 +90,7 @@ export interface SummaryEntry {
   replacement: null;
 }
 
-export type Entry = LiveEntry | GoneEntry | SummaryEntry;
+export type Entry = LiveEntry | GoneEntry | LostEntry | SummaryEntry;
 
 export function spanIdOf(e: Entry): string {
   return e.state === "live" ? e.span.id : e.spanId;

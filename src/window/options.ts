@@ -12,6 +12,8 @@ import { MIN_SEARCH_TOKENS } from "../policy/kinds.js";
 import { DEFAULT_TOMBSTONE } from "../render.js";
 import { MemoryStore } from "../stores/memory.js";
 import { describeIssues, windowOptionsSchema } from "./options-schema.js";
+import { checkStoreDeclarations } from "../stores/open.js";
+import type { StoreDeclaration } from "../policy/stores.js";
 import type { BackingStore } from "../stores/store.js";
 import { systemClock, type Clock, type KindPolicy, type PinPattern, type PruneMode, type SessionLimits, type SpanMessage, type SpanRef } from "../types.js";
 
@@ -39,6 +41,12 @@ export interface ContextWindowOptions<K extends string> {
    * and key argument, a file path, an identifier): 0 to `MAX_HINT_TOKENS` (16); default 12, 0 turns hints off.
    */
   readonly indexHintTokens?: number;
+  /**
+   * The policy's store declarations (a generated guard passes its `storeDeclarations`): every store must
+   * make exactly the declared promises — retention, holds, provenance, writability — or the window is not
+   * created. The engine may differ (a `MemoryStore` in tests): the promises are what decide a prune.
+   */
+  readonly declarations?: { readonly [name: string]: StoreDeclaration };
 }
 
 /** A span to append. */
@@ -98,6 +106,7 @@ export function resolveWindowOptions<K extends string>(options: ContextWindowOpt
       throw new TypeError(`ContextWindow: kind ${name} has an unusable pin pattern: ${errorMessage(err)}`);
     }
   }
+  if (options.declarations !== undefined) checkStoreDeclarations(options.declarations, stores);
   const searchTokens = options.limits?.searchTokens;
   if (searchTokens !== undefined && searchTokens !== null && !(Number.isInteger(searchTokens) && searchTokens >= MIN_SEARCH_TOKENS)) {
     throw new TypeError(`ContextWindow: limits.searchTokens must be an integer >= ${MIN_SEARCH_TOKENS} (room for the coverage line), got ${searchTokens}`);

@@ -60,6 +60,9 @@ export function planPrune(
 ): { readonly plan: PrunePlan } | { readonly refusal: PlanRefusal } {
   const target = ctx.find(spanId);
   if (!target) return { refusal: { reason: "unknown-span", kind: null, message: `${spanId} is not a span of this window`, entry: null } };
+  if (target.state === "lost") {
+    return { refusal: { reason: "lost", kind: target.kind, message: `${spanId} was lost in a restart; there is nothing left to prune`, entry: null } };
+  }
   if (target.state !== "live") {
     return { refusal: { reason: "already-pruned", kind: target.kind, message: `${spanId} was pruned already`, entry: null } };
   }

@@ -62,6 +62,9 @@ export function planRange(ctx: RangeContext, from: string, to: string): { readon
       ids.push(...e.ids);
       continue;
     }
+    if (e.state === "lost") {
+      return { refusal: { reason: "range", message: `${e.spanId} was lost in a restart; a summary over it would hide the hole` } };
+    }
     const policy = ctx.policyOf(kindOf(e));
     const pins = ctx.pinsFor(policy);
     if (e.state !== "live") {
@@ -163,5 +166,5 @@ export function summaryEntry(spanId: string, members: Entry[], digest: string, i
  * lower summary with its digest framed).
  */
 export function expandLines(summary: SummaryEntry, now: number, tombstone: string): string[] {
-  return summary.members.map((m) => (m.state === "live" ? `[${m.span.id} ${m.span.kind}]` : m.state === "summary" ? m.text : goneText(m, now, tombstone)));
+  return summary.members.map((m) => (m.state === "live" ? `[${m.span.id} ${m.span.kind}]` : m.state === "summary" || m.state === "lost" ? m.text : goneText(m, now, tombstone)));
 }

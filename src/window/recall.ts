@@ -10,9 +10,9 @@ import { HANDLE, SPAN_ID } from "../directive.js";
 import { errorMessage } from "../errors.js";
 import { contentHash } from "../hash.js";
 import type { RecallOutcome } from "../outcome.js";
-import { tombstoneLine, uncertainCopyLine } from "../render.js";
+import { lostLine, tombstoneLine, uncertainCopyLine } from "../render.js";
 import { oneLine } from "../render/framing.js";
-import type { BackingStore } from "../stores/store.js";
+import type { BackingStore, RegisteredSpan } from "../stores/store.js";
 import { recallDraft } from "./audit-drafts.js";
 import { spanIdOf, type Entry, type GoneEntry } from "./entries.js";
 import { expandLines } from "./range.js";
@@ -46,6 +46,10 @@ export async function recall(query: string, raw: string, ctx: RecallContext): Pr
   if (entry.state === "live") {
     const seq = await ctx.audit(ctx.storeOf(entry), draft("found", { code: "recall-live" }, entry));
     return { op: "recall", status: "found", spanId: entry.span.id, handle: entry.handle, text: entry.span.text, source: "window", auditSeq: seq };
+  }
+  if (entry.state === "lost") {
+    const seq = await ctx.audit(ctx.storeOf(entry), draft("lost", { code: "recall-lost" }, entry));
+    return { op: "recall", status: "lost", spanId: entry.spanId, kind: entry.kind, line: entry.text, auditSeq: seq };
   }
   if (entry.state === "summary") {
     // One level of the tree: each member as the window showed it; a member's own recall gives its bytes.
@@ -140,6 +144,20 @@ async function recallFromStores(
         reason: pruned.status === "lossy" ? "lossy" : "copy-lost", replacement: null,
         line: tombstoneLine(pruned.spanId ?? query, ctx.tombstone), auditSeq: seq,
       };
+    }
+  }
+  // Registered in the session by a window this one is not (another process, or one before a restart), never
+  // pruned, its bytes nowhere: it existed, so the answer is `lost`, not "never in this session".
+  if (key !== null && "spanId" in key) {
+    let registered: RegisteredSpan | undefined;
+    try {
+      registered = (await ctx.auditStore.sessionSpans(ctx.session)).find((r) => r.spanId === query);
+    } catch {
+      failed = ctx.auditStore;
+    }
+    if (registered !== undefined) {
+      const seq = await ctx.audit(ctx.auditStore, draft("lost", { code: "recall-lost" }));
+      return { op: "recall", status: "lost", spanId: registered.spanId, kind: registered.kind, line: lostLine(registered.spanId), auditSeq: seq };
     }
   }
   if (failed !== null) {

@@ -75,6 +75,10 @@ export async function search(query: SearchQuery, raw: string, ctx: SearchContext
         if (e.replacement !== null) match(e.spanId, e.kind, null, "replacement", e.replacement);
         holes.set(e.spanId, "lossy");
         break;
+      case "lost":
+        // Lost in a restart: nothing of it is left anywhere to search.
+        holes.set(e.spanId, "copy-lost");
+        break;
       case "summary":
         // The digest is in the window; its members are searched like any other position.
         match(e.spanId, e.kind, null, "replacement", e.digest);

@@ -20,6 +20,8 @@ export type WindowEntry =
       readonly state: "tombstone"; readonly spanId: string; readonly kind: string; readonly group: string | null; readonly message: SpanMessage | null;
       readonly mode: PruneMode; readonly line: string; readonly text: string;
     }
+  /** A span a resumed window could not bring back: only the process that held it had its bytes. */
+  | { readonly state: "lost"; readonly spanId: string; readonly kind: string; readonly group: string | null; readonly message: SpanMessage | null; readonly line: string; readonly text: string }
   /**
    * A range summary: one digest in the place of its members (span ids, one level), recallable by `spanId`;
    * `line` is its header (a runtime line), `text` the header and the digest framed.
@@ -32,6 +34,7 @@ export function entryView(e: Entry, now: number, tombstone: string): WindowEntry
   if (e.state === "summary") {
     return { state: "summary", spanId: e.spanId, kind: "summary", members: e.members.map(spanIdOf), message: null, line: summaryHeader(e.spanId, e.members), text: e.text };
   }
+  if (e.state === "lost") return { state: "lost", spanId: e.spanId, kind: e.kind, group: e.group, message: e.message, line: e.text, text: e.text };
   const common = {
     spanId: e.spanId, kind: e.kind, group: e.group, message: e.message, mode: e.mode, line: goneLine(e, now, tombstone), text: goneText(e, now, tombstone),
   };

@@ -1,8 +1,8 @@
-import { directiveForAudit, type AuditDraft, type AuditRecord } from "../audit.js";
+import { directiveForAudit, inDecisionOrder, type AuditDraft, type AuditRecord } from "../audit.js";
 import { decideGroup, type GroupDecision } from "../decision/group.js";
 import { KEPT_FOR_SESSION, type Keep } from "../decision/keep.js";
 import { HANDLE, parseDirective, SPAN_ID } from "../directive.js";
-import { errorMessage, IrreversiblePruneError } from "../errors.js";
+import { errorMessage, IrreversiblePruneError, OutcomeUnknownError } from "../errors.js";
 import { contentHash } from "../hash.js";
 import { grewLine, invalidLine, rangeRejectionLine, rejectionWhy } from "../render.js";
 import { computeCheck, unbackedCheck } from "../stores/check.js";
@@ -28,6 +28,7 @@ import { kindPins, resolveWindowOptions, type AppendInput, type ContextWindowOpt
 import { committedOutcome, rejectedOutcome } from "./outcomes.js";
 import { persistFailures, planPrune, type PlannedMember, type PlanRejectReason, type PrunePlan } from "./plan.js";
 import { recall } from "./recall.js";
+import { restoreEntries, SUMMARY_KIND, type Restored } from "./resume.js";
 import { search, type SearchRequest } from "./search.js";
 import { entryView, renderWindow, type WindowEntry } from "./view.js";
 
@@ -48,13 +49,16 @@ export class ContextWindow<K extends string = string> {
   readonly #entries: Entry[] = [];
   readonly #byId = new Map<string, Entry>();
   #notices: string[] = [];
-  #nextSpan = 1;
   readonly #calls = new CallGroups();
   /** Groups with a pruned member, and whether any went lossy: a late member joins that fate. */
   readonly #prunedGroups = new Map<string, "reversible" | "lossy">();
-  #lossyUsed: number | null = null;
   readonly #pendingAudit: PendingAudit;
   #ended = false;
+  /** Lossy commitments of this session as last counted (for the map's forecasts only); `null`: not counted yet. */
+  #lossyUsed: number | null = null;
+  #lastDecided = 0;
+  /** Prunes whose COMMIT was sent but whose answer was lost, by the span ids of their members. */
+  readonly #doubts = new Map<string, Doubt>();
   #tail: Promise<unknown> = Promise.resolve();
   /** Operations queued or running in `#serial`. */
   #queued = 0;
@@ -64,6 +68,44 @@ export class ContextWindow<K extends string = string> {
     this.session = this.#settings.session;
     this.#startedAt = this.#settings.clock.now();
     this.#pendingAudit = new PendingAudit(this.session);
+  }
+
+  /**
+   * Opens the window of an existing session — after a restart, or in a second process — from its stores:
+   * every span the session registered comes back in its place, live (its copy read back and checked
+   * against the hash it was registered with), pruned (its index line or digest, from the audit record of
+   * its prune) or as a tombstone; a span whose bytes only a process now gone had comes back as
+   * `span_5 lost in a restart, contents unknown`, and recall of it answers `lost`, never `unknown`. New
+   * spans continue the session's numbering: ids are minted by the home store, so two processes resuming
+   * one session never collide.
+   *
+   * Give it the same kinds, stores and `auditStore` (the home store) as the windows that wrote the
+   * session. Throws a `StoreError` when a store cannot be read: a guess would be worse than no window.
+   */
+  static async resume<K extends string>(options: ContextWindowOptions<K>): Promise<ContextWindow<K>> {
+    const win = new ContextWindow(options);
+    const settings = win.#settings;
+    const restored: Restored = await restoreEntries({
+      session: win.session,
+      home: settings.auditStore,
+      stores: win.#distinctStores(),
+      store: (name) => settings.stores.get(name),
+      policyOf: (kind) => (Object.hasOwn(settings.kinds, kind) ? settings.kinds[kind as K] : undefined),
+      tombstone: settings.tombstone,
+      hintTokens: settings.indexHintTokens,
+    });
+    win.#lastDecided = restored.lastDecided;
+    for (const e of restored.entries) {
+      win.#entries.push(e);
+      win.#byId.set(e.state === "live" ? e.span.id : e.spanId, e);
+      // Tool call/result pairing goes on where it stopped: a result for a call made before the restart joins it.
+      const message = e.state === "live" ? e.span.message : e.state === "summary" ? undefined : e.message ?? undefined;
+      if (message !== undefined) win.#calls.groupFor({ message });
+      if ((e.state === "pruned" || e.state === "tombstone") && e.group !== null && win.#prunedGroups.get(e.group) !== "lossy") {
+        win.#prunedGroups.set(e.group, e.state === "tombstone" ? "lossy" : "reversible");
+      }
+    }
+    return win;
   }
 
   /**
@@ -82,7 +124,13 @@ export class ContextWindow<K extends string = string> {
       throw new TypeError(`ContextWindow.append: unknown kind ${String(input.kind)}`);
     }
     if (typeof input.text !== "string") throw new TypeError("ContextWindow.append: text must be a string");
-    const span = newSpan(`span_${this.#nextSpan++}`, { ...input, ...this.#calls.groupFor(input) });
+    // The home store mints the id and records the span (never its bytes), so a process that resumes the
+    // session puts it back in its place or says it was lost; without that record it fails closed.
+    const draft = newSpan("span_0", { ...input, ...this.#calls.groupFor(input) });
+    const registered = await this.#settings.auditStore.registerSpan(this.session, {
+      kind: draft.kind, hash: draft.hash, group: draft.group ?? null, message: draft.message ?? null, store: policy.store,
+    });
+    const span: Span = { ...draft, id: registered.spanId };
     const entry: LiveEntry = { state: "live", pos: this.#entries.length, span, handle: null, store: policy.store, persistError: null, copiedAt: null, notice: null };
     if (policy.store !== null) {
       const store = this.#settings.stores.get(policy.store)!;
@@ -393,7 +441,7 @@ export class ContextWindow<K extends string = string> {
   async auditLog(): Promise<AuditRecord[]> {
     const all: AuditRecord[] = [];
     for (const store of this.#distinctStores()) all.push(...(await store.auditLog(this.session)));
-    return all.sort((a, b) => a.at - b.at || a.store.localeCompare(b.store) || a.seq - b.seq);
+    return inDecisionOrder(all);
   }
 
   /** Decisions whose audit record could not be written yet (a store was failing); retried on the next write. */
@@ -451,6 +499,14 @@ export class ContextWindow<K extends string = string> {
   }
 
   async #execute(spanId: string, mode: PruneMode, digest: string | null, acceptLossy: boolean, raw: string): Promise<PruneOutcome> {
+    if (!(await this.#settle(spanId))) {
+      const entry = this.#byId.get(spanId);
+      return this.#refuseEarly({
+        spanId, kind: entry ? (entry.state === "live" ? entry.span.kind : entry.kind) : null, mode, reason: { code: "outcome-unknown" },
+        message: `${spanId} kept: an earlier prune of it may have committed, and the store still cannot say whether it did`,
+        entry: entry?.state === "live" ? entry : null, raw,
+      });
+    }
     const planned = planPrune(
       {
         find: (id) => this.#byId.get(id),
@@ -467,14 +523,31 @@ export class ContextWindow<K extends string = string> {
       return this.#refuseEarly({ spanId, kind, mode, reason: { code: reason }, message, entry, raw });
     }
     const { plan } = planned;
-    let lossyLeft: number;
+    const home = this.#settings.auditStore;
+    // The body that replaces the span is noted in the home store before the prune commits, so a process
+    // that resumes the session can render it.
     try {
-      // Awaited only when the budget is read from the stores: an await costs a turn of the microtask queue.
-      const left = this.#lossyLeft(acceptLossy);
-      lossyLeft = typeof left === "number" ? left : await left;
+      for (const p of plan.members) if (p.body !== null) await home.noteReplacement(this.session, p.entry.span.id, p.body);
     } catch (err) {
       return this.#storeFailed(plan.target, mode, raw, err);
     }
+    // One lossy budget per session, kept on the home store's counter: counted inside the commit
+    // transaction when the prune commits there, reserved on the counter beforehand when it commits in
+    // another store (units no lossy commitment used are given back; a crash in between keeps them spent).
+    const budget = this.#settings.limits.lossyBudget;
+    const counted = acceptLossy && budget !== null && budget !== undefined;
+    const inTransaction = counted && plan.store === home;
+    let reserved = 0;
+    if (counted && !inTransaction) {
+      try {
+        reserved = await home.reserveLossy(this.session, budget, plan.members.length);
+      } catch (err) {
+        return this.#storeFailed(plan.target, mode, raw, err);
+      }
+    }
+    const giveBack = async (used: number) => {
+      if (reserved > used) await home.releaseLossy(this.session, reserved - used).catch(() => undefined);
+    };
     const items: PruneItem[] = plan.members.map((p) => ({
       spanId: p.entry.span.id,
       kind: p.entry.span.kind,
@@ -489,36 +562,49 @@ export class ContextWindow<K extends string = string> {
     // The store calls `decide` inside its transaction once per attempt; the attempt that commits is the last.
     const last: { refusal: GroupDecision["refusal"]; keeps: (Keep | null)[] } = { refusal: null, keeps: [] };
     const keep = { now: this.#settings.clock.now(), holdUntil: this.#holdUntil() };
-    const decide = (checks: readonly CheckResult[]): PruneDecision[] => {
-      const group = decideGroup({ members, lead: plan.lead, acceptLossy, lossyLeft, keep }, checks);
+    const decided = this.#decide(plan.members.length);
+    const decide = (checks: readonly CheckResult[], lossyLeft: number): PruneDecision[] => {
+      const left = !counted ? Number.POSITIVE_INFINITY : inTransaction ? lossyLeft : Math.min(reserved, lossyLeft);
+      const group = decideGroup({ members, lead: plan.lead, acceptLossy, lossyLeft: left, keep }, checks);
       last.refusal = group.refusal;
       last.keeps = group.decisions.map((d) => (d.status === "reversible" ? d.keep : null));
       return group.decisions.map((d, i) => {
         const p = plan.members[i]!;
-        const audit = checkedPruneDraft(
+        const audit = withDecided(decided + i, checkedPruneDraft(
           {
             spanId: p.entry.span.id, kind: p.entry.span.kind, hash: p.entry.span.hash, mode: p.mode, acceptLossy,
             pinsCarried: p.pinsCarried.length, directive: i === plan.lead ? raw : null,
           },
           d,
           checks[i]!,
-        );
+        ));
         return d.status === "reversible" ? { status: d.status, repersist: d.repersist, hold: true, audit } : { status: d.status, audit };
       });
     };
-    let commit;
+    let commit: PruneCommit;
     try {
       if (this.#pendingAudit.size > 0) await this.#pendingAudit.flush();
-      commit = await plan.store.commitPrune({ session: this.session, items, holdUntil: this.#holdUntil(), decide });
+      commit = await plan.store.commitPrune({
+        session: this.session, items, holdUntil: this.#holdUntil(), decide, ...(inTransaction ? { lossyBudget: budget } : {}),
+      });
     } catch (err) {
+      if (err instanceof OutcomeUnknownError) return this.#doubt(plan, mode, raw, err, giveBack, () => last.keeps);
+      await giveBack(0);
       return this.#storeFailed(plan.target, mode, raw, err);
     }
+    await giveBack(lossyCount(commit));
+    return this.#committed(plan, mode, commit, last.refusal, last.keeps);
+  }
+
+  /** The outcome of a prune the store committed (or refused inside its transaction); rewrites the window. */
+  #committed(plan: PrunePlan, mode: PruneMode, commit: PruneCommit, refusal: GroupDecision["refusal"], keeps: readonly (Keep | null)[]): PruneOutcome {
     const lead = commit.items[plan.lead]!;
-    if (last.refusal !== null) return this.#refuseChecked(plan, mode, lead, commit.items, last.refusal);
+    if (refusal !== null) return this.#refuseChecked(plan, mode, lead, commit.items, refusal);
     // Committed: now, and only now, rewrite the window.
     let tokensFreed = 0;
     const now = this.#settings.clock.now();
-    for (const [i, p] of plan.members.entries()) tokensFreed += this.#apply(p, commit.items[i]!, last.keeps[i] ?? null, now);
+    for (const [i, p] of plan.members.entries()) tokensFreed += this.#apply(p, commit.items[i]!, keeps[i] ?? null, now);
+    const spanId = plan.target.span.id;
     const gone = this.#byId.get(spanId) as GoneEntry;
     return committedOutcome(
       {
@@ -534,6 +620,61 @@ export class ContextWindow<K extends string = string> {
     );
   }
 
+  /**
+   * The store sent COMMIT and the answer was lost, and reading back what committed failed too. Until the
+   * window learns the outcome, every directive for the group's spans first asks again; none can commit a
+   * second record for the same decision.
+   */
+  #doubt(
+    plan: PrunePlan, mode: PruneMode, raw: string, err: OutcomeUnknownError, giveBack: (used: number) => Promise<void>,
+    keeps: () => readonly (Keep | null)[],
+  ): RejectedOutcome {
+    const doubt: Doubt = {
+      resolve: () => err.resolve() as Promise<PruneCommit | null>,
+      finish: async (commit) => {
+        for (const p of plan.members) this.#doubts.delete(p.entry.span.id);
+        if (commit === null) {
+          await giveBack(0);
+          await this.#storeFailed(plan.target, mode, raw, err.cause ?? err);
+          return;
+        }
+        await giveBack(lossyCount(commit));
+        // Apply what committed, as the original directive would have; the refusal of a group member
+        // committed only audit records, so nothing changes in the window.
+        if (commit.items.every((it) => it.decision.status !== "rejected")) {
+          const now = this.#settings.clock.now();
+          for (const [i, p] of plan.members.entries()) if (this.#byId.get(p.entry.span.id) === p.entry) this.#apply(p, commit.items[i]!, keeps()[i] ?? null, now);
+        }
+      },
+    };
+    for (const p of plan.members) this.#doubts.set(p.entry.span.id, doubt);
+    const outcome = rejectedOutcome({
+      spanId: plan.target.span.id, kind: plan.target.span.kind, mode, reason: "outcome-unknown", conditions: null,
+      why: rejectionWhy("outcome-unknown", null, mode),
+      message: `${plan.target.span.id} kept for now: the store may have committed the prune, but its answer was lost (${errorMessage(err)}); the next directive for it reads back what committed first`,
+      auditSeq: null, lossyHintPolicy: null,
+    });
+    plan.target.notice = outcome.line;
+    return outcome;
+  }
+
+  /**
+   * Settles an earlier prune of `spanId` whose outcome is unknown: `true` when there is none or it is now
+   * known (and applied), `false` when the store still cannot say.
+   */
+  async #settle(spanId: string): Promise<boolean> {
+    const doubt = this.#doubts.get(spanId);
+    if (doubt === undefined) return true;
+    let commit: PruneCommit | null;
+    try {
+      commit = await doubt.resolve();
+    } catch {
+      return false;
+    }
+    await doubt.finish(commit);
+    return true;
+  }
+
   /** Rewrites one committed span; returns the tokens it freed. */
   #apply(member: PlannedMember, committed: PruneCommitItem, keep: Keep | null, now: number): number {
     const gone = prunedEntry(member, committed, keep ?? { until: null, keptUntil: null }, this.#settings.indexHintTokens);
@@ -544,10 +685,10 @@ export class ContextWindow<K extends string = string> {
     return member.entry.span.tokens - goneTokens(gone, now, this.#settings.tombstone);
   }
 
+  /** Lossy commitments the session may still make, counted from the stores' logs (for the map). */
   #lossyLeft(acceptLossy: boolean): number | Promise<number> {
     const budget = this.#settings.limits.lossyBudget;
     if (!acceptLossy || budget === null || budget === undefined) return Number.POSITIVE_INFINITY;
-    if (this.#lossyUsed !== null) return budget - this.#lossyUsed;
     return (async () => {
       let used = 0;
       for (const s of this.#distinctStores()) used += await s.countLossy(this.session);
@@ -561,7 +702,10 @@ export class ContextWindow<K extends string = string> {
     return max === null || max === undefined ? null : this.#startedAt + max;
   }
 
-  #recall(query: string, raw: string): Promise<RecallOutcome> {
+  async #recall(query: string, raw: string): Promise<RecallOutcome> {
+    // A span whose prune is in doubt is still live here: try to settle it, and answer from the window if
+    // the store still cannot say (the bytes are the window's either way).
+    await this.#settle(query);
     return recall(query, raw, {
       session: this.session,
       tombstone: this.#settings.tombstone,
@@ -605,7 +749,13 @@ export class ContextWindow<K extends string = string> {
     };
     if ("refusal" in planned) return refuse(planned.refusal.reason, planned.refusal.message);
     const { plan } = planned;
-    const summaryId = `span_${this.#nextSpan}`;
+    // The summary's id is minted by the home store like any span's, so no other process can take it.
+    let summaryId: string;
+    try {
+      summaryId = (await this.#settings.auditStore.registerSpan(this.session, { kind: SUMMARY_KIND, hash: contentHash(digest), group: null, message: null, store: null })).spanId;
+    } catch (err) {
+      return refuse("store-error", `the store failed before the summary (${errorMessage(err)}); nothing was committed`);
+    }
     let commit: PruneCommit | null = null;
     let keeps: readonly (Keep | null)[] = [];
     let auditSeq: number | null;
@@ -633,10 +783,12 @@ export class ContextWindow<K extends string = string> {
       });
     }
     // Committed: now, and only now, rewrite the window.
-    this.#nextSpan++;
     const now = this.#settings.clock.now();
     const tombstone = this.#settings.tombstone;
-    const before = plan.members.reduce((n, e) => n + (e.state === "live" ? e.span.tokens : e.state === "summary" ? countTokens(e.text) : goneTokens(e, now, tombstone)), 0);
+    const before = plan.members.reduce(
+      (n, e) => n + (e.state === "live" ? e.span.tokens : e.state === "summary" || e.state === "lost" ? countTokens(e.text) : goneTokens(e, now, tombstone)),
+      0,
+    );
     const pruned: Array<{ spanId: string; handle: string; repersisted: boolean }> = [];
     const members = plan.members.map((e): Entry => {
       if (e.state !== "live") return e;
@@ -724,8 +876,32 @@ export class ContextWindow<K extends string = string> {
   }
 
   #audit(store: BackingStore, draft: AuditDraft): Promise<number | null> {
-    return this.#pendingAudit.append(store, draft);
+    return this.#pendingAudit.append(store, { ...draft, decided: this.#decide(1) });
   }
+
+  /**
+   * Takes `n` consecutive values of the decision clock: never below the clock's milliseconds × 1000,
+   * always above the last value taken (in this process, or in the session's records when it resumed).
+   */
+  #decide(n: number): number {
+    const first = Math.max(Math.floor(this.#settings.clock.now()) * 1000, this.#lastDecided + 1);
+    this.#lastDecided = first + n - 1;
+    return first;
+  }
+}
+
+/** A prune whose outcome is unknown: how to ask the store again, and what to do with the answer. */
+interface Doubt {
+  resolve(): Promise<PruneCommit | null>;
+  finish(commit: PruneCommit | null): Promise<void>;
+}
+
+function withDecided(decided: number, draft: AuditDraft): AuditDraft {
+  return { ...draft, decided };
+}
+
+function lossyCount(commit: PruneCommit): number {
+  return commit.items.filter((it) => it.decision.status === "lossy").length;
 }
 
 /** A plain-data copy of untrusted input, taken once; an unreadable value becomes a marker string. */

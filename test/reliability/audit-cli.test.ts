@@ -190,7 +190,7 @@ describe("pruneguard audit", () => {
       [[source, "--verify"], /--verify needs --session/],
       [[source, "--session", "s-42", "--store", "nope"], /no store nope/],
       [[source, "--session", "s-42", "--format", "xml"], /invalid/i],
-      [[], /missing required argument/],
+      [[], /give a SQLite file or --url/],
     ] as const;
     const results = await Promise.all(cases.map(([args]) => cliAsync(...args)));
     for (const [i, [args, msg]] of cases.entries()) {

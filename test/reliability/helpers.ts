@@ -64,7 +64,10 @@ export function tempDir(label: string): string {
 // Fault injection
 
 /** The methods of `BackingStore`, in the order the suites name them. */
-export const STORE_METHODS = ["persist", "commitPrune", "lookup", "appendAudit", "auditLog", "searchCopies", "countLossy", "releaseHolds", "rotate", "close"] as const;
+export const STORE_METHODS = [
+  "persist", "commitPrune", "lookup", "appendAudit", "auditLog", "searchCopies", "countLossy", "releaseHolds", "rotate", "close",
+  "registerSpan", "sessionSpans", "noteReplacement", "reserveLossy", "releaseLossy",
+] as const;
 export type StoreMethod = (typeof STORE_METHODS)[number];
 
 export interface FaultPlan {
@@ -120,6 +123,11 @@ export class FaultyStore implements BackingStore {
   countLossy(...a: Parameters<BackingStore["countLossy"]>) { return this.#call("countLossy", () => this.inner.countLossy(...a)); }
   releaseHolds(...a: Parameters<BackingStore["releaseHolds"]>) { return this.#call("releaseHolds", () => this.inner.releaseHolds(...a)); }
   rotate() { return this.#call("rotate", () => this.inner.rotate()); }
+  registerSpan(...a: Parameters<BackingStore["registerSpan"]>) { return this.#call("registerSpan", () => this.inner.registerSpan(...a)); }
+  sessionSpans(...a: Parameters<BackingStore["sessionSpans"]>) { return this.#call("sessionSpans", () => this.inner.sessionSpans(...a)); }
+  noteReplacement(...a: Parameters<BackingStore["noteReplacement"]>) { return this.#call("noteReplacement", () => this.inner.noteReplacement(...a)); }
+  reserveLossy(...a: Parameters<BackingStore["reserveLossy"]>) { return this.#call("reserveLossy", () => this.inner.reserveLossy(...a)); }
+  releaseLossy(...a: Parameters<BackingStore["releaseLossy"]>) { return this.#call("releaseLossy", () => this.inner.releaseLossy(...a)); }
   close() { return this.inner.close(); }
 }
 
@@ -150,7 +158,7 @@ function stripVolatile(r: AuditRecord) {
 export async function freedSpanProblems(win: ContextWindow, store: BackingStore, originals: ReadonlyMap<string, string>): Promise<string[]> {
   const problems: string[] = [];
   for (const e of win.entries()) {
-    if (e.state === "live" || e.state === "summary") continue;
+    if (e.state === "live" || e.state === "lost" || e.state === "summary") continue;
     if (e.state === "tombstone") {
       if (!/unrecoverable|original unrecoverable/.test(e.text)) problems.push(`${e.spanId}: tombstone without the unrecoverable marker`);
       continue;
@@ -176,7 +184,7 @@ export const SABOTAGE = {
   "skip-hold": (s: BackingStore): BackingStore => override(s, {
     commitPrune: (txn) => s.commitPrune({
       ...txn,
-      decide: (checks) => txn.decide(checks).map((d) => (d.status === "reversible" ? { ...d, hold: false } : d)),
+      decide: (checks, left) => txn.decide(checks, left).map((d) => (d.status === "reversible" ? { ...d, hold: false } : d)),
     }),
   }),
   /** Recall decisions are not logged (every third one is answered with a record that is never stored). */

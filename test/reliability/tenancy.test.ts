@@ -56,7 +56,7 @@ function leakSession(s: BackingStore): BackingStore {
 }
 
 /** An audit record with the fields that must not depend on what was asked stripped. */
-const comparable = (r: AuditRecord) => ({ ...r, spanId: null, handle: null, directive: null, seq: 0, prevHash: "", hash: "" });
+const comparable = (r: AuditRecord) => ({ ...r, spanId: null, handle: null, directive: null, seq: 0, decided: 0, prevHash: "", hash: "" });
 
 for (const variant of ["memory", "sqlite"] as const) {
   describe(`tenancy (${variant})`, () => {

@@ -29,6 +29,7 @@ describe("entry points", () => {
       "Transcript",
       "aiSDKTools",
       "anthropicTools",
+      "checkStoreDeclarations",
       "contentHash",
       "countTokens",
       "directiveSchema",
@@ -38,7 +39,9 @@ describe("entry points", () => {
       "pruneguardRepairToolCall",
       "toolResultText",
       "guardWindow",
+      "openStores",
       "parseDirective",
+      "storeMismatches",
       "systemClock",
       "toAISDK",
       "toAnthropic",
@@ -61,6 +64,7 @@ describe("entry points", () => {
   it("the adapter entry exports the shared commit step and what it reads and writes", () => {
     expect(Object.keys(adapters).sort()).toEqual([
       "EMPTY_CHAIN",
+      "OutcomeUnknownError",
       "StoreBase",
       "StoreError",
       "commitResult",
@@ -69,6 +73,7 @@ describe("entry points", () => {
       "planCommit",
       "readOnly",
       "recordState",
+      "registeredSpan",
       "sealChain",
       "sealChainJson",
       "spanTaken",

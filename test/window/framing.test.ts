@@ -197,7 +197,7 @@ describe("the runtime-line grammar", () => {
  */
 describe("framing covers search answers, range summaries and tool results", () => {
   const SEARCH_LINES = new Set(["search-head", "search-match", "search-more", "search-coverage", "invalid"]);
-  const MEMBER_LINES = new Set(["index", "unrecoverable", "copy-uncertain", "range-summary"]);
+  const MEMBER_LINES = new Set(["index", "unrecoverable", "copy-uncertain", "range-summary", "lost"]);
 
   type Step = { text: string; asToolPair: boolean; drop: boolean };
   const step: fc.Arbitrary<Step> = fc.record({ text: hostile, asToolPair: fc.boolean(), drop: fc.boolean() });

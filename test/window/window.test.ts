@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ContextWindow, IrreversiblePruneError, ManualClock, MemoryStore, countTokens, verifyAuditChain } from "../../src/index.js";
+import { contentHash } from "../../src/hash.js";
 import type { BackingStore, KindPolicy, PruneOutcome } from "../../src/index.js";
 
 const HOUR = 3_600_000;
@@ -203,18 +204,33 @@ describe("ContextWindow: holds, rotation and re-persist", () => {
     expect(await win.recall(ref)).toMatchObject({ status: "pruned-unrecoverable", reason: "lossy" });
   });
 
-  it("never overwrites a stored copy that differs from the window's bytes, even with re-persist on", async () => {
+  it("two windows of one session get distinct span ids from the store; neither overwrites the other's copy", async () => {
     const clock = new ManualClock(0);
     const toolLog = new MemoryStore({ name: "toolLog", clock });
     const first = new ContextWindow({ session: "s", clock, stores: { toolLog }, kinds: KINDS });
-    await first.append({ kind: "toolResult", text: "the first writer's bytes" });
+    const a = await first.append({ kind: "toolResult", text: "the first writer's bytes" });
     const second = new ContextWindow({ session: "s", clock, stores: { toolLog }, kinds: KINDS });
-    const ref = await second.append({ kind: "toolResult", text: "other bytes under the same id" });
-    const out = await second.tryPrune({ span: ref, mode: "drop" });
-    // The second window never got a handle (persist refused), and the record it finds is not its bytes.
+    const b = await second.append({ kind: "toolResult", text: "the second writer's bytes" });
+    expect([a, b]).toEqual(["span_1", "span_2"]);
+    expect(await second.tryPrune({ span: b, mode: "drop" })).toMatchObject({ status: "reversible" });
+    expect(await first.tryPrune({ span: a, mode: "drop" })).toMatchObject({ status: "reversible" });
+    expect(await toolLog.lookup("s", { spanId: "span_1" })).toMatchObject({ text: "the first writer's bytes" });
+    expect(await toolLog.lookup("s", { spanId: "span_2" })).toMatchObject({ text: "the second writer's bytes" });
+  });
+
+  it("never overwrites a stored copy that differs from the window's bytes, even with re-persist on", async () => {
+    const clock = new ManualClock(0);
+    const toolLog = new MemoryStore({ name: "toolLog", clock });
+    // A record the window did not write sits under the id the window is about to be given.
+    await toolLog.persist({ session: "s", spanId: "span_1", kind: "toolResult", text: "someone else's bytes", hash: contentHash("someone else's bytes") });
+    const win = new ContextWindow({ session: "s", clock, stores: { toolLog }, kinds: KINDS });
+    const ref = await win.append({ kind: "toolResult", text: "other bytes under the same id" });
+    expect(ref).toBe("span_1");
+    const out = await win.tryPrune({ span: ref, mode: "drop" });
+    // The window never got a handle (persist refused), and the record it finds is not its bytes.
     expect(out).toMatchObject({ status: "rejected", reason: "not-reversible", failed: ["existence", "addressability"] });
     expect(out.status === "rejected" && out.line).toMatch(/stored copy differs/);
-    expect(await toolLog.lookup("s", { spanId: "span_1" })).toMatchObject({ text: "the first writer's bytes" });
+    expect(await toolLog.lookup("s", { spanId: "span_1" })).toMatchObject({ text: "someone else's bytes" });
   });
 
   it("a read-only store cannot re-persist", async () => {

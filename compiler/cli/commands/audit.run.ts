@@ -3,6 +3,7 @@ import { existsSync } from "node:fs";
 import * as path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { verifyAuditChain, type AuditChainBreak, type AuditRecord } from "../../../src/audit.js";
+import { errorMessage } from "../../../src/errors.js";
 import { sqliteAuditRows } from "../../../src/stores/sqlite.js";
 import { CliError, ExitCode, type CliContext } from "../context.js";
 import type { AuditFlags } from "./audit.js";
@@ -22,10 +23,32 @@ export interface AuditProblem {
   readonly detail: string;
 }
 
+/** Where the audit rows come from: a SQLite file, or a PostgreSQL schema. Read only, either way. */
+interface AuditSource {
+  /** How the source is named in output (a file name, or `postgres:<schema>`: never the URL, which may carry a password). */
+  readonly label: string;
+  sessions(): Promise<Array<{ store: string; session: string; n: number }>>;
+  rows(store: string, session: string): Promise<AuditRow[]>;
+  close(): Promise<void>;
+}
+
 /** The action of `pruneguard audit` (registered in `audit.ts`). */
-export function runAudit(file: string, flags: AuditFlags, cli: CliContext): void {
-  const { io } = cli;
-  const abs = path.resolve(io.cwd, file);
+export async function runAudit(file: string | undefined, flags: AuditFlags, cli: CliContext): Promise<void> {
+  if ((file === undefined) === (flags.url === undefined)) throw new CliError("audit: give a SQLite file or --url for a PostgreSQL store (one of them)");
+  const source = file !== undefined ? openSqlite(file, cli) : await openPostgres(flags.url!, flags.schema ?? "pruneguard");
+  try {
+    const code = await run(source, flags, cli.io.stdout);
+    cli.exit(code);
+  } catch (err) {
+    if (err instanceof CliError) throw err;
+    throw new CliError(`cannot read ${source.label}: ${err instanceof Error ? err.message : String(err)}`);
+  } finally {
+    await source.close();
+  }
+}
+
+function openSqlite(file: string, cli: CliContext): AuditSource {
+  const abs = path.resolve(cli.io.cwd, file);
   if (!existsSync(abs)) throw new CliError(`no such file: ${file}`);
   let db: DatabaseSync;
   try {
@@ -33,24 +56,75 @@ export function runAudit(file: string, flags: AuditFlags, cli: CliContext): void
   } catch (err) {
     throw new CliError(`cannot open ${file}: ${err instanceof Error ? err.message : String(err)}`);
   }
+  let table: unknown;
   try {
-    const code = run(db, file, flags, io.stdout);
-    cli.exit(code);
+    table = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'pruneguard_audit'").get();
   } catch (err) {
-    if (err instanceof CliError) throw err;
-    throw new CliError(`cannot read ${file}: ${err instanceof Error ? err.message : String(err)}`);
-  } finally {
     db.close();
+    throw new CliError(`cannot read ${file}: ${err instanceof Error ? err.message : String(err)}`);
   }
+  if (table === undefined) {
+    db.close();
+    throw new CliError(`${file} is not a pruneguard store (no pruneguard_audit table)`);
+  }
+  // Either schema of the audit table (files written before it was keyed by chain are read as they are).
+  const audit = sqliteAuditRows(db);
+  return {
+    label: file,
+    sessions: async () =>
+      db.prepare(`SELECT store, session, count(*) AS n FROM ${audit} GROUP BY store, session ORDER BY store, session`)
+        .all() as unknown as Array<{ store: string; session: string; n: number }>,
+    rows: async (store, session) =>
+      db.prepare(`SELECT seq, status, hash, record FROM ${audit} WHERE store = ? AND session = ? ORDER BY seq`)
+        .all(store, session) as unknown as AuditRow[],
+    close: async () => db.close(),
+  };
 }
 
-function run(db: DatabaseSync, file: string, flags: AuditFlags, out: (t: string) => void): ExitCode {
-  const table = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'pruneguard_audit'").get();
-  if (table === undefined) throw new CliError(`${file} is not a pruneguard store (no pruneguard_audit table)`);
-  const audit = sqliteAuditRows(db);
-  const sessions = db
-    .prepare(`SELECT store, session, count(*) AS n FROM ${audit} GROUP BY store, session ORDER BY store, session`)
-    .all() as unknown as Array<{ store: string; session: string; n: number }>;
+/** A PostgreSQL store's audit table, read in a read-only transaction on one connection. */
+async function openPostgres(url: string, schema: string): Promise<AuditSource> {
+  try {
+    new URL(url);
+  } catch {
+    throw new CliError("audit: --url is not a valid URL; expected postgres://user[:password]@host[:port]/database");
+  }
+  const { default: pg } = await import("pg");
+  const { checkSchemaName } = await import("../../../src/stores/postgres/sql.js");
+  try {
+    checkSchemaName(schema);
+  } catch (err) {
+    throw new CliError(`audit: ${errorMessage(err)}`);
+  }
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000, application_name: "pruneguard audit" });
+  client.on("error", () => undefined);
+  try {
+    await client.connect();
+    await client.query("BEGIN READ ONLY");
+    const present = await client.query("SELECT to_regclass($1) AS t", [`${pg.escapeIdentifier(schema)}.audit`]);
+    if (present.rows[0]?.t === null) throw new CliError(`schema ${schema} holds no pruneguard store (no audit table; run \`pruneguard migrate\`?)`);
+  } catch (err) {
+    await client.end().catch(() => undefined);
+    if (err instanceof CliError) throw err;
+    // The URL is not echoed: it may carry a password.
+    throw new CliError(`audit: cannot read the PostgreSQL store: ${errorMessage(err)}`);
+  }
+  const table = `${pg.escapeIdentifier(schema)}.audit`;
+  return {
+    label: `postgres:${schema}`,
+    sessions: async () =>
+      (await client.query(`SELECT store, session, count(*)::int AS n FROM ${table} GROUP BY store, session ORDER BY store, session`)).rows,
+    rows: async (store, session) =>
+      (await client.query(`SELECT seq::int AS seq, status, hash, record FROM ${table} WHERE store = $1 AND session = $2 ORDER BY seq`, [store, session])).rows,
+    close: async () => {
+      await client.query("ROLLBACK").catch(() => undefined);
+      await client.end().catch(() => undefined);
+    },
+  };
+}
+
+async function run(source: AuditSource, flags: AuditFlags, out: (t: string) => void): Promise<ExitCode> {
+  const file = source.label;
+  const sessions = await source.sessions();
   const stores = [...new Set(sessions.map((s) => s.store))];
   if (flags.anchor !== undefined && flags.verify !== true) throw new CliError("--anchor needs --verify");
   if (flags.session === undefined) {
@@ -69,9 +143,7 @@ function run(db: DatabaseSync, file: string, flags: AuditFlags, out: (t: string)
   } else if (!stores.includes(store) && stores.length > 0) {
     throw new CliError(`no store ${store} in ${file} (stores: ${stores.join(", ")})`);
   }
-  const rows = db
-    .prepare(`SELECT seq, status, hash, record FROM ${audit} WHERE store = ? AND session = ? ORDER BY seq`)
-    .all(store, flags.session) as unknown as AuditRow[];
+  const rows = await source.rows(store, flags.session);
   const records: AuditRecord[] = [];
   /** The row each parsed record came from, so a break is named by the row a reader can find. */
   const rowOf: number[] = [];

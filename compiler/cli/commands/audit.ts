@@ -1,9 +1,11 @@
 /**
- * `pruneguard audit <sqlite-file>`: lists a session's logged decisions readably and, with `--verify`,
+ * `pruneguard audit <sqlite-file>` or `pruneguard audit --url <postgres-url> [--schema s]`: lists a
+ * session's logged decisions readably and, with `--verify`,
  * checks its hash chain. Exit 0 when all is well, 1 when `--verify` finds a break (the record and why
  * are printed), 2 on usage or I/O errors.
  *
- * The file is opened read-only with node:sqlite, so auditing never changes what it audits. Besides
+ * The file is opened read-only with node:sqlite (a PostgreSQL store is read in a `READ ONLY`
+ * transaction), so auditing never changes what it audits. Besides
  * the chain itself, `--verify` checks that each row's indexed columns (`seq`, `status`, `hash`) agree
  * with the sealed record: the store counts the lossy budget from the `status` column, so an edit there
  * must not pass unnoticed. A chain cannot see its own tail being cut off; `--anchor <hash>` checks that
@@ -22,14 +24,18 @@ export interface AuditFlags {
   readonly session?: string;
   readonly verify?: boolean;
   readonly anchor?: string;
+  readonly url?: string;
+  readonly schema?: string;
   readonly format: "pretty" | "json";
 }
 
 export const registerAudit: RegisterCommand = (program, cli) => {
   program
     .command("audit")
-    .description("list a session's logged prune and recall decisions from a SQLite store; --verify checks the hash chain")
-    .argument("<sqlite-file>", "the SQLite file a SqliteStore writes")
+    .description("list a session's logged prune and recall decisions from a SQLite or PostgreSQL store; --verify checks the hash chain")
+    .argument("[sqlite-file]", "the SQLite file a SqliteStore writes (or --url for a PostgreSQL store)")
+    .option("--url <url>", "read a PostgreSQL store instead: its connection URL (read only)")
+    .option("--schema <schema>", "with --url: the schema that holds the store's tables", "pruneguard")
     .option("--store <name>", "the store whose chain to read (default: the only store in the file)")
     .option("--session <id>", "the session to list (without it: list the sessions in the file)")
     .option("--verify", "check the chain: exit 1 naming the first edited, dropped or reordered record")
@@ -43,6 +49,7 @@ export const registerAudit: RegisterCommand = (program, cli) => {
       "  pruneguard audit agent.db                                  # sessions in the file",
       "  pruneguard audit agent.db --session s-42                   # that session's decisions",
       "  pruneguard audit agent.db --store toolLog --session s-42 --verify --format json",
+      "  pruneguard audit --url postgres://app@db:5432/agents --schema pruneguard --session s-42 --verify",
     ].join("\n"))
-    .action(async (file: string, flags: AuditFlags) => (await import("./audit.run.js")).runAudit(file, flags, cli));
+    .action(async (file: string | undefined, flags: AuditFlags) => (await import("./audit.run.js")).runAudit(file, flags, cli));
 };

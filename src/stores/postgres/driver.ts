@@ -63,6 +63,17 @@ export function isWireError(err: unknown): boolean {
   return err !== null && typeof err === "object" && wireErrors.has(err);
 }
 
+const commitUnknown = new WeakSet<object>();
+
+/**
+ * The connection broke while the message carrying COMMIT was out: the server may or may not have
+ * committed, and only reading back can tell.
+ */
+export function isCommitUnknown(err: unknown): boolean {
+  const e = err instanceof StoreError ? err.cause : err;
+  return e !== null && typeof e === "object" && commitUnknown.has(e);
+}
+
 /** SQLSTATEs after which the whole transaction can safely run again: nothing of it was committed. */
 const RETRYABLE = new Set(["40001", "40P01", "23505"]);
 
@@ -137,7 +148,10 @@ export class PoolDriver implements Driver {
       try {
         result = await client.query(all.join(";\n"));
       } catch (err) {
-        if (isConnectionError(err)) broken = err;
+        if (isConnectionError(err)) {
+          broken = err;
+          if (commit && err !== null && typeof err === "object") commitUnknown.add(err);
+        }
         throw wire(err);
       }
       return rowsOf(result).slice(head.length, head.length + statements.length);

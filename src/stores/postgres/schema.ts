@@ -4,7 +4,7 @@ import type { Driver } from "./driver.js";
 import { sql, tablesOf, type Tables } from "./sql.js";
 
 /** The schema version this code writes and reads. */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 function migrations(t: Tables): ReadonlyArray<{ version: number; statements: readonly string[] }> {
   return [
@@ -90,6 +90,36 @@ function migrations(t: Tables): ReadonlyArray<{ version: number; statements: rea
           END IF;
         END
         $pruneguard$`,
+      ],
+    },
+    {
+      version: 3,
+      statements: [
+        // A session's counters, kept by its home store: the last span id minted (so processes sharing or
+        // resuming a session never reuse one) and the lossy budget spent (commitments plus reservations).
+        `CREATE TABLE IF NOT EXISTS ${t.sessions.text} (
+          store      text   NOT NULL,
+          session    text   NOT NULL,
+          next_span  bigint NOT NULL,
+          lossy_used bigint NOT NULL,
+          PRIMARY KEY (store, session)
+        )`,
+        // Every span appended to a session, in position order, without its bytes: what a restarted
+        // process needs to put each back in its place or say it was lost.
+        `CREATE TABLE IF NOT EXISTS ${t.spans.text} (
+          store       text   NOT NULL,
+          session     text   NOT NULL,
+          ordinal     bigint NOT NULL,
+          span_id     text   NOT NULL,
+          kind        text   NOT NULL,
+          hash        text   NOT NULL,
+          grp         text,
+          message     text,
+          backing     text,
+          replacement text,
+          PRIMARY KEY (store, session, ordinal),
+          UNIQUE (store, session, span_id)
+        )`,
       ],
     },
   ];

@@ -65,6 +65,8 @@ export interface Tables {
   readonly heads: RawSql;
   readonly audit: RawSql;
   readonly version: RawSql;
+  readonly sessions: RawSql;
+  readonly spans: RawSql;
 }
 
 export function tablesOf(schema: string): Tables {
@@ -76,5 +78,7 @@ export function tablesOf(schema: string): Tables {
     heads: new RawSql(`${q}.audit_heads`),
     audit: new RawSql(`${q}.audit`),
     version: new RawSql(`${q}.schema_version`),
+    sessions: new RawSql(`${q}.sessions`),
+    spans: new RawSql(`${q}.spans`),
   };
 }

@@ -1,0 +1,155 @@
+/**
+ * Stores opened from a policy's declarations, and the check that stores passed in by hand match them.
+ *
+ * A declaration says what a store promises: its engine, retention, holds, provenance and writability.
+ * `explain` and the generated types reason from those promises; a store that makes other ones (a second of
+ * retention where the policy says "forever", no holds where it says holds) would make both wrong at run
+ * time. `openStores` opens exactly what was declared; `checkStoreDeclarations` refuses anything else, with
+ * an error naming the store and the difference.
+ */
+import { formatDuration } from "../policy/durations.js";
+import type { Engine, StoreDeclaration } from "../policy/stores.js";
+import type { Clock } from "../types.js";
+import { MemoryStore } from "./memory.js";
+import type { BackingStore } from "./store.js";
+
+/** Where the declared stores live. Only the engines a policy declares need a place. */
+export interface OpenStoresOptions {
+  /** The SQLite file every `sqlite` store keeps its records in (stores share one file by name). */
+  readonly sqlite?: { readonly path: string; readonly busyTimeoutMs?: number };
+  /**
+   * The PostgreSQL database of every `postgres` store: a pool to share (never ended by the stores), or a
+   * URL (default: `PRUNEGUARD_PG_URL`); the schema must be migrated (`pruneguard migrate`).
+   */
+  readonly postgres?: {
+    /** A `pg.Pool` or an in-process PGlite (typed loosely so this entry point does not need pg's types). */
+    readonly pool?: object;
+    readonly url?: string;
+    readonly schema?: string;
+    readonly statementTimeoutMs?: number | null;
+  };
+  /**
+   * Open every store in process memory instead, with the declared retention and promises: for tests. Such
+   * a store keeps nothing across a restart, whatever engine the policy declares.
+   */
+  readonly memory?: boolean;
+  readonly clock?: Clock;
+}
+
+/**
+ * Opens the stores a policy declares (a generated guard's `storeDeclarations`), each with its declared
+ * retention, holds, provenance and writability, under the policy's store names. The first store mints
+ * plain handles (`#3`); each other gets a short prefix derived from its name (`t#3`), the same in every
+ * process, so one window's handles never collide. Throws naming the store when its place is missing or
+ * it cannot be opened; stores already opened are closed again.
+ */
+export async function openStores<N extends string>(
+  declarations: { readonly [P in N]: StoreDeclaration },
+  options: OpenStoresOptions,
+): Promise<{ [P in N]: BackingStore }> {
+  const names = Object.keys(declarations) as N[];
+  const prefixes = handlePrefixes(names);
+  const opened: Partial<Record<N, BackingStore>> = {};
+  try {
+    for (const name of names) {
+      const d = declarations[name];
+      const common = {
+        name, retentionMs: d.retentionMs, holds: d.holds, distinguishesAbsent: d.distinguishesAbsent, writable: d.writable,
+        handlePrefix: prefixes.get(name)!, ...(options.clock ? { clock: options.clock } : {}),
+      };
+      opened[name] = await openOne(d.engine, common, options);
+    }
+  } catch (err) {
+    for (const s of Object.values(opened) as BackingStore[]) await s.close().catch(() => undefined);
+    throw err;
+  }
+  return opened as { [P in N]: BackingStore };
+}
+
+async function openOne(
+  engine: Engine,
+  common: { name: string; retentionMs: number | null; holds: boolean; distinguishesAbsent: boolean; writable: boolean; handlePrefix: string; clock?: Clock },
+  options: OpenStoresOptions,
+): Promise<BackingStore> {
+  if (options.memory === true || engine === "memory") return new MemoryStore(common);
+  if (engine === "sqlite") {
+    if (options.sqlite === undefined) throw new TypeError(`openStores: store ${common.name} is declared sqlite; give a sqlite path`);
+    const { SqliteStore } = await import("./sqlite.js");
+    return new SqliteStore({ ...common, path: options.sqlite.path, ...(options.sqlite.busyTimeoutMs !== undefined ? { busyTimeoutMs: options.sqlite.busyTimeoutMs } : {}) });
+  }
+  const pg = options.postgres ?? {};
+  // Loaded only here, so that agent code that never opens a PostgreSQL store never loads pg.
+  const { PostgresStore } = await import("./postgres.js");
+  return PostgresStore.connect({
+    ...common,
+    ...(pg.pool !== undefined ? { pool: pg.pool as NonNullable<Parameters<typeof PostgresStore.connect>[0]["pool"]> } : {}),
+    ...(pg.url !== undefined ? { url: pg.url } : {}),
+    ...(pg.schema !== undefined ? { schema: pg.schema } : {}),
+    ...(pg.statementTimeoutMs !== undefined ? { statementTimeoutMs: pg.statementTimeoutMs } : {}),
+  });
+}
+
+/** `""` for the first store, then the shortest unused prefix of each name's letters (up to four), deterministic. */
+export function handlePrefixes(names: readonly string[]): Map<string, string> {
+  const out = new Map<string, string>();
+  const used = new Set<string>();
+  names.forEach((name, i) => {
+    let prefix = i === 0 ? "" : null;
+    const letters = name.toLowerCase().replace(/[^a-z]/g, "") || "s";
+    for (let n = 1; prefix === null && n <= Math.min(4, letters.length); n++) if (!used.has(letters.slice(0, n))) prefix = letters.slice(0, n);
+    for (let k = 0; prefix === null; k++) {
+      const candidate = `${letters.slice(0, 3)}${"abcdefghijklmnopqrstuvwxyz"[k % 26]}`.slice(0, 4);
+      if (!used.has(candidate)) prefix = candidate;
+      if (k > 26 * 26) throw new RangeError(`openStores: no handle prefix left for store ${name}`);
+    }
+    used.add(prefix);
+    out.set(name, prefix);
+  });
+  return out;
+}
+
+/** One way a store differs from its declaration. */
+export interface StoreMismatch {
+  readonly store: string;
+  readonly property: "missing" | "retentionMs" | "holds" | "distinguishesAbsent" | "writable";
+  readonly declared: string;
+  readonly actual: string;
+}
+
+/**
+ * How each store differs from its declaration (empty when they all match). The promises are compared,
+ * not the engine: a store on another engine that makes the same promises (the PostgreSQL store where the
+ * policy names SQLite, a `MemoryStore` in tests) decides every prune the same way.
+ */
+export function storeMismatches(
+  declarations: { readonly [name: string]: StoreDeclaration },
+  stores: ReadonlyMap<string, BackingStore>,
+): StoreMismatch[] {
+  const out: StoreMismatch[] = [];
+  for (const [name, d] of Object.entries(declarations)) {
+    const s = stores.get(name);
+    if (s === undefined) {
+      out.push({ store: name, property: "missing", declared: `a ${d.engine} store`, actual: "none" });
+      continue;
+    }
+    if (s.retentionMs !== d.retentionMs) {
+      out.push({ store: name, property: "retentionMs", declared: formatDuration(d.retentionMs), actual: formatDuration(s.retentionMs) });
+    }
+    for (const p of ["holds", "distinguishesAbsent", "writable"] as const) {
+      if (s.capabilities[p] !== d[p]) out.push({ store: name, property: p, declared: String(d[p]), actual: String(s.capabilities[p]) });
+    }
+  }
+  return out;
+}
+
+/** Throws a `TypeError` naming every store that does not match its declaration. */
+export function checkStoreDeclarations(declarations: { readonly [name: string]: StoreDeclaration }, stores: ReadonlyMap<string, BackingStore>): void {
+  const found = storeMismatches(declarations, stores);
+  if (found.length === 0) return;
+  const lines = found.map((m) =>
+    m.property === "missing"
+      ? `store ${m.store}: the policy declares ${m.declared}, none was given`
+      : `store ${m.store}: the policy declares ${m.property} ${m.declared}, the store has ${m.actual}`,
+  );
+  throw new TypeError(`ContextWindow: stores do not match the policy's declarations (open them with openStores):\n  ${lines.join("\n  ")}`);
+}

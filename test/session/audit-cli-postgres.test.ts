@@ -1,0 +1,64 @@
+/**
+ * `pruneguard audit --url` reads a PostgreSQL store's audit log the way `pruneguard audit <file>` reads a
+ * SQLite one: sessions, a session's decisions, `--verify` with exit 1 naming an edited record.
+ */
+import { spawn } from "node:child_process";
+import pg from "pg";
+import { afterAll, expect } from "vitest";
+import { PostgresStore } from "../../src/postgres.js";
+import { ManualClock } from "../../src/types.js";
+import { ContextWindow } from "../../src/window/window.js";
+import { describeWithServer, dropSchemas, freshSchema, itWithServer, PG_URL, testPool } from "../stores/pg-helpers.js";
+
+function cli(...args: string[]): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ["bin/pruneguard.js", "audit", ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+    child.on("exit", (code) => {
+      expect(err, "a stack trace reached the user").not.toMatch(/\n\s+at /);
+      resolve({ code, out, err });
+    });
+  });
+}
+
+describeWithServer("pruneguard audit --url (PostgreSQL)", () => {
+  const pool = testPool(2);
+  const schemas: string[] = [];
+  afterAll(async () => {
+    await dropSchemas(pool, schemas);
+    await pool.end();
+  });
+
+  itWithServer("lists sessions and decisions, verifies the chain, and exits 1 naming an edited record", async () => {
+    const schema = await freshSchema(pool, "auditcli", schemas);
+    const clock = new ManualClock(Date.UTC(2026, 10, 13, 9));
+    const store = new PostgresStore({ name: "toolLog", pool, schema, clock });
+    const win = new ContextWindow({ session: "s-42", clock, stores: { toolLog: store }, kinds: { tool: { store: "toolLog", modes: ["drop"], lossy: "with-flag" } } });
+    const a = await win.append({ kind: "tool", text: "GET /deploy -> 500 req_8f3a2c91" });
+    await win.applyDirective({ op: "prune", span_id: a, mode: "drop" });
+    await win.recall(a);
+
+    const listed = await cli("--url", PG_URL, "--schema", schema, "--format", "json");
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.out)).toMatchObject({ file: `postgres:${schema}`, sessions: [{ store: "toolLog", session: "s-42", n: 2 }] });
+
+    const verified = await cli("--url", PG_URL, "--schema", schema, "--session", "s-42", "--verify");
+    expect(verified.code).toBe(0);
+    expect(verified.out).toMatch(/chain ok: 2 records/);
+    expect(verified.out).not.toContain(new URL(PG_URL).host === "" ? "\u0000" : PG_URL);
+
+    await pool.query(`UPDATE ${pg.escapeIdentifier(schema)}.audit SET record = replace(record, '"reversible"', '"lossy"'), status = 'lossy' WHERE seq = 1`);
+    const broken = await cli("--url", PG_URL, "--schema", schema, "--session", "s-42", "--verify", "--format", "json");
+    expect(broken.code).toBe(1);
+    expect(JSON.parse(broken.out).verify).toMatchObject({ ok: false, break: { seq: 1, problem: "hash-mismatch" } });
+
+    expect((await cli()).code).toBe(2);
+    expect((await cli("agent.db", "--url", PG_URL)).err).toMatch(/one of them/);
+    const missing = await cli("--url", PG_URL, "--schema", "pgt_nothing_here");
+    expect(missing.code).toBe(2);
+    expect(missing.err).toMatch(/no audit table/);
+  }, 60_000);
+});

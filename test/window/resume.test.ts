@@ -1,0 +1,77 @@
+/**
+ * `ContextWindow.resume`: a window opened over an existing session puts every span back in its place —
+ * live, pruned (index line or digest), tombstone, or an explicit lost line — continues the numbering, and
+ * answers recall of a lost span with `lost`, never `unknown`.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { ContextWindow, ManualClock, MemoryStore, SqliteStore, verifyAuditChain } from "../../src/index.js";
+import type { BackingStore } from "../../src/index.js";
+
+const dir = mkdtempSync(join(tmpdir(), "pruneguard-resume-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const kinds = {
+  tool: { store: "log", modes: ["drop", "summarize", "compress"], lossy: "with-flag" },
+  note: { store: null, modes: ["drop"], lossy: "with-flag" },
+} as const;
+
+const variants: Array<[string, (clock: ManualClock) => { open: () => BackingStore }]> = [
+  ["memory", (clock) => {
+    const store = new MemoryStore({ name: "log", clock });
+    return { open: () => store };
+  }],
+  ["sqlite", (clock) => {
+    const path = join(dir, `resume-${Math.random().toString(36).slice(2)}.db`);
+    return { open: () => new SqliteStore({ name: "log", path, clock }) };
+  }],
+];
+
+describe.each(variants)("ContextWindow.resume (%s)", (_label, make) => {
+  it("restores every position, says what was lost, continues numbering and prunes normally", async () => {
+    const clock = new ManualClock(0);
+    const { open } = make(clock);
+    const first = new ContextWindow({ session: "s", clock, stores: { log: open() }, kinds, limits: { lossyBudget: 2 } });
+    const live = await first.append({ kind: "tool", text: "live tool output req_1234abcd" });
+    const dropped = await first.append({ kind: "tool", text: "dropped output" });
+    const summarized = await first.append({ kind: "tool", text: "a long output that gets summarized E1042" });
+    const tomb = await first.append({ kind: "note", text: "a note pruned lossily" });
+    const lost = await first.append({ kind: "note", text: "a note only the first process had" });
+    await first.prune({ span: dropped, mode: "drop" });
+    await first.prune({ span: summarized, mode: "summarize", digest: "summary of the long output" });
+    await first.prune({ span: tomb, mode: "drop", acceptLossy: true });
+    const before = first.render();
+
+    const resumed = await ContextWindow.resume({ session: "s", clock, stores: { log: open() }, kinds, limits: { lossyBudget: 2 } });
+    expect(resumed.entries().map((e) => e.state)).toEqual(["live", "pruned", "pruned", "tombstone", "lost"]);
+    // Everything but the lost line renders exactly as the first process rendered it.
+    expect(resumed.render()).toBe(before.replace(`[${lost} note]\n│ a note only the first process had`, `${lost} lost in a restart, contents unknown`));
+    expect(resumed.span(live)?.text).toBe("live tool output req_1234abcd");
+
+    expect(await resumed.recall(live)).toMatchObject({ status: "found", source: "window", text: "live tool output req_1234abcd" });
+    expect(await resumed.recall(dropped)).toMatchObject({ status: "found", source: "store", text: "dropped output" });
+    expect(await resumed.recall(summarized)).toMatchObject({ status: "found", text: "a long output that gets summarized E1042" });
+    expect(await resumed.recall(tomb)).toMatchObject({ status: "pruned-unrecoverable", reason: "lossy" });
+    expect(await resumed.recall(lost)).toEqual(expect.objectContaining({ status: "lost", spanId: lost, kind: "note", line: `${lost} lost in a restart, contents unknown` }));
+    expect(await resumed.recall("span_6")).toMatchObject({ status: "unknown" });
+    expect(await resumed.applyDirective({ op: "prune", span_id: lost, mode: "drop", accept_lossy: true })).toMatchObject({ status: "rejected", reason: "lost" });
+
+    // New work continues after the old ids, and the lossy budget remembers the first process's commitment.
+    const next = await resumed.append({ kind: "note", text: "new note" });
+    expect(next).toBe("span_6");
+    expect(await resumed.prune({ span: live, mode: "drop" })).toMatchObject({ status: "reversible" });
+    expect(await resumed.prune({ span: next, mode: "drop", acceptLossy: true })).toMatchObject({ status: "lossy" });
+    const another = await resumed.append({ kind: "note", text: "one too many" });
+    expect(await resumed.tryPrune({ span: another, mode: "drop", acceptLossy: true })).toMatchObject({ status: "rejected", reason: "lossy-budget" });
+    expect(verifyAuditChain(await resumed.auditLog())).toBeNull();
+
+    // A window opened with the constructor, not resumed, does not show the old spans, but recall still
+    // knows the session had them: the lost note is `lost`, not "never in this session".
+    const fresh = new ContextWindow({ session: "s", clock, stores: { log: open() }, kinds, limits: { lossyBudget: 2 } });
+    expect(await fresh.recall(lost)).toMatchObject({ status: "lost", spanId: lost, kind: "note" });
+    expect(await fresh.recall(dropped)).toMatchObject({ status: "found", text: "dropped output" });
+    expect(await fresh.recall("span_99")).toMatchObject({ status: "unknown" });
+  });
+});
