@@ -75,3 +75,22 @@ describe.each(variants)("ContextWindow.resume (%s)", (_label, make) => {
     expect(await fresh.recall("span_99")).toMatchObject({ status: "unknown" });
   });
 });
+
+describe("a resumed window keeps honest reversibility", () => {
+  it("a prune reversible only until a time says so after a restart, and stops offering the recall once it passes", async () => {
+    const HOUR = 3_600_000;
+    const clock = new ManualClock(0);
+    // No holds and two hours of retention, in a session of up to eight hours: the prune is reversible until then.
+    const log = new MemoryStore({ name: "log", clock, retentionMs: 2 * HOUR, holds: false });
+    const limits = { maxLengthMs: 8 * HOUR };
+    const first = new ContextWindow({ session: "s", clock, stores: { log }, kinds, limits });
+    const ref = await first.append({ kind: "tool", text: "output kept for two hours" });
+    await first.prune({ span: ref, mode: "drop" });
+    expect(first.render()).toBe("span_1 pruned, recall #1 for 2h00m");
+    clock.advance(HOUR);
+    const resumed = await ContextWindow.resume({ session: "s", clock, stores: { log }, kinds, limits });
+    expect(resumed.render()).toBe("span_1 pruned, recall #1 for 1h00m");
+    clock.advance(HOUR);
+    expect(resumed.render()).toBe("span_1 pruned, copy may be lost");
+  });
+});
