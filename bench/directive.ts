@@ -6,15 +6,19 @@
  * directive text (`JSON.parse` + the directive schema, the least any runtime must do with untrusted
  * output), and a naive executor that parses and deletes the span with no check.
  */
-import { ContextWindow, countTokens, DEFAULT_LIMITS, directiveSchema, MemoryStore, parseDirective, type SpanRef } from "../src/index.js";
+import { ContextWindow, DEFAULT_LIMITS, directiveSchema, MemoryStore, parseDirective, type SpanRef } from "../src/index.js";
 import { GENESIS_HASH, sealAudit, type AuditDraft } from "../src/audit.js";
-import { indexLine } from "../src/render.js";
+import { DEFAULT_HINT_TOKENS, indexHint } from "../src/hint.js";
+import { indexLineTokens } from "../src/render.js";
 import { compareMicro, type MicroResult, type MicroTask } from "./measure.js";
 import { fmtMs, fmtOps, goalAtMost, ratio, type Benchmark, type Row } from "./report.js";
 
 /** Spans appended per window: a fresh window per batch keeps the window's size (and cost) constant. */
 const BATCH = 256;
 const TEXT = "HTTP/1.1 200 OK\n" + '{"step":7,"status":"ok","duration_ms":312,"node":"worker-3"}\n'.repeat(12);
+
+/** The hint a drop of TEXT gets. */
+const HINT = indexHint({ text: TEXT }, DEFAULT_HINT_TOKENS);
 
 /** A typical reversible-drop audit draft, as the guard writes it. */
 const DRAFT: AuditDraft = {
@@ -32,10 +36,13 @@ export const directiveBench: Benchmark = {
 
     // Subject state: a window with BATCH live spans, refilled (untimed, in beforeEach) when used up.
     const untrusted = new WindowPool();
+    // The same directives on windows whose index lines carry no hint, to show what the hint costs.
+    const noHints = new WindowPool({ indexHintTokens: 0 });
     // The same prune on the typed path (no parse), to show what the parse step costs inside the subject.
     const typed = new WindowPool();
     let lastStatus = "";
     let lastTyped = "";
+    let lastNoHint = "";
 
     // Naive executor state: a map of spans, refilled the same way.
     const naive = new Map<string, string>();
@@ -87,15 +94,23 @@ export const directiveBench: Benchmark = {
         fn: () => void parseDirective(directives[parseNext++ % BATCH]!, windowLimits),
       },
       { name: "sealAudit", fn: () => void sealAudit(DRAFT, { seq: ++seq, at: 0, session: "s1", store: "mem", prevHash: GENESIS_HASH }) },
-      { name: "countTokens(index line)", fn: () => void countTokens(indexLine(`span_${(seq++ % 999) + 1}`, "#42")) },
+      { name: "index line tokens", fn: () => void indexLineTokens(`span_${(seq++ % 999) + 1}`, "#42", HINT) },
+      { name: "index-line hint", fn: () => void indexHint({ text: TEXT }, DEFAULT_HINT_TOKENS) },
+      {
+        name: "applyDirective, hints off",
+        fn: async () => {
+          lastNoHint = (await noHints.window.applyDirective(directives[noHints.take()]!)).status;
+        },
+        options: { beforeEach: () => noHints.ready() },
+      },
     ];
     const rounds = ctx.quick ? 2 : 5;
     const { results, ratioToFirst } = await compareMicro(tasks, { rounds, time: ctx.quick ? 120 : 400 });
-    if (lastStatus !== "reversible" || lastTyped !== "reversible") {
-      throw new Error(`benchmark 1: expected reversible outcomes, got ${lastStatus} and ${lastTyped}`);
+    if (lastStatus !== "reversible" || lastTyped !== "reversible" || lastNoHint !== "reversible") {
+      throw new Error(`benchmark 1: expected reversible outcomes, got ${lastStatus}, ${lastTyped} and ${lastNoHint}`);
     }
-    const [parse, apply, naiveR, typedR, windowParse, seal, tokens] = results as [
-      MicroResult, MicroResult, MicroResult, MicroResult, MicroResult, MicroResult, MicroResult,
+    const [parse, apply, naiveR, typedR, windowParse, seal, tokens, hint, noHint] = results as [
+      MicroResult, MicroResult, MicroResult, MicroResult, MicroResult, MicroResult, MicroResult, MicroResult, MicroResult,
     ];
     const applyRatio = ratioToFirst[1]!;
     const naiveRatio = ratioToFirst[2]!;
@@ -134,7 +149,16 @@ export const directiveBench: Benchmark = {
         baseline: `${fmtMs(parse.mean)}/op`,
         ratio: `${ratioToFirst[4]!.toFixed(2)}×`,
         goal: null,
-        detail: `a limits object other than DEFAULT_LIMITS rebuilds the zod schema on every call; one audit record (sealAudit) ${fmtMs(seal.mean)} (${ratioToFirst[5]!.toFixed(2)}×), the index line's token count ${fmtMs(tokens.mean)} (${ratioToFirst[6]!.toFixed(2)}×)`,
+        detail: `a limits object other than DEFAULT_LIMITS rebuilds the zod schema on every call; one audit record (sealAudit) ${fmtMs(seal.mean)} (${ratioToFirst[5]!.toFixed(2)}×), the index line's token count ${fmtMs(tokens.mean)} (${ratioToFirst[6]!.toFixed(2)}×), its hint (indexHint on the span) ${fmtMs(hint.mean)} (${ratioToFirst[7]!.toFixed(2)}×)`,
+      },
+      {
+        bench: 1,
+        name: "same directive, index-line hints off (indexHintTokens: 0) vs bare zod safeParse",
+        subject: `${fmtMs(noHint.mean)}/op (${fmtOps(noHint.hz)})`,
+        baseline: `${fmtMs(parse.mean)}/op`,
+        ratio: `${ratioToFirst[8]!.toFixed(2)}×`,
+        goal: null,
+        detail: `the hint is found by scanning the span's first 2,000 characters when it is dropped (src/hint.ts); p50 ${fmtMs(noHint.p50)}`,
       },
     ];
     return rows;
@@ -147,6 +171,11 @@ class WindowPool {
   refs: Array<SpanRef<"toolResult">> = [];
   #next = BATCH;
   #session = 0;
+  readonly #options: { readonly indexHintTokens?: number };
+
+  constructor(options: { readonly indexHintTokens?: number } = {}) {
+    this.#options = options;
+  }
 
   get window(): ContextWindow<"toolResult"> {
     return this.#window!;
@@ -164,6 +193,7 @@ class WindowPool {
       session: `s${++this.#session}`,
       stores: { mem },
       kinds: { toolResult: { store: "mem", modes: ["drop", "summarize"], lossy: "with-flag" } },
+      ...this.#options,
     });
     this.refs = [];
     for (let i = 0; i < BATCH; i++) this.refs.push(await win.append({ kind: "toolResult", text: TEXT }));

@@ -10,6 +10,7 @@ import { consumerTypesBench } from "./consumer-types.js";
 import { directiveBench } from "./directive.js";
 import { pinsBench } from "./pins.js";
 import { postgresBench } from "./postgres.js";
+import { searchBench } from "./search.js";
 import { sqliteBench } from "./sqlite.js";
 import { sqliteDriverBench } from "./sqlite-driver.js";
 import { tokensBench } from "./tokens.js";
@@ -17,7 +18,7 @@ import { untrustedTextBench } from "./untrusted-text.js";
 import { describeMachine } from "./machine.js";
 import { formatDetails, formatTable, isSkipped, type BenchContext, type Benchmark, type Row } from "./report.js";
 
-const BENCHMARKS: readonly Benchmark[] = [directiveBench, sqliteBench, postgresBench, compilerBench, consumerTypesBench, tokensBench, sqliteDriverBench, untrustedTextBench, pinsBench];
+const BENCHMARKS: readonly Benchmark[] = [directiveBench, sqliteBench, postgresBench, compilerBench, consumerTypesBench, tokensBench, sqliteDriverBench, untrustedTextBench, pinsBench, searchBench];
 
 interface Args {
   readonly quick: boolean;

@@ -18,6 +18,11 @@ export interface SessionSpec {
   readonly maxLength?: Duration | Forever;
   /** How many lossy commitments one session may make. Absent means unlimited. */
   readonly lossyBudget?: number;
+  /**
+   * The most o200k tokens one search answer may cost in the window (matches and the coverage line).
+   * Absent: the runtime's default (400). At least 64, so the coverage line always fits.
+   */
+  readonly searchTokens?: number;
 }
 
 /** The argument of `definePolicy`. */
@@ -37,6 +42,7 @@ export interface PolicySpec<S extends Record<string, StoreSpec>, K extends Recor
 export interface SessionValue {
   readonly maxLengthMs: number | null;
   readonly lossyBudget: number | null;
+  readonly searchTokens: number | null;
 }
 
 /** A policy as plain data: what `definePolicy` and `extendPolicy` return. */
@@ -118,7 +124,7 @@ export function definePolicy<
     extends: null,
     stores: { ...spec.stores },
     kinds: { ...spec.kinds },
-    session: sessionValue(spec.session, { maxLengthMs: null, lossyBudget: null }),
+    session: sessionValue(spec.session, { maxLengthMs: null, lossyBudget: null, searchTokens: null }),
     pins: [...(spec.pins ?? [])],
     tombstone: spec.tombstone ?? null,
   });
@@ -159,6 +165,7 @@ function sessionValue(spec: SessionSpec | undefined, base: SessionValue): Sessio
   return {
     maxLengthMs: spec?.maxLength === undefined ? base.maxLengthMs : retentionMs(spec.maxLength),
     lossyBudget: spec?.lossyBudget ?? base.lossyBudget,
+    searchTokens: spec?.searchTokens ?? base.searchTokens,
   };
 }
 

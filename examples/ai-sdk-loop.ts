@@ -103,11 +103,9 @@ export async function aiSDKLoop(write: (line: string) => void = (l) => process.s
     },
   });
 
-  const { system, messages } = toAISDK(win);
   const result = await generateText({
     model,
-    ...(system === undefined ? {} : { instructions: system }),
-    messages,
+    ...toAISDK(win), // { instructions, messages }: system spans never inside messages
     tools: {
       readDeployLog: tool({ description: "Read a deploy's log", inputSchema: z.object({ deploy: z.number() }), execute: async () => LOG }),
       ...aiSDKTools(win),

@@ -8,6 +8,8 @@
  *
  * Turn N: the model summarizes a 40-turn tool block (~9k tokens) whose durable copy was rotated out two
  * hours earlier, and prunes it. Turn N+5: it needs the request id that existed only in that block.
+ * Turn N+6: it needs the database the failing call waited on, and no longer knows which span named it,
+ * so it searches.
  *
  * Run: `npm start` (or `node dist/examples/incident-replay.js`). Output is deterministic.
  * Set PRUNEGUARD_PG_URL to run the guarded side on PostgreSQL instead of a temporary SQLite file.
@@ -22,6 +24,8 @@ import { createWindow } from "./replay-window.js";
 
 const HOUR = 3_600_000;
 const REQUEST_ID = "req_7f3a9c2e41";
+/** The database the failing call waited on: in the block, never in the digest, never pinned. */
+const DATABASE = "orders-primary";
 const DIGEST = "Investigated the failing deploy over 40 tool calls: the API returned 502s caused by a database connection timeout; two retries did not help.";
 
 /** Forty tool interactions, one of which carries the request id the model will need later. */
@@ -67,6 +71,8 @@ interface Side {
   /** The model's directive; returns what the runtime told it. May issue a follow-up (accept_lossy). */
   prune(directive: Record<string, unknown>): Promise<string>;
   recall(spanId: string): Promise<{ said: string; text: string | null; status: string }>;
+  /** The model does not know which span held the text: it searches the session. */
+  search(query: string): Promise<{ said: string; found: string | null; holders: readonly string[] }>;
   render(): string;
 }
 
@@ -90,6 +96,11 @@ function naiveSide(): Side {
     async recall(id) {
       const text = w.log.get(id) ?? null;
       return { said: text === null ? "[] (empty)" : "text", text, status: text === null ? "empty" : "found" };
+    },
+    async search(query) {
+      // What agent runtimes offer today: a grep over what is still stored, silent about what is not.
+      const hit = [...w.spans, ...w.log].find(([, text]) => text.includes(query));
+      return { said: hit ? `match in ${hit[0]}` : "[] (no results)", found: hit ? hit[0] : null, holders: [] };
     },
     render: () => w.render(),
   };
@@ -119,6 +130,13 @@ function guardedSide(title: string, win: ReturnType<typeof createWindow>, toolLo
       if (r.op === "recall" && r.status === "found") return { said: `found, ${r.text.length} bytes, byte-identical`, text: r.text, status: r.status };
       return { said: r.status, text: null, status: r.status };
     },
+    async search(query) {
+      const r = await win.applyDirective({ op: "search", query });
+      if (r.op !== "search" || r.status === "invalid") return { said: r.status, found: null, holders: [] };
+      const m = r.matches[0];
+      const said = m ? `${m.spanId} (${m.source === "copy" ? `pruned, recall ${m.handle}` : m.source}): "${m.snippet}"` : r.text.split("\n").at(-1)!;
+      return { said, found: m ? m.spanId : null, holders: r.coverage.holes.map((h) => h.spanId) };
+    },
     render: () => win.render(),
   };
 }
@@ -145,6 +163,13 @@ function conclude(seen: string | null, recall: { status: string; text: string | 
   return "concludes no request id was ever logged (confabulation)";
 }
 
+/** What the scripted model concludes from a search for the database name at turn N+6. */
+function concludeSearch(r: { found: string | null; holders: readonly string[] }): string {
+  if (r.found !== null) return `reads the database name in ${r.found} and recalls it for the full error (correct)`;
+  if (r.holders.length > 0) return `knows ${r.holders.join(", ")} may have named the database and is gone; re-runs the tool (correct)`;
+  return "concludes the failing call named no database (confabulation)";
+}
+
 export interface ReplayOptions {
   /** Where to print; defaults to stdout. */
   readonly write?: (line: string) => void;
@@ -156,6 +181,8 @@ export interface ReplayResult {
   readonly rows: Row[];
   readonly titles: readonly string[];
   readonly conclusions: readonly string[];
+  /** What the model concluded from its search at turn N+6, per side. */
+  readonly searchConclusions: readonly string[];
 }
 
 /** Runs the script on all three sides, prints the table and returns it. */
@@ -204,6 +231,15 @@ export async function replay(options: ReplayOptions = {}): Promise<ReplayResult>
       return `window shows ${seen ?? "no request id"}; recall(span_7) → ${r.said}`;
     });
     rows.push({ turn: "model", cells: conclusions });
+    // Turn N+6: the model needs the database the failing call waited on. It no longer knows which span
+    // named it (the window shows digests and ids, not span contents), so it searches.
+    const searchConclusions: string[] = [];
+    await all("N+6", async (s) => {
+      const r = await s.search(DATABASE);
+      searchConclusions.push(concludeSearch(r));
+      return `search "${DATABASE}" → ${r.said}`;
+    });
+    rows.push({ turn: "model", cells: searchConclusions });
     printTable(sides.map((s) => s.title), rows, write);
     for (const [i, store] of [onStore, offStore].entries()) {
       write("");
@@ -219,7 +255,7 @@ export async function replay(options: ReplayOptions = {}): Promise<ReplayResult>
     for (const l of text.slice(at).split("\n").slice(0, 3)) write(`  | ${l}`);
     await onStore.close();
     await offStore.close();
-    return { rows, titles: sides.map((s) => s.title), conclusions };
+    return { rows, titles: sides.map((s) => s.title), conclusions, searchConclusions };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -230,7 +266,9 @@ function printTable(titles: readonly string[], rows: readonly Row[], write: (l: 
   const wrap = (s: string): string[] => {
     const out: string[] = [];
     let line = "";
-    for (const word of s.split(" ")) {
+    // A word longer than the column (a JSON line in a snippet) is broken, so the table keeps its shape.
+    const words = s.split(" ").flatMap((w) => (w.length <= W ? [w] : (w.match(new RegExp(`.{1,${W}}`, "gu")) ?? [w])));
+    for (const word of words) {
       if (line && (line + " " + word).length > W) {
         out.push(line);
         line = word;

@@ -8,6 +8,9 @@
 export type {
   BackingStore,
   CheckResult,
+  CopyCandidate,
+  CopySearch,
+  CopySearchRequest,
   LookupKey,
   LookupResult,
   PersistInput,

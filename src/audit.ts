@@ -3,7 +3,7 @@ import { canonicalJson, contentHash } from "./hash.js";
 import type { Conditions, PruneMode } from "./types.js";
 
 /** What a decision was about. */
-export type AuditOp = "prune" | "recall";
+export type AuditOp = "prune" | "recall" | "search" | "summarize_range";
 
 /** Every status a logged decision can end in (prune outcomes and recall answers). */
 export type AuditStatus =
@@ -15,7 +15,9 @@ export type AuditStatus =
   | "pruned-unrecoverable"
   | "unknown"
   | "unavailable"
-  | "lost";
+  | "lost"
+  | "match"
+  | "no-match";
 
 /**
  * One logged decision. Records of a (store, session) form a hash chain: each carries the hash of the one

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { DirectiveIssue } from "./outcome.js";
+import { compileQuery, MAX_QUERY_CHARS } from "./search/query.js";
 import { PRUNE_MODES, type PruneMode } from "./types.js";
 
 /** Span ids the window mints: `span_` and up to nine digits. Look-alikes (`spаn_7` with a Cyrillic а) fail. */
@@ -13,9 +14,11 @@ export interface DirectiveLimits {
   readonly maxDigestChars: number;
   /** Longest raw directive accepted before parsing, in characters. */
   readonly maxDirectiveChars: number;
+  /** Longest search query (substring or regex), in characters. */
+  readonly maxQueryChars: number;
 }
 
-export const DEFAULT_LIMITS: DirectiveLimits = Object.freeze({ maxDigestChars: 8_000, maxDirectiveChars: 64_000 });
+export const DEFAULT_LIMITS: DirectiveLimits = Object.freeze({ maxDigestChars: 8_000, maxDirectiveChars: 64_000, maxQueryChars: MAX_QUERY_CHARS });
 
 /**
  * The schema of model directives. Strict: an unknown key (including `__proto__` or `constructor`) is an
@@ -71,16 +74,58 @@ export function directiveSchema(limits: DirectiveLimits = DEFAULT_LIMITS, modes:
         "Get a pruned span back. Answers with its exact text, or says it was pruned and cannot be recovered, or " +
         "that this session never had it.",
     });
-  return z.discriminatedUnion("op", [prune, recall], { error: 'op must be "prune" or "recall"' });
+  const search = z
+    .strictObject({
+      op: z.literal("search"),
+      query: z
+        .string()
+        .min(1, { error: "query is empty" })
+        .max(limits.maxQueryChars, { error: `query longer than ${limits.maxQueryChars} characters` })
+        .meta({ description: `The text to find: an exact substring, or with regex true an RE2 regular expression. At most ${limits.maxQueryChars} characters.` }),
+      regex: z
+        .boolean({ error: "regex must be the JSON value true or false" })
+        .nullish()
+        .meta({ description: "true to read query as an RE2 regular expression (no lookahead, no backreferences)." }),
+    })
+    .superRefine((d, ctx) => {
+      if (d.regex !== true) return;
+      const compiled = compileQuery(d.query, true, limits.maxQueryChars);
+      if (!compiled.ok) ctx.addIssue({ code: "custom", path: ["query"], message: compiled.message });
+    })
+    .meta({
+      description:
+        "Find text again when you do not know which span held it: searches live spans, pruned spans' stored copies " +
+        "and digests. Answers with matching spans (snippet, handle to recall) and names pruned spans that could not " +
+        "be searched because they are unrecoverable: those may have held it.",
+    });
+  const summarizeRange = z
+    .strictObject({
+      op: z.literal("summarize_range"),
+      from: spanId.meta({ description: "The first span of the run (span_3)." }),
+      to: spanId.meta({ description: "The last span of the run (span_9), after from." }),
+      digest: z
+        .string()
+        .min(1, { error: "a range summary needs a digest" })
+        .max(limits.maxDigestChars, { error: `digest longer than ${limits.maxDigestChars} characters` })
+        .meta({ description: "The text that replaces the whole run." }),
+    })
+    .meta({
+      description:
+        "Replace a run of your context (spans, index lines, earlier summaries) with one digest. Every span's copy is " +
+        "checked and kept first, or nothing changes; recall the summary to expand it one level, a member for its text.",
+    });
+  return z.discriminatedUnion("op", [prune, recall, search, summarizeRange], { error: 'op must be "prune", "recall", "search" or "summarize_range"' });
 }
 
 export type Directive = z.infer<ReturnType<typeof directiveSchema>>;
 export type PruneDirective = Extract<Directive, { op: "prune" }>;
 export type RecallDirective = Extract<Directive, { op: "recall" }>;
+export type SearchDirective = Extract<Directive, { op: "search" }>;
+export type SummarizeRangeDirective = Extract<Directive, { op: "summarize_range" }>;
 
 export type ParsedDirective =
   | { readonly ok: true; readonly directive: Directive }
-  | { readonly ok: false; readonly op: "prune" | "recall" | null; readonly issues: DirectiveIssue[] };
+  | { readonly ok: false; readonly op: Directive["op"] | null; readonly issues: DirectiveIssue[] };
 
 /** Schemas are built once per limits object: building one costs far more than parsing with it. */
 const schemas = new WeakMap<DirectiveLimits, ReturnType<typeof directiveSchema>>([[DEFAULT_LIMITS, directiveSchema()]]);
@@ -177,8 +222,8 @@ export function fastDirective(value: unknown, limits: DirectiveLimits): Directiv
   return d;
 }
 
-function opOf(value: unknown): "prune" | "recall" | null {
+function opOf(value: unknown): Directive["op"] | null {
   if (value === null || typeof value !== "object") return null;
   const op = Object.getOwnPropertyDescriptor(value, "op")?.value;
-  return op === "prune" || op === "recall" ? op : null;
+  return op === "prune" || op === "recall" || op === "search" || op === "summarize_range" ? op : null;
 }

@@ -20,7 +20,31 @@ export const MAX_HINT_TOKENS = 16;
 export const DEFAULT_HINT_TOKENS = 12;
 
 /** A file path: at least one directory and a name with an extension. */
-const PATH = /(?:[A-Za-z0-9_.~-]{1,64}\/){1,12}[A-Za-z0-9_.-]{1,64}\.[A-Za-z][A-Za-z0-9]{0,9}/;
+export const PATH = /(?:[A-Za-z0-9_.~-]{1,64}\/){1,12}[A-Za-z0-9_.-]{1,64}\.[A-Za-z][A-Za-z0-9]{0,9}/;
+const PATH_AT = new RegExp(PATH.source, "y");
+const DIR_CHAR = /[A-Za-z0-9_.~-]/;
+
+/**
+ * `PATH.exec(text)?.[0]`, tried only where a path can start. A match opens with 1–64 directory characters
+ * and a `/`, and `/` is not a directory character, so it starts within the 64 directory characters before
+ * some `/`: those positions, in order, are the only ones worth trying. The plain search tries every
+ * position and backtracks through every run of word characters: 18 µs on a 760-character JSON log, more
+ * than the rest of a prune. Property-tested against `PATH.exec`.
+ */
+export function firstPath(text: string): string | undefined {
+  let from = 0;
+  for (let slash = text.indexOf("/"); slash >= 0; slash = text.indexOf("/", slash + 1)) {
+    let start = slash;
+    while (start > from && start > slash - 64 && DIR_CHAR.test(text[start - 1]!)) start--;
+    for (let at = start; at < slash; at++) {
+      PATH_AT.lastIndex = at;
+      const m = PATH_AT.exec(text);
+      if (m !== null) return m[0];
+    }
+    from = slash + 1;
+  }
+  return undefined;
+}
 /** An identifier worth recalling by: a word that starts with a letter and has a digit (`req_7f3a9c2e41`, `E1042`, `OPS-4411`). */
 const IDENTIFIER = /\b[A-Za-z][A-Za-z_-]{0,63}[0-9][A-Za-z0-9_-]{0,63}/;
 const SPAN_ID = /span_[0-9]+/g;
@@ -33,7 +57,7 @@ export function indexHint(span: Pick<Span, "text" | "message">, maxTokens: numbe
   const m = span.message;
   const tool = m !== undefined && "toolName" in m ? clean(m.toolName) : "";
   const key = m?.role === "tool-call" ? keyArgument(head, span.text.length) : null;
-  const found = clean(key ?? PATH.exec(head)?.[0] ?? IDENTIFIER.exec(head)?.[0] ?? "");
+  const found = clean(key ?? firstPath(head) ?? IDENTIFIER.exec(head)?.[0] ?? "");
   // Both when they fit; else the specific thing alone (an identifier beats a tool name); else the tool.
   for (const hint of [`${tool} ${found}`.trim(), found, tool]) {
     if (hint.length > 0 && countTokens(hint) <= maxTokens) return hint;

@@ -9,6 +9,7 @@
 export { ContextWindow } from "./window/window.js";
 export type { AppendInput, ContextWindowOptions, PruneRequest } from "./window/options.js";
 export type { WindowEntry } from "./window/view.js";
+export type { SearchRequest } from "./window/search.js";
 export { guardWindow } from "./typed.js";
 export type { AnyPruneRequest, GuardedWindow, PruneguardTypeError } from "./typed.js";
 export { toAISDK, toAnthropic, toOpenAI, toOpenAIResponses } from "./providers/index.js";
@@ -41,17 +42,24 @@ export type { Engine, StoreDeclaration } from "./policy/stores.js";
 export type { BackingStore, StoreCapabilities } from "./stores/store.js";
 export { IrreversiblePruneError, StoreError } from "./errors.js";
 export { parseDirective, directiveSchema, DEFAULT_LIMITS, SPAN_ID, HANDLE } from "./directive.js";
-export type { Directive, DirectiveLimits, ParsedDirective, PruneDirective, RecallDirective } from "./directive.js";
+export type { Directive, DirectiveLimits, ParsedDirective, PruneDirective, RecallDirective, SearchDirective, SummarizeRangeDirective } from "./directive.js";
 export type {
   DirectiveIssue,
   DirectiveOutcome,
   InvalidOutcome,
   LossyOutcome,
   PruneOutcome,
+  RangeOutcome,
+  RangeRejectedOutcome,
+  RangeSummaryOutcome,
   RecallOutcome,
   RejectedOutcome,
   RejectReason,
   ReversibleOutcome,
+  SearchCoverage,
+  SearchHole,
+  SearchMatch,
+  SearchOutcome,
 } from "./outcome.js";
 export { verifyAuditChain } from "./audit.js";
 export type { AuditChainBreak, AuditOp, AuditRecord, AuditStatus } from "./audit.js";
@@ -61,6 +69,7 @@ export { countTokens } from "./tokens.js";
 // Generated guards of large policies check their embedded kinds table against its hash with it.
 export { contentHash } from "./hash.js";
 export { ManualClock, systemClock, PRUNE_MODES } from "./types.js";
+export { DEFAULT_SEARCH_TOKENS } from "./policy/kinds.js";
 export type {
   Clock,
   Conditions,

@@ -64,7 +64,7 @@ export interface DirectiveIssue {
 
 /** The directive did not parse; nothing was attempted. */
 export interface InvalidOutcome {
-  readonly op: "prune" | "recall" | null;
+  readonly op: "prune" | "recall" | "search" | "summarize_range" | null;
   readonly status: "invalid";
   readonly issues: readonly DirectiveIssue[];
   readonly message: string;
@@ -104,6 +104,16 @@ export type RecallOutcome =
     }
   | {
       readonly op: "recall";
+      /** A range summary, expanded one level: its members as the window showed them; recall a member for its bytes. */
+      readonly status: "expanded";
+      readonly spanId: string;
+      readonly members: readonly string[];
+      /** One line (or block, for a lower summary) per member. */
+      readonly text: string;
+      readonly auditSeq: number | null;
+    }
+  | {
+      readonly op: "recall";
       readonly status: "unknown";
       readonly query: string;
       readonly line: string;
@@ -132,5 +142,95 @@ export type RecallOutcome =
       readonly auditSeq: number | null;
     };
 
+/** One span that holds a match, with a short snippet around the first one. */
+export interface SearchMatch {
+  readonly spanId: string;
+  /** The handle that recalls its bytes; `null` for a live span without a copy, or a replacement's lossy span. */
+  readonly handle: string | null;
+  readonly kind: string;
+  /**
+   * Where the match is: `live` (the span is in the window), `copy` (its pruned bytes, read from the store
+   * and verified by content hash) or `replacement` (the digest, compressed form or carried ids that stand
+   * in its place).
+   */
+  readonly source: "live" | "copy" | "replacement";
+  /** The match with a little context either side, on one line, bounded in length. */
+  readonly snippet: string;
+}
+
+/** A span that could not be searched and so may have held a match. */
+export interface SearchHole {
+  readonly spanId: string;
+  /**
+   * `lossy`: pruned under a tombstone; `copy-lost`: pruned reversibly, but the copy was rotated out or no
+   * longer has the bytes that were pruned; `lost`: lost in a restart (a resumed window knows the span was
+   * there, but only the process that held it had its bytes); `unavailable`: its store failed just now
+   * (retry later).
+   */
+  readonly why: "lossy" | "copy-lost" | "lost" | "unavailable";
+}
+
+/** What a search covered: never "nothing there" when the window knows of holes. */
+export interface SearchCoverage {
+  /** Live spans searched. */
+  readonly live: number;
+  /** Pruned spans whose verified copy was searched. */
+  readonly pruned: number;
+  /** Every span the window knows was pruned and cannot be searched now, in window order. */
+  readonly holes: readonly SearchHole[];
+  /** A store had more candidate copies than one search examines: narrow the query to cover the rest. */
+  readonly truncated: boolean;
+}
+
+/**
+ * The answer to a search: the matches that fit the policy's token budget, and the coverage. `no-match`
+ * means no match in what could be searched; `coverage.holes` says what could not be.
+ */
+export interface SearchOutcome {
+  readonly op: "search";
+  readonly status: "match" | "no-match";
+  readonly query: string;
+  readonly regex: boolean;
+  /** Matching spans in window order, as many as fit the budget. */
+  readonly matches: readonly SearchMatch[];
+  /** Matching spans left out to stay within the budget. */
+  readonly omitted: number;
+  readonly coverage: SearchCoverage;
+  /** What the model reads: the matches and one line of coverage, at most `tokens` o200k tokens. */
+  readonly text: string;
+  readonly tokens: number;
+  readonly auditSeq: number | null;
+}
+
+/** A run of the window replaced by one digest; every live member's copy was verified and held first. */
+export interface RangeSummaryOutcome {
+  readonly op: "summarize_range";
+  readonly status: "summarized";
+  /** The summary's own id: recall it to expand one level. */
+  readonly spanId: string;
+  /** The positions it replaced, in order (span ids of spans and of lower summaries). */
+  readonly members: readonly string[];
+  /** Members that were live until now, with the handles that recall their bytes. */
+  readonly pruned: ReadonlyArray<{ readonly spanId: string; readonly handle: string; readonly repersisted: boolean }>;
+  readonly line: string;
+  readonly tokensFreed: number;
+  readonly pinsCarried: readonly string[];
+  readonly auditSeq: number | null;
+}
+
+/** The run stays as it was: a member could not be held, or the run cannot be summarized. */
+export interface RangeRejectedOutcome {
+  readonly op: "summarize_range";
+  readonly status: "rejected";
+  readonly from: string;
+  readonly to: string;
+  readonly reason: RejectReason;
+  readonly message: string;
+  readonly line: string;
+  readonly auditSeq: number | null;
+}
+
+export type RangeOutcome = RangeSummaryOutcome | RangeRejectedOutcome;
+
 /** What `applyDirective` answers: never throws, always one of these. */
-export type DirectiveOutcome = PruneOutcome | RecallOutcome;
+export type DirectiveOutcome = PruneOutcome | RecallOutcome | SearchOutcome | RangeOutcome;

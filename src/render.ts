@@ -107,6 +107,8 @@ export function rejectionWhy(reason: RejectReason, check: CheckResult | null, mo
       return "earlier prune's outcome unknown";
     case "store-error":
       return "store unavailable";
+    case "range":
+      return "not a run that can be summarized";
   }
 }
 

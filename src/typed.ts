@@ -8,7 +8,8 @@
  * That keeps the consumer's type-check linear and cheap at thousands of kinds.
  */
 import type { AuditRecord } from "./audit.js";
-import type { DirectiveOutcome, LossyOutcome, PruneOutcome, RecallOutcome, ReversibleOutcome } from "./outcome.js";
+import type { DirectiveOutcome, InvalidOutcome, LossyOutcome, PruneOutcome, RangeOutcome, RecallOutcome, ReversibleOutcome, SearchOutcome } from "./outcome.js";
+import type { SearchRequest } from "./window/search.js";
 import type { ToolCall, ToolCallResult } from "./tools/call.js";
 import type { DirectiveTool } from "./tools/schemas.js";
 import type { AppendInput, PruneRequest } from "./window/options.js";
@@ -55,6 +56,10 @@ export interface GuardedWindow<K extends string, Requests extends { readonly [P 
   /** A provider's call to a directive tool: the outcome and the tool result's text, `null` for other tools. */
   handleToolCall(call: ToolCall, tools?: readonly DirectiveTool[]): Promise<ToolCallResult | null>;
   recall(query: string): Promise<RecallOutcome>;
+  /** Replaces a run of positions with one digest, keeping the tree; every live member's copy is held first. */
+  summarizeRange(request: { readonly from: string; readonly to: string; readonly digest: string }): Promise<RangeOutcome | InvalidOutcome>;
+  /** Finds text again across live spans and pruned copies; names the pruned spans it could not search. */
+  search(request: string | SearchRequest): Promise<SearchOutcome | InvalidOutcome>;
   render(): string;
   entries(): WindowEntry[];
   span(id: string): Span | undefined;
@@ -84,6 +89,8 @@ export function guardWindow<K extends string, Requests extends { readonly [P in 
     applyDirective: (input) => window.applyDirective(input),
     handleToolCall: (call, tools) => window.handleToolCall(call, tools),
     recall: (query) => window.recall(query),
+    search: (request) => window.search(request),
+    summarizeRange: (request) => window.summarizeRange(request),
     render: () => window.render(),
     entries: () => window.entries(),
     span: (id) => window.span(id),

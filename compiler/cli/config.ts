@@ -8,7 +8,7 @@
  * Every entry is optional, and a command-line argument wins over it. Without the field, policies are
  * `policies/**\/*.policy.ts`, output goes to `generated/`, and guards import the runtime as `pruneguard`.
  */
-import { readFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import * as path from "node:path";
 import { z } from "zod";
 import { DEFAULT_EMIT_OPTIONS } from "../emit/files.js";
@@ -63,4 +63,12 @@ export async function loadConfig(cwd: string): Promise<ResolvedConfig> {
     runtimeImport: config.runtimeImport ?? DEFAULT_EMIT_OPTIONS.runtimeImport,
     root: config.root ?? ".",
   };
+}
+
+/** The project root a command reads from (`--root`, else the config's, else the cwd); a usage error unless it is a folder. */
+export async function projectRoot(cwd: string, flag: string | undefined, config: ResolvedConfig): Promise<string> {
+  const root = flag ?? config.root;
+  const info = await stat(path.resolve(cwd, root)).catch(() => undefined);
+  if (!info?.isDirectory()) throw new CliError(`the project root ${root}${flag === undefined ? ' (package.json "pruneguard".root)' : ""} is not a folder`);
+  return root;
 }

@@ -35,6 +35,7 @@ export function emitGuard(policy: PolicyIR, options: EmitOptions): EmittedFile {
   const session: string[] = [
     policy.session.maxLengthMs === null ? "sessions have no length limit" : `sessions last up to ${formatDuration(policy.session.maxLengthMs)}`,
     policy.session.lossyBudget === null ? "no limit on lossy commitments" : `at most ${policy.session.lossyBudget} lossy commitment${policy.session.lossyBudget === 1 ? "" : "s"} each`,
+    ...(policy.session.searchTokens === null ? [] : [`search answers of at most ${policy.session.searchTokens} tokens`]),
   ];
   const decls: Declaration[] = [
     { kind: "comment", lines: headerLines(policy, hash) },
@@ -52,7 +53,7 @@ export function emitGuard(policy: PolicyIR, options: EmitOptions): EmittedFile {
       ? [{ kind: "const", exported: false, doc: "Identifier patterns the policy pins: carried into any digest or compressed form that lost them.", name: "pin", value: Object.fromEntries([...pinRef.values()].map((p) => [p.key, { name: p.pin.name, pattern: p.pin.pattern }])), suffix: "satisfies Record<string, PinPattern>" } satisfies Declaration]
       : []),
     ...kindsDeclarations(policy, pinRef, large),
-    { kind: "const", exported: false, doc: `Session limits: ${session.join("; ")}.`, name: "session", type: "SessionLimits", value: { maxLengthMs: policy.session.maxLengthMs, lossyBudget: policy.session.lossyBudget } },
+    { kind: "const", exported: false, doc: `Session limits: ${session.join("; ")}.`, name: "session", type: "SessionLimits", value: { maxLengthMs: policy.session.maxLengthMs, lossyBudget: policy.session.lossyBudget, ...(policy.session.searchTokens === null ? {} : { searchTokens: policy.session.searchTokens }) } },
     {
       kind: "const",
       doc: `The runtime form of policy \`${policy.name}\`, as \`ContextWindow\` takes it.`,

@@ -9,6 +9,7 @@ import { DURATION_UNITS, type DurationUnit } from "../../src/policy/durations.js
 import { pin as dslPin } from "../../dsl/pins.js";
 import { STORE_DEFAULTS } from "../../src/policy/stores.js";
 import type { PruneMode, LossyRule } from "../../src/types.js";
+import { MIN_SEARCH_TOKENS } from "../../src/policy/kinds.js";
 import { diagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
 import type { Location } from "../ir/location.js";
 import type { KindIR, PinIR, PolicyIR, SessionIR, StoreIR } from "../ir/schema.js";
@@ -21,7 +22,7 @@ type Obj = Extract<SValue, { t: "object" }>;
 const POLICY_KEYS = ["name", "stores", "kinds", "session", "pins", "tombstone"] as const;
 const STORE_KEYS = ["retention", "holds", "distinguishesAbsent", "writable"] as const;
 const KIND_KEYS = ["store", "modes", "lossy", "repersist", "pins", "compressTargetTokens"] as const;
-const SESSION_KEYS = ["maxLength", "lossyBudget"] as const;
+const SESSION_KEYS = ["maxLength", "lossyBudget", "searchTokens"] as const;
 
 /** Applies a duration builder: `hours(2)` → 7 200 000 ms, marked as a duration. */
 export function applyDuration(unit: DurationUnit, args: readonly SValue[], location: Location, report: Report): SValue {
@@ -92,7 +93,7 @@ export function applyDefinePolicy(args: readonly SValue[], location: Location, f
     if (k) kinds.push(k);
     else ok = false;
   }
-  const session = readSession(o.get("session"), { maxLengthMs: null, lossyBudget: null, location, fields: {} }, report);
+  const session = readSession(o.get("session"), { maxLengthMs: null, lossyBudget: null, searchTokens: null, location, fields: {} }, report);
   const pins = o.has("pins") ? readPins(o.get("pins"), report) : [];
   const tombstone = readTombstone(o.get("tombstone"), report);
   if (name === undefined || stores === undefined || session === undefined || pins === undefined || tombstone === undefined || !ok) {
@@ -267,8 +268,14 @@ function readSession(e: ObjectEntry | undefined, base: SessionIR, report: Report
   const budget = o.get("lossyBudget");
   const maxLengthMs = max ? readDuration(max, "maxLength", report) : base.maxLengthMs;
   const lossyBudget = budget ? readNumber(budget, report) : base.lossyBudget;
-  if (maxLengthMs === undefined || lossyBudget === undefined) return undefined;
-  return { maxLengthMs, lossyBudget, location: e.keyLocation, fields };
+  const search = o.get("searchTokens");
+  let searchTokens = search ? readNumber(search, report) : base.searchTokens;
+  if (search && searchTokens !== undefined && searchTokens !== null && !(Number.isInteger(searchTokens) && searchTokens >= MIN_SEARCH_TOKENS)) {
+    report(diagnostic("PG1011", search.value.location, { message: `\`searchTokens\` must be an integer of at least ${MIN_SEARCH_TOKENS}, so the coverage line of a search answer always fits; got ${searchTokens}` }));
+    searchTokens = undefined;
+  }
+  if (maxLengthMs === undefined || lossyBudget === undefined || searchTokens === undefined) return undefined;
+  return { maxLengthMs, lossyBudget, searchTokens, location: e.keyLocation, fields };
 }
 
 function readPins(e: ObjectEntry | undefined, report: Report): PinIR[] | undefined {

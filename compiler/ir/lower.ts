@@ -36,7 +36,11 @@ export function lowerToRuntime(ir: PolicyIR): LoweredPolicy {
   }
   const policy: RuntimePolicy = Object.freeze({
     kinds: Object.freeze(kinds),
-    session: Object.freeze({ maxLengthMs: ir.session.maxLengthMs, lossyBudget: ir.session.lossyBudget }),
+    session: Object.freeze({
+      maxLengthMs: ir.session.maxLengthMs,
+      lossyBudget: ir.session.lossyBudget,
+      ...(ir.session.searchTokens === null ? {} : { searchTokens: ir.session.searchTokens }),
+    }),
     pins: lowerPins(ir.pins),
     ...(ir.tombstone === null ? {} : { tombstone: ir.tombstone.text }),
   });

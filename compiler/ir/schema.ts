@@ -8,6 +8,7 @@
  */
 import { z } from "zod";
 import { ENGINES } from "../../src/policy/stores.js";
+import { MIN_SEARCH_TOKENS } from "../../src/policy/kinds.js";
 import { PRUNE_MODES } from "../../src/types.js";
 import { Location } from "./location.js";
 
@@ -72,8 +73,10 @@ export const SessionIR = z.strictObject({
   maxLengthMs: z.int().min(1).nullable(),
   /** Lossy commitments per session; `null` is unlimited. */
   lossyBudget: z.int().min(0).nullable(),
+  /** Tokens one search answer may cost; `null`: the runtime's default. */
+  searchTokens: z.int().min(MIN_SEARCH_TOKENS).nullable(),
   location: Location,
-  fields: fieldLocations(["maxLength", "lossyBudget"]),
+  fields: fieldLocations(["maxLength", "lossyBudget", "searchTokens"]),
 });
 export type SessionIR = z.infer<typeof SessionIR>;
 

@@ -38,7 +38,8 @@ export default definePolicy({
     // The compliance notice must stay in the window: no store, lossy forbidden, so it is never prunable.
     complianceNotice: { store: null, modes: ["drop"], lossy: "forbid" },
   },
-  session: { maxLength: hours(8), lossyBudget: 5 },
+  // A search answer (matches and the coverage line) costs at most this many tokens in the window.
+  session: { maxLength: hours(8), lossyBudget: 5, searchTokens: 600 },
   pins: [pins.uuid, pins.gitSha],
   tombstone: "{span} pruned, unrecoverable, contents unknown",
 });

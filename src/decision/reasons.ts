@@ -38,7 +38,9 @@ export type RejectReason =
    * An earlier prune of the span was sent to its store and the answer never came back: until the window
    * has read back whether it committed, no other directive for the span is accepted.
    */
-  | "outcome-unknown";
+  | "outcome-unknown"
+  /** A range summary over positions that are not a run it can replace (out of order, a hole, an unbacked span). */
+  | "range";
 
 /** A refusal decided before any store was consulted, or because the store failed. */
 export type EarlyRejectReason = Exclude<RejectReason, LossyRefusal>;
@@ -69,8 +71,19 @@ export type DecisionReason =
   | { readonly code: "recall-lossy" }
   /** Recall of a span lost in a restart (never pruned; its bytes lived only in the process that held it). */
   | { readonly code: "recall-lost" }
+  /** Recall of a range summary: expanded one level. */
+  | { readonly code: "recall-summary" }
   /** Recall of a reversibly pruned span whose copy is gone or altered. */
-  | { readonly code: "copy-lost"; readonly loss: CopyLoss };
+  | { readonly code: "copy-lost"; readonly loss: CopyLoss }
+  /**
+   * What a search could cover: `complete` (every span the window knows of was searched), `holes` (some
+   * were pruned unrecoverably or their copies are lost or unreachable), `partial` (a store had more
+   * candidates than one search examines).
+   */
+  | { readonly code: "search"; readonly coverage: SearchCoverageCode };
+
+/** How much of the session a search could read. */
+export type SearchCoverageCode = "complete" | "holes" | "partial";
 
 /** The stable code an audit record stores for a reason (`null` for a clean success). */
 export type AuditReason =
@@ -85,7 +98,9 @@ export type AuditReason =
   | "store-only"
   | "lossy"
   | "recall-lost"
-  | `copy-lost:${CopyLoss}`;
+  | "summary"
+  | `copy-lost:${CopyLoss}`
+  | `search:${SearchCoverageCode}`;
 
 /** The code an audit record stores for `reason`; the format is part of every stored record's hash, so it never changes. */
 export function auditReason(reason: DecisionReason | null): AuditReason | null {
@@ -109,8 +124,12 @@ export function auditReason(reason: DecisionReason | null): AuditReason | null {
       return "lossy";
     case "recall-lost":
       return "recall-lost";
+    case "recall-summary":
+      return "summary";
     case "copy-lost":
       return `copy-lost:${reason.loss}`;
+    case "search":
+      return `search:${reason.coverage}`;
     default:
       return reason.code;
   }
@@ -129,6 +148,7 @@ export function rejectReasonOf(reason: DecisionReason): RejectReason {
     case "store-error":
     case "lost":
     case "outcome-unknown":
+    case "range":
       return reason.code;
     case "group-refused":
       return "group";

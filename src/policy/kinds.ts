@@ -50,6 +50,11 @@ export interface SessionLimits {
   readonly maxLengthMs?: number | null;
   /** How many lossy commitments one session may make; `null` or absent means unlimited. */
   readonly lossyBudget?: number | null;
+  /**
+   * The most o200k tokens one search answer may cost in the window (matches and coverage together);
+   * `null` or absent: `DEFAULT_SEARCH_TOKENS`.
+   */
+  readonly searchTokens?: number | null;
 }
 
 /** The runtime form of a whole policy: what `ContextWindow` needs to dispose of a directive. */
@@ -61,3 +66,8 @@ export interface RuntimePolicy<Kinds extends string = string> {
   /** Tombstone wording; `{span}` is replaced by the span id. At most 13 tokens once filled. */
   readonly tombstone?: string;
 }
+
+/** The search budget when the policy sets none: room for about eight snippets and the coverage line. */
+export const DEFAULT_SEARCH_TOKENS = 400;
+/** The smallest search budget: the coverage line must always fit. */
+export const MIN_SEARCH_TOKENS = 64;

@@ -175,17 +175,20 @@ function argsObject(text: string): { readonly [key: string]: unknown } {
 /** Rendered call ids: the provider's own when safe and not used yet in this rendering, else a derived one. */
 class Ids {
   readonly #used = new Set<string>();
+  /** The next suffix to try per base, so an id reused many times costs no more than one used once. */
+  readonly #next = new Map<string, number>();
   take(id: string): string {
-    let base = SAFE_ID.test(id) ? id : id.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, 32) || "call";
-    if (!this.#used.has(base)) {
-      this.#used.add(base);
-      return base;
+    const safe = SAFE_ID.test(id) ? id : id.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, 32) || "call";
+    if (!this.#used.has(safe)) {
+      this.#used.add(safe);
+      return safe;
     }
-    base = base.slice(0, 32);
-    for (let n = 2; ; n++) {
+    const base = safe.slice(0, 32);
+    for (let n = this.#next.get(base) ?? 2; ; n++) {
       const candidate = `${base}_${n}`;
       if (!this.#used.has(candidate)) {
         this.#used.add(candidate);
+        this.#next.set(base, n + 1);
         return candidate;
       }
     }

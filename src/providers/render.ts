@@ -24,8 +24,11 @@ export type AISDKMessage =
 
 /** The window for AI SDK 7: `generateText({ model, instructions: system, messages, tools })`. */
 export interface AISDKPrompt {
-  /** System spans, joined; `undefined` when there are none. */
-  system: string | undefined;
+  /**
+   * System spans, joined; absent when there are none. AI SDK 7 calls the system prompt `instructions`
+   * (`system` is its deprecated alias), so the result spreads into `generateText({ model, ...toAISDK(win) })`.
+   */
+  instructions?: string;
   /** No system messages (AI SDK 7 refuses them by default): they are in `system`. */
   messages: AISDKMessage[];
 }
@@ -65,7 +68,7 @@ export function toAISDK(source: RenderSource): AISDKPrompt {
       })),
     });
   }
-  return { system: system.length > 0 ? system.join("\n\n") : undefined, messages };
+  return system.length > 0 ? { instructions: system.join("\n\n"), messages } : { messages };
 }
 
 // ---- OpenAI Chat Completions ------------------------------------------------------------------------

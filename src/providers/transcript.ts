@@ -9,7 +9,7 @@ import type { SpanMessage, SpanRef } from "../types.js";
 import type { AppendInput } from "../window/options.js";
 import { defaultTools, type ToolCallResult } from "../tools/call.js";
 import type { DirectiveTool } from "../tools/schemas.js";
-import { toAISDK, type AISDKMessage } from "./render.js";
+import { toAISDK, type AISDKMessage, type AISDKPrompt } from "./render.js";
 import type { WindowEntry } from "../window/view.js";
 
 /** Which span kind each part of a conversation is appended as. */
@@ -221,11 +221,10 @@ export class Transcript<K extends string> {
    * rendered now — so a prune the model made in one step is what it reads in the next.
    * After the run, `appendAISDKSteps(result.steps)` appends the last step.
    */
-  aiSDKPrepareStep(): (options: { readonly steps: readonly AISDKStep[] }) => Promise<{ messages: AISDKMessage[]; instructions?: string }> {
+  aiSDKPrepareStep(): (options: { readonly steps: readonly AISDKStep[] }) => Promise<AISDKPrompt> {
     return async ({ steps }) => {
       await this.appendAISDKSteps(steps);
-      const { system, messages } = toAISDK(this.#window);
-      return system === undefined ? { messages } : { messages, instructions: system };
+      return toAISDK(this.#window);
     };
   }
 

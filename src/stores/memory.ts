@@ -3,7 +3,8 @@ import { commitResult, planCommit } from "./commit.js";
 import { StoreBase } from "./options.js";
 import { lookupAnswer, readOnly, spanTaken } from "./records.js";
 import type {
-  BackingStore, LookupKey, LookupResult, PersistInput, Persisted, PruneCommit, PruneTransaction, RegisteredSpan, RotateReport, SpanRegistration,
+  BackingStore, CopySearch, CopySearchRequest, LookupKey, LookupResult, PersistInput, Persisted, PruneCommit, PruneTransaction, RegisteredSpan,
+  RotateReport, SpanRegistration,
 } from "./store.js";
 
 interface MemRecord {
@@ -96,6 +97,27 @@ export class MemoryStore extends StoreBase implements BackingStore {
   async lookup(session: string, key: LookupKey): Promise<LookupResult> {
     const s = this.#session(session);
     return lookupAnswer("handle" in key ? s.byHandle.get(key.handle) : s.bySpan.get(key.spanId), this.capabilities);
+  }
+
+  /** Scans the session's copies in the order they were persisted. */
+  async searchCopies(session: string, request: CopySearchRequest): Promise<CopySearch> {
+    const s = this.#session(session);
+    const candidates: CopySearch["candidates"][number][] = [];
+    const gone: CopySearch["gone"][number][] = [];
+    let more = false;
+    for (const rec of s.bySpan.values()) {
+      if (rec.text === null) {
+        gone.push({ handle: rec.handle, spanId: rec.spanId });
+        continue;
+      }
+      if (request.literal !== null && !rec.text.includes(request.literal)) continue;
+      if (candidates.length >= request.limit) {
+        more = true;
+        continue;
+      }
+      candidates.push({ handle: rec.handle, spanId: rec.spanId, kind: rec.kind, text: rec.text, hash: rec.hash });
+    }
+    return { candidates, more, gone, index: "scan" };
   }
 
   async appendAudit(session: string, draft: AuditDraft): Promise<AuditRecord> {

@@ -1,3 +1,4 @@
+import pg from "pg";
 import type { Pool } from "pg";
 import { EMPTY_CHAIN, sealChainJson, type AuditDraft, type AuditRecord, type ChainHead } from "../audit.js";
 import { errorMessage, OutcomeUnknownError, StoreError } from "../errors.js";
@@ -8,7 +9,8 @@ import { migrateWith, SCHEMA_VERSION, schemaVersion } from "./postgres/schema.js
 import { RawSql, sql, tablesOf, type Tables } from "./postgres/sql.js";
 import { lookupAnswer, readOnly, registeredSpan, spanTaken, type SpanRow, type StoredRecord } from "./records.js";
 import type {
-  BackingStore, LookupKey, LookupResult, PersistInput, Persisted, PruneCommit, PruneTransaction, RegisteredSpan, RotateReport, SpanRegistration,
+  BackingStore, CopySearch, CopySearchRequest, LookupKey, LookupResult, PersistInput, Persisted, PruneCommit, PruneTransaction, RegisteredSpan,
+  RotateReport, SpanRegistration,
 } from "./store.js";
 
 export { createPool } from "./postgres/driver.js";
@@ -296,6 +298,41 @@ export class PostgresStore extends StoreBase implements BackingStore {
         WHERE store = ${this.name} AND session = ${session} AND ${new RawSql(match)}`], this.#timeoutMs),
     );
     return lookupAnswer(rows?.[0] === undefined ? undefined : recordOf(rows[0]), this.capabilities);
+  }
+
+  /**
+   * One round trip: the candidates (`text LIKE '%literal%'`, which the pg_trgm index answers for three
+   * characters or more), the rotated-out records, and whether the index exists. The model's regex is
+   * never sent to the server: PostgreSQL's regex engine backtracks, and the window confirms every
+   * candidate on re2js anyway.
+   */
+  async searchCopies(session: string, request: CopySearchRequest): Promise<CopySearch> {
+    const R = this.#t.records;
+    const own = new RawSql(sql`store = ${this.name} AND session = ${session}`);
+    const limit = Math.max(0, Math.floor(request.limit)) + 1;
+    const { literal } = request;
+    // PostgreSQL text cannot hold NUL, so no copy here contains one.
+    const match = new RawSql(
+      literal === null ? "TRUE" : literal.includes("\0") ? "FALSE" : sql`text LIKE ${`%${literal.replace(/[\\%_]/g, "\\$&")}%`}`,
+    );
+    const [rows, gone, index] = await this.#run("search", () =>
+      this.#driver.script([
+        sql`SELECT handle, span_id, kind, text, hash FROM ${R} WHERE ${own} AND text IS NOT NULL AND ${match} ORDER BY created_at, span_id LIMIT ${limit}`,
+        sql`SELECT handle, span_id FROM ${R} WHERE ${own} AND text IS NULL ORDER BY created_at, span_id`,
+        sql`SELECT to_regclass(${`${pg.escapeIdentifier(this.schema)}.records_text_trgm`}) IS NOT NULL AS indexed`,
+      ], this.#timeoutMs),
+    );
+    const candidates = (rows ?? []).map((r) => ({
+      handle: String(r["handle"]), spanId: String(r["span_id"]), kind: String(r["kind"]), text: String(r["text"]), hash: String(r["hash"]),
+    }));
+    const more = candidates.length >= limit;
+    const indexed = index?.[0]?.["indexed"] === true && request.literal !== null && [...request.literal].length >= 3;
+    return {
+      candidates: more ? candidates.slice(0, limit - 1) : candidates,
+      more,
+      gone: (gone ?? []).map((r) => ({ handle: String(r["handle"]), spanId: String(r["span_id"]) })),
+      index: indexed ? "pg-trigram" : "scan",
+    };
   }
 
   async appendAudit(session: string, draft: AuditDraft): Promise<AuditRecord> {

@@ -6,7 +6,8 @@ import { commitResult, planCommit } from "./commit.js";
 import { StoreBase, type StoreOptions } from "./options.js";
 import { lookupAnswer, readOnly, registeredSpan, spanTaken, type SpanRow, type StoredRecord } from "./records.js";
 import type {
-  BackingStore, LookupKey, LookupResult, PersistInput, Persisted, PruneCommit, PruneTransaction, RegisteredSpan, RotateReport, SpanRegistration,
+  BackingStore, CopyCandidate, CopySearch, CopySearchRequest, LookupKey, LookupResult, PersistInput, Persisted, PruneCommit, PruneTransaction,
+  RegisteredSpan, RotateReport, SpanRegistration,
 } from "./store.js";
 
 export interface SqliteStoreOptions extends StoreOptions {
@@ -63,6 +64,8 @@ CREATE TABLE IF NOT EXISTS pruneguard_records (
   UNIQUE (store, session, handle)
 );
 CREATE INDEX IF NOT EXISTS pruneguard_records_age ON pruneguard_records (store, created_at) WHERE text IS NOT NULL;
+-- A search lists the session's rotated-out copies (possible holders it cannot read) without a scan.
+CREATE INDEX IF NOT EXISTS pruneguard_records_gone ON pruneguard_records (store, session) WHERE text IS NULL;
 CREATE TABLE IF NOT EXISTS pruneguard_handles (
   store   TEXT    NOT NULL,
   session TEXT    NOT NULL,
@@ -106,6 +109,67 @@ const CHAIN_AUDIT = `FROM pruneguard_chains c JOIN pruneguard_audit a ON a.id BE
                WHERE c.store = @store AND c.session = @session`;
 
 /**
+ * The full-text index over the copies, for search: an FTS5 table with the trigram tokenizer (any
+ * substring of three or more characters is an index lookup), contentless so the text is not stored
+ * twice, keyed by `doc`, a stable number each record gets on insert (a table's implicit rowid may be
+ * renumbered by VACUUM; `doc` never is). Triggers keep it in step with every write to `text`: persist,
+ * re-persist and rotation (a rotated copy leaves the index with its bytes).
+ */
+const SEARCH_SCHEMA = `
+CREATE UNIQUE INDEX IF NOT EXISTS pruneguard_records_doc ON pruneguard_records (doc);
+CREATE VIRTUAL TABLE IF NOT EXISTS pruneguard_copies_fts USING fts5(
+  text, content = '', contentless_delete = 1, tokenize = 'trigram case_sensitive 1'
+);
+CREATE TRIGGER IF NOT EXISTS pruneguard_records_ins AFTER INSERT ON pruneguard_records BEGIN
+  UPDATE pruneguard_records SET doc = (SELECT coalesce(max(doc), 0) + 1 FROM pruneguard_records) WHERE rowid = new.rowid AND doc IS NULL;
+  INSERT INTO pruneguard_copies_fts (rowid, text) SELECT doc, text FROM pruneguard_records WHERE rowid = new.rowid AND text IS NOT NULL;
+END;
+CREATE TRIGGER IF NOT EXISTS pruneguard_records_text AFTER UPDATE OF text ON pruneguard_records BEGIN
+  DELETE FROM pruneguard_copies_fts WHERE rowid = old.doc;
+  INSERT INTO pruneguard_copies_fts (rowid, text) SELECT new.doc, new.text WHERE new.text IS NOT NULL;
+END;
+CREATE TRIGGER IF NOT EXISTS pruneguard_records_del AFTER DELETE ON pruneguard_records BEGIN
+  DELETE FROM pruneguard_copies_fts WHERE rowid = old.doc;
+END;
+`;
+
+/**
+ * Adds the search index to a file (idempotent): a file written before it existed gets `doc` numbers and
+ * an index of its live copies. Returns whether FTS5 is there; without it, search scans (still correct).
+ */
+function migrateSearch(db: DatabaseSync): boolean {
+  const columns = db.prepare("PRAGMA table_info(pruneguard_records)").all() as Array<{ name: string }>;
+  const fresh = db.prepare("SELECT 1 AS x FROM sqlite_master WHERE name = 'pruneguard_copies_fts'").get() === undefined;
+  if (!fresh && columns.some((c) => c.name === "doc")) return true;
+  db.exec("BEGIN IMMEDIATE");
+  try {
+    const now = db.prepare("PRAGMA table_info(pruneguard_records)").all() as Array<{ name: string }>;
+    if (!now.some((c) => c.name === "doc")) {
+      db.exec("ALTER TABLE pruneguard_records ADD COLUMN doc INTEGER; UPDATE pruneguard_records SET doc = rowid;");
+    }
+    const created = db.prepare("SELECT 1 AS x FROM sqlite_master WHERE name = 'pruneguard_copies_fts'").get() === undefined;
+    try {
+      db.exec(SEARCH_SCHEMA);
+    } catch (err) {
+      if (!/no such module: fts5/.test(String(err))) throw err;
+      db.exec("CREATE UNIQUE INDEX IF NOT EXISTS pruneguard_records_doc ON pruneguard_records (doc)");
+      db.exec("COMMIT");
+      return false;
+    }
+    if (created) db.exec("INSERT INTO pruneguard_copies_fts (rowid, text) SELECT doc, text FROM pruneguard_records WHERE text IS NOT NULL");
+    db.exec("COMMIT");
+    return true;
+  } catch (err) {
+    try {
+      db.exec("ROLLBACK");
+    } catch {
+      // Already rolled back.
+    }
+    throw err;
+  }
+}
+
+/**
  * Files written before the audit table was keyed by chain had `pruneguard_audit (store, session, seq,
  * status, hash, record, UNIQUE (store, session, seq))`. Their records move over unchanged (same JSON,
  * same hashes, same seqs); the chain numbers are assigned here.
@@ -123,7 +187,7 @@ ALTER TABLE pruneguard_audit_keyed RENAME TO pruneguard_audit;
 `;
 
 /** Whether a file's audit table is the legacy one, keyed by (store, session, seq) columns and their UNIQUE index. */
-function legacyAudit(db: DatabaseSync): boolean {
+function legacyAudit(db: SchemaReader): boolean {
   return db.prepare("SELECT 1 AS yes FROM pragma_table_info('pruneguard_audit') WHERE name = 'store'").get() !== undefined;
 }
 
@@ -131,7 +195,15 @@ function legacyAudit(db: DatabaseSync): boolean {
  * The audit records of a file as rows `(store, session, seq, status, hash, record)`, in either schema: for
  * readers that open a file without a store (`pruneguard audit` must not migrate the file it inspects).
  */
-export function sqliteAuditRows(db: DatabaseSync): string {
+/**
+ * What reading a file's schema needs of a connection: a structural type, so the published declarations do
+ * not name `node:sqlite` (a consumer without `@types/node` type-checks them).
+ */
+export interface SchemaReader {
+  prepare(sql: string): { get(): unknown };
+}
+
+export function sqliteAuditRows(db: SchemaReader): string {
   return legacyAudit(db)
     ? "pruneguard_audit"
     : `(SELECT c.store AS store, c.session AS session, a.seq AS seq, a.status AS status, a.hash AS hash, a.record AS record
@@ -150,6 +222,8 @@ export class SqliteStore extends StoreBase implements BackingStore {
   #open = true;
   /** The file's device and inode when the store opened it; `null` for an in-memory database. */
   readonly #identity: { readonly dev: number; readonly ino: number } | null;
+  /** The file has the FTS5 index over copies (SQLite built without FTS5 scans instead). */
+  readonly #fts: boolean;
   readonly #q: ReturnType<SqliteStore["prepare"]>;
   /** Runs `fn` inside `BEGIN IMMEDIATE … COMMIT` (rolled back if it throws). */
   readonly #immediate: <T>(fn: () => T) => T;
@@ -176,6 +250,9 @@ export class SqliteStore extends StoreBase implements BackingStore {
     this.#db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;");
     this.#createSchema();
     this.#identity = fileIdentity(options.path);
+    this.#fts = migrateSearch(this.#db);
+    // How many copies hold each trigram: a search looks up its literal's rarest trigrams first.
+    if (this.#fts) this.#db.exec("CREATE VIRTUAL TABLE IF NOT EXISTS pruneguard_copies_vocab USING fts5vocab(pruneguard_copies_fts, 'row')");
     this.#q = this.prepare();
     const begin = this.#db.prepare("BEGIN IMMEDIATE");
     const commit = this.#db.prepare("COMMIT");
@@ -249,6 +326,25 @@ export class SqliteStore extends StoreBase implements BackingStore {
       ),
       releaseHolds: prep<[string, string]>(
         "UPDATE pruneguard_records SET held = 0, held_until = NULL WHERE store = ? AND session = ? AND held = 1",
+      ),
+      allCopies: prep<[string, string, number], CopyCandidate>(
+        `SELECT handle, span_id AS spanId, kind, text, hash FROM pruneguard_records
+         WHERE store = ? AND session = ? AND text IS NOT NULL ORDER BY doc LIMIT ?`,
+      ),
+      scanCopies: prep<[string, string, string, number], CopyCandidate>(
+        `SELECT handle, span_id AS spanId, kind, text, hash FROM pruneguard_records
+         WHERE store = ? AND session = ? AND text IS NOT NULL AND instr(text, ?) > 0 ORDER BY doc LIMIT ?`,
+      ),
+      ftsCopies: this.#fts
+        ? prep<[string, string, string, string, number], CopyCandidate>(
+            `SELECT r.handle, r.span_id AS spanId, r.kind, r.text, r.hash FROM pruneguard_copies_fts f
+             JOIN pruneguard_records r ON r.doc = f.rowid
+             WHERE f.text MATCH ? AND r.store = ? AND r.session = ? AND r.text IS NOT NULL AND instr(r.text, ?) > 0 ORDER BY r.doc LIMIT ?`,
+          )
+        : null,
+      trigramDocs: this.#fts ? prep<[string], { doc: number }>("SELECT doc FROM pruneguard_copies_vocab WHERE term = ?") : null,
+      goneCopies: prep<[string, string], { handle: string; spanId: string }>(
+        "SELECT handle, span_id AS spanId FROM pruneguard_records WHERE store = ? AND session = ? AND text IS NULL ORDER BY doc",
       ),
       chain: prep<[string, string], { chain: number }>("SELECT chain FROM pruneguard_chains WHERE store = ? AND session = ?"),
       newChain: prep<[string, string], { chain: number }>("INSERT INTO pruneguard_chains (store, session) VALUES (?, ?) RETURNING chain"),
@@ -405,6 +501,52 @@ export class SqliteStore extends StoreBase implements BackingStore {
     this.#assertHealthy();
     const row = "handle" in key ? this.#q.byHandle.get(this.name, session, key.handle) : this.#q.bySpan.get(this.name, session, key.spanId);
     return lookupAnswer(row, this.capabilities);
+  }
+
+  /**
+   * A literal of three or more characters is looked up in the FTS5 trigram index; a shorter one (no
+   * trigram to look up) and a regex with no literal scan the session's copies.
+   *
+   * Identifiers share common trigrams (every `req_…` holds `req`), and a phrase query reads every one of
+   * its trigrams' lists, so a long literal is looked up by its two rarest trigrams (counted in the
+   * vocabulary table, sampled along the literal) and confirmed with `instr`: exact, and it reads the
+   * two shortest lists instead of all of them.
+   */
+  async searchCopies(session: string, request: CopySearchRequest): Promise<CopySearch> {
+    const limit = Math.max(0, Math.floor(request.limit)) + 1;
+    const { literal } = request;
+    const indexed = this.#fts && literal !== null && [...literal].length >= 3;
+    let rows: CopyCandidate[];
+    if (literal === null) rows = this.#q.allCopies.all(this.name, session, limit);
+    else if (indexed) {
+      const query = this.#ftsQuery(literal);
+      rows = query === null ? [] : this.#q.ftsCopies!.all(query, this.name, session, literal, limit);
+    }
+    else rows = this.#q.scanCopies.all(this.name, session, literal, limit);
+    const more = rows.length >= limit;
+    return {
+      candidates: more ? rows.slice(0, limit - 1) : rows,
+      more,
+      gone: this.#q.goneCopies.all(this.name, session),
+      index: indexed ? "fts5-trigram" : "scan",
+    };
+  }
+
+  /**
+   * The FTS5 query for a literal: the whole phrase when short, else its two rarest sampled trigrams;
+   * `null` when one of them is in no copy at all (then no copy holds the literal).
+   */
+  #ftsQuery(literal: string): string | null {
+    const quote = (s: string) => `"${s.replaceAll('"', '""')}"`;
+    const cps = [...literal];
+    if (cps.length <= 9) return quote(literal);
+    // Non-overlapping trigrams along the literal, at most twelve of them.
+    const step = Math.max(3, Math.floor((cps.length - 3) / 11));
+    const sampled = new Set<string>();
+    for (let i = 0; i + 3 <= cps.length && sampled.size < 12; i += step) sampled.add(cps.slice(i, i + 3).join(""));
+    const counted = [...sampled].map((term) => ({ term, docs: this.#q.trigramDocs!.get(term)?.doc ?? 0 })).sort((a, b) => a.docs - b.docs);
+    if (counted[0]!.docs === 0) return null;
+    return counted.slice(0, 2).map((c) => quote(c.term)).join(" AND ");
   }
 
   async appendAudit(session: string, draft: AuditDraft): Promise<AuditRecord> {

@@ -137,6 +137,37 @@ export interface RegisteredSpan extends SpanRegistration {
   readonly replacement: string | null;
 }
 
+/** What a search asks a store for: candidate copies of one session, found with the store's index. */
+export interface CopySearchRequest {
+  /**
+   * Candidates contain this substring (case-sensitive, exact code units); `null`: every live copy of the
+   * session is a candidate. A candidate is not a match: the window confirms each on its bytes.
+   */
+  readonly literal: string | null;
+  /** At most this many candidates; `more` says when there were others. */
+  readonly limit: number;
+}
+
+/** A live copy whose text may hold a match. */
+export interface CopyCandidate {
+  readonly handle: string;
+  readonly spanId: string;
+  readonly kind: string;
+  readonly text: string;
+  readonly hash: string;
+}
+
+/** A store's answer to a search. */
+export interface CopySearch {
+  readonly candidates: readonly CopyCandidate[];
+  /** More copies held the literal than `limit`: those were not returned. */
+  readonly more: boolean;
+  /** Records of the session whose copy was rotated out: their bytes are gone and cannot be searched. */
+  readonly gone: ReadonlyArray<{ readonly handle: string; readonly spanId: string }>;
+  /** How the candidates were found: a full-text index over the copies, or a scan of them. */
+  readonly index: "fts5-trigram" | "pg-trigram" | "scan";
+}
+
 export interface RotateReport {
   /** Records whose retention passed and that were removed (their bytes are gone). */
   readonly rotated: number;
@@ -170,6 +201,11 @@ export interface BackingStore {
    */
   commitPrune(txn: PruneTransaction): Promise<PruneCommit>;
   lookup(session: string, key: LookupKey): Promise<LookupResult>;
+  /**
+   * Candidate copies of the session for a search, found with the store's own index (SQLite FTS5 trigram,
+   * PostgreSQL pg_trgm) or by a scan, plus the session's rotated-out records.
+   */
+  searchCopies(session: string, request: CopySearchRequest): Promise<CopySearch>;
   /** Appends a decision that needed no record change (invalid directives, recalls, unbacked kinds). */
   appendAudit(session: string, draft: AuditDraft): Promise<AuditRecord>;
   auditLog(session: string): Promise<AuditRecord[]>;

@@ -72,6 +72,8 @@ export function toolResultText(outcome: DirectiveOutcome): string {
   if (outcome.op === "recall" && outcome.status === "found") {
     return `${outcome.spanId} recalled${outcome.handle === null ? "" : ` (${outcome.handle})`}:\n${outcome.text}`;
   }
+  if (outcome.op === "recall" && outcome.status === "expanded") return `${outcome.spanId} expanded:\n${outcome.text}`;
+  if (outcome.op === "search" && outcome.status !== "invalid") return outcome.text;
   return outcome.line;
 }
 

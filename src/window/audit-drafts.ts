@@ -60,7 +60,7 @@ export function refusedPruneDraft(input: {
 }
 
 /** A directive that did not parse. */
-export function invalidDraft(op: "prune" | "recall" | null, directive: string): AuditDraft {
+export function invalidDraft(op: "prune" | "recall" | "search" | "summarize_range" | null, directive: string): AuditDraft {
   return {
     op, status: "invalid", spanId: null, kind: null, mode: null, conditions: null, handle: null, repersisted: false,
     acceptLossy: false, reason: auditReason({ code: "parse" }), pinsCarried: 0, directive,
@@ -78,6 +78,14 @@ export function recallDraft(
   return {
     op: "recall", status, spanId: entry ? spanIdOf(entry) : SPAN_ID.test(query) ? query : null, kind: entry ? kindOf(entry) : null,
     mode: null, conditions: null, handle: entry?.handle ?? (HANDLE.test(query) ? query : null), repersisted: false,
+    acceptLossy: false, reason: auditReason(reason), pinsCarried: 0, directive,
+  };
+}
+
+/** A search's answer: what it covered is the reason, the directive holds the (bounded) query. */
+export function searchDraft(directive: string, status: "match" | "no-match", reason: DecisionReason): AuditDraft {
+  return {
+    op: "search", status, spanId: null, kind: null, mode: null, conditions: null, handle: null, repersisted: false,
     acceptLossy: false, reason: auditReason(reason), pinsCarried: 0, directive,
   };
 }

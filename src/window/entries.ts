@@ -52,7 +52,30 @@ export interface LostEntry {
   text: string;
 }
 
-export type Entry = LiveEntry | GoneEntry | LostEntry;
+/**
+ * A range summary: one digest in the place of a contiguous run of spans (and earlier digests), which it
+ * keeps as its members — one level of the tree. Every member's bytes are held by its store, so recall of
+ * the summary expands one level and recall of a member gives its bytes.
+ */
+export interface SummaryEntry {
+  state: "summary";
+  /** A span id the window minted for the summary (`span_21`): recall names it like any span. */
+  spanId: string;
+  kind: "summary";
+  /** The entries it replaced, in window order: pruned spans (index lines) and lower summaries. */
+  members: Entry[];
+  /** The model's digest with every pinned identifier of the members carried. */
+  digest: string;
+  /** Every pinned identifier of the members, carried up to the next level. */
+  ids: readonly string[];
+  /** What renders in its place: a header naming the range and the recall key, then the digest. */
+  text: string;
+  handle: null;
+  store: null;
+  replacement: null;
+}
+
+export type Entry = LiveEntry | GoneEntry | LostEntry | SummaryEntry;
 
 export function spanIdOf(e: Entry): string {
   return e.state === "live" ? e.span.id : e.spanId;

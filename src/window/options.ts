@@ -8,6 +8,7 @@ import { DEFAULT_LIMITS, type DirectiveLimits } from "../directive.js";
 import { errorMessage } from "../errors.js";
 import { DEFAULT_HINT_TOKENS, MAX_HINT_TOKENS } from "../hint.js";
 import { findPins } from "../pins.js";
+import { MIN_SEARCH_TOKENS } from "../policy/kinds.js";
 import { DEFAULT_TOMBSTONE } from "../render.js";
 import { MemoryStore } from "../stores/memory.js";
 import { checkStoreDeclarations } from "../stores/open.js";
@@ -105,6 +106,10 @@ export function resolveWindowOptions<K extends string>(options: ContextWindowOpt
     }
   }
   if (options.declarations !== undefined) checkStoreDeclarations(options.declarations, stores);
+  const searchTokens = options.limits?.searchTokens;
+  if (searchTokens !== undefined && searchTokens !== null && !(Number.isInteger(searchTokens) && searchTokens >= MIN_SEARCH_TOKENS)) {
+    throw new TypeError(`ContextWindow: limits.searchTokens must be an integer >= ${MIN_SEARCH_TOKENS} (room for the coverage line), got ${searchTokens}`);
+  }
   const indexHintTokens = options.indexHintTokens ?? DEFAULT_HINT_TOKENS;
   if (!Number.isInteger(indexHintTokens) || indexHintTokens < 0 || indexHintTokens > MAX_HINT_TOKENS) {
     throw new TypeError(`ContextWindow: indexHintTokens must be an integer from 0 to ${MAX_HINT_TOKENS}`);

@@ -13,7 +13,8 @@ import type { RecallOutcome } from "../outcome.js";
 import { tombstoneLine } from "../render.js";
 import type { BackingStore } from "../stores/store.js";
 import { recallDraft } from "./audit-drafts.js";
-import type { Entry } from "./entries.js";
+import { spanIdOf, type Entry } from "./entries.js";
+import { expandLines } from "./range.js";
 
 /** What recall needs from the window (internal). */
 export interface RecallContext {
@@ -30,7 +31,7 @@ export interface RecallContext {
   audit(store: BackingStore, draft: AuditDraft): Promise<number | null>;
 }
 
-type RecallStatus = RecallOutcome["status"];
+type RecallStatus = Exclude<RecallOutcome["status"], "expanded">;
 
 /** Answers a recall by span id or handle, and audits the answer. */
 export async function recall(query: string, raw: string, ctx: RecallContext): Promise<RecallOutcome> {
@@ -44,6 +45,11 @@ export async function recall(query: string, raw: string, ctx: RecallContext): Pr
   if (entry.state === "lost") {
     const seq = await ctx.audit(ctx.storeOf(entry), draft("lost", { code: "recall-lost" }, entry));
     return { op: "recall", status: "lost", spanId: entry.spanId, kind: entry.kind, line: entry.text, auditSeq: seq };
+  }
+  if (entry.state === "summary") {
+    // One level of the tree: each member as the window showed it; a member's own recall gives its bytes.
+    const seq = await ctx.audit(ctx.auditStore, draft("found", { code: "recall-summary" }, entry));
+    return { op: "recall", status: "expanded", spanId: entry.spanId, members: entry.members.map(spanIdOf), text: expandLines(entry).join("\n"), auditSeq: seq };
   }
   if (entry.state === "tombstone") {
     const seq = await ctx.audit(ctx.storeOf(entry), draft("pruned-unrecoverable", { code: "recall-lossy" }, entry));

@@ -2,21 +2,30 @@ import { directiveForAudit, inDecisionOrder, type AuditDraft, type AuditRecord }
 import { decideGroup, type GroupDecision } from "../decision/group.js";
 import { HANDLE, parseDirective, SPAN_ID } from "../directive.js";
 import { errorMessage, IrreversiblePruneError, OutcomeUnknownError } from "../errors.js";
-import type { DirectiveOutcome, InvalidOutcome, LossyOutcome, PruneOutcome, RecallOutcome, RejectedOutcome, ReversibleOutcome } from "../outcome.js";
+import type {
+  DirectiveOutcome, InvalidOutcome, LossyOutcome, PruneOutcome, RangeOutcome, RangeRejectedOutcome, RecallOutcome, RejectedOutcome, RejectReason,
+  ReversibleOutcome, SearchOutcome,
+} from "../outcome.js";
+import type { SummarizeRangeDirective } from "../directive.js";
+import { commitRange, planRange, summaryEntry } from "./range.js";
+import { compileQuery } from "../search/query.js";
 import { invalidLine, rejectionWhy } from "../render.js";
 import type { BackingStore, CheckResult, PruneCommit, PruneCommitItem, PruneDecision, PruneItem } from "../stores/store.js";
+import { contentHash } from "../hash.js";
 import { countTokens } from "../tokens.js";
+import { DEFAULT_SEARCH_TOKENS } from "../policy/kinds.js";
 import { defaultTools, directiveOf, toolCallResult, toolFor, type ToolCall, type ToolCallResult } from "../tools/call.js";
 import type { DirectiveTool } from "../tools/schemas.js";
 import type { KindPolicy, PinPattern, PruneMode, Span, SpanRef } from "../types.js";
 import { checkedPruneDraft, invalidDraft, refusedPruneDraft } from "./audit-drafts.js";
 import { PendingAudit } from "./audit-queue.js";
-import { CallGroups, newSpan, prunedEntry, type Entry, type LiveEntry } from "./entries.js";
+import { CallGroups, newSpan, prunedEntry, spanIdOf, type Entry, type LiveEntry } from "./entries.js";
 import { kindPins, resolveWindowOptions, type AppendInput, type ContextWindowOptions, type PruneRequest, type WindowSettings } from "./options.js";
 import { committedOutcome, rejectedOutcome } from "./outcomes.js";
 import { persistFailures, planPrune, type PlannedMember, type PlanRejectReason, type PrunePlan } from "./plan.js";
 import { recall } from "./recall.js";
 import { restoreEntries, type Restored } from "./resume.js";
+import { search, type SearchRequest } from "./search.js";
 import { entryView, renderWindow, type WindowEntry } from "./view.js";
 
 const MAX_NOTICES = 3;
@@ -84,7 +93,7 @@ export class ContextWindow<K extends string = string> {
       win.#entries.push(e);
       win.#byId.set(e.state === "live" ? e.span.id : e.spanId, e);
       // Tool call/result pairing goes on where it stopped: a result for a call made before the restart joins it.
-      const message = e.state === "live" ? e.span.message : e.message ?? undefined;
+      const message = e.state === "live" ? e.span.message : e.state === "summary" ? undefined : e.message ?? undefined;
       if (message !== undefined) win.#calls.groupFor({ message });
       if ((e.state === "pruned" || e.state === "tombstone") && e.group !== null && win.#prunedGroups.get(e.group) !== "lossy") {
         win.#prunedGroups.set(e.group, e.state === "tombstone" ? "lossy" : "reversible");
@@ -192,7 +201,9 @@ export class ContextWindow<K extends string = string> {
       if (!parsed.ok) return await this.#invalid(parsed.op, parsed.issues, raw);
       const d = parsed.directive;
       if (d.op === "recall") return await this.#recall(d.span_id, raw);
-      if (this.#ended) return await this.#invalid("prune", [{ path: "", message: "the session has ended" }], raw);
+      if (d.op === "search") return await this.#search(d.query, d.regex === true, raw);
+      if (this.#ended) return await this.#invalid(d.op, [{ path: "", message: "the session has ended" }], raw);
+      if (d.op === "summarize_range") return await this.#summarizeRange(d.from, d.to, d.digest, raw);
       return await this.#execute(d.span_id, d.mode, d.digest ?? null, d.accept_lossy === true, raw);
     } catch (err) {
       // Only a defect in the runtime itself gets here; the model still gets data, not an exception.
@@ -234,6 +245,44 @@ export class ContextWindow<K extends string = string> {
    */
   recall(query: string): Promise<RecallOutcome> {
     return this.#serial(() => this.#recall(String(query), directiveForAudit({ op: "recall", span_id: query })));
+  }
+
+  /**
+   * Finds text again: an exact substring, or with `regex: true` an RE2 pattern (linear time), over the
+   * live spans, the verified copies of pruned spans and what stands in pruned spans' places. The answer
+   * lists matching spans with snippets and handles within the policy's search budget, and its coverage
+   * names every pruned span that could not be searched (lossy, copy lost, store unreachable): those may
+   * have held the text. A bad query is an `invalid` outcome, audited, the window unchanged.
+   */
+  search(request: string | SearchRequest): Promise<SearchOutcome | InvalidOutcome> {
+    const { query, regex } = typeof request === "string" ? { query: request, regex: false } : request;
+    const directive = { op: "search", query, ...(regex === undefined ? {} : { regex }) };
+    return this.#serial(async () => {
+      const raw = directiveForAudit(directive);
+      const parsed = parseDirective(directive, this.#settings.directiveLimits);
+      if (!parsed.ok) return this.#invalid("search", parsed.issues, raw);
+      const d = parsed.directive as Extract<typeof parsed.directive, { op: "search" }>;
+      return this.#search(d.query, d.regex === true, raw);
+    });
+  }
+
+  /**
+   * Replaces the run of positions `from`…`to` (live spans, spans pruned earlier, earlier summaries) with
+   * one digest, keeping the tree: recall of the summary expands one level, recall of a member gives its
+   * bytes. Every live member's copy is checked and held in one store transaction, all or nothing, and
+   * every pinned identifier of the members is carried into the digest. Never lossy: a run with a member
+   * that cannot be held is refused, and so is a run over a tombstone.
+   */
+  summarizeRange(request: { readonly from: string; readonly to: string; readonly digest: string }): Promise<RangeOutcome | InvalidOutcome> {
+    const directive = { op: "summarize_range", from: String(request.from), to: String(request.to), digest: request.digest };
+    return this.#serial(async () => {
+      this.#assertOpen();
+      const raw = directiveForAudit(directive);
+      const parsed = parseDirective(directive, this.#settings.directiveLimits);
+      if (!parsed.ok) return this.#invalid("summarize_range", parsed.issues, raw);
+      const d = parsed.directive as SummarizeRangeDirective;
+      return this.#summarizeRange(d.from, d.to, d.digest, raw);
+    });
   }
 
   /** What the model reads next: live spans, index lines, tombstones and rejection lines, in order. */
@@ -516,7 +565,97 @@ export class ContextWindow<K extends string = string> {
     });
   }
 
-  async #invalid(op: "prune" | "recall" | null, issues: InvalidOutcome["issues"], raw: string): Promise<InvalidOutcome> {
+  async #search(text: string, regex: boolean, raw: string): Promise<SearchOutcome | InvalidOutcome> {
+    const compiled = compileQuery(text, regex, this.#settings.directiveLimits.maxQueryChars);
+    if (!compiled.ok) return this.#invalid("search", [{ path: "query", message: compiled.message }], raw);
+    return search(compiled.query, raw, {
+      session: this.session,
+      entries: () => this.#entries,
+      store: (name) => this.#settings.stores.get(name)!,
+      auditStore: this.#settings.auditStore,
+      budgetTokens: this.#settings.limits.searchTokens ?? DEFAULT_SEARCH_TOKENS,
+      audit: (store, draft) => this.#audit(store, draft),
+    });
+  }
+
+  async #summarizeRange(from: string, to: string, digest: string, raw: string): Promise<RangeOutcome> {
+    const planned = planRange(
+      { entries: this.#entries, policyOf: (kind) => this.#settings.kinds[kind as K], pinsFor: (policy) => this.#pinsFor(policy) },
+      from, to,
+    );
+    const refuse = async (reason: RejectReason, message: string, auditSeq?: number | null): Promise<RangeRejectedOutcome> => {
+      const seq = auditSeq !== undefined ? auditSeq : await this.#audit(this.#settings.auditStore, refusedPruneDraft({
+        spanId: from, kind: null, mode: "summarize", handle: null, conditions: null, reason: { code: reason as Exclude<RejectReason, "not-reversible" | "lossy-forbidden" | "lossy-budget"> }, directive: raw,
+      }));
+      const line = `${from}–${to} kept: summary rejected (${message})`;
+      this.#notice(line);
+      return { op: "summarize_range", status: "rejected", from, to, reason, message, line, auditSeq: seq };
+    };
+    if ("refusal" in planned) return refuse(planned.refusal.reason, planned.refusal.message);
+    const { plan } = planned;
+    // The home store mints the summary's id like any span's, so processes sharing the session never reuse
+    // it; a resumed window finds it in the registry (resume.ts says what it can and cannot rebuild of it).
+    let summaryId: string;
+    try {
+      await this.#pendingAudit.flush();
+      summaryId = (await this.#settings.auditStore.registerSpan(this.session, {
+        kind: "summary", hash: contentHash(digest), group: null, message: null, store: null,
+      })).spanId;
+    } catch (err) {
+      return refuse("store-error", `the home store failed to mint the summary's id (${errorMessage(err)}); nothing was committed`);
+    }
+    let commit: PruneCommit | null = null;
+    let auditSeq: number | null;
+    if (plan.live.length > 0) {
+      const store = this.#settings.stores.get(this.#settings.kinds[plan.live[0]!.span.kind as K].store!)!;
+      let result;
+      try {
+        await this.#pendingAudit.flush();
+        result = await commitRange(plan, raw, { session: this.session, store, holdUntil: this.#holdUntil(), policyOf: (kind) => this.#settings.kinds[kind as K] });
+      } catch (err) {
+        return refuse("store-error", `the store failed during the check (${errorMessage(err)}); nothing was committed`);
+      }
+      if ("refusal" in result) return refuse(result.refusal.reason, result.refusal.message, result.refusal.auditSeq);
+      commit = result.commit;
+      auditSeq = commit.items[0]!.audit.seq;
+    } else {
+      // Every member is held already (index lines and lower summaries): the decision touches no copy.
+      auditSeq = await this.#audit(this.#settings.auditStore, {
+        op: "prune", status: "reversible", spanId: summaryId, kind: "summary", mode: "summarize", conditions: null, handle: null,
+        repersisted: false, acceptLossy: false, reason: null, pinsCarried: 0, directive: raw,
+      });
+    }
+    // Committed: now, and only now, rewrite the window. The digest is noted on the summary's registration,
+    // so a resumed window can show it (best effort: the members' own records already restore them).
+    try {
+      await this.#settings.auditStore.noteReplacement(this.session, summaryId, digest);
+    } catch {
+      // Without the note a resumed window says the summary was not rebuilt; nothing else depends on it.
+    }
+    const before = plan.members.reduce((n, e) => n + countTokens(e.state === "live" ? e.span.text : e.text), 0);
+    const pruned: Array<{ spanId: string; handle: string; repersisted: boolean }> = [];
+    const members = plan.members.map((e): Entry => {
+      if (e.state !== "live") return e;
+      const i = plan.live.indexOf(e);
+      const item = commit!.items[i]!;
+      const gone = prunedEntry({ entry: e, mode: "summarize", body: null }, item, this.#settings.tombstone, this.#settings.indexHintTokens);
+      this.#byId.set(gone.spanId, gone);
+      // A call summarized while its result was pending: the result joins the group's fate when it arrives.
+      if (gone.group !== null && !this.#prunedGroups.has(gone.group)) this.#prunedGroups.set(gone.group, "reversible");
+      pruned.push({ spanId: gone.spanId, handle: gone.handle!, repersisted: item.decision.status === "reversible" && item.decision.repersist });
+      return gone;
+    });
+    const { entry, carried } = summaryEntry(summaryId, members, digest, plan.ids);
+    this.#entries.splice(plan.start, plan.members.length, entry);
+    for (const [i, e] of this.#entries.entries()) if (e.state === "live") e.pos = i;
+    this.#byId.set(summaryId, entry);
+    return {
+      op: "summarize_range", status: "summarized", spanId: summaryId, members: members.map(spanIdOf), pruned,
+      line: entry.text, tokensFreed: before - countTokens(entry.text), pinsCarried: carried, auditSeq,
+    };
+  }
+
+  async #invalid(op: "prune" | "recall" | "search" | "summarize_range" | null, issues: InvalidOutcome["issues"], raw: string): Promise<InvalidOutcome> {
     const message = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join("; ") || "invalid directive";
     const seq = await this.#audit(this.#settings.auditStore, invalidDraft(op, raw));
     const line = invalidLine(message.length > 160 ? `${message.slice(0, 157)}...` : message);

@@ -184,6 +184,11 @@ describe("pruneguard CLI", () => {
     const confined = await run(["check", "team", "--no-drift", "--root", "team"], dir);
     expect(confined.code).toBe(1);
     expect(confined.stderr).toContain("PG1018");
+    for (const c of ["compile", "check", "explain"]) {
+      const typo = await run([c, "team", "--root", "tema"], dir);
+      expect(typo.code, c).toBe(2);
+      expect(typo.stderr, c).toContain("the project root tema is not a folder");
+    }
   });
 });
 

@@ -63,6 +63,21 @@ describe("generated code escapes what comes from outside", () => {
     );
   });
 
+  it("kind and store names that are reserved words or Object.prototype members are keys, never bindings", async () => {
+    const names = ["class", "default", "constructor", "toString", "hasOwnProperty", "valueOf"];
+    const kinds = names.map((k) => `${k}: { store: "delete", modes: ["drop"], lossy: "with-flag" }`).join(", ");
+    const r = compilePolicies({ files: { "p.policy.ts": `import { definePolicy, store, forever } from "pruneguard/dsl";\nexport default definePolicy({ name: "p", stores: { delete: store.sqlite({ retention: forever }) }, kinds: { ${kinds} } });\n` } });
+    expect(r.diagnostics).toEqual([]);
+    const dir = path.join(root, `g${n++}`);
+    mkdirSync(dir);
+    const runtime = path.relative(dir, path.resolve("src/index.js")).split(path.sep).join("/");
+    for (const f of emitAll(r.policies, { runtimeImport: runtime })) writeFileSync(path.join(dir, f.path), f.contents);
+    const m = (await import(path.join(dir, "p.guard.ts"))) as { policy: { kinds: Record<string, { store: string }> }; storeDeclarations: Record<string, unknown> };
+    expect(Object.keys(m.policy.kinds)).toEqual(names);
+    for (const k of names) expect(Object.hasOwn(m.policy.kinds, k) && m.policy.kinds[k]!.store).toBe("delete");
+    expect(Object.keys(m.storeDeclarations)).toEqual(["delete"]);
+  });
+
   it("pretty diagnostics print control characters from a file name escaped, not raw to the terminal", () => {
     const r = compilePolicies({ files: { "evil\u001b[2J\r.policy.ts": "export default 1;\n" } });
     const text = formatDiagnostic(r.diagnostics[0]!, { sources: r.sources });

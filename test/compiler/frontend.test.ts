@@ -99,6 +99,15 @@ describe("PG1011 / PG1012 / PG1013 values", () => {
   it("PG1011: a bare number where a duration is expected", () => {
     expectDiagnostic(compileOne(`export default definePolicy({ name: "p", stores: { s: store.sqlite({ retention: 7200000 }) }, kinds: {} });\n`), "PG1011", 2, 81);
   });
+  it("PG1011: a search budget too small for the coverage line, located at the value", () => {
+    const d = expectDiagnostic(compileOne(`export default definePolicy({ name: "p", stores: {}, kinds: {}, session: { searchTokens: 20 } });\n`), "PG1011", 2, 90);
+    expect(d.message).toContain("at least 64");
+  });
+  it("session.searchTokens reaches the runtime policy", () => {
+    const r = compileOne(`export default definePolicy({ name: "p", stores: {}, kinds: {}, session: { searchTokens: 250 } });\n`);
+    expectClean(r);
+    expect(r.policies[0]!.session.searchTokens).toBe(250);
+  });
   it("PG1012: a misspelt property, with a suggestion", () => {
     const d = expectDiagnostic(compileOne(`export default definePolicy({ name: "p", stores: { s: store.sqlite({ retension: hours(2) }) }, kinds: {} });\n`), "PG1012", 2, 70);
     expect(d.message).toContain("did you mean `retention`");

@@ -7,7 +7,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_LIMITS, directiveSchema, fastDirective, parseDirective, type DirectiveLimits } from "../../src/directive.js";
 
-const TIGHT: DirectiveLimits = { maxDigestChars: 5, maxDirectiveChars: 64_000 };
+const TIGHT: DirectiveLimits = { maxDigestChars: 5, maxDirectiveChars: 64_000, maxQueryChars: 200 };
 const [defaultSchema, tightSchema] = [directiveSchema(DEFAULT_LIMITS), directiveSchema(TIGHT)];
 
 /** Values near every rule's edge, weighted so that a good share of the objects are well-formed. */

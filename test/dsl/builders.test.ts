@@ -33,13 +33,13 @@ describe("definePolicy / extendPolicy", () => {
   it("returns frozen plain data", () => {
     expect(Object.isFrozen(base)).toBe(true);
     expect(Object.isFrozen(base.kinds.tool.modes)).toBe(true);
-    expect(base.session).toEqual({ maxLengthMs: 28_800_000, lossyBudget: 3 });
+    expect(base.session).toEqual({ maxLengthMs: 28_800_000, lossyBudget: 3, searchTokens: null });
   });
   it("an overlay replaces the fields it gives and keeps the rest", () => {
     const t = extendPolicy(base, { name: "team", kinds: { tool: { modes: ["drop"] } }, session: { lossyBudget: 1 } });
     expect(t.extends).toBe("org");
     expect(t.kinds.tool).toMatchObject({ store: "log", modes: ["drop"], lossy: "with-flag" });
-    expect(t.session).toEqual({ maxLengthMs: 28_800_000, lossyBudget: 1 });
+    expect(t.session).toEqual({ maxLengthMs: 28_800_000, lossyBudget: 1, searchTokens: null });
   });
 });
 

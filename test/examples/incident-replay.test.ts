@@ -15,6 +15,17 @@ describe("the incident replay (the main job)", () => {
     expect(lines.join("\n")).toContain("ids: req_7f3a9c2e41");
   });
 
+  it("at N+6 the model searches for text it cannot place: the naive side hears 'no results', the guarded sides find it or name the span that held it", async () => {
+    const r = await replay({ write: () => undefined });
+    expect(r.searchConclusions[0]).toMatch(/named no database \(confabulation\)/);
+    expect(r.searchConclusions[1]).toMatch(/database name in span_7.*\(correct\)/);
+    expect(r.searchConclusions[2]).toMatch(/span_7 may have named the database and is gone.*\(correct\)/);
+    const n6 = r.rows.find((row) => row.turn === "N+6")!;
+    expect(n6.cells[0]).toMatch(/no results/);
+    expect(n6.cells[1]).toMatch(/span_7 \(pruned, recall #1\): .*orders-primary/);
+    expect(n6.cells[2]).toMatch(/no match in \d+ live and 0 recoverable pruned spans; span_7 is unrecoverable and may have held it/);
+  });
+
   it("prints the same bytes every run", async () => {
     const a: string[] = [];
     const b: string[] = [];

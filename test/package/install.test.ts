@@ -107,7 +107,10 @@ export default definePolicy({
     const bin = path.join(dir, "node_modules", ".bin", "pruneguard");
     expect(run(bin, ["--version"], dir).trim()).toMatch(/^\d+\.\d+\.\d+/);
     run(bin, ["compile", "policies", "--out", "generated"], dir);
-    expect(readdirSync(path.join(dir, "generated")).sort()).toEqual(["org.guard.ts", "org.ir.json", "org.types.ts"]);
+    // The outputs, and the incremental build's manifest beside them.
+    expect(readdirSync(path.join(dir, "generated")).sort()).toEqual([".pruneguard-manifest.json", "org.guard.ts", "org.ir.json", "org.types.ts"]);
+    // Nothing changed: the second compile reuses the policy (the manifest's fingerprint resolves in an installed package).
+    expect(run(bin, ["compile", "policies", "--out", "generated"], dir)).toContain("1 of 1 policy unchanged since the last compile");
     writeFileSync(
       path.join(dir, "use.ts"),
       `import { createWindow } from "./generated/org.guard.js";

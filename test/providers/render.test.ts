@@ -57,11 +57,11 @@ describe("rendering to provider conversations", () => {
   it("live calls and results render as tool messages, paired, assignable to each SDK's types", async () => {
     const { win } = await conversation();
     // These assignments are the shape check: `npm test` type-checks the test tree with tsc.
-    const ai: { system: string | undefined; messages: ModelMessage[] } = toAISDK(win);
+    const ai: { instructions?: string; messages: ModelMessage[] } = toAISDK(win);
     const openai: ChatCompletionMessageParam[] = toOpenAI(win);
     const responses: ResponseInputItem[] = toOpenAIResponses(win);
     const anthropic: { system?: string; messages: MessageParam[] } = toAnthropic(win);
-    expect(ai.system).toBe("[span_1]\nYou are a deploy assistant.");
+    expect(ai.instructions).toBe("[span_1]\nYou are a deploy assistant.");
     // The note appended between call_1 and its result comes after the result; call_2 is a later turn.
     expect(ai.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "tool"]);
     expect(openai.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool", "assistant", "tool"]);
@@ -162,9 +162,8 @@ describe("the rules the renderings are checked against can fail", () => {
     expect(anthropicProblems({ messages: [{ role: "user", content: "q" }, { role: "assistant", content: [use] }, { role: "user", content: [result] }, { role: "assistant", content: [use] }, { role: "user", content: [result] }] }))
       .toEqual(["messages[3].content[0]: tool_use ids must be unique (t1)"]);
     expect(anthropicProblems({ messages: [{ role: "user", content: [{ type: "text", text: "q" }, result] }] })).not.toEqual([]);
-    expect(await aiSDKProblems({ system: undefined, messages: [{ role: "system", content: "s" }, { role: "user", content: [{ type: "text", text: "q" }] }] })).not.toEqual([]);
+    expect(await aiSDKProblems({ messages: [{ role: "system", content: "s" }, { role: "user", content: [{ type: "text", text: "q" }] }] })).not.toEqual([]);
     expect(await aiSDKProblems({
-      system: undefined,
       messages: [{ role: "user", content: [{ type: "text", text: "q" }] }, { role: "assistant", content: [{ type: "tool-call", toolCallId: "c1", toolName: "f", input: {} }] }],
     })).toEqual([expect.stringMatching(/MissingToolResultsError/)]);
   });

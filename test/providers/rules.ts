@@ -10,7 +10,7 @@ const ANTHROPIC_ID = /^[a-zA-Z0-9_-]+$/;
 const OPENAI_ID_MAX = 40;
 
 /** AI SDK 7: `standardizePrompt` (no system messages), `modelMessageSchema`, and the tool-result check of `convertToLanguageModelPrompt`. */
-export async function aiSDKProblems(prompt: { system: string | undefined; messages: unknown[] }): Promise<string[]> {
+export async function aiSDKProblems(prompt: { instructions?: string; messages: unknown[] }): Promise<string[]> {
   const problems: string[] = [];
   for (const [i, m] of prompt.messages.entries()) {
     const r = modelMessageSchema.safeParse(m);
@@ -19,7 +19,7 @@ export async function aiSDKProblems(prompt: { system: string | undefined; messag
   if (problems.length > 0) return problems;
   try {
     const messages = prompt.messages as ModelMessage[];
-    const standard = await standardizePrompt(prompt.system === undefined ? { messages } : { instructions: prompt.system, messages });
+    const standard = await standardizePrompt(prompt.instructions === undefined ? { messages } : { instructions: prompt.instructions, messages });
     await convertToLanguageModelPrompt({ prompt: standard, supportedUrls: {}, download: undefined });
   } catch (err) {
     problems.push(err instanceof Error ? `${err.name}: ${err.message}` : String(err));

@@ -65,7 +65,7 @@ export function tempDir(label: string): string {
 
 /** The methods of `BackingStore`, in the order the suites name them. */
 export const STORE_METHODS = [
-  "persist", "commitPrune", "lookup", "appendAudit", "auditLog", "countLossy", "releaseHolds", "rotate", "close",
+  "persist", "commitPrune", "lookup", "appendAudit", "auditLog", "searchCopies", "countLossy", "releaseHolds", "rotate", "close",
   "registerSpan", "sessionSpans", "noteReplacement", "reserveLossy", "releaseLossy",
 ] as const;
 export type StoreMethod = (typeof STORE_METHODS)[number];
@@ -119,6 +119,7 @@ export class FaultyStore implements BackingStore {
   lookup(...a: Parameters<BackingStore["lookup"]>) { return this.#call("lookup", () => this.inner.lookup(...a)); }
   appendAudit(...a: Parameters<BackingStore["appendAudit"]>) { return this.#call("appendAudit", () => this.inner.appendAudit(...a)); }
   auditLog(...a: Parameters<BackingStore["auditLog"]>) { return this.#call("auditLog", () => this.inner.auditLog(...a)); }
+  searchCopies(...a: Parameters<BackingStore["searchCopies"]>) { return this.#call("searchCopies", () => this.inner.searchCopies(...a)); }
   countLossy(...a: Parameters<BackingStore["countLossy"]>) { return this.#call("countLossy", () => this.inner.countLossy(...a)); }
   releaseHolds(...a: Parameters<BackingStore["releaseHolds"]>) { return this.#call("releaseHolds", () => this.inner.releaseHolds(...a)); }
   rotate() { return this.#call("rotate", () => this.inner.rotate()); }
@@ -157,7 +158,7 @@ function stripVolatile(r: AuditRecord) {
 export async function freedSpanProblems(win: ContextWindow, store: BackingStore, originals: ReadonlyMap<string, string>): Promise<string[]> {
   const problems: string[] = [];
   for (const e of win.entries()) {
-    if (e.state === "live" || e.state === "lost") continue;
+    if (e.state === "live" || e.state === "lost" || e.state === "summary") continue;
     if (e.state === "tombstone") {
       if (!/unrecoverable|original unrecoverable/.test(e.text)) problems.push(`${e.spanId}: tombstone without the unrecoverable marker`);
       continue;

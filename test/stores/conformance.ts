@@ -220,6 +220,44 @@ export function describeStoreConformance(label: string, factory: StoreFactory): 
       await store.close();
     });
 
+    it("searchCopies finds every live copy holding a literal, in this session only, and lists rotated-out records", async () => {
+      const { store, clock } = await make();
+      const texts: Record<string, string> = {
+        span_1: "GET /orders 502 X-Request-Id: req_7f3a9c2e41 upstream timeout",
+        span_2: `it's 100% "quoted" \\ back_slash * NEAR(a b) ^col: naïve 🚀 req_7f3a`,
+        span_3: "old output with req_7f3a9c2e41 that will rotate out",
+        span_4: "nothing to see",
+      };
+      for (const [spanId, text] of Object.entries(texts)) await store.persist({ session: "s1", spanId, kind: "k", text, hash: contentHash(text) });
+      await store.persist({ session: "s2", spanId: "span_1", kind: "k", text: "req_7f3a9c2e41 of another session", hash: contentHash("req_7f3a9c2e41 of another session") });
+      // Only span_3 is old enough to rotate.
+      clock.advance(HOUR);
+      const late = "late req_7f3a9c2e41";
+      await store.persist({ session: "s1", spanId: "span_5", kind: "k", text: late, hash: contentHash(late) });
+      texts["span_5"] = late;
+      clock.advance(HOUR + 1);
+      // Rotate what is older than two hours: span_1..span_4 and s2's span; keep them live by re-persisting all but span_3.
+      await store.rotate();
+      for (const id of ["span_1", "span_2", "span_4"]) await store.persist({ session: "s1", spanId: id, kind: "k", text: texts[id]!, hash: contentHash(texts[id]!) });
+      const live = (id: string) => id !== "span_3";
+      for (const literal of ["req_7f3a9c2e41", "req_7f3a", "7f", "%", "_", "\\", '"quoted"', "NEAR(a b)", "^col:", "naïve 🚀", "🚀", "*", "e", "absent-literal", "REQ_7F3A", `it's 100% "quoted"`, "X-Request-Id: req_7f3a9c2e41 upstream", "req_7f3a9c2e41 that will rotate"]) {
+        const r = await store.searchCopies("s1", { literal, limit: 100 });
+        const expected = Object.entries(texts).filter(([id, t]) => live(id) && t.includes(literal)).map(([id]) => id).sort();
+        const got = r.candidates.map((c) => c.spanId).sort();
+        expect({ literal, got }).toEqual({ literal, got: expected });
+        for (const c of r.candidates) expect(c).toMatchObject({ text: texts[c.spanId], hash: contentHash(texts[c.spanId]!) });
+        expect(r.more).toBe(false);
+        expect(r.gone.map((g) => g.spanId)).toEqual(["span_3"]);
+      }
+      const all = await store.searchCopies("s1", { literal: null, limit: 100 });
+      expect(all.candidates.map((c) => c.spanId).sort()).toEqual(["span_1", "span_2", "span_4", "span_5"]);
+      const capped = await store.searchCopies("s1", { literal: "req_7f3a", limit: 2 });
+      expect(capped.candidates).toHaveLength(2);
+      expect(capped.more).toBe(true);
+      expect((await store.searchCopies("s3", { literal: "req", limit: 10 })).candidates).toEqual([]);
+      await store.close();
+    });
+
     it("retention null keeps records forever", async () => {
       const { store, clock } = await make({ retentionMs: null });
       await store.persist({ session: "s1", spanId: "span_1", kind: "k", text: "t", hash: contentHash("t") });

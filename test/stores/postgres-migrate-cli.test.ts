@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { main } from "../../compiler/cli/main.js";
 import type { CliIO } from "../../compiler/cli/context.js";
-import { PostgresStore } from "../../src/postgres.js";
+import { PostgresStore, SCHEMA_VERSION } from "../../src/postgres.js";
 import { describeWithServer, dropSchemas, PG_URL, testPool, uniqueSchema } from "./pg-helpers.js";
 
 function io(): CliIO & { out: string; err: string } {
@@ -48,12 +48,35 @@ describe("pruneguard migrate", () => {
     it("migrates, is idempotent, and reads PRUNEGUARD_PG_URL by default", async () => {
       const a = io();
       expect(await main(["migrate", "--schema", schema], a)).toBe(0);
-      expect(a.out).toBe(`schema ${schema} migrated from version 0 to 2\n`);
+      expect(a.out).toBe(`schema ${schema} migrated from version 0 to ${SCHEMA_VERSION}\n`);
       const b = io();
       expect(await main(["migrate", "--url", PG_URL, "--schema", schema], b)).toBe(0);
-      expect(b.out).toBe(`schema ${schema} is up to date (version 2)\n`);
+      expect(b.out).toBe(`schema ${schema} is up to date (version ${SCHEMA_VERSION})\n`);
       const store = await PostgresStore.connect({ name: "toolLog", pool: pool!, schema });
       await store.close();
+    });
+
+    // Version 2 (search's trigram index) shipped before version 3 (sessions and spans): a database at
+    // either older version migrates to the current one, and a store refuses it until then.
+    it.each([1, 2])("migrates a schema left at version %i", async (at) => {
+      const old = uniqueSchema(`cliv${at}`);
+      try {
+        expect(await main(["migrate", "--url", PG_URL, "--schema", old], io())).toBe(0);
+        const q = (text: string) => pool!.query(text);
+        await q(`DROP TABLE ${old}.sessions, ${old}.spans`);
+        if (at < 2) await q(`DROP INDEX IF EXISTS ${old}.records_gone, ${old}.records_text_trgm`);
+        await q(`DELETE FROM ${old}.schema_version WHERE version > ${at}`);
+        await expect(PostgresStore.connect({ name: "toolLog", pool: pool!, schema: old })).rejects.toThrow(new RegExp(`version ${at}`));
+        const o = io();
+        expect(await main(["migrate", "--url", PG_URL, "--schema", old], o)).toBe(0);
+        expect(o.out).toBe(`schema ${old} migrated from version ${at} to ${SCHEMA_VERSION}\n`);
+        const tables = await q(`SELECT to_regclass('${old}.sessions') AS s, to_regclass('${old}.spans') AS p, to_regclass('${old}.records_gone') AS g`);
+        expect(Object.values(tables.rows[0] as object).every((v) => v !== null)).toBe(true);
+        const store = await PostgresStore.connect({ name: "toolLog", pool: pool!, schema: old });
+        await store.close();
+      } finally {
+        await dropSchemas(pool!, [old]);
+      }
     });
   });
 });

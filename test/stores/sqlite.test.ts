@@ -44,6 +44,42 @@ describe("SqliteStore specifics", () => {
     await b.close();
   });
 
+  it("search looks literals of three or more characters up in the FTS5 trigram index, shorter ones by scan", async () => {
+    const s = new SqliteStore({ name: "a", path: join(dir, "fts.db") });
+    await s.persist({ session: "s", spanId: "span_1", kind: "k", text: "X-Request-Id: req_7f3a9c2e41", hash: contentHash("X-Request-Id: req_7f3a9c2e41") });
+    expect(await s.searchCopies("s", { literal: "req_7f", limit: 5 })).toMatchObject({ index: "fts5-trigram", candidates: [{ spanId: "span_1" }] });
+    expect(await s.searchCopies("s", { literal: "7f", limit: 5 })).toMatchObject({ index: "scan", candidates: [{ spanId: "span_1" }] });
+    await s.close();
+  });
+
+  it("a file written before the search index gets one when opened, and VACUUM does not detach it from the copies", async () => {
+    const path = join(dir, "old-format.db");
+    const { DatabaseSync } = await import("node:sqlite");
+    const db = new DatabaseSync(path);
+    db.exec(`CREATE TABLE pruneguard_records (store TEXT NOT NULL, session TEXT NOT NULL, span_id TEXT NOT NULL, handle TEXT NOT NULL,
+      kind TEXT NOT NULL, text TEXT, hash TEXT NOT NULL, created_at INTEGER NOT NULL, expired_at INTEGER, held INTEGER NOT NULL DEFAULT 0,
+      held_until INTEGER, UNIQUE (store, session, span_id), UNIQUE (store, session, handle))`);
+    const ins = db.prepare("INSERT INTO pruneguard_records (store, session, span_id, handle, kind, text, hash, created_at) VALUES ('a', 's', ?, ?, 'k', ?, ?, 0)");
+    for (let i = 1; i <= 20; i++) ins.run(`span_${i}`, `#${i}`, `row ${i} id_${i}_end`, contentHash(`row ${i} id_${i}_end`));
+    // Rows deleted before the VACUUM make SQLite renumber the rest.
+    db.exec("DELETE FROM pruneguard_records WHERE span_id IN ('span_1', 'span_2', 'span_3')");
+    db.close();
+    const a = new SqliteStore({ name: "a", path });
+    expect((await a.searchCopies("s", { literal: "id_17_end", limit: 5 })).candidates.map((c) => c.spanId)).toEqual(["span_17"]);
+    await a.close();
+    const v = new DatabaseSync(path);
+    v.exec("VACUUM");
+    v.close();
+    const b = new SqliteStore({ name: "a", path });
+    await b.persist({ session: "s", spanId: "span_21", kind: "k", text: "row 21 id_21_end", hash: contentHash("row 21 id_21_end") });
+    for (const i of [4, 17, 20, 21]) {
+      expect((await b.searchCopies("s", { literal: `id_${i}_end`, limit: 5 })).candidates.map((c) => c.spanId)).toEqual([`span_${i}`]);
+      expect((await b.searchCopies("s", { literal: `row ${i} id_${i}_end`, limit: 5 })).candidates.map((c) => c.spanId)).toEqual([`span_${i}`]);
+    }
+    expect(b.integrityCheck()).toBe("ok");
+    await b.close();
+  });
+
   it("uses WAL journaling", async () => {
     const path = join(dir, "wal.db");
     const s = new SqliteStore({ name: "a", path });

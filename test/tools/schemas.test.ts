@@ -42,7 +42,7 @@ describe("directive tools", () => {
   });
 
   it("names are configurable, and a name providers refuse or a duplicate throws", () => {
-    expect(directiveTools({ names: { prune: "context_prune" } }).map((t) => t.name)).toEqual(["context_prune", "recall"]);
+    expect(directiveTools({ names: { prune: "context_prune" } }).map((t) => t.name)).toEqual(["context_prune", "recall", "search", "summarize_range"]);
     expect(() => directiveTools({ names: { prune: "context prune" } })).toThrow(TypeError);
     expect(() => directiveTools({ names: { prune: "recall" } })).toThrow(/two operations/);
     expect(() => directiveTools({ names: { purge: "x" } })).toThrow(/no operation purge/);
@@ -198,7 +198,7 @@ describe("aiSDKTools", () => {
     const { isStepCount } = await import("ai");
     const result = await generateText({ model, prompt: "go", tools, stopWhen: isStepCount(3) });
     const sent = seen[0] as Array<{ name: string; inputSchema: unknown; strict?: boolean }>;
-    expect(sent.map((t) => [t.name, t.strict])).toEqual([["prune", true], ["recall", true]]);
+    expect(sent.map((t) => [t.name, t.strict])).toEqual([["prune", true], ["recall", true], ["search", true], ["summarize_range", true]]);
     expect(sent[0]!.inputSchema).toEqual(directiveTools()[0]!.strict.openai);
     // A span_id that is a number: the SDK did not refuse it; the window did, and audited it.
     expect(result.steps[0]!.toolResults[0]!.output).toMatchObject({ status: "invalid", isError: true });

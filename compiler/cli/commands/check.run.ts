@@ -2,7 +2,7 @@
 import * as path from "node:path";
 import { staleFiles, type StaleFile } from "../../emit/files.js";
 import { buildPolicies } from "../../incremental/build.js";
-import { loadConfig } from "../config.js";
+import { loadConfig, projectRoot } from "../config.js";
 import { ExitCode, type CliContext } from "../context.js";
 import { resolveInputs } from "../inputs.js";
 import { printDiagnostics } from "../report.js";
@@ -24,7 +24,7 @@ export async function runCheck(inputs: string[], flags: CheckFlags, cli: CliCont
   // Entries the manifest shows unchanged have outputs on disk with the bytes it recorded: fresh by construction.
   const r = await buildPolicies(entries, {
     cwd: io.cwd,
-    root: flags.root ?? config.root,
+    root: await projectRoot(io.cwd, flags.root, config),
     outDir,
     emit: { runtimeImport: flags.runtimeImport ?? config.runtimeImport },
     force: flags.force === true,

@@ -5,7 +5,7 @@ import { removeOrphans, writeEmitted } from "../../emit/files.js";
 import type { SourceHost } from "../../frontend/host.js";
 import { buildPolicies } from "../../incremental/build.js";
 import { writeManifest } from "../../incremental/manifest.js";
-import { loadConfig, type ResolvedConfig } from "../config.js";
+import { loadConfig, projectRoot, type ResolvedConfig } from "../config.js";
 import { CliError, ExitCode, type CliContext } from "../context.js";
 import { resolveInputs } from "../inputs.js";
 import { printDiagnostics, type OutputFormat } from "../report.js";
@@ -34,7 +34,8 @@ const settings = (inputs: readonly string[], flags: CompileFlags, config: Resolv
 
 /** The action of `pruneguard compile` (registered in `compile.ts`). */
 export async function runCompile(inputs: string[], flags: CompileFlags, cli: CliContext): Promise<void> {
-  const s = settings(inputs, flags, await loadConfig(cli.io.cwd));
+  const config = await loadConfig(cli.io.cwd);
+  const s = settings(inputs, { ...flags, root: await projectRoot(cli.io.cwd, flags.root, config) }, config);
   if (flags.watch) return watchMode(s, cli);
   cli.exit((await compileOnce(s, cli)).code);
 }

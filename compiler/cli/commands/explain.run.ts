@@ -2,11 +2,12 @@
 import { stat } from "node:fs/promises";
 import * as path from "node:path";
 import { formatDuration } from "../../../src/policy/durations.js";
+import { DEFAULT_SEARCH_TOKENS } from "../../../src/policy/kinds.js";
 import { presetPins } from "../../../src/policy/pins.js";
 import { describeFate, fateOf } from "../../analysis/fate.js";
 import { compilePolicies } from "../../index.js";
 import type { KindIR, PolicyIR } from "../../ir/schema.js";
-import { loadConfig } from "../config.js";
+import { loadConfig, projectRoot } from "../config.js";
 import { CliError, ExitCode, type CliContext } from "../context.js";
 import { resolveInputs } from "../inputs.js";
 import { printDiagnostics } from "../report.js";
@@ -24,7 +25,7 @@ export async function runExplain(inputs: readonly string[], flags: ExplainFlags,
     }
   }
   const entries = await resolveInputs(inputs, io.cwd, config.policies);
-  const r = compilePolicies(entries, { cwd: io.cwd, root: flags.root ?? config.root });
+  const r = compilePolicies(entries, { cwd: io.cwd, root: await projectRoot(io.cwd, flags.root, config) });
   // The policies asked about, in argument order; the bases they import are compiled, not explained.
   const targets = entries.flatMap((e) => r.policies.filter((p) => path.resolve(io.cwd, p.file).split(path.sep).join("/") === e));
   if (flags.format === "json") {
@@ -60,7 +61,7 @@ function explainData(p: PolicyIR) {
 export function explainText(p: PolicyIR): string {
   const head = [
     `policy ${p.name}${p.extends ? ` (extends ${p.extends.name})` : ""}  —  ${p.file}`,
-    `session: max ${p.session.maxLengthMs === null ? "unlimited" : formatDuration(p.session.maxLengthMs)}, lossy budget ${p.session.lossyBudget ?? "unlimited"}`,
+    `session: max ${p.session.maxLengthMs === null ? "unlimited" : formatDuration(p.session.maxLengthMs)}, lossy budget ${p.session.lossyBudget ?? "unlimited"}, search answers up to ${p.session.searchTokens ?? `${DEFAULT_SEARCH_TOKENS} (default)`} tokens`,
     `pins (all kinds): ${p.pins.map((x) => x.name).join(", ") || "none"}`,
     `tombstone: ${p.tombstone ? JSON.stringify(p.tombstone.text) : "runtime default"}`,
     "",

@@ -4,7 +4,7 @@ import type { Driver } from "./driver.js";
 import { sql, tablesOf, type Tables } from "./sql.js";
 
 /** The schema version this code writes and reads. */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 function migrations(t: Tables): ReadonlyArray<{ version: number; statements: readonly string[] }> {
   return [
@@ -64,6 +64,37 @@ function migrations(t: Tables): ReadonlyArray<{ version: number; statements: rea
     },
     {
       version: 2,
+      statements: [
+        // A search lists the session's rotated-out copies (possible holders it cannot read) without a scan.
+        `CREATE INDEX IF NOT EXISTS records_gone ON ${t.records.text} (store, session) WHERE text IS NULL`,
+        // Search: a trigram index over the live copies, so `text LIKE '%literal%'` is an index lookup.
+        // pg_trgm ships with PostgreSQL's contrib and is a trusted extension (a database owner may create
+        // it); where it is missing or may not be created, no index is made and search scans, which is
+        // slower and equally correct. An exception block keeps a refused CREATE EXTENSION from aborting
+        // the migration.
+        `DO $pruneguard$
+        DECLARE ext_schema text;
+        BEGIN
+          IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm')
+             AND EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'pg_trgm') THEN
+            BEGIN
+              CREATE EXTENSION IF NOT EXISTS pg_trgm;
+            EXCEPTION WHEN OTHERS THEN
+              NULL;
+            END;
+          END IF;
+          SELECT n.nspname INTO ext_schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm';
+          IF ext_schema IS NOT NULL THEN
+            EXECUTE format('CREATE INDEX IF NOT EXISTS records_text_trgm ON %s USING gin (text %I.gin_trgm_ops) WHERE text IS NOT NULL',
+              ${pg.escapeLiteral(t.records.text)}, ext_schema);
+          END IF;
+        END
+        $pruneguard$`,
+      ],
+    },
+    {
+      // Sessions (resume after a restart): version 3, after the search index that shipped as version 2.
+      version: 3,
       statements: [
         // A session's counters, kept by its home store: the last span id minted (so processes sharing or
         // resuming a session never reuse one) and the lossy budget spent (commitments plus reservations).

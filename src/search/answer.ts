@@ -1,0 +1,144 @@
+/**
+ * What a search answer looks like to the model: the matches with short snippets, then one line of
+ * coverage — how many spans were searched, and which pruned spans could not be and so may have held a
+ * match. The whole answer fits the policy's token budget; when it must give, matches go before the
+ * coverage line, and the coverage line names holes as ranges (`span_3–span_9`) before it counts the rest.
+ */
+import type { SearchCoverage, SearchHole, SearchMatch } from "../outcome.js";
+import { countTokens } from "../tokens.js";
+
+/** Characters of context each side of a match in a snippet. */
+export const SNIPPET_CONTEXT = 40;
+/** The longest part of a match a snippet shows. */
+export const SNIPPET_MATCH = 80;
+
+/** A match with a little context, on one line: whitespace and control characters collapse to one space. */
+export function snippetOf(text: string, start: number, end: number): string {
+  const from = Math.max(0, start - SNIPPET_CONTEXT);
+  const matchEnd = Math.min(end, start + SNIPPET_MATCH);
+  const to = Math.min(text.length, matchEnd + SNIPPET_CONTEXT);
+  const body = (text.slice(from, matchEnd) + (matchEnd < end ? "…" : "") + text.slice(matchEnd, to))
+    .toWellFormed()
+    .replace(/[\s\p{Cc}]+/gu, " ")
+    .trim();
+  return `${from > 0 ? "…" : ""}${body}${to < text.length ? "…" : ""}`;
+}
+
+export interface RenderInput {
+  readonly query: string;
+  readonly regex: boolean;
+  /** Every matching span, in window order. */
+  readonly matches: readonly SearchMatch[];
+  readonly coverage: SearchCoverage;
+  /** Candidate copies one store returns at most (named when `coverage.truncated`). */
+  readonly candidateLimit: number;
+  readonly budgetTokens: number;
+}
+
+export interface Rendered {
+  readonly text: string;
+  readonly tokens: number;
+  /** How many of `matches`, from the first, the text shows. */
+  readonly shown: number;
+}
+
+/** The answer's text within the budget. */
+export function renderSearch(input: RenderInput): Rendered {
+  const { matches, coverage, budgetTokens } = input;
+  const shownQuery = input.query.length > 60 ? `${input.query.slice(0, 57).toWellFormed()}…` : input.query;
+  const q = input.regex ? `/${shownQuery}/` : JSON.stringify(shownQuery);
+  const header = matches.length === 0 ? `search ${q}: no match` : `search ${q}: ${matches.length} span${matches.length === 1 ? "" : "s"} match`;
+  const ranges = holeRanges(coverage.holes);
+  // The coverage line first, naming as many hole ranges as fit in the budget with nothing else.
+  let named = ranges.length;
+  const fits = (n: number) => countTokens(`${header}\n${coverageLine(input, ranges, n)}`) <= budgetTokens;
+  if (!fits(named)) {
+    let lo = 0;
+    let hi = named;
+    while (lo < hi) {
+      const mid = Math.ceil((lo + hi) / 2);
+      if (fits(mid)) lo = mid;
+      else hi = mid - 1;
+    }
+    named = lo;
+  }
+  const tail = coverageLine(input, ranges, named);
+  let shown = 0;
+  let text = `${header}\n${tail}`;
+  for (let n = 1; n <= matches.length; n++) {
+    const lines = matches.slice(0, n).map(matchLine);
+    const rest = matches.length - n;
+    const candidate = [header, ...lines, ...(rest > 0 ? [`+${rest} more span${rest === 1 ? "" : "s"} match; narrow the query to see them`] : []), tail].join("\n");
+    if (countTokens(candidate) > budgetTokens) break;
+    shown = n;
+    text = candidate;
+  }
+  if (shown === 0 && matches.length > 0) {
+    text = [header, `${matches.length} not shown: the search budget is spent on coverage; narrow the query`, tail].join("\n");
+  }
+  return { text, tokens: countTokens(text), shown };
+}
+
+function matchLine(m: SearchMatch): string {
+  const where = m.source === "live" ? "live" : m.source === "copy" ? `pruned, recall ${m.handle}` : "in its replacement";
+  return `- ${m.spanId} ${m.kind} (${where}): ${m.snippet}`;
+}
+
+/** One run of holes with consecutive span numbers and the same reason. */
+interface HoleRange {
+  readonly first: string;
+  readonly last: string;
+  readonly count: number;
+  readonly why: SearchHole["why"];
+}
+
+function holeRanges(holes: readonly SearchHole[]): HoleRange[] {
+  const out: HoleRange[] = [];
+  const num = (id: string) => Number(id.slice(id.indexOf("_") + 1));
+  for (const h of holes) {
+    const prev = out.at(-1);
+    const kindOf = (w: SearchHole["why"]) => (w === "unavailable" || w === "lost" ? w : "gone");
+    if (prev && kindOf(prev.why) === kindOf(h.why) && num(h.spanId) === num(prev.last) + 1) {
+      out[out.length - 1] = { ...prev, last: h.spanId, count: prev.count + 1 };
+    } else out.push({ first: h.spanId, last: h.spanId, count: 1, why: h.why });
+  }
+  return out;
+}
+
+function rangeText(r: HoleRange): string {
+  return r.count === 1 ? r.first : `${r.first}–${r.last}`;
+}
+
+/** The coverage line, naming the first `named` hole ranges and counting the spans of the others. */
+function coverageLine(input: RenderInput, ranges: readonly HoleRange[], named: number): string {
+  const { coverage, matches } = input;
+  const searched = `${coverage.live} live and ${coverage.pruned} recoverable pruned span${coverage.pruned === 1 ? "" : "s"}`;
+  const parts: string[] = [matches.length === 0 ? `no match in ${searched}` : `searched ${searched}`];
+  const gone = ranges.filter((r) => r.why !== "unavailable" && r.why !== "lost");
+  const lost = ranges.filter((r) => r.why === "lost");
+  const down = ranges.filter((r) => r.why === "unavailable");
+  let budget = named;
+  const name = (list: readonly HoleRange[]): string => {
+    const shown = list.slice(0, Math.max(0, Math.min(budget, list.length)));
+    budget -= shown.length;
+    const rest = list.slice(shown.length).reduce((n, r) => n + r.count, 0);
+    const names = shown.map(rangeText);
+    if (rest > 0) names.push(`${shown.length === 0 ? "" : "and "}${rest} more`);
+    return names.join(", ");
+  };
+  const goneCount = gone.reduce((n, r) => n + r.count, 0);
+  const downCount = down.reduce((n, r) => n + r.count, 0);
+  const lostCount = lost.reduce((n, r) => n + r.count, 0);
+  if (goneCount > 0) {
+    const verb = goneCount === 1 ? "is" : "are";
+    parts.push(`${name(gone)} ${verb} unrecoverable and may have held ${matches.length === 0 ? "it" : "more"}`);
+  }
+  if (lostCount > 0) {
+    const verb = lostCount === 1 ? "was" : "were";
+    parts.push(`${name(lost)} ${verb} lost in a restart and may have held ${matches.length === 0 ? "it" : "more"}`);
+  }
+  if (downCount > 0) parts.push(`${name(down)} could not be read now (store unreachable; retry)`);
+  if (coverage.truncated) parts.push(`a store had more than ${input.candidateLimit} candidate copies; narrow the query to search the rest`);
+  if (goneCount === 0 && downCount === 0 && !coverage.truncated && matches.length === 0) parts.push("nothing pruned is unrecoverable");
+  return parts.join("; ");
+}

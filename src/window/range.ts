@@ -1,0 +1,158 @@
+/**
+ * Range summaries: one digest in the place of a contiguous run of the window — live spans, spans pruned
+ * earlier (index lines) and earlier summaries — keeping the tree. Every live member is checked and held
+ * as a prune is, in one store transaction, all or nothing; a member that is already a summary or an index
+ * line has its copies held already. Pins are carried at each level: the new digest carries every pinned
+ * identifier of its members (their text, their replacements, the identifiers lower summaries carried).
+ *
+ * A run that holds a tombstone is refused: a digest over a hole would hide it.
+ */
+import { decideGroup, type GroupDecision } from "../decision/group.js";
+import type { RejectReason } from "../decision/reasons.js";
+import { carryScanned, findPins } from "../pins.js";
+import { rejectionWhy } from "../render.js";
+import type { BackingStore, CheckResult, PruneCommit, PruneDecision } from "../stores/store.js";
+import type { KindPolicy, PinPattern } from "../types.js";
+import { checkedPruneDraft } from "./audit-drafts.js";
+import { kindOf, spanIdOf, type Entry, type LiveEntry, type SummaryEntry } from "./entries.js";
+
+/** A run the window can summarize. */
+export interface RangePlan {
+  /** Index of the first member in the window's entries. */
+  readonly start: number;
+  readonly members: readonly Entry[];
+  /** The live members: the ones the store checks and holds. */
+  readonly live: readonly LiveEntry[];
+  /** Every pinned identifier of the members, in order. */
+  readonly ids: readonly string[];
+}
+
+/** Why a run cannot be summarized, as data. */
+export interface RangeRefusal {
+  readonly reason: "unknown-span" | "range" | "mode-not-allowed" | "group";
+  readonly message: string;
+}
+
+export interface RangeContext {
+  readonly entries: readonly Entry[];
+  policyOf(kind: string): KindPolicy;
+  pinsFor(policy: KindPolicy): readonly PinPattern[];
+}
+
+/** Resolves `from`…`to` to a run of members, or says why not. */
+export function planRange(ctx: RangeContext, from: string, to: string): { readonly plan: RangePlan } | { readonly refusal: RangeRefusal } {
+  const start = ctx.entries.findIndex((e) => spanIdOf(e) === from);
+  const end = ctx.entries.findIndex((e) => spanIdOf(e) === to);
+  for (const [id, at] of [[from, start], [to, end]] as const) {
+    if (at < 0) return { refusal: { reason: "unknown-span", message: `${id} is not in this window (a member of a summary is summarized already)` } };
+  }
+  if (end <= start) return { refusal: { reason: "range", message: `${to} does not come after ${from}; a range summary needs two or more positions in order` } };
+  const members = ctx.entries.slice(start, end + 1);
+  const inRange = new Set(members.map(spanIdOf));
+  const live: LiveEntry[] = [];
+  const ids: string[] = [];
+  let store: string | null | undefined;
+  for (const e of members) {
+    if (e.state === "tombstone") {
+      return { refusal: { reason: "range", message: `${e.spanId} is unrecoverable; a summary over it would hide the hole` } };
+    }
+    if (e.state === "lost") {
+      return { refusal: { reason: "range", message: `${e.spanId} was lost in a restart; a summary over it would hide the hole` } };
+    }
+    if (e.state === "summary") {
+      ids.push(...e.ids);
+      continue;
+    }
+    const policy = ctx.policyOf(kindOf(e));
+    const pins = ctx.pinsFor(policy);
+    if (e.state !== "live") {
+      if (e.replacement !== null) ids.push(...findPins(e.replacement, pins));
+      continue;
+    }
+    if (!policy.modes.includes("summarize")) {
+      return { refusal: { reason: "mode-not-allowed", message: `${e.span.id}: kind ${e.span.kind} does not allow summarize` } };
+    }
+    if (policy.store === null) {
+      return { refusal: { reason: "range", message: `${e.span.id}: kind ${e.span.kind} has no store, so a range summary cannot keep its bytes` } };
+    }
+    if (store !== undefined && store !== policy.store) {
+      return { refusal: { reason: "group", message: `the range spans stores ${store} and ${policy.store}; it cannot be summarized atomically` } };
+    }
+    store = policy.store;
+    if (e.span.group !== undefined) {
+      const outside = ctx.entries.find((o) => o.state === "live" && o.span.group === e.span.group && !inRange.has(o.span.id));
+      if (outside) return { refusal: { reason: "group", message: `${e.span.id} is grouped with ${spanIdOf(outside)}, outside the range` } };
+    }
+    live.push(e);
+    ids.push(...findPins(e.span.text, pins));
+  }
+  return { plan: { start, members, live, ids: [...new Set(ids)] } };
+}
+
+/** What committing a run needs from the window. */
+export interface RangeCommitContext {
+  readonly session: string;
+  /** The one store every live member names. */
+  readonly store: BackingStore;
+  readonly holdUntil: number | null;
+  policyOf(kind: string): KindPolicy;
+}
+
+/**
+ * Checks and holds every live member in one store transaction, all or nothing, in mode `summarize` and
+ * without lossy consent; one audit record per member, the directive on the first. A member that cannot
+ * be held refuses the run (its record says why). Throws when the store fails: nothing was committed.
+ */
+export async function commitRange(
+  plan: RangePlan,
+  raw: string,
+  ctx: RangeCommitContext,
+): Promise<{ readonly commit: PruneCommit } | { readonly refusal: { readonly reason: RejectReason; readonly message: string; readonly auditSeq: number | null } }> {
+  const policies = plan.live.map((e) => ctx.policyOf(e.span.kind));
+  const last: { refusal: GroupDecision["refusal"] } = { refusal: null };
+  const decide = (checks: readonly CheckResult[]): PruneDecision[] => {
+    const members = policies.map((policy) => ({ policy, store: ctx.store.capabilities }));
+    const group = decideGroup({ members, lead: 0, acceptLossy: false, lossyLeft: Number.POSITIVE_INFINITY }, checks);
+    last.refusal = group.refusal;
+    return group.decisions.map((d, i) => {
+      const e = plan.live[i]!;
+      const audit = checkedPruneDraft(
+        { spanId: e.span.id, kind: e.span.kind, hash: e.span.hash, mode: "summarize", acceptLossy: false, pinsCarried: 0, directive: i === 0 ? raw : null },
+        d, checks[i]!,
+      );
+      return d.status === "reversible" ? { status: d.status, repersist: d.repersist, hold: true, audit } : { status: d.status, audit };
+    });
+  };
+  const commit = await ctx.store.commitPrune({
+    session: ctx.session, holdUntil: ctx.holdUntil, decide,
+    items: plan.live.map((e) => ({ spanId: e.span.id, kind: e.span.kind, backed: true, handle: e.handle, hash: e.span.hash, text: e.span.text })),
+  });
+  if (last.refusal === null) return { commit };
+  const refusing = commit.items[last.refusal.member]!;
+  const why = rejectionWhy(last.refusal.reason, refusing.check, "summarize");
+  return { refusal: { reason: last.refusal.reason, message: `${plan.live[last.refusal.member]!.span.id}: ${why}`, auditSeq: commit.items[0]!.audit.seq } };
+}
+
+/** The header of a summary: which run it replaced and how to expand it. */
+export function summaryHeader(spanId: string, members: readonly Entry[]): string {
+  const first = spanIdOf(members[0]!);
+  const last = spanIdOf(members.at(-1)!);
+  return `${spanId} summary of ${first}–${last} (${members.length}), recall ${spanId}`;
+}
+
+/** The summary entry that replaces a committed run (live members already rewritten in `members`), and the ids it carried. */
+export function summaryEntry(spanId: string, members: Entry[], digest: string, ids: readonly string[]): { entry: SummaryEntry; carried: readonly string[] } {
+  const carried = carryScanned({ ids, capped: false }, digest);
+  return {
+    entry: {
+      state: "summary", spanId, kind: "summary", members, digest: carried.text, ids, handle: null, store: null, replacement: null,
+      text: `${summaryHeader(spanId, members)}\n${carried.text}`,
+    },
+    carried: carried.carried,
+  };
+}
+
+/** One level of a summary: each member as the window showed it (an index line, or a lower summary). */
+export function expandLines(summary: SummaryEntry): string[] {
+  return summary.members.map((m) => (m.state === "live" ? `[${m.span.id} ${m.span.kind}]` : m.text));
+}

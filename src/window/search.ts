@@ -1,0 +1,145 @@
+/**
+ * Search over the session: the live spans, the verified copies of reversibly pruned spans, and the
+ * replacements (digests, compressed forms, carried ids) that stand in pruned spans' places. Every span
+ * the window knows was pruned but cannot be read now — pruned under a tombstone, a copy rotated out or
+ * altered, a store that failed — is named in the answer as a possible holder, so "no match" never
+ * passes for "nothing there" when the window knows of holes.
+ *
+ * A store's index only proposes candidates: each is checked against the content hash the window
+ * recorded when it pruned the span, and the match is confirmed on the candidate's bytes.
+ */
+import type { AuditDraft } from "../audit.js";
+import { contentHash } from "../hash.js";
+import type { SearchHole, SearchMatch, SearchOutcome } from "../outcome.js";
+import { renderSearch, snippetOf } from "../search/answer.js";
+import { firstMatch, type SearchQuery } from "../search/query.js";
+import type { BackingStore } from "../stores/store.js";
+import { searchDraft } from "./audit-drafts.js";
+import { spanIdOf, type Entry, type GoneEntry } from "./entries.js";
+
+/** A search written in code: the typed path (`window.search`). */
+export interface SearchRequest {
+  /** An exact substring, or with `regex: true` an RE2 pattern; at most `maxQueryChars` characters. */
+  readonly query: string;
+  readonly regex?: boolean;
+}
+
+/** Candidate copies one store returns for one search, at most. */
+export const CANDIDATE_LIMIT = 256;
+
+/** What search needs from the window (internal). */
+export interface SearchContext {
+  readonly session: string;
+  /** The window's positions, in order. */
+  entries(): readonly Entry[];
+  store(name: string): BackingStore;
+  readonly auditStore: BackingStore;
+  readonly budgetTokens: number;
+  audit(store: BackingStore, draft: AuditDraft): Promise<number | null>;
+}
+
+/** Runs a compiled query over the session and audits the answer. */
+export async function search(query: SearchQuery, raw: string, ctx: SearchContext): Promise<SearchOutcome> {
+  const entries = ctx.entries();
+  const found = new Map<string, SearchMatch>();
+  const holes = new Map<string, SearchHole["why"]>();
+  /** Reversibly pruned entries, by store and handle: their copies are what the stores are asked about. */
+  const byStore = new Map<string, Map<string, GoneEntry>>();
+  let live = 0;
+  /** Every position searched, members of summaries included, in window order. */
+  const order: string[] = [];
+  const match = (spanId: string, kind: string, handle: string | null, source: SearchMatch["source"], text: string): boolean => {
+    const at = firstMatch(query, text);
+    if (at === null) return false;
+    found.set(spanId, { spanId, handle, kind, source, snippet: snippetOf(text, at.start, at.end) });
+    return true;
+  };
+  const visit = (e: Entry): void => {
+    order.push(spanIdOf(e));
+    switch (e.state) {
+      case "live":
+        live++;
+        match(e.span.id, e.span.kind, e.handle, "live", e.span.text);
+        break;
+      case "pruned":
+        if (e.replacement !== null) match(e.spanId, e.kind, e.handle, "replacement", e.replacement);
+        if (e.store === null || e.handle === null) holes.set(e.spanId, "copy-lost");
+        else {
+          let m = byStore.get(e.store);
+          if (!m) byStore.set(e.store, (m = new Map()));
+          m.set(e.handle, e);
+        }
+        break;
+      case "tombstone":
+        // What stands in its place is still in the window and is searched; the original is gone.
+        if (e.replacement !== null) match(e.spanId, e.kind, null, "replacement", e.replacement);
+        holes.set(e.spanId, "lossy");
+        break;
+      case "lost":
+        // A resumed window knows the span was here; only the process that held it had its bytes.
+        holes.set(e.spanId, "lost");
+        break;
+      case "summary":
+        // The digest is in the window; its members are searched like any other position.
+        match(e.spanId, e.kind, null, "replacement", e.digest);
+        order.pop();
+        for (const m of e.members) visit(m);
+        order.push(e.spanId);
+        break;
+      default:
+        assertNever(e);
+    }
+  };
+  for (const e of entries) visit(e);
+  let pruned = 0;
+  let truncated = false;
+  for (const [name, byHandle] of byStore) {
+    let answer;
+    try {
+      answer = await ctx.store(name).searchCopies(ctx.session, { literal: query.literal, limit: CANDIDATE_LIMIT });
+    } catch {
+      for (const e of byHandle.values()) holes.set(e.spanId, "unavailable");
+      continue;
+    }
+    truncated ||= answer.more;
+    for (const g of answer.gone) {
+      const e = byHandle.get(g.handle);
+      if (e !== undefined && e.spanId === g.spanId) holes.set(e.spanId, "copy-lost");
+    }
+    for (const c of answer.candidates) {
+      const e = byHandle.get(c.handle);
+      // A live span's own record, or a record this window did not prune: not a pruned span of this window.
+      if (e === undefined || e.spanId !== c.spanId) continue;
+      // The bytes the window pruned, or none: a copy edited since is as lost as a deleted one.
+      if (c.hash !== e.hash || contentHash(c.text) !== e.hash) {
+        holes.set(e.spanId, "copy-lost");
+        continue;
+      }
+      match(e.spanId, e.kind, e.handle, "copy", c.text);
+    }
+    for (const e of byHandle.values()) if (!holes.has(e.spanId)) pruned++;
+  }
+  const inOrder = <T>(m: ReadonlyMap<string, T>) => order.filter((id) => m.has(id));
+  const matches = inOrder(found).map((id) => found.get(id)!);
+  const coverage = {
+    live,
+    pruned,
+    holes: inOrder(holes).map((spanId) => ({ spanId, why: holes.get(spanId)! })),
+    truncated,
+  };
+  const regex = query.type === "regex";
+  const rendered = renderSearch({ query: query.text, regex, matches, coverage, candidateLimit: CANDIDATE_LIMIT, budgetTokens: ctx.budgetTokens });
+  const status = matches.length > 0 ? "match" : "no-match";
+  const seq = await ctx.audit(
+    ctx.auditStore,
+    searchDraft(raw, status, { code: "search", coverage: truncated ? "partial" : coverage.holes.length > 0 ? "holes" : "complete" }),
+  );
+  return {
+    op: "search", status, query: query.text, regex, matches: matches.slice(0, rendered.shown), omitted: matches.length - rendered.shown,
+    coverage, text: rendered.text, tokens: rendered.tokens, auditSeq: seq,
+  };
+}
+
+function assertNever(e: never): never {
+  throw new TypeError(`search: unhandled window entry ${JSON.stringify(e)}`);
+}

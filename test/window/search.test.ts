@@ -1,0 +1,261 @@
+/**
+ * Search: matches in live spans, verified copies and replacements; coverage that names every pruned span
+ * it could not read; bad queries as data; bounded answers on hostile input.
+ */
+import { describe, expect, it } from "vitest";
+import { ContextWindow } from "../../src/window/window.js";
+import { MemoryStore } from "../../src/stores/memory.js";
+import type { BackingStore } from "../../src/stores/store.js";
+import { countTokens } from "../../src/tokens.js";
+import { ManualClock, type KindPolicy } from "../../src/types.js";
+import type { DirectiveOutcome, SearchOutcome } from "../../src/outcome.js";
+import { requiredLiteral } from "../../src/search/query.js";
+
+const HOUR = 3_600_000;
+const KINDS: Record<string, KindPolicy> = {
+  tool: { store: "log", modes: ["drop", "summarize", "compress"], lossy: "with-flag", pins: [{ name: "req", pattern: "req_[0-9a-f]{6,}" }] },
+  scratch: { store: null, modes: ["drop", "summarize"], lossy: "with-flag", pins: [{ name: "req", pattern: "req_[0-9a-f]{6,}" }] },
+};
+
+/** The store with its `searchCopies` replaced (every other method bound to the store itself). */
+function withSearch(inner: MemoryStore, searchCopies: BackingStore["searchCopies"]): BackingStore {
+  return new Proxy(inner, {
+    get(target, p) {
+      if (p === "searchCopies") return searchCopies;
+      const v = Reflect.get(target, p, target) as unknown;
+      return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}
+
+function setup(o: { store?: (inner: MemoryStore) => BackingStore; holds?: boolean; searchTokens?: number; session?: string; inner?: MemoryStore } = {}) {
+  const clock = new ManualClock(0);
+  const inner = o.inner ?? new MemoryStore({ name: "log", retentionMs: 2 * HOUR, clock, holds: o.holds ?? true });
+  const store = o.store ? o.store(inner) : inner;
+  const win = new ContextWindow({
+    session: o.session ?? "s", clock, stores: { log: store }, kinds: KINDS,
+    ...(o.searchTokens !== undefined ? { limits: { searchTokens: o.searchTokens } } : {}),
+  });
+  return { win, clock, inner, store };
+}
+
+const searched = (o: DirectiveOutcome): SearchOutcome => {
+  if (o.op !== "search" || o.status === "invalid") throw new Error(`not a search answer: ${JSON.stringify(o)}`);
+  return o;
+};
+
+describe("search", () => {
+  it("finds a pruned span's text in its verified copy, with the handle that recalls it and a snippet", async () => {
+    const { win } = setup();
+    await win.append({ kind: "tool", text: "GET /health 200" });
+    const ref = await win.append({ kind: "tool", text: "GET /orders 502\nX-Request-Id: req_7f3a9c2e41\nupstream timeout" });
+    await win.append({ kind: "scratch", text: "plan: look for the request id" });
+    await win.prune({ span: ref, mode: "drop" });
+    const r = searched(await win.applyDirective({ op: "search", query: "X-Request-Id" }));
+    expect(r.status).toBe("match");
+    expect(r.matches).toEqual([{ spanId: "span_2", handle: "#2", kind: "tool", source: "copy", snippet: "GET /orders 502 X-Request-Id: req_7f3a9c2e41 upstream timeout" }]);
+    expect(r.coverage).toEqual({ live: 2, pruned: 1, holes: [], truncated: false });
+    expect(r.text).toContain("span_2 tool (pruned, recall #2)");
+    const rx = searched(await win.search({ query: "req_[0-9a-f]{10}", regex: true }));
+    expect(rx.matches.map((m) => m.spanId)).toEqual(["span_2"]);
+    const log = await win.auditLog();
+    expect(log.filter((a) => a.op === "search").map((a) => [a.status, a.reason])).toEqual([["match", "search:complete"], ["match", "search:complete"]]);
+  });
+
+  it("a miss with no holes says nothing pruned is unrecoverable", async () => {
+    const { win } = setup();
+    const ref = await win.append({ kind: "tool", text: "alpha" });
+    await win.prune({ span: ref, mode: "drop" });
+    const r = searched(await win.search("omega"));
+    expect(r.status).toBe("no-match");
+    expect(r.text).toBe('search "omega": no match\nno match in 0 live and 1 recoverable pruned span; nothing pruned is unrecoverable');
+  });
+
+  it("never answers 'nothing there' when the window knows of holes: tombstones and lost copies are named", async () => {
+    const { win, clock, inner } = setup({ holds: false });
+    const lossy = await win.append({ kind: "scratch", text: "scratch note with req_aaaaaaaa" });
+    const lost = await win.append({ kind: "tool", text: "old output" });
+    const kept = await win.append({ kind: "tool", text: "kept output" });
+    await win.prune({ span: lossy, mode: "drop", acceptLossy: true });
+    await win.prune({ span: lost, mode: "drop" });
+    // No holds in this store: the copy of span_2 ages out like any other record.
+    clock.advance(2 * HOUR + 1);
+    await inner.rotate();
+    await inner.persist({ session: "s", spanId: kept, kind: "tool", text: "kept output", hash: win.span(kept)!.hash });
+    await win.prune({ span: kept, mode: "drop" });
+    const r = searched(await win.search("req_bbbbbbbb"));
+    expect(r.status).toBe("no-match");
+    expect(r.coverage).toEqual({ live: 0, pruned: 1, holes: [{ spanId: "span_1", why: "lossy" }, { spanId: "span_2", why: "copy-lost" }], truncated: false });
+    expect(r.text).toContain("no match in 0 live and 1 recoverable pruned span; span_1–span_2 are unrecoverable and may have held it");
+    expect((await win.auditLog()).at(-1)).toMatchObject({ op: "search", status: "no-match", reason: "search:holes" });
+  });
+
+  it("searches what stands in a pruned span's place: a digest's carried ids are found even under a tombstone", async () => {
+    const { win } = setup();
+    const ref = await win.append({ kind: "scratch", text: "long investigation ... X-Request-Id: req_7f3a9c2e41 ..." });
+    await win.prune({ span: ref, mode: "summarize", digest: "looked into the outage", acceptLossy: true });
+    const r = searched(await win.search("req_7f3a9c2e41"));
+    expect(r.matches).toMatchObject([{ spanId: "span_1", source: "replacement", handle: null }]);
+    expect(r.coverage.holes).toEqual([{ spanId: "span_1", why: "lossy" }]);
+    expect(r.text).toContain("span_1 is unrecoverable and may have held more");
+  });
+
+  it("a copy whose bytes changed since the prune is a hole, not a match", async () => {
+    const { win } = setup({
+      store: (inner) => withSearch(inner, async (session, request) => {
+        const r = await inner.searchCopies(session, request);
+        return { ...r, candidates: r.candidates.map((c) => ({ ...c, text: `${c.text} (edited)` })) };
+      }),
+    });
+    const ref = await win.append({ kind: "tool", text: "secret req_1234567890" });
+    await win.prune({ span: ref, mode: "drop" });
+    const r = searched(await win.search("req_1234567890"));
+    expect(r.status).toBe("no-match");
+    expect(r.coverage.holes).toEqual([{ spanId: "span_1", why: "copy-lost" }]);
+  });
+
+  it("a store that fails makes its pruned spans holes to retry, and the search is still answered and audited", async () => {
+    let fail = false;
+    const { win } = setup({
+      store: (inner) => withSearch(inner, (session, request) =>
+        fail ? Promise.reject(new Error("connection reset")) : inner.searchCopies(session, request)),
+    });
+    const ref = await win.append({ kind: "tool", text: "abc" });
+    await win.prune({ span: ref, mode: "drop" });
+    fail = true;
+    const r = searched(await win.search("abc"));
+    expect(r.coverage.holes).toEqual([{ spanId: "span_1", why: "unavailable" }]);
+    expect(r.text).toContain("span_1 could not be read now (store unreachable; retry)");
+  });
+
+  it("is scoped to the session: another session's copy of the same text is never a match", async () => {
+    const clock = new ManualClock(0);
+    const inner = new MemoryStore({ name: "log", clock });
+    const a = setup({ inner, session: "a" }).win;
+    const b = setup({ inner, session: "b" }).win;
+    const ra = await a.append({ kind: "tool", text: "shared-looking req_abcdef12" });
+    await a.prune({ span: ra, mode: "drop" });
+    const rb = await b.append({ kind: "tool", text: "other" });
+    await b.prune({ span: rb, mode: "drop" });
+    expect(searched(await b.search("req_abcdef12")).status).toBe("no-match");
+    expect(searched(await a.search("req_abcdef12")).status).toBe("match");
+  });
+
+  it("bad queries are invalid outcomes, audited, the window unchanged", async () => {
+    const { win } = setup();
+    await win.append({ kind: "tool", text: "x" });
+    const before = win.render();
+    const bad: unknown[] = [
+      { op: "search", query: "" },
+      { op: "search", query: "x".repeat(201) },
+      { op: "search", query: "a*", regex: true },
+      { op: "search", query: "(unclosed", regex: true },
+      { op: "search", query: "(?=lookahead)x", regex: true },
+      { op: "search", query: "x", regex: "true" },
+      { op: "search", query: "x", extra: 1 },
+      { op: "search" },
+    ];
+    for (const d of bad) {
+      const r = await win.applyDirective(d);
+      expect({ d, status: r.status, op: r.op }).toEqual({ d, status: "invalid", op: "search" });
+    }
+    expect((await win.search({ query: "a?", regex: true })).status).toBe("invalid");
+    const log = await win.auditLog();
+    expect(log.filter((a) => a.status === "invalid")).toHaveLength(bad.length + 1);
+    expect(win.render().startsWith(before)).toBe(true);
+  });
+
+  it("keeps every answer within the policy's token budget, counting what it leaves out", async () => {
+    const { win } = setup({ searchTokens: 120 });
+    for (let i = 0; i < 30; i++) {
+      const ref = await win.append({ kind: "tool", text: `line ${i}: the needle is here, ${"padding ".repeat(20)}` });
+      await win.prune({ span: ref, mode: "drop" });
+    }
+    for (let i = 0; i < 40; i++) await win.prune({ span: await win.append({ kind: "scratch", text: `s${i}` }), mode: "drop", acceptLossy: true });
+    const r = searched(await win.search("needle"));
+    expect(r.tokens).toBeLessThanOrEqual(120);
+    expect(countTokens(r.text)).toBe(r.tokens);
+    expect(r.matches.length + r.omitted).toBe(30);
+    expect(r.omitted).toBeGreaterThan(0);
+    expect(r.coverage.holes).toHaveLength(40);
+    // Forty consecutive tombstones are one range.
+    expect(r.text).toContain("span_31–span_70 are unrecoverable");
+    expect(() => new ContextWindow({ session: "s", stores: {}, kinds: {}, limits: { searchTokens: 10 } })).toThrow(/searchTokens/);
+  });
+
+  it("stays fast on hostile text and patterns: a megabyte of near-misses, a pattern that backtracks elsewhere", async () => {
+    const { win } = setup();
+    const hostile = `${"a".repeat(1_000_000)}!`;
+    const ref = await win.append({ kind: "tool", text: hostile });
+    await win.prune({ span: ref, mode: "drop" });
+    const t0 = performance.now();
+    const r = searched(await win.search({ query: "(a|aa)+$", regex: true }));
+    const slow = searched(await win.search({ query: "(?:a+)+b", regex: true }));
+    const elapsed = performance.now() - t0;
+    expect(r.status).toBe("no-match");
+    expect(slow.status).toBe("no-match");
+    // A backtracking engine would not finish; linear time is well under a few seconds even on a loaded machine.
+    expect(elapsed).toBeLessThan(20_000);
+    const m = searched(await win.search({ query: "a!", regex: true }));
+    expect(m.matches[0]!.snippet.length).toBeLessThan(100);
+  });
+});
+
+describe("requiredLiteral (what a store's index is asked for)", () => {
+  it("reads the longest run every match contains, and gives up when unsure", () => {
+    const cases: Array<[string, string | null]> = [
+      ["req_[0-9a-f]{10}", "req_"],
+      ["X-Request-Id: (\\w+)", "X-Request-Id: "],
+      ["abc?de", "ab"],
+      ["ab{0,2}cdef", "cdef"],
+      ["a|bcd", null],
+      ["(?i)error", null],
+      ["\\d+ms timeout", "ms timeout"],
+      ["E10\\.42", "E10.42"],
+      ["[abc]+xyz", "xyz"],
+      ["(foo)?barbaz", "barbaz"],
+      ["\\Qa.b\\E", null],
+      ["\\x41BC", "BC"],
+    ];
+    for (const [pattern, literal] of cases) expect({ pattern, literal: requiredLiteral(pattern) }).toEqual({ pattern, literal });
+  });
+});
+
+describe("requiredLiteral is sound: whenever a pattern matches, the text holds its literal", () => {
+  it("on generated patterns and texts", async () => {
+    const fc = (await import("fast-check")).default;
+    const { compileQuery } = await import("../../src/search/query.js");
+    const atom = fc.oneof(
+      fc.constantFrom("a", "b", "c", "_", "-", "\\.", "\\d", "\\w", ".", "[ab]", "[^c]", "(ab|c)", "(?:b)", "\\x61", "\\b", "^", "$", "{", "}", "\\{"),
+      fc.constantFrom("ab", "abc", "ca"),
+    );
+    const quant = fc.constantFrom("", "", "", "?", "*", "+", "{2}", "{0,2}", "{1,}", "??", "+?");
+    const pattern = fc.array(fc.tuple(atom, quant).map(([a, q]) => a + q), { minLength: 1, maxLength: 6 }).map((parts) => parts.join(""));
+    const text = fc.stringMatching(/^[abc_\-.0-9 {}]{0,24}$/);
+    fc.assert(
+      fc.property(pattern, fc.array(text, { minLength: 1, maxLength: 8 }), (p, texts) => {
+        const compiled = compileQuery(p, true);
+        if (!compiled.ok || compiled.query.type !== "regex") return;
+        const lit = compiled.query.literal;
+        if (lit === null) return;
+        for (const t of texts) {
+          if (compiled.query.matcher.matcher(t).find()) expect({ p, t, lit, holds: t.includes(lit) }).toEqual({ p, t, lit, holds: true });
+        }
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});
+
+describe("search as a provider tool", () => {
+  it("a strict-mode call (nulls for absent fields) is answered with the search text", async () => {
+    const { win } = setup();
+    const ref = await win.append({ kind: "tool", text: "X-Request-Id: req_7f3a9c2e41" });
+    await win.prune({ span: ref, mode: "drop" });
+    const r = await win.handleToolCall({ name: "search", arguments: JSON.stringify({ query: "req_7f3a", regex: null }) });
+    expect(r?.isError).toBe(false);
+    expect(r?.text).toMatch(/^search "req_7f3a": 1 span match\n- span_1 tool \(pruned, recall #1\)/);
+    const bad = await win.handleToolCall({ name: "search", arguments: { query: "a*", regex: true } });
+    expect(bad?.isError).toBe(true);
+  });
+});
