@@ -20,7 +20,9 @@ export type {
   PruneDecision,
   PruneItem,
   PruneTransaction,
+  RegisteredSpan,
   RotateReport,
+  SpanRegistration,
   StoreCapabilities,
 } from "./stores/store.js";
 export { StoreBase } from "./stores/options.js";
@@ -28,9 +30,9 @@ export type { StoreOptions } from "./stores/options.js";
 export { planCommit, commitResult } from "./stores/commit.js";
 export type { CommitAccess, CommitPlan, CommitWrite } from "./stores/commit.js";
 export { computeCheck, unbackedCheck } from "./stores/check.js";
-export { recordState, lookupAnswer, spanTaken, readOnly } from "./stores/records.js";
-export type { RecordState, StoredRecord } from "./stores/records.js";
+export { recordState, lookupAnswer, spanTaken, readOnly, registeredSpan } from "./stores/records.js";
+export type { RecordState, SpanRow, StoredRecord } from "./stores/records.js";
 export { sealChain, sealChainJson, EMPTY_CHAIN } from "./audit.js";
 export type { AuditDraft, AuditRecord, ChainHead, SealedAudit } from "./audit.js";
-export { StoreError } from "./errors.js";
+export { OutcomeUnknownError, StoreError } from "./errors.js";
 export type { Clock, Conditions } from "./types.js";

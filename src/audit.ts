@@ -15,9 +15,9 @@ export type AuditStatus =
   | "pruned-unrecoverable"
   | "unknown"
   | "unavailable"
-  | "lost"
   | "match"
-  | "no-match";
+  | "no-match"
+  | "lost";
 
 /**
  * One logged decision. Records of a (store, session) form a hash chain: each carries the hash of the one

@@ -163,11 +163,9 @@ export interface SearchHole {
   readonly spanId: string;
   /**
    * `lossy`: pruned under a tombstone; `copy-lost`: pruned reversibly, but the copy was rotated out or no
-   * longer has the bytes that were pruned; `lost`: lost in a restart (a resumed window knows the span was
-   * there, but only the process that held it had its bytes); `unavailable`: its store failed just now
-   * (retry later).
+   * longer has the bytes that were pruned; `unavailable`: its store failed just now (retry later).
    */
-  readonly why: "lossy" | "copy-lost" | "lost" | "unavailable";
+  readonly why: "lossy" | "copy-lost" | "unavailable";
 }
 
 /** What a search covered: never "nothing there" when the window knows of holes. */

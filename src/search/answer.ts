@@ -97,7 +97,7 @@ function holeRanges(holes: readonly SearchHole[]): HoleRange[] {
   const num = (id: string) => Number(id.slice(id.indexOf("_") + 1));
   for (const h of holes) {
     const prev = out.at(-1);
-    const kindOf = (w: SearchHole["why"]) => (w === "unavailable" || w === "lost" ? w : "gone");
+    const kindOf = (w: SearchHole["why"]) => (w === "unavailable" ? "unavailable" : "gone");
     if (prev && kindOf(prev.why) === kindOf(h.why) && num(h.spanId) === num(prev.last) + 1) {
       out[out.length - 1] = { ...prev, last: h.spanId, count: prev.count + 1 };
     } else out.push({ first: h.spanId, last: h.spanId, count: 1, why: h.why });
@@ -114,8 +114,7 @@ function coverageLine(input: RenderInput, ranges: readonly HoleRange[], named: n
   const { coverage, matches } = input;
   const searched = `${coverage.live} live and ${coverage.pruned} recoverable pruned span${coverage.pruned === 1 ? "" : "s"}`;
   const parts: string[] = [matches.length === 0 ? `no match in ${searched}` : `searched ${searched}`];
-  const gone = ranges.filter((r) => r.why !== "unavailable" && r.why !== "lost");
-  const lost = ranges.filter((r) => r.why === "lost");
+  const gone = ranges.filter((r) => r.why !== "unavailable");
   const down = ranges.filter((r) => r.why === "unavailable");
   let budget = named;
   const name = (list: readonly HoleRange[]): string => {
@@ -128,14 +127,9 @@ function coverageLine(input: RenderInput, ranges: readonly HoleRange[], named: n
   };
   const goneCount = gone.reduce((n, r) => n + r.count, 0);
   const downCount = down.reduce((n, r) => n + r.count, 0);
-  const lostCount = lost.reduce((n, r) => n + r.count, 0);
   if (goneCount > 0) {
     const verb = goneCount === 1 ? "is" : "are";
     parts.push(`${name(gone)} ${verb} unrecoverable and may have held ${matches.length === 0 ? "it" : "more"}`);
-  }
-  if (lostCount > 0) {
-    const verb = lostCount === 1 ? "was" : "were";
-    parts.push(`${name(lost)} ${verb} lost in a restart and may have held ${matches.length === 0 ? "it" : "more"}`);
   }
   if (downCount > 0) parts.push(`${name(down)} could not be read now (store unreachable; retry)`);
   if (coverage.truncated) parts.push(`a store had more than ${input.candidateLimit} candidate copies; narrow the query to search the rest`);

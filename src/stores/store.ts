@@ -197,7 +197,8 @@ export interface BackingStore {
   /**
    * The atomic step: for every item, check existence + hash + handle + provenance, apply the decisions
    * (re-persist, hold) and append one audit record per item, all in one transaction. If it throws,
-   * nothing was committed.
+   * nothing was committed — except `OutcomeUnknownError`: the store sent COMMIT, lost the answer, and could
+   * not read back what committed; its `resolve` asks again (and never commits a second time).
    */
   commitPrune(txn: PruneTransaction): Promise<PruneCommit>;
   lookup(session: string, key: LookupKey): Promise<LookupResult>;

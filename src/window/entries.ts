@@ -52,6 +52,7 @@ export interface LostEntry {
   text: string;
 }
 
+
 /**
  * A range summary: one digest in the place of a contiguous run of spans (and earlier digests), which it
  * keeps as its members — one level of the tree. Every member's bytes are held by its store, so recall of

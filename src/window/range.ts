@@ -56,12 +56,12 @@ export function planRange(ctx: RangeContext, from: string, to: string): { readon
     if (e.state === "tombstone") {
       return { refusal: { reason: "range", message: `${e.spanId} is unrecoverable; a summary over it would hide the hole` } };
     }
-    if (e.state === "lost") {
-      return { refusal: { reason: "range", message: `${e.spanId} was lost in a restart; a summary over it would hide the hole` } };
-    }
     if (e.state === "summary") {
       ids.push(...e.ids);
       continue;
+    }
+    if (e.state === "lost") {
+      return { refusal: { reason: "range", message: `${e.spanId} was lost in a restart; a summary over it would hide the hole` } };
     }
     const policy = ctx.policyOf(kindOf(e));
     const pins = ctx.pinsFor(policy);

@@ -10,8 +10,8 @@ import { HANDLE, SPAN_ID } from "../directive.js";
 import { errorMessage } from "../errors.js";
 import { contentHash } from "../hash.js";
 import type { RecallOutcome } from "../outcome.js";
-import { tombstoneLine } from "../render.js";
-import type { BackingStore } from "../stores/store.js";
+import { lostLine, tombstoneLine } from "../render.js";
+import type { BackingStore, RegisteredSpan } from "../stores/store.js";
 import { recallDraft } from "./audit-drafts.js";
 import { spanIdOf, type Entry } from "./entries.js";
 import { expandLines } from "./range.js";
@@ -138,6 +138,20 @@ async function recallFromStores(
         reason: pruned.status === "lossy" ? "lossy" : "copy-lost", replacement: null,
         line: tombstoneLine(pruned.spanId ?? query, ctx.tombstone), auditSeq: seq,
       };
+    }
+  }
+  // Registered in the session by a window this one is not (another process, or one before a restart), never
+  // pruned, its bytes nowhere: it existed, so the answer is `lost`, not "never in this session".
+  if (key !== null && "spanId" in key) {
+    let registered: RegisteredSpan | undefined;
+    try {
+      registered = (await ctx.auditStore.sessionSpans(ctx.session)).find((r) => r.spanId === query);
+    } catch {
+      failed = ctx.auditStore;
+    }
+    if (registered !== undefined) {
+      const seq = await ctx.audit(ctx.auditStore, draft("lost", { code: "recall-lost" }));
+      return { op: "recall", status: "lost", spanId: registered.spanId, kind: registered.kind, line: lostLine(registered.spanId), auditSeq: seq };
     }
   }
   if (failed !== null) {

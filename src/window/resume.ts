@@ -13,6 +13,12 @@ import { countTokens } from "../tokens.js";
 import type { KindPolicy, PruneMode, Span } from "../types.js";
 import type { Entry, GoneEntry, LiveEntry, LostEntry } from "./entries.js";
 
+/**
+ * The kind a range summary's id is registered under. A resumed window shows the summary's members as the
+ * pruned spans they are (each with its index line), not the summary itself.
+ */
+export const SUMMARY_KIND = "summary";
+
 /** What resuming needs from the window being built. */
 export interface ResumeContext {
   readonly session: string;
@@ -57,13 +63,7 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
   const entries: Entry[] = [];
   const counts = { live: 0, pruned: 0, tombstones: 0, lost: 0 };
   for (const reg of registered) {
-    if (reg.kind === SUMMARY_KIND && reg.store === null && ctx.policyOf(reg.kind) === undefined) {
-      // A range summary's tree lived only in the old process's memory. Its members come back in their own
-      // places from their own records (pruned with a copy, as index lines); the summary says it was not rebuilt.
-      entries.push(summaryLostEntry(reg));
-      counts.lost++;
-      continue;
-    }
+    if (reg.kind === SUMMARY_KIND && ctx.policyOf(reg.kind) === undefined) continue;
     if (ctx.policyOf(reg.kind) === undefined) {
       throw new TypeError(`ContextWindow.resume: ${reg.spanId} of session ${ctx.session} has kind ${reg.kind}, which this window's policy does not name`);
     }
@@ -85,7 +85,7 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
 
 /** The hint a reversible drop's index line carried, recomputed from the copy its handle names (null when none). */
 async function hintFor(reg: RegisteredSpan, rec: AuditRecord, ctx: ResumeContext): Promise<string | null> {
-  if (ctx.hintTokens === 0 || rec.status !== "reversible" || !indexed(reg, rec) || rec.handle === null || reg.store === null) return null;
+  if (ctx.hintTokens === 0 || rec.status !== "reversible" || (rec.mode ?? "drop") !== "drop" || rec.handle === null || reg.store === null) return null;
   const store = ctx.store(reg.store);
   if (store === undefined) return null;
   const found = await store.lookup(ctx.session, { handle: rec.handle });
@@ -98,11 +98,11 @@ function goneEntry(reg: RegisteredSpan, rec: AuditRecord, tombstone: string, hin
   const handle = rec.status === "reversible" ? rec.handle : null;
   let text: string;
   let replacement: string | null = null;
-  if (indexed(reg, rec)) text = handle !== null ? indexLine(reg.spanId, handle, hint) : tombstoneLine(reg.spanId, tombstone);
+  if (mode === "drop") text = handle !== null ? indexLine(reg.spanId, handle, hint) : tombstoneLine(reg.spanId, tombstone);
   else {
     // The body was noted before the prune committed; without it the header still says what happened.
     replacement = reg.replacement;
-    text = `${replacementHeader(reg.spanId, mode as Exclude<PruneMode, "drop">, handle)}\n${replacement ?? "(its text was not recorded before a restart)"}`;
+    text = `${replacementHeader(reg.spanId, mode, handle)}\n${replacement ?? "(its text was not recorded before a restart)"}`;
   }
   return {
     state: handle !== null ? "pruned" : "tombstone", spanId: reg.spanId, kind: reg.kind, group: reg.group, message: reg.message, hash: reg.hash,
@@ -123,25 +123,6 @@ async function liveEntry(reg: RegisteredSpan, pos: number, ctx: ResumeContext): 
     ...(reg.message !== null ? { message: reg.message } : {}),
   };
   return { state: "live", pos, span, handle: found.handle, store: reg.store, persistError: null, notice: null };
-}
-
-/**
- * Whether a pruned span showed an index line: a drop, or a member of a range summary (pruned in mode
- * summarize with no body of its own — a single summarize or compress notes its body before it commits).
- */
-function indexed(reg: RegisteredSpan, rec: AuditRecord): boolean {
-  const mode = rec.mode ?? "drop";
-  return mode === "drop" || (mode === "summarize" && reg.replacement === null && rec.status === "reversible" && rec.handle !== null);
-}
-
-/** The kind a range summary is registered under in the home store's registry. */
-const SUMMARY_KIND = "summary";
-
-function summaryLostEntry(reg: RegisteredSpan): LostEntry {
-  const text = reg.replacement === null
-    ? `${reg.spanId} range summary not rebuilt after a restart (or never committed); its members are back in their own places`
-    : `${reg.spanId} range summary not rebuilt after a restart; its members are back in their own places. Its digest:\n${reg.replacement}`;
-  return { state: "lost", spanId: reg.spanId, kind: reg.kind, group: null, message: null, hash: reg.hash, handle: null, store: null, text };
 }
 
 function lostEntry(reg: RegisteredSpan): LostEntry {

@@ -76,8 +76,8 @@ export async function search(query: SearchQuery, raw: string, ctx: SearchContext
         holes.set(e.spanId, "lossy");
         break;
       case "lost":
-        // A resumed window knows the span was here; only the process that held it had its bytes.
-        holes.set(e.spanId, "lost");
+        // Lost in a restart: nothing of it is left anywhere to search.
+        holes.set(e.spanId, "copy-lost");
         break;
       case "summary":
         // The digest is in the window; its members are searched like any other position.

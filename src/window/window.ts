@@ -11,12 +11,12 @@ import { commitRange, planRange, summaryEntry } from "./range.js";
 import { compileQuery } from "../search/query.js";
 import { invalidLine, rejectionWhy } from "../render.js";
 import type { BackingStore, CheckResult, PruneCommit, PruneCommitItem, PruneDecision, PruneItem } from "../stores/store.js";
-import { contentHash } from "../hash.js";
 import { countTokens } from "../tokens.js";
 import { DEFAULT_SEARCH_TOKENS } from "../policy/kinds.js";
 import { defaultTools, directiveOf, toolCallResult, toolFor, type ToolCall, type ToolCallResult } from "../tools/call.js";
 import type { DirectiveTool } from "../tools/schemas.js";
 import type { KindPolicy, PinPattern, PruneMode, Span, SpanRef } from "../types.js";
+import { contentHash } from "../hash.js";
 import { checkedPruneDraft, invalidDraft, refusedPruneDraft } from "./audit-drafts.js";
 import { PendingAudit } from "./audit-queue.js";
 import { CallGroups, newSpan, prunedEntry, spanIdOf, type Entry, type LiveEntry } from "./entries.js";
@@ -24,7 +24,7 @@ import { kindPins, resolveWindowOptions, type AppendInput, type ContextWindowOpt
 import { committedOutcome, rejectedOutcome } from "./outcomes.js";
 import { persistFailures, planPrune, type PlannedMember, type PlanRejectReason, type PrunePlan } from "./plan.js";
 import { recall } from "./recall.js";
-import { restoreEntries, type Restored } from "./resume.js";
+import { restoreEntries, SUMMARY_KIND, type Restored } from "./resume.js";
 import { search, type SearchRequest } from "./search.js";
 import { entryView, renderWindow, type WindowEntry } from "./view.js";
 
@@ -593,16 +593,12 @@ export class ContextWindow<K extends string = string> {
     };
     if ("refusal" in planned) return refuse(planned.refusal.reason, planned.refusal.message);
     const { plan } = planned;
-    // The home store mints the summary's id like any span's, so processes sharing the session never reuse
-    // it; a resumed window finds it in the registry (resume.ts says what it can and cannot rebuild of it).
+    // The summary's id is minted by the home store like any span's, so no other process can take it.
     let summaryId: string;
     try {
-      await this.#pendingAudit.flush();
-      summaryId = (await this.#settings.auditStore.registerSpan(this.session, {
-        kind: "summary", hash: contentHash(digest), group: null, message: null, store: null,
-      })).spanId;
+      summaryId = (await this.#settings.auditStore.registerSpan(this.session, { kind: SUMMARY_KIND, hash: contentHash(digest), group: null, message: null, store: null })).spanId;
     } catch (err) {
-      return refuse("store-error", `the home store failed to mint the summary's id (${errorMessage(err)}); nothing was committed`);
+      return refuse("store-error", `the store failed before the summary (${errorMessage(err)}); nothing was committed`);
     }
     let commit: PruneCommit | null = null;
     let auditSeq: number | null;
@@ -625,13 +621,7 @@ export class ContextWindow<K extends string = string> {
         repersisted: false, acceptLossy: false, reason: null, pinsCarried: 0, directive: raw,
       });
     }
-    // Committed: now, and only now, rewrite the window. The digest is noted on the summary's registration,
-    // so a resumed window can show it (best effort: the members' own records already restore them).
-    try {
-      await this.#settings.auditStore.noteReplacement(this.session, summaryId, digest);
-    } catch {
-      // Without the note a resumed window says the summary was not rebuilt; nothing else depends on it.
-    }
+    // Committed: now, and only now, rewrite the window.
     const before = plan.members.reduce((n, e) => n + countTokens(e.state === "live" ? e.span.text : e.text), 0);
     const pruned: Array<{ spanId: string; handle: string; repersisted: boolean }> = [];
     const members = plan.members.map((e): Entry => {

@@ -97,6 +97,7 @@ type Predicted =
   | { status: "rejected"; reason: string }
   | { status: "found"; text: string; source: "window" | "store" }
   | { status: "pruned-unrecoverable" }
+  | { status: "lost" }
   | { status: "unknown" };
 
 const current = (m: Model): Gen => m.gens[m.gens.length - 1]!;
@@ -137,8 +138,9 @@ function predictRecall(g: Gen, query: string, reader: boolean): Predicted {
   const rec = g.records.get(span.id);
   if (reader) {
     // Unbacked kinds lived only in the crashed process: their bytes died with it, but a tombstone's
-    // lossy record is in the audit log, so the rebuilt window still knows the span existed.
-    if (rec === undefined) return span.state === "tombstone" ? { status: "pruned-unrecoverable" } : { status: "unknown" };
+    // lossy record is in the audit log and every span is in the session's registry, so the rebuilt window
+    // still knows the span existed: pruned, or lost in the restart — never "unknown".
+    if (rec === undefined) return span.state === "tombstone" ? { status: "pruned-unrecoverable" } : { status: "lost" };
     return rec.rotated ? { status: "pruned-unrecoverable" } : { status: "found", text: span.text, source: "store" };
   }
   if (span.state === "live") {

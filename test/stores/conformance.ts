@@ -220,6 +220,52 @@ export function describeStoreConformance(label: string, factory: StoreFactory): 
       await store.close();
     });
 
+    it("mints session span ids and registers spans in order, per session; notes a replacement", async () => {
+      const { store } = await make();
+      const reg = (kind: string, store_: string | null = "toolLog") =>
+        ({ kind, hash: contentHash(kind), group: null, message: null, store: store_ });
+      expect((await store.registerSpan("s1", reg("a"))).spanId).toBe("span_1");
+      expect((await store.registerSpan("s2", reg("x"))).spanId).toBe("span_1");
+      expect(await store.registerSpan("s1", { ...reg("b", null), group: "call:c1", message: { role: "tool-result", callId: "c1", toolName: "t" } }))
+        .toMatchObject({ spanId: "span_2", ordinal: 2, store: null, group: "call:c1" });
+      await store.noteReplacement("s1", "span_2", "digest of b");
+      expect(await store.sessionSpans("s1")).toEqual([
+        { spanId: "span_1", ordinal: 1, kind: "a", hash: contentHash("a"), group: null, message: null, store: "toolLog", replacement: null },
+        { spanId: "span_2", ordinal: 2, kind: "b", hash: contentHash("b"), group: "call:c1", message: { role: "tool-result", callId: "c1", toolName: "t" }, store: null, replacement: "digest of b" },
+      ]);
+      expect(await store.sessionSpans("nobody")).toEqual([]);
+      await store.close();
+    });
+
+    it("counts the session's lossy budget inside the commit, and reserves and releases units on the same counter", async () => {
+      const { store } = await make();
+      const lossy = (left: number[]) => (checks: readonly CheckResult[], lossyLeft: number): PruneDecision[] => {
+        left.push(lossyLeft);
+        return checks.map((_, i) => (i < lossyLeft ? { status: "lossy" as const, audit: draft("lossy") } : { status: "rejected" as const, audit: draft("rejected") }));
+      };
+      const seen: number[] = [];
+      const items = [item("span_1", "a", null, false), item("span_2", "b", null, false)];
+      const first = await store.commitPrune({ session: "s1", items, holdUntil: null, lossyBudget: 3, decide: lossy(seen) });
+      expect(first.items.map((i) => i.decision.status)).toEqual(["lossy", "lossy"]);
+      expect(await store.reserveLossy("s1", 3, 5)).toBe(1);
+      expect(await store.reserveLossy("s1", 3, 1)).toBe(0);
+      await store.releaseLossy("s1", 1);
+      const second = await store.commitPrune({ session: "s1", items, holdUntil: null, lossyBudget: 3, decide: lossy(seen) });
+      expect(second.items.map((i) => i.decision.status)).toEqual(["lossy", "rejected"]);
+      expect(seen).toEqual([3, 1]);
+      // A decide that goes over what it was told is refused before anything is written.
+      await expect(store.commitPrune({
+        session: "s1", items, holdUntil: null, lossyBudget: 3, decide: (checks) => checks.map(() => ({ status: "lossy" as const, audit: draft("lossy") })),
+      })).rejects.toThrow(/budget/);
+      expect(await store.countLossy("s1")).toBe(3);
+      // Without a budget, decide is told Infinity; the other session's counter is its own.
+      const other: number[] = [];
+      await store.commitPrune({ session: "s2", items: [items[0]!], holdUntil: null, decide: lossy(other) });
+      expect(other).toEqual([Number.POSITIVE_INFINITY]);
+      expect(await store.reserveLossy("s2", 2, 5)).toBe(1);
+      await store.close();
+    });
+
     it("searchCopies finds every live copy holding a literal, in this session only, and lists rotated-out records", async () => {
       const { store, clock } = await make();
       const texts: Record<string, string> = {

@@ -4,17 +4,13 @@
  */
 import type { ChatCompletionFunctionTool } from "openai/resources/chat/completions";
 import { describe, expect, it } from "vitest";
-import { createWindow, directiveModes, directiveTools } from "../../generated/team-payments.guard.js";
-import { ManualClock, MemoryStore, openAIChatTools, toOpenAI, Transcript } from "../../src/index.js";
+import { createWindow, directiveModes, directiveTools, openStores } from "../../generated/team-payments.guard.js";
+import { ManualClock, openAIChatTools, toOpenAI, Transcript } from "../../src/index.js";
 
 describe("generated guards in a provider loop", () => {
   it("tools narrowed to the policy, calls handled by the typed window, transcript appends", async () => {
     const clock = new ManualClock(0);
-    const store = (name: string, handlePrefix: string) => new MemoryStore({ name, clock, handlePrefix });
-    const win = createWindow({
-      session: "s", clock,
-      stores: { toolLog: store("toolLog", ""), transcript: store("transcript", "t"), notes: store("notes", "n"), archive: store("archive", "a") },
-    });
+    const win = createWindow({ session: "s", clock, stores: await openStores({ memory: true, clock }) });
     const mode = directiveTools[0]!.inputSchema.properties["mode"] as { enum: string[] };
     expect(mode.enum).toEqual([...directiveModes]);
     const tools: ChatCompletionFunctionTool[] = openAIChatTools(directiveTools, { strict: true });

@@ -64,6 +64,7 @@ describe("entry points", () => {
   it("the adapter entry exports the shared commit step and what it reads and writes", () => {
     expect(Object.keys(adapters).sort()).toEqual([
       "EMPTY_CHAIN",
+      "OutcomeUnknownError",
       "StoreBase",
       "StoreError",
       "commitResult",
@@ -72,6 +73,7 @@ describe("entry points", () => {
       "planCommit",
       "readOnly",
       "recordState",
+      "registeredSpan",
       "sealChain",
       "sealChainJson",
       "spanTaken",

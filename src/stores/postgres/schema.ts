@@ -93,7 +93,6 @@ function migrations(t: Tables): ReadonlyArray<{ version: number; statements: rea
       ],
     },
     {
-      // Sessions (resume after a restart): version 3, after the search index that shipped as version 2.
       version: 3,
       statements: [
         // A session's counters, kept by its home store: the last span id minted (so processes sharing or
