@@ -192,10 +192,6 @@ function legacyAudit(db: SchemaReader): boolean {
 }
 
 /**
- * The audit records of a file as rows `(store, session, seq, status, hash, record)`, in either schema: for
- * readers that open a file without a store (`pruneguard audit` must not migrate the file it inspects).
- */
-/**
  * What reading a file's schema needs of a connection: a structural type, so the published declarations do
  * not name `node:sqlite` (a consumer without `@types/node` type-checks them).
  */
@@ -203,6 +199,10 @@ export interface SchemaReader {
   prepare(sql: string): { get(): unknown };
 }
 
+/**
+ * The audit records of a file as rows `(store, session, seq, status, hash, record)`, in either schema: for
+ * readers that open a file without a store (`pruneguard audit` must not migrate the file it inspects).
+ */
 export function sqliteAuditRows(db: SchemaReader): string {
   return legacyAudit(db)
     ? "pruneguard_audit"
@@ -235,8 +235,8 @@ export class SqliteStore extends StoreBase implements BackingStore {
    * re-reads the head, so a stale entry costs one retry, never a fork or a gap.
    */
   readonly #heads = new Map<number, ChainHead>();
-  /** Cache updates that hold only if the running transaction commits. */
-  #onCommit: Array<() => void> = [];
+  /** Cache updates that hold only if the running transaction commits (`null`: no transaction is running). */
+  #onCommit: Array<() => void> | null = null;
 
   constructor(options: SqliteStoreOptions) {
     super(options);
@@ -260,12 +260,13 @@ export class SqliteStore extends StoreBase implements BackingStore {
     this.#immediate = <T>(fn: () => T): T => {
       this.#assertHealthy();
       begin.run();
+      this.#onCommit = [];
       let result: T;
       try {
         result = fn();
         commit.run();
       } catch (error) {
-        this.#onCommit = [];
+        this.#onCommit = null;
         try {
           rollback.run();
         } catch {
@@ -274,7 +275,7 @@ export class SqliteStore extends StoreBase implements BackingStore {
         throw error;
       }
       const committed = this.#onCommit;
-      this.#onCommit = [];
+      this.#onCommit = null;
       for (const apply of committed) apply();
       return result;
     };
@@ -416,15 +417,15 @@ export class SqliteStore extends StoreBase implements BackingStore {
   #chain(session: string, create: boolean): number | null {
     const cached = this.#chains.get(session);
     if (cached !== undefined) return cached;
-    const found = this.#q.chain.get(this.name, session)?.chain;
-    if (found !== undefined) {
-      this.#chains.set(session, found);
-      return found;
-    }
-    if (!create) return null;
-    const chain = this.#q.newChain.get(this.name, session)!.chain;
-    this.#onCommit.push(() => this.#chains.set(session, chain));
+    const chain = this.#q.chain.get(this.name, session)?.chain ?? (create ? this.#q.newChain.get(this.name, session)!.chain : null);
+    if (chain !== null) this.#whenCommitted(() => this.#chains.set(session, chain));
     return chain;
+  }
+
+  /** Applies a cache update now, or, inside a transaction, once it commits (a rolled-back row must not be cached). */
+  #whenCommitted(apply: () => void): void {
+    if (this.#onCommit === null) apply();
+    else this.#onCommit.push(apply);
   }
 
   /** Seals drafts onto the session's chain and inserts them; runs inside the caller's write transaction. */
@@ -444,7 +445,7 @@ export class SqliteStore extends StoreBase implements BackingStore {
       }
       if (written === sealed.length) {
         const last = sealed.at(-1)?.record;
-        if (last !== undefined) this.#onCommit.push(() => this.#heads.set(chain, { seq: last.seq, hash: last.hash }));
+        if (last !== undefined) this.#whenCommitted(() => this.#heads.set(chain, { seq: last.seq, hash: last.hash }));
         return sealed.map((s) => s.record);
       }
       if (written > 0 || attempt > 0) throw new Error(`store ${this.name}: audit record ${sealed[written]!.record.seq} of session ${session} already exists`);
