@@ -50,7 +50,27 @@ const IDENTIFIER = /\b[A-Za-z][A-Za-z_-]{0,63}[0-9][A-Za-z0-9_-]{0,63}/;
 const SPAN_ID = /span_[0-9]+/g;
 const NOT_HINT = /[^A-Za-z0-9_./=:-]+/g;
 
-/** The hint for a span, within `maxTokens`; `null` when nothing worth naming was found or hints are off. */
+/**
+ * What a hint adds to its index line after the `:` — the tokens of `: hint` less the colon's one. The
+ * budget is stated in this unit, so checking a candidate and counting the line it ends up in are the same
+ * tokenizer call: the last count is kept for {@link hintSuffixTokens}.
+ */
+function hintCost(hint: string): number {
+  const suffix = countTokens(`: ${hint}`);
+  last = { hint, suffix };
+  return suffix - 1;
+}
+let last: { readonly hint: string; readonly suffix: number } | undefined;
+
+/** Tokens of `: hint`, the suffix a hint adds to an index line (the count {@link indexHint} took, when it was the last one). */
+export function hintSuffixTokens(hint: string): number {
+  return last !== undefined && last.hint === hint ? last.suffix : countTokens(`: ${hint}`);
+}
+
+/**
+ * The hint for a span, adding at most `maxTokens` tokens after its index line's `:`; `null` when nothing
+ * worth naming was found or hints are off.
+ */
 export function indexHint(span: Pick<Span, "text" | "message">, maxTokens: number): string | null {
   if (!(maxTokens > 0)) return null;
   const head = span.text.slice(0, HINT_SCAN_CHARS);
@@ -60,7 +80,7 @@ export function indexHint(span: Pick<Span, "text" | "message">, maxTokens: numbe
   const found = clean(key ?? firstPath(head) ?? IDENTIFIER.exec(head)?.[0] ?? "");
   // Both when they fit; else the specific thing alone (an identifier beats a tool name); else the tool.
   for (const hint of [`${tool} ${found}`.trim(), found, tool]) {
-    if (hint.length > 0 && countTokens(hint) <= maxTokens) return hint;
+    if (hint.length > 0 && hintCost(hint) <= maxTokens) return hint;
   }
   return null;
 }

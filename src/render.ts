@@ -1,6 +1,7 @@
 import type { CheckResult } from "./stores/store.js";
 import type { RejectReason } from "./decision/reasons.js";
 import { countTokens } from "./tokens.js";
+import { hintSuffixTokens } from "./hint.js";
 import type { PruneMode } from "./types.js";
 
 /**
@@ -53,7 +54,7 @@ export function indexLineTokens(spanId: string, handle: string, hint: string | n
   if (span === null || h === null) return countTokens(indexLine(spanId, handle, hint));
   if (indexLineFixed < 0) indexLineFixed = countTokens(indexLine("span_1", "#1")) - 2;
   const prefix = h[1]!;
-  let extra = hint === null ? 0 : countTokens(`: ${hint}`);
+  let extra = hint === null ? 0 : hintSuffixTokens(hint);
   if (prefix !== "") {
     let p = prefixTokens.get(prefix);
     if (p === undefined) {

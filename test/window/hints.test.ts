@@ -41,7 +41,8 @@ describe("index-line hints", () => {
         if (hint === null) return;
         expect(hint).toMatch(HINT);
         expect(hint).not.toMatch(/span_[0-9]/);
-        expect(countTokens(hint)).toBeLessThanOrEqual(budget);
+        // The budget is what the hint adds after the line's `:`.
+        expect(countTokens(`: ${hint}`) - 1).toBeLessThanOrEqual(budget);
         const line = indexLine("span_99999", "#9999", hint);
         expect(line).toMatch(INDEX_LINE);
         // The bound the README states: 12 tokens, plus the hint's budget and one for ": ".
