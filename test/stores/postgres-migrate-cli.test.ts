@@ -55,5 +55,28 @@ describe("pruneguard migrate", () => {
       const store = await PostgresStore.connect({ name: "toolLog", pool: pool!, schema });
       await store.close();
     });
+
+    // Version 2 (search's trigram index) shipped before version 3 (sessions and spans): a database at
+    // either older version migrates to the current one, and a store refuses it until then.
+    it.each([1, 2])("migrates a schema left at version %i", async (at) => {
+      const old = uniqueSchema(`cliv${at}`);
+      try {
+        expect(await main(["migrate", "--url", PG_URL, "--schema", old], io())).toBe(0);
+        const q = (text: string) => pool!.query(text);
+        await q(`DROP TABLE ${old}.sessions, ${old}.spans`);
+        if (at < 2) await q(`DROP INDEX IF EXISTS ${old}.records_gone, ${old}.records_text_trgm`);
+        await q(`DELETE FROM ${old}.schema_version WHERE version > ${at}`);
+        await expect(PostgresStore.connect({ name: "toolLog", pool: pool!, schema: old })).rejects.toThrow(new RegExp(`version ${at}`));
+        const o = io();
+        expect(await main(["migrate", "--url", PG_URL, "--schema", old], o)).toBe(0);
+        expect(o.out).toBe(`schema ${old} migrated from version ${at} to ${SCHEMA_VERSION}\n`);
+        const tables = await q(`SELECT to_regclass('${old}.sessions') AS s, to_regclass('${old}.spans') AS p, to_regclass('${old}.records_gone') AS g`);
+        expect(Object.values(tables.rows[0] as object).every((v) => v !== null)).toBe(true);
+        const store = await PostgresStore.connect({ name: "toolLog", pool: pool!, schema: old });
+        await store.close();
+      } finally {
+        await dropSchemas(pool!, [old]);
+      }
+    });
   });
 });

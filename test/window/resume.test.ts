@@ -94,3 +94,41 @@ describe("a resumed window keeps honest reversibility", () => {
     expect(resumed.render()).toBe("span_1 pruned, copy may be lost");
   });
 });
+
+describe.each(variants)("ContextWindow.resume after range summaries and with lost spans (%s)", (_label, make) => {
+  it("brings a summary's members back pruned with their copies, and search names lost spans as holes", async () => {
+    const clock = new ManualClock(0);
+    const { open } = make(clock);
+    const first = new ContextWindow({ session: "s", clock, stores: { log: open() }, kinds, limits: { lossyBudget: 2 } });
+    const a = await first.append({ kind: "tool", text: "step one req_aaaa1111" });
+    const b = await first.append({ kind: "tool", text: "step two" });
+    const c = await first.append({ kind: "tool", text: "step three" });
+    const gone = await first.append({ kind: "note", text: "a note holding req_lost9999" });
+    const summary = await first.summarizeRange({ from: a, to: c, digest: "three steps" });
+    expect(summary).toMatchObject({ status: "summarized", spanId: "span_5" });
+    // Both processes mint ids in the home store: the summary took span_5, the next append span_6.
+    expect(await first.append({ kind: "tool", text: "after the summary" })).toBe("span_6");
+
+    const resumed = await ContextWindow.resume({ session: "s", clock, stores: { log: open() }, kinds, limits: { lossyBudget: 2 } });
+    // The summary's tree is not rebuilt: its members come back in their own places, pruned with their copies.
+    expect(resumed.entries().map((e) => [e.state === "live" ? e.span.id : e.spanId, e.state])).toEqual([
+      ["span_1", "pruned"], ["span_2", "pruned"], ["span_3", "pruned"], ["span_4", "lost"], ["span_6", "live"],
+    ]);
+    for (const [id, text] of [[a, "step one req_aaaa1111"], [b, "step two"], [c, "step three"]] as const) {
+      expect(await resumed.recall(id)).toMatchObject({ status: "found", source: "store", text });
+    }
+    expect(await resumed.recall("span_5")).not.toMatchObject({ status: "unknown" });
+    expect(await resumed.recall(gone)).toMatchObject({ status: "lost" });
+
+    const found = await resumed.search("req_aaaa1111");
+    expect(found).toMatchObject({ status: "match", matches: [expect.objectContaining({ spanId: a, source: "copy" })] });
+    const missing = await resumed.search("req_lost9999");
+    expect(missing).toMatchObject({ status: "no-match" });
+    if (!("coverage" in missing)) throw new Error("expected a search answer");
+    expect(missing.coverage.holes).toEqual(expect.arrayContaining([{ spanId: gone, why: "copy-lost" }]));
+    expect(missing.text).toMatch(new RegExp(`${gone}.* unrecoverable and may have held it`));
+    // A run over a lost span is refused: a summary over it would hide the hole.
+    expect(await resumed.summarizeRange({ from: c, to: gone, digest: "d" })).toMatchObject({ status: "rejected", reason: "range" });
+    expect(verifyAuditChain(await resumed.auditLog())).toBeNull();
+  });
+});
