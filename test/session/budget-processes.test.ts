@@ -14,7 +14,7 @@ import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { SqliteStore } from "../../src/stores/sqlite.js";
 import type { BackingStore } from "../../src/stores/store.js";
-import { dropSchemas, freshSchema, itWithServer, PG_URL, testPool } from "../stores/pg-helpers.js";
+import { freshSchema, itWithServer, PG_URL, schemasDroppedAfterAll, testPool } from "../stores/pg-helpers.js";
 import { PostgresStore } from "../../src/postgres.js";
 import { spawnChild } from "./helpers.js";
 
@@ -53,13 +53,7 @@ describe("N processes sharing a session never exceed its lossy budget", () => {
     );
   });
 
-  const schemas: string[] = [];
-  afterAll(async () => {
-    if (schemas.length === 0) return;
-    const pool = testPool(1);
-    await dropSchemas(pool, schemas);
-    await pool.end();
-  });
+  const schemas = schemasDroppedAfterAll();
   itWithServer("PostgreSQL (property over processes, budget and attempts)", async () => {
     const pool = testPool(1);
     const schema = await freshSchema(pool, "budget", schemas);

@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { dropSchemas, freshSchema, itWithServer, PG_URL, testPool } from "../stores/pg-helpers.js";
+import { freshSchema, itWithServer, PG_URL, schemasDroppedAfterAll, testPool } from "../stores/pg-helpers.js";
 import { spawnChild, textFor } from "./helpers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "pruneguard-session-restart-"));
@@ -75,13 +75,7 @@ describe("SIGKILL mid-session, then resume in a new process", () => {
     for (let round = 0; round < 3; round++) await killAndResume({ engine: "sqlite", path: join(dir, "agent.db") }, `restart-${round}`);
   });
 
-  const schemas: string[] = [];
-  afterAll(async () => {
-    if (schemas.length === 0) return;
-    const pool = testPool(1);
-    await dropSchemas(pool, schemas);
-    await pool.end();
-  });
+  const schemas = schemasDroppedAfterAll();
   itWithServer("PostgreSQL: every span the first process held is live, recallable byte-identical, pruned or lost", async () => {
     const pool = testPool(1);
     const schema = await freshSchema(pool, "restart", schemas);

@@ -11,7 +11,7 @@ import * as org from "../../generated/org.guard.js";
 import { handlePrefixes, openStores } from "../../src/stores/open.js";
 import { MemoryStore, SqliteStore } from "../../src/index.js";
 import { ManualClock } from "../../src/types.js";
-import { dropSchemas, freshSchema, itWithServer, PG_URL, testPool } from "./pg-helpers.js";
+import { freshSchema, itWithServer, PG_URL, schemasDroppedAfterAll, testPool } from "./pg-helpers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "pruneguard-open-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -69,13 +69,7 @@ describe("openStores and the declaration check", () => {
     expect(() => org.createWindow({ session: "s", stores, clock })).not.toThrow();
   });
 
-  const schemas: string[] = [];
-  afterAll(async () => {
-    if (schemas.length === 0) return;
-    const pool = testPool(1);
-    await dropSchemas(pool, schemas);
-    await pool.end();
-  });
+  const schemas = schemasDroppedAfterAll();
   itWithServer("opens the PostgreSQL stores on a shared pool or URL, checked against the schema version", async () => {
     const pool = testPool(2);
     const schema = await freshSchema(pool, "open", schemas);

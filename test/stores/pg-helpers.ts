@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import type { Pool } from "pg";
-import { describe, it } from "vitest";
+import { afterAll, describe, it } from "vitest";
 import { createPool, migrate, type PgQueryable } from "../../src/postgres.js";
 
 export const PG_URL = process.env["PRUNEGUARD_PG_URL"] ?? "";
@@ -63,4 +63,19 @@ export async function newPglite(): Promise<PgQueryable & { close(): Promise<void
   const db = new PGlite();
   await db.waitReady;
   return db as unknown as PgQueryable & { close(): Promise<void> };
+}
+
+/**
+ * The list `freshSchema` records a suite's schemas in, dropped on the real server after the suite; call it
+ * where `afterAll` may be called (a file's or a describe's body).
+ */
+export function schemasDroppedAfterAll(): string[] {
+  const schemas: string[] = [];
+  afterAll(async () => {
+    if (schemas.length === 0) return;
+    const pool = testPool(1);
+    await dropSchemas(pool, schemas);
+    await pool.end();
+  });
+  return schemas;
 }
