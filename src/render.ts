@@ -14,11 +14,7 @@ import type { PruneMode } from "./types.js";
  * untrusted text only ever appears framed, or as a hint of the hint alphabet (`hint.ts`).
  */
 
-export const DEFAULT_TOMBSTONE = "{span} pruned, unrecoverable, contents unknown";
-
-export function tombstoneLine(spanId: string, template: string = DEFAULT_TOMBSTONE): string {
-  return template.split("{span}").join(spanId);
-}
+export { DEFAULT_TOMBSTONE, tombstoneLine } from "./render/tombstone.js";
 
 /** The line of a span that only a process now gone had: never pruned, never copied, nothing to recall. */
 export function lostLine(spanId: string): string {

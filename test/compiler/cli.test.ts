@@ -223,6 +223,22 @@ describe("bin/pruneguard.js, spawned", () => {
     expect(r.code).toBe(0);
     expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
   });
+  it("loads the tokenizer only to check a policy's tombstone", () => {
+    // A module hook in the spawned process reports every file of gpt-tokenizer that is loaded.
+    const hook = [
+      'import { registerHooks } from "node:module";',
+      'registerHooks({ load(url, context, next) { if (url.includes("/gpt-tokenizer/")) process.stderr.write(`tokenizer: ${url}\\n`); return next(url, context); } });',
+    ].join("\n");
+    const dir = project({ "policies/org.policy.ts": GOOD, "hook.mjs": hook });
+    const compile = () => spawnSync(process.execPath, ["--import", "./hook.mjs", BIN, "compile", "--force"], { cwd: dir, encoding: "utf8" });
+    const without = compile();
+    expect(without.status, without.stderr).toBe(0);
+    expect(without.stderr).not.toContain("tokenizer:");
+    writeFileSync(path.join(dir, "policies/org.policy.ts"), GOOD.replace("definePolicy({", 'definePolicy({\n  tombstone: "{span} pruned, unrecoverable, contents unknown",'));
+    const withTombstone = compile();
+    expect(withTombstone.status, withTombstone.stderr).toBe(0);
+    expect(withTombstone.stderr).toContain("tokenizer:");
+  });
 });
 
 describe("start-up", () => {
