@@ -14,10 +14,11 @@ import type { KindPolicy, PruneMode, Span } from "../types.js";
 import type { Entry, GoneEntry, LiveEntry, LostEntry } from "./entries.js";
 
 /**
- * The kind a range summary's id is registered under. A resumed window shows the summary's members as the
- * pruned spans they are (each with its index line), not the summary itself.
+ * The kind a range summary's id is registered under: not an identifier, so no policy kind can be named
+ * so (kind names are identifiers, `options-schema.ts`). A resumed window shows the summary's members as
+ * the pruned spans they are (each with its index line), not the summary itself.
  */
-export const SUMMARY_KIND = "summary";
+export const SUMMARY_KIND = "(range summary)";
 
 /** What resuming needs from the window being built. */
 export interface ResumeContext {
@@ -63,7 +64,7 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
   const entries: Entry[] = [];
   const counts = { live: 0, pruned: 0, tombstones: 0, lost: 0 };
   for (const reg of registered) {
-    if (reg.kind === SUMMARY_KIND && ctx.policyOf(reg.kind) === undefined) continue;
+    if (reg.kind === SUMMARY_KIND) continue;
     if (ctx.policyOf(reg.kind) === undefined) {
       throw new TypeError(`ContextWindow.resume: ${reg.spanId} of session ${ctx.session} has kind ${reg.kind}, which this window's policy does not name`);
     }

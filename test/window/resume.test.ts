@@ -132,3 +132,22 @@ describe.each(variants)("ContextWindow.resume after range summaries and with los
     expect(verifyAuditChain(await resumed.auditLog())).toBeNull();
   });
 });
+
+describe("range summaries and a policy kind named summary", () => {
+  it("a kind called summary is the policy's own: its spans come back live, the range summary's registration is skipped", async () => {
+    const clock = new ManualClock(0);
+    const store = new MemoryStore({ name: "log", clock });
+    const own = { ...kinds, summary: { store: "log", modes: ["drop"], lossy: "with-flag" } } as const;
+    const first = new ContextWindow({ session: "s", clock, stores: { log: store }, kinds: own });
+    const a = await first.append({ kind: "tool", text: "step one" });
+    const b = await first.append({ kind: "tool", text: "step two" });
+    expect(await first.summarizeRange({ from: a, to: b, digest: "two steps" })).toMatchObject({ status: "summarized" });
+    const mine = await first.append({ kind: "summary", text: "the team's own weekly summary" });
+
+    const resumed = await ContextWindow.resume({ session: "s", clock, stores: { log: store }, kinds: own });
+    expect(resumed.entries().map((e) => [e.state === "live" ? e.span.id : e.spanId, e.state, e.state === "live" ? e.span.kind : e.kind])).toEqual([
+      [a, "pruned", "tool"], [b, "pruned", "tool"], [mine, "live", "summary"],
+    ]);
+    expect(await resumed.recall(mine)).toMatchObject({ status: "found", text: "the team's own weekly summary" });
+  });
+});
