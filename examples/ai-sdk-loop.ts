@@ -59,6 +59,15 @@ const script: Script[] = [
   },
 ];
 
+/** The window's kinds in a provider loop: system and turns, a note, tool calls and their results. */
+export const LOOP_KINDS = {
+  system: { store: null, modes: ["drop"], lossy: "forbid" },
+  turn: { store: "log", modes: ["drop", "summarize"], lossy: "forbid" },
+  note: { store: null, modes: ["drop"], lossy: "with-flag" },
+  toolCall: { store: "log", modes: ["drop"], lossy: "with-flag" },
+  toolResult: { store: "log", modes: ["drop", "summarize", "compress"], lossy: "with-flag" },
+} as const;
+
 const usage = {
   inputTokens: { total: 0, noCache: 0, cacheRead: undefined, cacheWrite: undefined },
   outputTokens: { total: 0, text: 0, reasoning: undefined },
@@ -72,13 +81,7 @@ export async function aiSDKLoop(write: (line: string) => void = (l) => process.s
   const log = new MemoryStore({ name: "log", clock });
   const win = new ContextWindow({
     session: "ai-sdk-loop", clock, stores: { log },
-    kinds: {
-      system: { store: null, modes: ["drop"], lossy: "forbid" },
-      turn: { store: "log", modes: ["drop", "summarize"], lossy: "forbid" },
-      note: { store: null, modes: ["drop"], lossy: "with-flag" },
-      toolCall: { store: "log", modes: ["drop"], lossy: "with-flag" },
-      toolResult: { store: "log", modes: ["drop", "summarize", "compress"], lossy: "with-flag" },
-    },
+    kinds: LOOP_KINDS,
   });
   // The kind mapping, given once.
   const transcript = new Transcript(win, { system: "system", user: "turn", assistant: "turn", toolCall: "toolCall", toolResult: "toolResult" });

@@ -12,6 +12,7 @@ import {
   anthropicTools, ContextWindow, directiveTools, ManualClock, MemoryStore, openAIChatTools, openAIResponsesTools,
   toAnthropic, toOpenAI, toOpenAIResponses, Transcript, type ModelToolCall,
 } from "../../src/index.js";
+import { LOOP_KINDS } from "../../examples/ai-sdk-loop.js";
 import { startFakeProvider, type FakeProvider, type ModelTurn } from "./fake-server.js";
 
 const LOG = [
@@ -52,13 +53,7 @@ async function setup() {
   const clock = new ManualClock(Date.UTC(2026, 10, 13, 9, 0, 0));
   const win = new ContextWindow({
     session: "sdk-loop", clock, stores: { log: new MemoryStore({ name: "log", clock }) },
-    kinds: {
-      system: { store: null, modes: ["drop"], lossy: "forbid" },
-      turn: { store: "log", modes: ["drop", "summarize"], lossy: "forbid" },
-      note: { store: null, modes: ["drop"], lossy: "with-flag" },
-      toolCall: { store: "log", modes: ["drop"], lossy: "with-flag" },
-      toolResult: { store: "log", modes: ["drop", "summarize", "compress"], lossy: "with-flag" },
-    },
+    kinds: LOOP_KINDS,
   });
   const t = new Transcript(win, { system: "system", user: "turn", assistant: "turn", toolCall: "toolCall", toolResult: "toolResult" });
   await t.system("You are the deploy assistant.");
