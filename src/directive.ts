@@ -236,5 +236,8 @@ export function fastDirective(value: unknown, limits: DirectiveLimits): Directiv
 function opOf(value: unknown): Directive["op"] | null {
   if (value === null || typeof value !== "object") return null;
   const op = Object.getOwnPropertyDescriptor(value, "op")?.value;
-  return op === "prune" || op === "recall" || op === "search" || op === "summarize_range" ? op : null;
+  return typeof op === "string" && (OPS as readonly string[]).includes(op) ? (op as Directive["op"]) : null;
 }
+
+/** Every directive operation, in the union's order. */
+const OPS = ["prune", "recall", "map", "search", "summarize_range"] as const satisfies readonly Directive["op"][];

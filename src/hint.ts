@@ -50,39 +50,51 @@ const IDENTIFIER = /\b[A-Za-z][A-Za-z_-]{0,63}[0-9][A-Za-z0-9_-]{0,63}/;
 const SPAN_ID = /span_[0-9]+/g;
 const NOT_HINT = /[^A-Za-z0-9_./=:-]+/g;
 
-/**
- * What a hint adds to its index line after the `:` — the tokens of `: hint` less the colon's one. The
- * budget is stated in this unit, so checking a candidate and counting the line it ends up in are the same
- * tokenizer call: the last count is kept for {@link hintSuffixTokens}.
- */
-function hintCost(hint: string): number {
-  const suffix = countTokens(`: ${hint}`);
-  last = { hint, suffix };
-  return suffix - 1;
-}
-let last: { readonly hint: string; readonly suffix: number } | undefined;
-
-/** Tokens of `: hint`, the suffix a hint adds to an index line (the count {@link indexHint} took, when it was the last one). */
+/** Tokens of `: hint`, the suffix a hint adds to an index line. */
 export function hintSuffixTokens(hint: string): number {
-  return last !== undefined && last.hint === hint ? last.suffix : countTokens(`: ${hint}`);
+  return countTokens(`: ${hint}`);
+}
+
+/** A chosen hint and the tokens its `: hint` suffix adds to the index line (kept on the entry, counted once). */
+export interface Hint {
+  readonly text: string;
+  readonly suffixTokens: number;
 }
 
 /**
- * The hint for a span, adding at most `maxTokens` tokens after its index line's `:`; `null` when nothing
- * worth naming was found or hints are off.
+ * The hint for a span, adding at most `maxTokens` tokens after its index line's `:` (the budget's unit, so
+ * the count that chooses the hint is the count of the line's suffix); `null` when nothing worth naming was
+ * found or hints are off.
  */
-export function indexHint(span: Pick<Span, "text" | "message">, maxTokens: number): string | null {
+export function chooseHint(span: Pick<Span, "text" | "message">, maxTokens: number): Hint | null {
   if (!(maxTokens > 0)) return null;
   const head = span.text.slice(0, HINT_SCAN_CHARS);
   const m = span.message;
   const tool = m !== undefined && "toolName" in m ? clean(m.toolName) : "";
-  const key = m?.role === "tool-call" ? keyArgument(head, span.text.length) : null;
-  const found = clean(key ?? firstPath(head) ?? IDENTIFIER.exec(head)?.[0] ?? "");
+  // The first candidate that survives cleaning: a long key argument does not hide a path or an identifier.
+  const candidates = [
+    () => (m?.role === "tool-call" ? keyArgument(head, span.text.length) : null),
+    () => firstPath(head),
+    () => IDENTIFIER.exec(head)?.[0],
+  ];
+  let found = "";
+  for (const next of candidates) {
+    const c = next();
+    found = c == null ? "" : clean(c);
+    if (found !== "") break;
+  }
   // Both when they fit; else the specific thing alone (an identifier beats a tool name); else the tool.
-  for (const hint of [`${tool} ${found}`.trim(), found, tool]) {
-    if (hint.length > 0 && hintCost(hint) <= maxTokens) return hint;
+  for (const text of [`${tool} ${found}`.trim(), found, tool]) {
+    if (text.length === 0) continue;
+    const suffixTokens = hintSuffixTokens(text);
+    if (suffixTokens - 1 <= maxTokens) return { text, suffixTokens };
   }
   return null;
+}
+
+/** {@link chooseHint}'s text. */
+export function indexHint(span: Pick<Span, "text" | "message">, maxTokens: number): string | null {
+  return chooseHint(span, maxTokens)?.text ?? null;
 }
 
 /** A tool call's key argument, `name=value`: the first string, number or boolean argument. */

@@ -68,13 +68,13 @@ const prefixTokens = new Map<string, number>();
  * tokenizer: it is short). A property test proves equality with the tokenizer; an id or handle of another
  * shape is counted by the tokenizer.
  */
-export function indexLineTokens(spanId: string, handle: string, hint: string | null = null): number {
+export function indexLineTokens(spanId: string, handle: string, hint: string | null = null, hintTokens?: number): number {
   const span = SPAN_DIGITS.exec(spanId);
   const h = HANDLE_PARTS.exec(handle);
   if (span === null || h === null) return countTokens(indexLine(spanId, handle, hint));
   if (indexLineFixed < 0) indexLineFixed = countTokens(indexLine("span_1", "#1")) - 2;
   const prefix = h[1]!;
-  let extra = hint === null ? 0 : hintSuffixTokens(hint);
+  let extra = hint === null ? 0 : (hintTokens ?? hintSuffixTokens(hint));
   if (prefix !== "") {
     let p = prefixTokens.get(prefix);
     if (p === undefined) {

@@ -20,7 +20,6 @@ export function emitAll(policies: readonly PolicyIR[], options: Partial<EmitOpti
 export {
   DEFAULT_EMIT_OPTIONS,
   GENERATED_MARK,
-  mapConcurrently,
   orphanedFiles,
   removeOrphans,
   staleFiles,

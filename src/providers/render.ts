@@ -29,11 +29,11 @@ export interface AISDKPrompt {
    * (`system` is its deprecated alias), so the result spreads into `generateText({ model, ...toAISDK(win) })`.
    */
   instructions?: string;
-  /** No system messages (AI SDK 7 refuses them by default): they are in `system`. */
+  /** No system messages (AI SDK 7 refuses them by default): they are in `instructions`. */
   messages: AISDKMessage[];
 }
 
-/** The window as AI SDK `{ system, messages }` (`messages` assignable to `ModelMessage[]` from `ai`). */
+/** The window as AI SDK `{ instructions, messages }` (`messages` assignable to `ModelMessage[]` from `ai`). */
 export function toAISDK(source: RenderSource): AISDKPrompt {
   const system: string[] = [];
   const messages: AISDKMessage[] = [];

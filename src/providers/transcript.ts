@@ -126,7 +126,7 @@ export class Transcript<K extends string> {
           text = typeof r === "string" ? r : String(r.text);
           isError = typeof r !== "string" && r.isError === true;
         } catch (err) {
-          text = (err instanceof Error ? err.message : String(err)).slice(0, MAX_ERROR_CHARS) || "tool failed";
+          text = errorText(err);
           isError = true;
         }
       }
@@ -209,8 +209,7 @@ export class Transcript<K extends string> {
           const { text, isError } = aiSDKOutputText(part.output);
           await this.toolResult({ id: String(part.toolCallId), name: String(part.toolName), text, isError });
         } else if (part.type === "tool-error" && !part.providerExecuted) {
-          const text = (part.error instanceof Error ? part.error.message : String(part.error)).slice(0, MAX_ERROR_CHARS);
-          await this.toolResult({ id: String(part.toolCallId), name: String(part.toolName), text, isError: true });
+          await this.toolResult({ id: String(part.toolCallId), name: String(part.toolName), text: errorText(part.error), isError: true });
         }
       }
     }
@@ -297,4 +296,9 @@ export interface AISDKStep {
     readonly error?: unknown;
     readonly providerExecuted?: boolean;
   }>;
+}
+
+/** A tool's failure as its result text: the message, bounded, never empty. */
+function errorText(err: unknown): string {
+  return (err instanceof Error ? err.message : String(err)).slice(0, MAX_ERROR_CHARS) || "tool failed";
 }

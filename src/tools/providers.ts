@@ -4,7 +4,7 @@
  * own request types.
  */
 import type { DirectiveOutcome } from "../outcome.js";
-import { defaultTools, type ToolCall, type ToolCallResult } from "./call.js";
+import { defaultTools, toolFor, type ToolCall, type ToolCallResult } from "./call.js";
 import type { DirectiveTool, ToolInputSchema } from "./schemas.js";
 
 /** Options of the provider tool builders. */
@@ -158,7 +158,7 @@ function unwrapUnparsed(input: unknown): unknown {
 export function pruneguardRepairToolCall(tools: readonly DirectiveTool[] = defaultTools()) {
   return async <T extends { readonly toolName: string; readonly input: string }>(options: { readonly toolCall: T }): Promise<T | null> => {
     const { toolCall } = options;
-    if (!tools.some((t) => t.name === toolCall.toolName)) return null;
+    if (toolFor(toolCall.toolName, tools) === undefined) return null;
     return { ...toolCall, input: JSON.stringify({ [UNPARSED]: toolCall.input }) };
   };
 }

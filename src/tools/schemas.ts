@@ -13,7 +13,7 @@
  * parser, which enforces the full schema (patterns, lengths, modes) and audits what it refuses.
  */
 import { z } from "zod";
-import { DEFAULT_LIMITS, directiveSchema, type DirectiveLimits } from "../directive.js";
+import { DEFAULT_LIMITS, directiveSchema, type Directive, type DirectiveLimits } from "../directive.js";
 import { PRUNE_MODES, type PruneMode } from "../types.js";
 
 /** A JSON Schema object, as plain data. */
@@ -34,7 +34,7 @@ export interface ToolInputSchema {
 /** One directive operation as a tool. */
 export interface DirectiveTool {
   /** The directive's `op` this tool carries (`prune`, `recall`, …). */
-  readonly op: string;
+  readonly op: Directive["op"];
   /** The name the model calls it by: `op` unless renamed. */
   readonly name: string;
   readonly description: string;
@@ -63,9 +63,9 @@ const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
  */
 export function directiveTools(options: DirectiveToolsOptions = {}): readonly DirectiveTool[] {
   const schema = directiveSchema(options.limits ?? DEFAULT_LIMITS, options.modes ?? PRUNE_MODES);
-  const ops = schema.options.map((member) => member.shape.op.value as string);
+  const ops: Directive["op"][] = schema.options.map((member) => member.shape.op.value);
   for (const op of Object.keys(options.names ?? {})) {
-    if (!ops.includes(op)) throw new TypeError(`directiveTools: no operation ${op} to name (operations: ${ops.join(", ")})`);
+    if (!(ops as readonly string[]).includes(op)) throw new TypeError(`directiveTools: no operation ${op} to name (operations: ${ops.join(", ")})`);
   }
   const seen = new Set<string>();
   return Object.freeze(
@@ -82,7 +82,7 @@ export function directiveTools(options: DirectiveToolsOptions = {}): readonly Di
         name,
         description: typeof json["description"] === "string" ? json["description"] : `The ${op} operation.`,
         inputSchema,
-        strict: Object.freeze({ openai: openAIStrict(inputSchema) as ToolInputSchema, anthropic: anthropicStrict(inputSchema) as ToolInputSchema }),
+        strict: Object.freeze({ openai: deepFreeze(openAIStrict(inputSchema) as ToolInputSchema), anthropic: deepFreeze(anthropicStrict(inputSchema) as ToolInputSchema) }),
       });
     }),
   );

@@ -1,6 +1,6 @@
 /** The window's positions, as the window and recall see them (internal), and how they are made. */
 import { contentHash } from "../hash.js";
-import { indexHint } from "../hint.js";
+import { chooseHint, type Hint } from "../hint.js";
 import { indexLine, indexLineTokens, replacementHeader, tombstoneLine, uncertainCopyLine } from "../render.js";
 import { frameUntrusted } from "../render/framing.js";
 import type { PruneCommitItem } from "../stores/store.js";
@@ -45,6 +45,8 @@ export interface GoneEntry {
   copyLost: boolean;
   /** What a dropped span held, in a few words of the hint alphabet, shown on its index line; `null` for none. */
   hint: string | null;
+  /** The tokens `: hint` adds to the index line, counted when the hint was chosen (0 without one). */
+  hintTokens: number;
   /** The digest or compressed form (untrusted text), rendered framed under the line. */
   replacement: string | null;
 }
@@ -171,7 +173,7 @@ export function prunedEntry(
     keptUntil: reversible ? keep.keptUntil : null,
     copyLost: false,
     // A drop's index line names what the span held; the hint is of the hint alphabet (`hint.ts`), never framed text.
-    hint: reversible && member.body === null ? indexHint(span, hintTokens) : null,
+    ...hintFields(reversible && member.body === null ? chooseHint(span, hintTokens) : null),
     replacement: member.body,
   };
 }
@@ -201,7 +203,12 @@ export function goneLine(e: GoneEntry, now: number, tombstone: string): string {
 export function goneTokens(e: GoneEntry, now: number, tombstone: string): number {
   const plainIndex = e.state === "pruned" && e.replacement === null && e.handle !== null && !e.copyLost && e.until === null &&
     (e.keptUntil === null || now < e.keptUntil);
-  return plainIndex ? indexLineTokens(e.spanId, e.handle!, e.hint) : countTokens(goneText(e, now, tombstone));
+  return plainIndex ? indexLineTokens(e.spanId, e.handle!, e.hint, e.hintTokens) : countTokens(goneText(e, now, tombstone));
+}
+
+/** A gone entry's hint fields from a chosen hint. */
+export function hintFields(hint: Hint | null): Pick<GoneEntry, "hint" | "hintTokens"> {
+  return hint === null ? { hint: null, hintTokens: 0 } : { hint: hint.text, hintTokens: hint.suffixTokens };
 }
 
 /** The line and, framed under it, the digest or compressed body. */

@@ -99,6 +99,8 @@ export interface RangeCommitContext {
   readonly holdUntil: number | null;
   /** The clock and the session's horizon: a member whose copy is kept for less than the session is reversible only until then. */
   readonly keep: KeepContext;
+  /** The decision number of the first live member (`decided` on its audit record); the rest follow in order. */
+  readonly decided: number;
   policyOf(kind: string): KindPolicy;
 }
 
@@ -124,10 +126,13 @@ export async function commitRange(
     last.keeps = group.decisions.map((d) => (d.status === "reversible" ? d.keep : null));
     return group.decisions.map((d, i) => {
       const e = plan.live[i]!;
-      const audit = checkedPruneDraft(
-        { spanId: e.span.id, kind: e.span.kind, hash: e.span.hash, mode: "summarize", acceptLossy: false, pinsCarried: 0, directive: i === 0 ? raw : null },
-        d, checks[i]!,
-      );
+      const audit = {
+        ...checkedPruneDraft(
+          { spanId: e.span.id, kind: e.span.kind, hash: e.span.hash, mode: "summarize", acceptLossy: false, pinsCarried: 0, directive: i === 0 ? raw : null },
+          d, checks[i]!,
+        ),
+        decided: ctx.decided + i,
+      };
       return d.status === "reversible" ? { status: d.status, repersist: d.repersist, hold: true, audit } : { status: d.status, audit };
     });
   };

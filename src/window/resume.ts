@@ -6,12 +6,13 @@
  */
 import type { AuditRecord } from "../audit.js";
 import { contentHash } from "../hash.js";
-import { indexHint } from "../hint.js";
+import { chooseHint, type Hint } from "../hint.js";
 import { lostLine } from "../render.js";
 import type { BackingStore, RegisteredSpan } from "../stores/store.js";
 import { countTokens } from "../tokens.js";
 import type { KindPolicy, PruneMode, Span } from "../types.js";
 import type { Entry, GoneEntry, LiveEntry, LostEntry } from "./entries.js";
+import { hintFields } from "./entries.js";
 
 /**
  * The kind a range summary's id is registered under: not an identifier, so no policy kind can be named
@@ -85,16 +86,16 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
 }
 
 /** The hint a reversible drop's index line carried, recomputed from the copy its handle names (null when none). */
-async function hintFor(reg: RegisteredSpan, rec: AuditRecord, ctx: ResumeContext): Promise<string | null> {
+async function hintFor(reg: RegisteredSpan, rec: AuditRecord, ctx: ResumeContext): Promise<Hint | null> {
   if (ctx.hintTokens === 0 || rec.status !== "reversible" || (rec.mode ?? "drop") !== "drop" || rec.handle === null || reg.store === null) return null;
   const store = ctx.store(reg.store);
   if (store === undefined) return null;
   const found = await store.lookup(ctx.session, { handle: rec.handle });
   if (found.status !== "found" || contentHash(found.text) !== reg.hash) return null;
-  return indexHint({ text: found.text, ...(reg.message !== null ? { message: reg.message } : {}) }, ctx.hintTokens);
+  return chooseHint({ text: found.text, ...(reg.message !== null ? { message: reg.message } : {}) }, ctx.hintTokens);
 }
 
-function goneEntry(reg: RegisteredSpan, rec: AuditRecord, tombstone: string, hint: string | null): GoneEntry {
+function goneEntry(reg: RegisteredSpan, rec: AuditRecord, tombstone: string, hint: Hint | null): GoneEntry {
   void tombstone; // the line is rendered at each read, from the clock (`goneLine`)
   const mode: PruneMode = rec.mode ?? "drop";
   const handle = rec.status === "reversible" ? rec.handle : null;
@@ -104,7 +105,7 @@ function goneEntry(reg: RegisteredSpan, rec: AuditRecord, tombstone: string, hin
   const until = handle !== null && rec.until !== undefined ? rec.until : null;
   return {
     state: handle !== null ? "pruned" : "tombstone", spanId: reg.spanId, kind: reg.kind, group: reg.group, message: reg.message, hash: reg.hash,
-    mode, handle, store: reg.store, until, keptUntil: until, copyLost: false, hint: mode === "drop" && handle !== null ? hint : null, replacement,
+    mode, handle, store: reg.store, until, keptUntil: until, copyLost: false, ...hintFields(mode === "drop" && handle !== null ? hint : null), replacement,
   };
 }
 

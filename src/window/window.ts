@@ -242,7 +242,7 @@ export class ContextWindow<K extends string = string> {
     const d = directiveOf(tool, args, this.#settings.directiveLimits.maxDirectiveChars);
     const outcome = "directive" in d
       ? await this.applyDirective(d.directive)
-      : await this.#serial(() => this.#invalid(tool.op === "prune" || tool.op === "recall" ? tool.op : null, [{ path: "", message: d.invalid }], directiveForAudit(args)));
+      : await this.#serial(() => this.#invalid(tool.op, [{ path: "", message: d.invalid }], directiveForAudit(args)));
     return toolCallResult(tool, outcome);
   }
 
@@ -766,7 +766,7 @@ export class ContextWindow<K extends string = string> {
         await this.#pendingAudit.flush();
         result = await commitRange(plan, raw, {
           session: this.session, store, holdUntil: this.#holdUntil(), policyOf: (kind) => this.#settings.kinds[kind as K],
-          keep: { now: this.#settings.clock.now(), holdUntil: this.#holdUntil() },
+          keep: { now: this.#settings.clock.now(), holdUntil: this.#holdUntil() }, decided: this.#decide(plan.live.length),
         });
       } catch (err) {
         return refuse("store-error", `the store failed during the check (${errorMessage(err)}); nothing was committed`);

@@ -23,6 +23,8 @@ describe("index-line hints", () => {
     expect(indexHint({ text: "error in src/window/window.ts:120: E1042", message: result("tsc") }, 12)).toBe("tsc src/window/window.ts");
     expect(indexHint({ text: "Ticket OPS-4411 is still open" }, 12)).toBe("OPS-4411");
     expect(indexHint({ text: "nothing specific here" }, 12)).toBeNull();
+    // A key argument too long to be a hint gives way to the path or identifier the call also names.
+    expect(indexHint({ text: JSON.stringify({ command: `${"run ".repeat(30)}src/window/window.ts` }), message: call("sh") }, 16)).toBe("sh src/window/window.ts");
     expect(indexHint({ text: "ticket OPS-4411" }, 0)).toBeNull();
   });
 

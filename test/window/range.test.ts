@@ -47,6 +47,12 @@ describe("range summaries", () => {
     expect(await win.recall("#2")).toMatchObject({ status: "found", text: "call 3: ok" });
     // Positions after the summary still work: the note after it prunes normally.
     expect((await win.tryPrune({ span: "span_6" as never, mode: "drop", acceptLossy: true })).status).toBe("lossy");
+    // Every record carries its decision number, so the log reads in the order decisions were made.
+    const log = await win.auditLog();
+    expect(log.every((r) => typeof r.decided === "number")).toBe(true);
+    const decided = log.map((r) => r.decided!);
+    expect(decided).toEqual([...decided].sort((a, b) => a - b));
+    expect(new Set(decided).size).toBe(decided.length);
   });
 
   it("re-summarizes digests into a higher level, carrying pins up, and recall walks down the tree", async () => {
