@@ -3,7 +3,8 @@
  * emitters, with nothing heavier than `node:fs` below it, so an incremental build that finds nothing to
  * do (and `pruneguard check` on it) never loads the emitters, the IR schema or the runtime's modules.
  */
-import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { constants } from "node:fs";
+import { lstat, mkdir, open, readdir, rename, rm, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 
 /** The first line of every generated TypeScript file; `check` and `compile` recognise their files by it. */
@@ -37,11 +38,33 @@ export async function writeEmitted(outDir: string, files: readonly EmittedFile[]
   await Promise.all(dirs.map((d) => mkdir(d, { recursive: true })));
   const written = await mapConcurrently(files, async (f) => {
     const target = path.join(outDir, f.path);
-    if ((await readFile(target, "utf8").catch(() => undefined)) === f.contents) return undefined;
-    await writeFile(target, f.contents, "utf8");
+    if ((await readBounded(target, Buffer.byteLength(f.contents))) === f.contents) return undefined;
+    // Through a temporary file and a rename: a link planted where an output goes is replaced, never written through.
+    const temporary = `${target}.${process.pid}.tmp`;
+    await writeFile(temporary, f.contents, "utf8");
+    await rename(temporary, target);
     return f.path;
   });
   return written.filter((p): p is string => p !== undefined);
+}
+
+/**
+ * A regular file's text, when it is at most `limit` bytes; `undefined` when it is larger, is a link (never
+ * followed), a device or a pipe, or cannot be read. Files in the output folder can be planted by a pull
+ * request: this is the only way the compiler reads them, so none can make it read without end or outside it.
+ */
+export async function readBounded(file: string, limit: number): Promise<string | undefined> {
+  let handle;
+  try {
+    handle = await open(file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
+    const st = await handle.stat();
+    if (!st.isFile() || st.size > limit) return undefined;
+    return await handle.readFile("utf8");
+  } catch {
+    return undefined;
+  } finally {
+    await handle?.close().catch(() => undefined);
+  }
 }
 
 /** File operations in flight at once: enough to overlap the I/O, few enough never to run out of descriptors. */
@@ -73,7 +96,13 @@ export interface StaleFile {
  * only some of them (an incremental build's re-emitted ones; the rest are known fresh).
  */
 export async function staleFiles(outDir: string, files: readonly EmittedFile[], outputs: readonly string[] = files.map((f) => f.path)): Promise<StaleFile[]> {
-  const current = await mapConcurrently(files, (f) => readFile(path.join(outDir, f.path), "utf8").catch(() => undefined));
+  // Anything larger than twice the expected bytes differs without being read whole; a link is never followed.
+  const current = await mapConcurrently(files, async (f) => {
+    const file = path.join(outDir, f.path);
+    const text = await readBounded(file, 2 * Buffer.byteLength(f.contents) + 4096);
+    if (text !== undefined) return text;
+    return (await lstat(file).catch(() => undefined)) === undefined ? undefined : null;
+  });
   const stale: StaleFile[] = [];
   files.forEach((f, i) => {
     if (current[i] !== f.contents) stale.push({ path: f.path, state: current[i] === undefined ? "missing" : "differs" });
@@ -85,6 +114,9 @@ export async function staleFiles(outDir: string, files: readonly EmittedFile[], 
 /** An IR file's marker, compact or in the indented form of earlier versions. */
 const IR_MARKS = [`"generated":"${IR_GENERATED}"`, `"generated": "${IR_GENERATED}"`];
 
+/** A generated file larger than this is not one pruneguard wrote (the largest, 5,000 kinds' IR, is ~2 MB). */
+const MAX_ORPHAN_BYTES = 64 * 1024 * 1024;
+
 /** Files in `outDir` that pruneguard generated but that `files` no longer contains. */
 export async function orphanedFiles(outDir: string, files: ReadonlyArray<Pick<EmittedFile, "path">>): Promise<string[]> {
   const wanted = new Set(files.map((f) => f.path));
@@ -92,7 +124,7 @@ export async function orphanedFiles(outDir: string, files: ReadonlyArray<Pick<Em
   const out: string[] = [];
   for (const name of names.sort()) {
     if (wanted.has(name) || !/\.(types\.ts|guard\.ts|ir\.json)$/.test(name)) continue;
-    const text = await readFile(path.join(outDir, name), "utf8").catch(() => "");
+    const text = (await readBounded(path.join(outDir, name), MAX_ORPHAN_BYTES)) ?? "";
     if (text.startsWith(GENERATED_MARK) || IR_MARKS.some((m) => text.includes(m))) out.push(name);
   }
   return out;

@@ -10,9 +10,10 @@
 import { readFileSync, realpathSync, statSync } from "node:fs";
 import { ts } from "ts-morph";
 import * as path from "node:path";
-import { toPosix } from "./paths.js";
+import { isInside, toPosix } from "./paths.js";
 
 export { ts };
+export { isInside };
 
 export interface ParsedFile {
   /** Absolute path in the host's file system. */
@@ -58,12 +59,6 @@ export interface HostOptions {
   readonly cwd?: string;
   /** The project root; default `cwd`. Relative to `cwd`. */
   readonly root?: string;
-}
-
-/** `p` is `dir` or inside it (both absolute, POSIX). */
-export function isInside(dir: string, p: string): boolean {
-  const rel = path.posix.relative(dir, p);
-  return rel === "" || (rel !== ".." && !rel.startsWith("../") && !path.posix.isAbsolute(rel));
 }
 
 /** The language version policy files are parsed as (what the former ts-morph `Project` was given). */

@@ -13,3 +13,9 @@ export function displayPath(cwd: string, absolute: string): string {
   const rel = toPosix(path.relative(cwd, absolute));
   return rel === "" ? "." : rel;
 }
+
+/** `p` is `dir` or inside it (both absolute, POSIX). */
+export function isInside(dir: string, p: string): boolean {
+  const rel = path.posix.relative(dir, p);
+  return rel === "" || (rel !== ".." && !rel.startsWith("../") && !path.posix.isAbsolute(rel));
+}

@@ -12,16 +12,15 @@
  * The compiler (the front end with ts-morph, the checks with the tokenizer, the emitters) is imported only
  * when some entry is stale, so a build with nothing to do loads none of them.
  */
-import { createHash } from "node:crypto";
-import { readFile } from "node:fs/promises";
 import * as path from "node:path";
 import { dedupeDiagnostics, isError, sortDiagnostics, type Diagnostic } from "../diagnostics/diagnostic.js";
-import { mapConcurrently, type EmitOptions, type EmittedFile } from "../emit/files.js";
+import { mapConcurrently, readBounded, type EmitOptions, type EmittedFile } from "../emit/files.js";
 import { sha256 } from "../emit/json.js";
 import type { SourceHost } from "../frontend/host.js";
-import { displayPath } from "../frontend/paths.js";
+import { displayPath, isInside, resolvePath, toPosix } from "../frontend/paths.js";
 import { compilerFingerprint } from "./fingerprint.js";
-import { readManifest, type Manifest, type ManifestUnit } from "./manifest.js";
+import { MANIFEST_FILE, readManifest, type Manifest, type ManifestUnit } from "./manifest.js";
+import { manifestKey } from "./seal.js";
 
 export interface BuildOptions {
   /** What input paths and reported locations are relative to. */
@@ -52,8 +51,10 @@ export interface BuildResult {
   /** Entries reused from the manifest, and entries in all. */
   readonly reused: number;
   readonly entries: number;
-  /** The manifest describing this build, for `compile` to write; `undefined` when it has errors. */
+  /** The manifest describing this build, for `compile` to write; `undefined` when it has errors or no key. */
   readonly manifest: Manifest | undefined;
+  /** The key to seal it with. */
+  readonly key?: Buffer | undefined;
 }
 
 export async function buildPolicies(entries: readonly string[], options: BuildOptions): Promise<BuildResult> {
@@ -63,28 +64,35 @@ export async function buildPolicies(entries: readonly string[], options: BuildOp
   const root = displayPath(cwd, path.resolve(cwd, options.root ?? "."));
   const settings = { runtimeImport: emit.runtimeImport, root };
   const compiler = compilerFingerprint();
-  const previous = options.force ? undefined : await readManifest(outDir);
+  const rootDir = path.resolve(cwd, options.root ?? ".");
+  // No key (an unwritable cache folder, or one inside the project): no manifest is read or written.
+  const key = manifestKey(rootDir);
+  const previous = options.force || key === undefined ? undefined : await readManifest(outDir, key);
   const usable =
     previous && previous.compiler === compiler && previous.options.runtimeImport === settings.runtimeImport && previous.options.root === settings.root ? previous : undefined;
   const shown = entries.map((e) => displayPath(cwd, e));
-
-  // Read every input and output the manifest names for these entries once, concurrently.
-  const sources = new Map<string, string>();
-  const outputHashes = new Map<string, string | undefined>();
-  if (usable) {
-    const inputs = unique(shown.flatMap((d) => Object.keys(usable.units[d]?.inputs ?? {})));
-    const outs = unique(shown.flatMap((d) => Object.keys(usable.units[d]?.outputs ?? {})));
-    const [texts, hashes] = await Promise.all([
-      mapConcurrently(inputs, (p) => readFile(path.resolve(cwd, p), "utf8").catch(() => undefined)),
-      // Bytes, not text: hashing the file as it is skips decoding megabytes that are only compared.
-      mapConcurrently(outs, (p) => readFile(path.join(outDir, p)).then(bytesHash, () => undefined)),
-    ]);
-    inputs.forEach((p, i) => texts[i] !== undefined && sources.set(p, texts[i]));
-    outs.forEach((p, i) => outputHashes.set(p, hashes[i]));
+  // Only units that claim nothing the compiler would not do: inputs it may read, outputs in the output folder,
+  // diagnostics located in their own inputs. The seal makes these the compiler's own; this keeps them so.
+  const candidates = new Map<string, ManifestUnit>();
+  for (const d of shown) {
+    const u = usable?.units[d];
+    if (u && plausible(u, { cwd, rootDir, outDir })) candidates.set(d, u);
   }
+
+  // Read every input and output those units name once, concurrently.
+  const read = new Map<string, string>();
+  const outputHashes = new Map<string, string | undefined>();
+  const inputs = unique([...candidates.values()].flatMap((u) => Object.keys(u.inputs)));
+  const outs = unique([...candidates.values()].flatMap((u) => Object.keys(u.outputs)));
+  const [texts, outTexts] = await Promise.all([
+    mapConcurrently(inputs, (p) => readBounded(path.resolve(cwd, p), MAX_FILE_BYTES)),
+    mapConcurrently(outs, (p) => readBounded(path.join(outDir, p), MAX_FILE_BYTES)),
+  ]);
+  inputs.forEach((p, i) => texts[i] !== undefined && read.set(p, texts[i]));
+  outs.forEach((p, i) => outputHashes.set(p, outTexts[i] === undefined ? undefined : sha256(outTexts[i])));
   const inputHashes = new Map<string, string>();
   const inputHash = (p: string): string | undefined => {
-    const text = sources.get(p);
+    const text = read.get(p);
     if (text === undefined) return undefined;
     let h = inputHashes.get(p);
     if (h === undefined) inputHashes.set(p, (h = sha256(text)));
@@ -93,12 +101,16 @@ export async function buildPolicies(entries: readonly string[], options: BuildOp
   const isFresh = (u: ManifestUnit): boolean =>
     Object.entries(u.inputs).every(([p, h]) => inputHash(p) === h) && Object.entries(u.outputs).every(([p, h]) => outputHashes.get(p) === h);
 
+  // Code frames show only files whose bytes are those a reused unit recorded, or that a compile read.
+  const sources = new Map<string, string>();
   const units = new Map<string, ManifestUnit>();
   const stale: number[] = [];
   shown.forEach((d, i) => {
-    const u = usable?.units[d];
-    if (u && isFresh(u)) units.set(d, u);
-    else stale.push(i);
+    const u = candidates.get(d);
+    if (u && isFresh(u)) {
+      units.set(d, u);
+      for (const p of Object.keys(u.inputs)) sources.set(p, read.get(p)!);
+    } else stale.push(i);
   });
   const reused = units.size;
 
@@ -145,7 +157,8 @@ export async function buildPolicies(entries: readonly string[], options: BuildOp
     emitted: [...emitted.values()].sort((a, b) => (a.path < b.path ? -1 : 1)),
     reused,
     entries: entries.length,
-    manifest: { manifest: 1, compiler, options: settings, units: Object.fromEntries(shown.map((d) => [d, units.get(d)!])) },
+    manifest: key === undefined ? undefined : { manifest: 2, compiler, options: settings, units: Object.fromEntries(shown.map((d) => [d, units.get(d)!])) },
+    key,
   };
 }
 
@@ -167,9 +180,21 @@ async function fullBuild(entries: readonly string[], options: BuildOptions, host
   };
 }
 
-/** `sha256` of a file's bytes: the same hash as `sha256(text)` of the UTF-8 text they encode. */
-function bytesHash(bytes: Buffer): string {
-  return createHash("sha256").update(bytes).digest("hex");
+/** A policy file or output larger than this is not one the compiler wrote or would read for reuse. */
+const MAX_FILE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Whether a unit's claims are ones the compiler itself could make: every input a policy module inside the
+ * root, every output a plain file name in the output folder, every diagnostic located in one of its inputs.
+ */
+function plausible(u: ManifestUnit, where: { cwd: string; rootDir: string; outDir: string }): boolean {
+  const root = toPosix(where.rootDir);
+  const inputs = Object.keys(u.inputs);
+  if (!inputs.every((p) => p.endsWith(".policy.ts") && isInside(root, resolvePath(where.cwd, p)))) return false;
+  if (!Object.keys(u.outputs).every((p) => /^[^/\\.][^/\\]*$/.test(p) && p !== MANIFEST_FILE)) return false;
+  const read = new Set(inputs);
+  const located = (l: { file: string } | null) => l === null || read.has(l.file);
+  return u.policies.every((p) => read.has(p.file)) && u.diagnostics.every((d) => located(d.location) && d.related.every((r) => located(r.location)));
 }
 
 function unique<T>(xs: readonly T[]): T[] {

@@ -9,15 +9,21 @@
  * every entry is re-checked against the files on disk before it is reused. Keep it out of version control
  * (like `tsc`'s `.tsbuildinfo`); `pruneguard check` on a fresh clone then compiles every policy.
  */
-import { readFile, rename, writeFile } from "node:fs/promises";
+import { rename, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { z } from "zod";
 import { Diagnostic } from "../diagnostics/diagnostic.js";
+import { readBounded } from "../emit/files.js";
+import { seal, verifySeal } from "./seal.js";
 
 export const MANIFEST_FILE = ".pruneguard-manifest.json";
-const MANIFEST_VERSION = 1;
+const MANIFEST_VERSION = 2;
+/** A manifest larger than this is not read: about 20,000 entries' worth, far past any real project. */
+export const MAX_MANIFEST_BYTES = 32 * 1024 * 1024;
 
-const Hashes = z.record(z.string(), z.string().regex(/^[0-9a-f]{64}$/));
+/** A path as the manifest records it: relative, POSIX, at most 1,024 characters (confined by the build). */
+const RecordedPath = z.string().min(1).max(1024);
+const Hashes = z.record(RecordedPath, z.string().regex(/^[0-9a-f]{64}$/));
 
 export const ManifestUnit = z.strictObject({
   /** Every file the entry's compilation read, by reported path: the entry and its bases. */
@@ -41,23 +47,32 @@ export const Manifest = z.strictObject({
 });
 export type Manifest = z.infer<typeof Manifest>;
 
-/** The manifest in `outDir`, or `undefined` when there is none or it cannot be read as one. */
-export async function readManifest(outDir: string): Promise<Manifest | undefined> {
-  const text = await readFile(path.join(outDir, MANIFEST_FILE), "utf8").catch(() => undefined);
+/**
+ * The manifest in `outDir`, or `undefined` when there is none, it is larger than `MAX_MANIFEST_BYTES`, its
+ * seal does not verify under `key` (another machine's, or planted), or it cannot be read as one. The file is
+ * the seal on its first line and the manifest's JSON after it.
+ */
+export async function readManifest(outDir: string, key: Buffer): Promise<Manifest | undefined> {
+  const text = await readBounded(path.join(outDir, MANIFEST_FILE), MAX_MANIFEST_BYTES);
   if (text === undefined) return undefined;
+  const newline = text.indexOf("\n");
+  if (newline < 0) return undefined;
+  const body = text.slice(newline + 1);
+  if (!verifySeal(key, body, text.slice(0, newline))) return undefined;
   try {
-    const r = Manifest.safeParse(JSON.parse(text));
+    const r = Manifest.safeParse(JSON.parse(body));
     return r.success ? r.data : undefined;
   } catch {
     return undefined;
   }
 }
 
-/** Writes the manifest (through a temporary file and a rename, so a reader never sees half of it). */
-export async function writeManifest(outDir: string, manifest: Manifest): Promise<void> {
+/** Writes the manifest, sealed (through a temporary file and a rename, so a reader never sees half of it). */
+export async function writeManifest(outDir: string, manifest: Manifest, key: Buffer): Promise<void> {
   const target = path.join(outDir, MANIFEST_FILE);
-  const text = `${JSON.stringify(manifest)}\n`;
-  if ((await readFile(target, "utf8").catch(() => undefined)) === text) return;
+  const body = `${JSON.stringify(manifest)}\n`;
+  const text = `${seal(key, body)}\n${body}`;
+  if ((await readBounded(target, MAX_MANIFEST_BYTES)) === text) return;
   const temporary = `${target}.${process.pid}.tmp`;
   await writeFile(temporary, text, "utf8");
   await rename(temporary, target);

@@ -1,14 +1,16 @@
 // Incremental builds: an entry is reused only when its inputs (its file and every base, by content), the
 // compiler, the options and its outputs on disk are what the manifest recorded; whatever is reused or
 // rebuilt, the diagnostics and the output bytes are those of a full compile.
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { main } from "../../compiler/cli/main.js";
 import { compilePolicies, emitAll } from "../../compiler/index.js";
 import { buildPolicies } from "../../compiler/incremental/build.js";
-import { MANIFEST_FILE } from "../../compiler/incremental/manifest.js";
+import { MANIFEST_FILE, writeManifest, type Manifest } from "../../compiler/incremental/manifest.js";
+import { manifestKey } from "../../compiler/incremental/seal.js";
+import { contentHash } from "../../src/hash.js";
 
 const ORG = readFileSync("examples/policies/org.policy.ts", "utf8");
 const PAYMENTS = readFileSync("examples/policies/team-payments.policy.ts", "utf8");
@@ -94,8 +96,9 @@ describe("incremental compile", () => {
     const other = await buildPolicies(entries(dir), { cwd: dir, outDir: path.join(dir, "generated"), emit: { runtimeImport: "../src/index.js" } });
     expect(other.reused).toBe(0);
     const manifestFile = path.join(dir, "generated", MANIFEST_FILE);
-    const manifest = JSON.parse(readFileSync(manifestFile, "utf8")) as { compiler: string };
-    writeFileSync(manifestFile, JSON.stringify({ ...manifest, compiler: "0".repeat(64) }));
+    const text = readFileSync(manifestFile, "utf8");
+    const manifest = JSON.parse(text.slice(text.indexOf("\n") + 1)) as Manifest;
+    await writeManifest(path.join(dir, "generated"), { ...manifest, compiler: "0".repeat(64) }, manifestKey(dir)!);
     expect((await build(dir)).reused).toBe(0);
     writeFileSync(manifestFile, "{ not json");
     expect((await build(dir)).reused).toBe(0);
@@ -112,5 +115,126 @@ describe("incremental compile", () => {
     expect(r.diagnostics).toEqual(full.diagnostics);
     expect(r.diagnostics.map((d) => d.code)).toContain("PG2005");
     expect(r.manifest).toBeUndefined();
+  });
+});
+
+// Finding 25.1: the manifest sits where a pull request can plant one, so it is untrusted input.
+describe("a planted manifest", () => {
+  const SECRET = "PRUNEGUARD_TEST_SECRET=hunter2";
+
+  /** A project with a secret beside it, outside the root, and a compiled, incremental state. */
+  async function planted() {
+    const outer = mkdtempSync(path.join(tmpdir(), "pruneguard-planted-"));
+    writeFileSync(path.join(outer, "secret.txt"), `${SECRET}\n`);
+    const dir = path.join(outer, "repo");
+    mkdirSync(path.join(dir, "policies"), { recursive: true });
+    writeFileSync(path.join(dir, "policies/org.policy.ts"), ORG);
+    writeFileSync(path.join(dir, "policies/team-search.policy.ts"), SEARCH);
+    expect((await cli(dir, "compile", "policies")).code).toBe(0);
+    return { outer, dir, manifestFile: path.join(dir, "generated", MANIFEST_FILE) };
+  }
+
+  /** The unit the real compile recorded, as the manifest's JSON. */
+  function recorded(manifestFile: string) {
+    const text = readFileSync(manifestFile, "utf8");
+    return JSON.parse(text.slice(text.indexOf("\n") + 1)) as Manifest;
+  }
+
+  /**
+   * The attack as found: the org entry, still fresh, replays a warning located in `file`, and the overlay's
+   * entry lists `file` as an input, so that an unguarded build reads it for code frames.
+   */
+  function leaking(m: Manifest, file: string): Manifest {
+    const units = { ...m.units };
+    const location = { file, line: 1, column: 1, endLine: 1, endColumn: 10 };
+    const warning = { code: "PG3001", category: "warning" as const, message: "planted", location, related: [] };
+    const org = units["policies/org.policy.ts"]!;
+    const search = units["policies/team-search.policy.ts"]!;
+    units["policies/org.policy.ts"] = { ...org, diagnostics: [warning] };
+    units["policies/team-search.policy.ts"] = { ...search, inputs: { ...search.inputs, [file]: "0".repeat(64) } };
+    return { ...m, units };
+  }
+
+  it("an unsealed manifest is not read: check never prints a file outside the root, and compiles in full", async () => {
+    const { dir, manifestFile } = await planted();
+    const m = recorded(manifestFile);
+    // Planted as the JSON alone, and with a seal made with another key.
+    for (const text of [JSON.stringify(leaking(m, "../secret.txt")), `${"a".repeat(64)}\n${JSON.stringify(leaking(m, "../secret.txt"))}\n`]) {
+      writeFileSync(manifestFile, text);
+      const r = await cli(dir, "check", "policies");
+      expect(r.stdout + r.stderr).not.toContain("hunter2");
+      expect(r.stderr).not.toContain("planted");
+      expect(r).toEqual(await cli(dir, "check", "policies", "--force"));
+    }
+  });
+
+  it("an unsealed manifest cannot describe a policy with errors as clean", async () => {
+    const { dir, manifestFile } = await planted();
+    const m = recorded(manifestFile);
+    const broken = ORG.replace('lossy: "with-flag"', 'lossy: "sometimes"');
+    expect(broken).not.toBe(ORG);
+    writeFileSync(path.join(dir, "policies/org.policy.ts"), broken);
+    const entry = "policies/org.policy.ts";
+    const claim = { ...m, units: { ...m.units, [entry]: { ...m.units[entry]!, inputs: { [entry]: contentHash(broken) } } } };
+    writeFileSync(manifestFile, `${"b".repeat(64)}\n${JSON.stringify(claim)}\n`);
+    expect((await cli(dir, "check", "policies")).code).toBe(1);
+  });
+
+  it("even sealed, a unit is reused only when its claims are the compiler's own: inputs in the root, diagnostics in its inputs", async () => {
+    const { outer, dir, manifestFile } = await planted();
+    const m = recorded(manifestFile);
+    const key = manifestKey(dir)!;
+    expect(key).toBeDefined();
+    const entriesOf = ["org", "team-search"].map((n) => path.join(dir, `policies/${n}.policy.ts`));
+    const options = { cwd: dir, outDir: path.join(dir, "generated"), emit: { runtimeImport: "pruneguard" } };
+    for (const file of ["../secret.txt", path.join(outer, "secret.txt"), "/proc/self/environ", "policies/../../secret.txt"]) {
+      await writeManifest(path.join(dir, "generated"), leaking(m, file), key);
+      const r = await buildPolicies(entriesOf, options);
+      expect(r.reused).toBe(0);
+      expect([...r.sources.keys()].sort()).toEqual(["policies/org.policy.ts", "policies/team-search.policy.ts"]);
+      expect([...r.sources.values()].join("\n")).not.toContain("hunter2");
+      expect(r.diagnostics.map((d) => d.message)).not.toContain("planted");
+    }
+    // Outputs outside the output folder are refused the same way.
+    const entry = "policies/org.policy.ts";
+    const unit = m.units[entry]!;
+    await writeManifest(path.join(dir, "generated"), { ...m, units: { ...m.units, [entry]: { ...unit, outputs: { ...unit.outputs, "../../secret.txt": "0".repeat(64) } } } }, key);
+    expect((await buildPolicies(entriesOf, options)).reused).toBe(1);
+    // The real one is still reused.
+    await writeManifest(path.join(dir, "generated"), m, key);
+    expect((await buildPolicies(entriesOf, options)).reused).toBe(2);
+  });
+
+  it("links planted in the output folder are never followed: not read, not written through", async () => {
+    const { outer, dir, manifestFile } = await planted();
+    const guard = path.join(dir, "generated/org.guard.ts");
+    rmSync(guard);
+    symlinkSync(path.join(outer, "secret.txt"), guard);
+    rmSync(manifestFile);
+    symlinkSync("/dev/zero", manifestFile);
+    const r = await cli(dir, "check", "policies");
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("generated/org.guard.ts differs");
+    expect(r.stdout + r.stderr).not.toContain("hunter2");
+    expect((await cli(dir, "compile", "policies")).code).toBe(0);
+    expect(readFileSync(path.join(outer, "secret.txt"), "utf8")).toBe(`${SECRET}\n`);
+    expect(lstatSync(guard).isSymbolicLink()).toBe(false);
+    expect(lstatSync(manifestFile).isSymbolicLink()).toBe(false);
+    expect((await cli(dir, "check", "policies")).code).toBe(0);
+  });
+
+  it("a key inside the project root is never used: nothing is read from or written to a manifest", async () => {
+    const { dir, manifestFile } = await planted();
+    rmSync(manifestFile);
+    const before = process.env.PRUNEGUARD_CACHE_DIR;
+    process.env.PRUNEGUARD_CACHE_DIR = path.join(dir, ".cache");
+    try {
+      expect(manifestKey(dir)).toBeUndefined();
+      expect((await cli(dir, "compile", "policies")).code).toBe(0);
+      expect(existsSync(manifestFile)).toBe(false);
+    } finally {
+      if (before === undefined) delete process.env.PRUNEGUARD_CACHE_DIR;
+      else process.env.PRUNEGUARD_CACHE_DIR = before;
+    }
   });
 });

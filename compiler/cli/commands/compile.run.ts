@@ -58,7 +58,7 @@ async function compileOnce(s: Settings, cli: CliContext, host?: SourceHost): Pro
     await writeEmitted(outDir, r.emitted);
     removed = await removeOrphans(outDir, r.outputs.map((p) => ({ path: p })));
     // Last, so a manifest never describes outputs that are not on disk.
-    if (r.manifest) await writeManifest(outDir, r.manifest);
+    if (r.manifest && r.key) await writeManifest(outDir, r.manifest, r.key);
   } catch (error) {
     throw new CliError(`cannot write to ${s.out}: ${(error as Error).message}`);
   }
