@@ -188,6 +188,11 @@ export interface SearchCoverage {
   readonly holes: readonly SearchHole[];
   /** A store had more candidate copies than one search examines: narrow the query to cover the rest. */
   readonly truncated: boolean;
+  /**
+   * Spans whose text the pattern would cost more to match than what was left of the search's work bound
+   * (`SEARCH_WORK_UNITS`), so were not read: a substring or a simpler pattern reads them.
+   */
+  readonly unread: number;
 }
 
 /**

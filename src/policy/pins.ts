@@ -199,24 +199,27 @@ const INSTEAD: ReadonlyArray<readonly [RegExp, string]> = [
   [/^\{/u, "RE2 allows at most 1000 repetitions in a counted repeat: use `+` or a smaller bound"],
 ];
 
+/** Compiled pins kept for reuse, at most: policies name a handful; the bound keeps hostile option sets from pinning memory. */
+const PIN_CACHE_SIZE = 256;
 const compiledCache = new Map<string, CompiledPin>();
-
-/** Probes for a pattern that matches the empty string somewhere, and so pins nothing there. */
-const EMPTY_PROBES = ["", "a", "0", " ", "_", "-", "/", ".", ":", "\n", "A"];
 
 /**
  * Compiles a pin pattern for re2js (with its linear-time lookbehinds), or says why it cannot run and
- * what to write instead. Cached by source. The compiler turns a problem into a diagnostic; the runtime
- * refuses the policy.
- *
- * Gotchas: the empty-match test probes a few one-character texts, so it catches `a*`, `\b` and
- * `(?:)`, not a pattern that is empty only after some rare character.
+ * what to write instead. Cached by source (the most recently used `PIN_CACHE_SIZE`). The compiler turns a
+ * problem into a diagnostic; the runtime refuses the policy. `cache: false` compiles without keeping the
+ * result (search queries, which the model writes, keep their own smaller cache).
  */
-export function compilePinPattern(source: string): CompiledPin {
+export function compilePinPattern(source: string, options: { readonly cache?: boolean } = {}): CompiledPin {
+  if (options.cache === false) return compileUncached(source);
   const cached = compiledCache.get(source);
-  if (cached !== undefined) return cached;
+  if (cached !== undefined) {
+    compiledCache.delete(source);
+    compiledCache.set(source, cached);
+    return cached;
+  }
   const result = compileUncached(source);
   compiledCache.set(source, result);
+  if (compiledCache.size > PIN_CACHE_SIZE) compiledCache.delete(compiledCache.keys().next().value!);
   return result;
 }
 
@@ -236,23 +239,55 @@ function compileUncached(source: string): CompiledPin {
       ? { ok: false, problem: { reason: "invalid", construct, detail, instead: "fix the pattern so it parses as RE2 syntax" } }
       : { ok: false, problem: { reason: "unsupported", construct, detail, instead: hint } };
   }
-  for (const probe of EMPTY_PROBES) {
-    const m = matcher.matcher(probe);
-    for (let at = 0; at <= probe.length && m.find(at); at = m.end() + 1) {
-      if (m.end() === m.start()) {
-        return {
-          ok: false,
-          problem: {
-            reason: "empty-match",
-            construct: null,
-            detail: "the pattern can match the empty string, so it can pin nothing",
-            instead: "require at least one character of the identifier, e.g. `\\d+` rather than `\\d*`",
-          },
-        };
-      }
-    }
+  if (canMatchEmpty(matcher)) {
+    return {
+      ok: false,
+      problem: {
+        reason: "empty-match",
+        construct: null,
+        detail: "the pattern can match the empty string, so it can pin nothing",
+        instead: "require at least one character of the identifier, e.g. `\\d+` rather than `\\d*`",
+      },
+    };
   }
   return { ok: true, matcher, groups: matcher.groupCount() };
+}
+
+/** re2js's instruction codes (`Inst` in its `Prog`) that consume no character. */
+const EMPTY_WIDTH_OPS = new Set([1, 2, 3, 4, 7, 12, 13]); // ALT, ALT_MATCH, CAPTURE, EMPTY_WIDTH, NOP, LB_WRITE, LB_CHECK
+const MATCH_OP = 6;
+const ALT_OPS = new Set([1, 2]);
+
+interface ProgInst {
+  readonly op: number;
+  readonly out: number;
+  readonly arg: number;
+}
+
+/**
+ * Whether the compiled program can reach its match without consuming a character, in some context: the
+ * engine's own program, walked from its start through every instruction that consumes nothing — empty-width
+ * assertions (`^`, `\b`) and lookbehinds (`(?<=q)`) are taken as passable, since some text satisfies them.
+ * Exact for the program re2js runs, where probing texts can only sample it.
+ */
+function canMatchEmpty(matcher: RE2JS): boolean {
+  const prog = (matcher as unknown as { re2Input?: { prog?: { start?: unknown; inst?: unknown } } }).re2Input?.prog;
+  const inst = prog?.inst;
+  // A re2js whose program is not shaped as read here: refuse rather than guess.
+  if (!Array.isArray(inst) || typeof prog?.start !== "number") return true;
+  const seen = new Uint8Array(inst.length);
+  const stack = [prog.start];
+  while (stack.length > 0) {
+    const pc = stack.pop()!;
+    if (pc < 0 || pc >= inst.length || seen[pc] === 1) continue;
+    seen[pc] = 1;
+    const i = inst[pc] as ProgInst;
+    if (i.op === MATCH_OP) return true;
+    if (!EMPTY_WIDTH_OPS.has(i.op)) continue;
+    stack.push(i.out);
+    if (ALT_OPS.has(i.op)) stack.push(i.arg);
+  }
+  return false;
 }
 
 /** One sentence for a problem: what is wrong and what to write instead. */

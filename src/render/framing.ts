@@ -45,6 +45,16 @@ const UNSAFE_IN_LINE = /[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2
 export function oneLine(fragment: string, max = 120): string {
   // Escaped before it is cut, so the bound holds for the line as written; only the first `max` characters
   // are escaped, so a megabyte fragment costs no more than a short one.
-  const escaped = fragment.slice(0, max).replace(UNSAFE_IN_LINE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
-  return escaped.length > max || fragment.length > max ? `${escaped.slice(0, max - 3)}...` : escaped;
+  const escaped = cutUnits(fragment, max).replace(UNSAFE_IN_LINE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return escaped.length > max || fragment.length > max ? `${cutUnits(escaped, max - 3)}...` : escaped;
+}
+
+/**
+ * The first `max` UTF-16 units of `text`, one fewer when the cut would split a surrogate pair: a lone
+ * surrogate is not valid UTF-8, and a provider refuses a request that holds one.
+ */
+export function cutUnits(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const code = text.charCodeAt(max - 1);
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max);
 }

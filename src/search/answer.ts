@@ -46,11 +46,18 @@ export interface Rendered {
 /** The answer's text within the budget. */
 export function renderSearch(input: RenderInput): Rendered {
   const { matches, coverage, budgetTokens } = input;
-  const shownQuery = input.query.length > 60 ? `${input.query.slice(0, 57).toWellFormed()}…` : input.query;
-  // The query is the model's (or an injected) text: cut to one line, like every untrusted fragment a runtime line quotes.
-  const q = input.regex ? `/${oneLine(shownQuery, 64)}/` : JSON.stringify(oneLine(shownQuery, 64));
-  const header = matches.length === 0 ? `search ${q}: no match` : `search ${q}: ${matches.length} span${matches.length === 1 ? "" : "s"} match`;
   const ranges = holeRanges(coverage.holes);
+  // The query is quoted as long as the budget allows (a query of emoji costs several tokens a character),
+  // down to none: the budget holds for the final text, whatever the model asked.
+  const headerFor = (chars: number) => {
+    const what = `${matches.length === 0 ? "no match" : `${matches.length} span${matches.length === 1 ? "" : "s"} match`}`;
+    return chars === 0 ? `search: ${what}` : `search ${quoteQuery(input.query, input.regex, chars)}: ${what}`;
+  };
+  let header = headerFor(QUOTED_QUERY_CHARS);
+  for (let chars = QUOTED_QUERY_CHARS; countTokens(`${header}\n${coverageLine(input, ranges, 0)}`) > budgetTokens && chars > 0; ) {
+    chars = chars > 8 ? Math.floor(chars / 2) : 0;
+    header = headerFor(chars);
+  }
   // The coverage line first, naming as many hole ranges as fit in the budget with nothing else.
   let named = ranges.length;
   const fits = (n: number) => countTokens(`${header}\n${coverageLine(input, ranges, n)}`) <= budgetTokens;
@@ -79,6 +86,19 @@ export function renderSearch(input: RenderInput): Rendered {
     text = [header, `${matches.length} not shown: the search budget is spent on coverage; narrow the query`, tail].join("\n");
   }
   return { text, tokens: countTokens(text), shown };
+}
+
+/** The most of the query an answer quotes, in code points. */
+const QUOTED_QUERY_CHARS = 60;
+
+/**
+ * The query as the answer quotes it: at most `chars` code points (cut on code points, never inside a
+ * surrogate pair), on one line, like every untrusted fragment a runtime line quotes.
+ */
+function quoteQuery(query: string, regex: boolean, chars: number): string {
+  const cps = [...query];
+  const shown = cps.length > chars ? `${cps.slice(0, Math.max(1, chars - 3)).join("")}…` : query;
+  return regex ? `/${oneLine(shown, chars + 4)}/` : JSON.stringify(oneLine(shown, chars + 4));
 }
 
 /**
@@ -139,6 +159,9 @@ function coverageLine(input: RenderInput, ranges: readonly HoleRange[], named: n
   }
   if (downCount > 0) parts.push(`${name(down)} could not be read now (store unreachable; retry)`);
   if (coverage.truncated) parts.push(`a store had more than ${input.candidateLimit} candidate copies; narrow the query to search the rest`);
-  if (goneCount === 0 && downCount === 0 && !coverage.truncated && matches.length === 0) parts.push("nothing pruned is unrecoverable");
+  if (coverage.unread > 0) {
+    parts.push(`${coverage.unread} span${coverage.unread === 1 ? " was" : "s were"} not read: the pattern costs too much for ${coverage.unread === 1 ? "its" : "their"} length; use a substring or a simpler pattern`);
+  }
+  if (goneCount === 0 && downCount === 0 && !coverage.truncated && coverage.unread === 0 && matches.length === 0) parts.push("nothing pruned is unrecoverable");
   return parts.join("; ");
 }

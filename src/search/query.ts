@@ -11,6 +11,26 @@ import { compilePinPattern, describePinProblem } from "../policy/pins.js";
 /** Longest query accepted, in characters (substring or pattern). */
 export const MAX_QUERY_CHARS = 200;
 
+/**
+ * Largest program a search pattern may compile to, in re2js instructions. Linear time is linear in the text
+ * *times* the program: the NFA steps every live thread on every character, so a 175-character pattern that
+ * compiles to 60,000 instructions costs seconds per 12 KB span. Real queries compile to 10–250.
+ */
+export const MAX_QUERY_PROGRAM = 1_000;
+
+/**
+ * The work one search may do matching a pattern, in characters × program instructions (the NFA's worst
+ * case per character): about 0.5 s at the slowest rate measured (60,000 units a millisecond), and for a
+ * 20-instruction pattern 1.6 million characters. Spans that would pass it are not read, and the answer
+ * says how many (`coverage.unread`). Substring queries and texts without the pattern's required literal
+ * cost nothing against it.
+ */
+export const SEARCH_WORK_UNITS = 32_000_000;
+
+/** Compiled queries kept (the directive's parse and the search compile the same one): each may hold an 8 MB DFA. */
+const QUERY_CACHE_SIZE = 4;
+const queryCache = new Map<string, { readonly ok: true; readonly query: SearchQuery } | QueryProblem>();
+
 /** A query, checked and compiled. */
 export type SearchQuery =
   | { readonly type: "substring"; readonly text: string; readonly literal: string }
@@ -18,6 +38,8 @@ export type SearchQuery =
       readonly type: "regex";
       readonly text: string;
       readonly matcher: RE2JS;
+      /** The compiled program's size in instructions: what one character of text costs at most. */
+      readonly program: number;
       /** A substring every match contains, for the store's index; `null` when none can be read off the pattern. */
       readonly literal: string | null;
     };
@@ -29,11 +51,27 @@ export function compileQuery(text: string, regex: boolean, maxChars: number = MA
   if (text.length === 0) return { ok: false, message: "query is empty" };
   if (text.length > maxChars) return { ok: false, message: `query longer than ${maxChars} characters` };
   if (!regex) return { ok: true, query: { type: "substring", text, literal: text } };
+  const cached = queryCache.get(text);
+  if (cached !== undefined) return cached;
+  const result = compileRegex(text);
+  queryCache.set(text, result);
+  if (queryCache.size > QUERY_CACHE_SIZE) queryCache.delete(queryCache.keys().next().value!);
+  return result;
+}
+
+function compileRegex(text: string): { readonly ok: true; readonly query: SearchQuery } | QueryProblem {
   // The pin compiler is the one place patterns are compiled: RE2 syntax on re2js, and a pattern that can
   // match the empty string is refused (every text would match it, and a snippet of nothing says nothing).
-  const compiled = compilePinPattern(text);
+  const compiled = compilePinPattern(text, { cache: false });
   if (!compiled.ok) return { ok: false, message: `regex: ${describePinProblem(compiled.problem)}` };
-  return { ok: true, query: { type: "regex", text, matcher: compiled.matcher, literal: requiredLiteral(text) } };
+  const program = compiled.matcher.programSize();
+  if (program > MAX_QUERY_PROGRAM) {
+    return {
+      ok: false,
+      message: `regex: compiles to ${program} instructions, more than ${MAX_QUERY_PROGRAM}; use fewer or smaller counted repeats (\`+\` rather than \`{999}\`), or a substring`,
+    };
+  }
+  return { ok: true, query: { type: "regex", text, matcher: compiled.matcher, program, literal: requiredLiteral(text) } };
 }
 
 const CLASS_ESCAPE = /[A-Za-z0-9]/;
@@ -175,14 +213,28 @@ function skipGroup(pattern: string, i: number): number {
   return -1;
 }
 
-/** Whether `text` holds a match of the query (the confirmation every store candidate goes through). */
-export function firstMatch(query: SearchQuery, text: string): { readonly start: number; readonly end: number } | null {
+/**
+ * A scanner for one search: `scan(text)` is the first match, `null` for none, or `"unread"` when matching
+ * the text would pass what is left of the search's work bound (`SEARCH_WORK_UNITS`), which it then does
+ * not spend. Substrings are found with `indexOf` and never unread.
+ */
+export function scanner(query: SearchQuery, workUnits: number = SEARCH_WORK_UNITS): (text: string) => { readonly start: number; readonly end: number } | null | "unread" {
   if (query.type === "substring") {
-    const at = text.indexOf(query.text);
-    return at < 0 ? null : { start: at, end: at + query.text.length };
+    return (text) => {
+      const at = text.indexOf(query.text);
+      return at < 0 ? null : { start: at, end: at + query.text.length };
+    };
   }
-  const m = query.matcher.matcher(text);
-  return m.find() ? { start: m.start(), end: m.end() } : null;
+  let left = workUnits;
+  return (text) => {
+    // Every match holds the literal: a text without it is answered without running the pattern.
+    if (query.literal !== null && !text.includes(query.literal)) return null;
+    const cost = text.length * query.program;
+    if (cost > left) return "unread";
+    left -= cost;
+    const m = query.matcher.matcher(text);
+    return m.find() ? { start: m.start(), end: m.end() } : null;
+  };
 }
 
 export { describePinProblem };

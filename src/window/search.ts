@@ -12,7 +12,7 @@ import type { AuditDraft } from "../audit.js";
 import { contentHash } from "../hash.js";
 import type { SearchHole, SearchMatch, SearchOutcome } from "../outcome.js";
 import { renderSearch, snippetOf } from "../search/answer.js";
-import { firstMatch, type SearchQuery } from "../search/query.js";
+import { scanner, type SearchQuery } from "../search/query.js";
 import type { BackingStore } from "../stores/store.js";
 import { searchDraft } from "./audit-drafts.js";
 import { spanIdOf, type Entry, type GoneEntry } from "./entries.js";
@@ -48,8 +48,15 @@ export async function search(query: SearchQuery, raw: string, ctx: SearchContext
   let live = 0;
   /** Every position searched, members of summaries included, in window order. */
   const order: string[] = [];
+  const scan = scanner(query);
+  /** Spans a text of which the search's work bound did not let it read (and that did not match elsewhere). */
+  const unread = new Set<string>();
   const match = (spanId: string, kind: string, handle: string | null, source: SearchMatch["source"], text: string): boolean => {
-    const at = firstMatch(query, text);
+    const at = scan(text);
+    if (at === "unread") {
+      unread.add(spanId);
+      return false;
+    }
     if (at === null) return false;
     found.set(spanId, { spanId, handle, kind, source, snippet: snippetOf(text, at.start, at.end) });
     return true;
@@ -58,8 +65,8 @@ export async function search(query: SearchQuery, raw: string, ctx: SearchContext
     order.push(spanIdOf(e));
     switch (e.state) {
       case "live":
-        live++;
         match(e.span.id, e.span.kind, e.handle, "live", e.span.text);
+        if (!unread.has(e.span.id)) live++;
         break;
       case "pruned":
         if (e.replacement !== null) match(e.spanId, e.kind, e.handle, "replacement", e.replacement);
@@ -117,8 +124,9 @@ export async function search(query: SearchQuery, raw: string, ctx: SearchContext
       }
       match(e.spanId, e.kind, e.handle, "copy", c.text);
     }
-    for (const e of byHandle.values()) if (!holes.has(e.spanId)) pruned++;
+    for (const e of byHandle.values()) if (!holes.has(e.spanId) && !unread.has(e.spanId)) pruned++;
   }
+  for (const id of found.keys()) unread.delete(id);
   const inOrder = <T>(m: ReadonlyMap<string, T>) => order.filter((id) => m.has(id));
   const matches = inOrder(found).map((id) => found.get(id)!);
   const coverage = {
@@ -126,13 +134,14 @@ export async function search(query: SearchQuery, raw: string, ctx: SearchContext
     pruned,
     holes: inOrder(holes).map((spanId) => ({ spanId, why: holes.get(spanId)! })),
     truncated,
+    unread: [...unread].filter((id) => !holes.has(id)).length,
   };
   const regex = query.type === "regex";
   const rendered = renderSearch({ query: query.text, regex, matches, coverage, candidateLimit: CANDIDATE_LIMIT, budgetTokens: ctx.budgetTokens });
   const status = matches.length > 0 ? "match" : "no-match";
   const seq = await ctx.audit(
     ctx.auditStore,
-    searchDraft(raw, status, { code: "search", coverage: truncated ? "partial" : coverage.holes.length > 0 ? "holes" : "complete" }),
+    searchDraft(raw, status, { code: "search", coverage: truncated || coverage.unread > 0 ? "partial" : coverage.holes.length > 0 ? "holes" : "complete" }),
   );
   return {
     op: "search", status, query: query.text, regex, matches: matches.slice(0, rendered.shown), omitted: matches.length - rendered.shown,

@@ -9,7 +9,8 @@ import type { BackingStore } from "../../src/stores/store.js";
 import { countTokens } from "../../src/tokens.js";
 import { ManualClock, type KindPolicy } from "../../src/types.js";
 import type { DirectiveOutcome, SearchOutcome } from "../../src/outcome.js";
-import { requiredLiteral } from "../../src/search/query.js";
+import { compileQuery, requiredLiteral, scanner, SEARCH_WORK_UNITS } from "../../src/search/query.js";
+import { compilePinPattern } from "../../src/policy/pins.js";
 
 const HOUR = 3_600_000;
 const KINDS: Record<string, KindPolicy> = {
@@ -54,7 +55,7 @@ describe("search", () => {
     const r = searched(await win.applyDirective({ op: "search", query: "X-Request-Id" }));
     expect(r.status).toBe("match");
     expect(r.matches).toEqual([{ spanId: "span_2", handle: "#2", kind: "tool", source: "copy", snippet: "GET /orders 502 X-Request-Id: req_7f3a9c2e41 upstream timeout" }]);
-    expect(r.coverage).toEqual({ live: 2, pruned: 1, holes: [], truncated: false });
+    expect(r.coverage).toEqual({ live: 2, pruned: 1, holes: [], truncated: false, unread: 0 });
     expect(r.text).toContain("span_2 tool (pruned, recall #2)");
     const rx = searched(await win.search({ query: "req_[0-9a-f]{10}", regex: true }));
     expect(rx.matches.map((m) => m.spanId)).toEqual(["span_2"]);
@@ -85,7 +86,7 @@ describe("search", () => {
     await win.prune({ span: kept, mode: "drop" });
     const r = searched(await win.search("req_bbbbbbbb"));
     expect(r.status).toBe("no-match");
-    expect(r.coverage).toEqual({ live: 0, pruned: 1, holes: [{ spanId: "span_1", why: "lossy" }, { spanId: "span_2", why: "copy-lost" }], truncated: false });
+    expect(r.coverage).toEqual({ live: 0, pruned: 1, holes: [{ spanId: "span_1", why: "lossy" }, { spanId: "span_2", why: "copy-lost" }], truncated: false, unread: 0 });
     expect(r.text).toContain("no match in 0 live and 1 recoverable pruned span; span_1–span_2 are unrecoverable and may have held it");
     expect((await win.auditLog()).at(-1)).toMatchObject({ op: "search", status: "no-match", reason: "search:holes" });
   });
@@ -183,6 +184,26 @@ describe("search", () => {
     expect(() => new ContextWindow({ session: "s", stores: {}, kinds: {}, limits: { searchTokens: 10 } })).toThrow(/searchTokens/);
   });
 
+  // Finding 25.13: the budget holds for the final text, whatever the query costs to quote.
+  it("keeps the answer within the budget for queries that cost several tokens a character, cut on code points", async () => {
+    const fc = (await import("fast-check")).default;
+    const { win } = setup({ searchTokens: 64 });
+    for (let i = 0; i < 12; i++) await win.prune({ span: await win.append({ kind: "scratch", text: `s${i * 2}` }), mode: "drop", acceptLossy: true });
+    await win.append({ kind: "tool", text: "🦀🧪 emoji text 𝒳𝒴" });
+    const hostile = fc.array(fc.constantFrom("🦀", "🧪", "𝒳", "\u{1F3F3}\u{FE0F}\u200D\u{1F308}", "ア", "ü", "a", "\n"), { minLength: 1, maxLength: 100 }).map((a) => a.join(""));
+    await fc.assert(
+      fc.asyncProperty(hostile, async (q) => {
+        const r = searched(await win.search({ query: q.slice(0, 200) }));
+        expect(r.tokens).toBeLessThanOrEqual(64);
+        expect(r.text.isWellFormed()).toBe(true);
+      }),
+      { numRuns: 150 },
+    );
+    const emoji = searched(await win.search({ query: "🦀".repeat(60) }));
+    expect(emoji.tokens).toBeLessThanOrEqual(64);
+    expect(emoji.text).toContain("unrecoverable");
+  });
+
   it("stays fast on hostile text and patterns: a megabyte of near-misses, a pattern that backtracks elsewhere", async () => {
     const { win } = setup();
     const hostile = `${"a".repeat(1_000_000)}!`;
@@ -257,5 +278,95 @@ describe("search as a provider tool", () => {
     expect(r?.text).toMatch(/^search "req_7f3a": 1 span match\n- span_1 tool \(pruned, recall #1\)/);
     const bad = await win.handleToolCall({ name: "search", arguments: { query: "a*", regex: true } });
     expect(bad?.isError).toBe(true);
+  });
+});
+
+// Finding 25.2: linear time is not enough; a search's cost is bounded in program size and in work.
+describe("search cost is bounded in size and in work", () => {
+  /** 12 KB of base64, as a tool that prints a blob would: every character a `\w` or `[+/=]`. */
+  const blob = (seed: number) => Buffer.from(Array.from({ length: 9000 }, (_, i) => (i * 7919 + seed * 131) % 256)).toString("base64");
+
+  it("the reported pattern (175 characters, ~60,000 instructions) is refused as invalid, audited, window unchanged", async () => {
+    const { win } = setup();
+    await win.append({ kind: "tool", text: blob(1) });
+    const before = win.render();
+    const pattern = `${"(?:\\w|\\w\\w|[+/=]|\\w\\w\\w){999}".repeat(6)}.`;
+    expect(pattern.length).toBeLessThanOrEqual(200);
+    const r = await win.applyDirective({ op: "search", query: pattern, regex: true });
+    expect(r.status).toBe("invalid");
+    expect(JSON.stringify(r)).toMatch(/compiles to \d+ instructions, more than 1000/);
+    expect(win.render().startsWith(before)).toBe(true);
+    expect((await win.auditLog()).at(-1)).toMatchObject({ op: "search", status: "invalid" });
+  });
+
+  it("a costly pattern within the bound reads spans until its work is spent, then says how many it did not read", async () => {
+    const { win } = setup();
+    for (let i = 0; i < 60; i++) await win.append({ kind: "tool", text: blob(i) });
+    // ~600 instructions, no required literal, no match: the NFA's worst case on every character.
+    const pattern = "(?:\\w|\\w\\w|[+/=]|\\w\\w\\w){60}[!@]";
+    const compiled = compileQuery(pattern, true);
+    if (!compiled.ok || compiled.query.type !== "regex") throw new Error("expected a regex");
+    const perSpan = blob(0).length * compiled.query.program;
+    const r = searched(await win.search({ query: pattern, regex: true }));
+    expect(r.status).toBe("no-match");
+    expect(r.coverage.live).toBe(Math.floor(SEARCH_WORK_UNITS / perSpan));
+    expect(r.coverage.live + r.coverage.unread).toBe(60);
+    expect(r.text).toContain(`${r.coverage.unread} spans were not read: the pattern costs too much for their length`);
+    expect(r.text).not.toContain("nothing pruned is unrecoverable");
+    // A substring, or a pattern with a literal the blobs lack, reads everything and costs nothing against the bound.
+    expect(searched(await win.search({ query: "!@" })).coverage).toMatchObject({ live: 60, unread: 0 });
+    expect(searched(await win.search({ query: "(?:\\w|\\w\\w){60}#!", regex: true })).coverage).toMatchObject({ live: 60, unread: 0 });
+  });
+
+  it("the scanner charges text length × program size, and never runs past its bound", () => {
+    const compiled = compileQuery("\\w{2,}z", true);
+    if (!compiled.ok || compiled.query.type !== "regex") throw new Error("expected a regex");
+    const { program } = compiled.query;
+    const scan = scanner(compiled.query, 10 * program + 5);
+    expect(scan("abcdez")).toEqual({ start: 0, end: 6 }); // 6 × program spent
+    expect(scan("abcdez")).toBe("unread"); // 6 more would pass the bound
+    expect(scan("abz")).toEqual({ start: 0, end: 3 }); // 3 fit
+    expect(scan("abcd")).toBe(null); // no `z`: the required literal answers, free
+  });
+
+  it("compiled queries and pins are cached with a bound: old ones are let go", () => {
+    const first = compileQuery("req_[0-9a-f]{8}", true);
+    expect(compileQuery("req_[0-9a-f]{8}", true)).toBe(first);
+    for (let i = 0; i < 8; i++) compileQuery(`other_${i}[0-9]+`, true);
+    expect(compileQuery("req_[0-9a-f]{8}", true)).not.toBe(first);
+    const pin = compilePinPattern("pin_a[0-9]+");
+    expect(compilePinPattern("pin_a[0-9]+")).toBe(pin);
+    for (let i = 0; i < 300; i++) compilePinPattern(`pin_${i}_[0-9]+`);
+    expect(compilePinPattern("pin_a[0-9]+")).not.toBe(pin);
+  });
+});
+
+// Finding 25.14: a pattern that can match the empty string is found by walking the engine's own program.
+describe("empty-match refusal by the engine's analysis", () => {
+  it("refuses lookbehinds, assertions and optional patterns; accepts a lookbehind before a character", () => {
+    for (const p of ["(?<=q)", "(?<!q)", "\\b", "^", "$", "(?:)|a", "a*", "(?<=q)\\b", "(?:x?){3}", "(?m)^$"]) {
+      const c = compileQuery(p, true);
+      expect({ p, ok: c.ok }).toEqual({ p, ok: false });
+      if (!c.ok) expect(c.message).toContain("can match the empty string");
+    }
+    for (const p of ["(?<=q)x", "\\bq", "a+", "(?<=q)\\w"]) expect({ p, ok: compileQuery(p, true).ok }).toEqual({ p, ok: true });
+  });
+
+  it("no accepted pattern ever matches the empty string, on generated patterns and texts", async () => {
+    const fc = (await import("fast-check")).default;
+    const atom = fc.constantFrom("a", "b", "q", "\\w", ".", "[ab]", "(ab|c)", "(?:b)", "\\b", "\\B", "^", "$", "(?<=q)", "(?<=a|b)", "(?<!a)");
+    const quant = fc.constantFrom("", "", "?", "*", "+", "{0,2}", "{1,}");
+    const pattern = fc.array(fc.tuple(atom, quant).map(([a, q]) => a + q), { minLength: 1, maxLength: 5 }).map((parts) => parts.join(""));
+    fc.assert(
+      fc.property(pattern, fc.array(fc.stringMatching(/^[abcq \n]{0,12}$/), { minLength: 1, maxLength: 6 }), (p, texts) => {
+        const compiled = compileQuery(p, true);
+        if (!compiled.ok || compiled.query.type !== "regex") return;
+        for (const t of texts) {
+          const m = compiled.query.matcher.matcher(t);
+          for (let at = 0; at <= t.length && m.find(at); at = m.end() + 1) expect({ p, t, empty: m.end() === m.start() }).toEqual({ p, t, empty: false });
+        }
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
