@@ -1,6 +1,6 @@
 /**
- * Benchmark 10: `ContextWindow.search` over a session of 10,000 pruned spans — the store's index proposes
- * candidates (SQLite FTS5 trigram, PostgreSQL pg_trgm), the window confirms each on its bytes against the
+ * Benchmark 10: `ContextWindow.search` over a session of 10,000 pruned spans — the store reads the copies the
+ * window pruned by handle and proposes those holding the literal, the window confirms each on its bytes against the
  * hash it recorded, and states the coverage — against a bare indexed lookup of the same rows (the copy's
  * record by its handle, as a recall does when the model already knows the handle), in the same run.
  *

@@ -173,9 +173,10 @@ export interface SearchHole {
   readonly spanId: string;
   /**
    * `lossy`: pruned under a tombstone; `copy-lost`: pruned reversibly, but the copy was rotated out or no
-   * longer has the bytes that were pruned; `unavailable`: its store failed just now (retry later).
+   * longer has the bytes that were pruned; `unavailable`: its store failed just now (retry later);
+   * `elsewhere`: another window of the session appended it, so this window has nothing of it to read.
    */
-  readonly why: "lossy" | "copy-lost" | "unavailable";
+  readonly why: "lossy" | "copy-lost" | "unavailable" | "elsewhere";
 }
 
 /** What a search covered: never "nothing there" when the window knows of holes. */

@@ -123,7 +123,7 @@ function holeRanges(holes: readonly SearchHole[]): HoleRange[] {
   const num = (id: string) => Number(id.slice(id.indexOf("_") + 1));
   for (const h of holes) {
     const prev = out.at(-1);
-    const kindOf = (w: SearchHole["why"]) => (w === "unavailable" ? "unavailable" : "gone");
+    const kindOf = (w: SearchHole["why"]) => (w === "unavailable" || w === "elsewhere" ? w : "gone");
     if (prev && kindOf(prev.why) === kindOf(h.why) && num(h.spanId) === num(prev.last) + 1) {
       out[out.length - 1] = { ...prev, last: h.spanId, count: prev.count + 1 };
     } else out.push({ first: h.spanId, last: h.spanId, count: 1, why: h.why });
@@ -140,8 +140,9 @@ function coverageLine(input: RenderInput, ranges: readonly HoleRange[], named: n
   const { coverage, matches } = input;
   const searched = `${coverage.live} live and ${coverage.pruned} recoverable pruned span${coverage.pruned === 1 ? "" : "s"}`;
   const parts: string[] = [matches.length === 0 ? `no match in ${searched}` : `searched ${searched}`];
-  const gone = ranges.filter((r) => r.why !== "unavailable");
+  const gone = ranges.filter((r) => r.why !== "unavailable" && r.why !== "elsewhere");
   const down = ranges.filter((r) => r.why === "unavailable");
+  const away = ranges.filter((r) => r.why === "elsewhere");
   let budget = named;
   const name = (list: readonly HoleRange[]): string => {
     const shown = list.slice(0, Math.max(0, Math.min(budget, list.length)));
@@ -158,10 +159,12 @@ function coverageLine(input: RenderInput, ranges: readonly HoleRange[], named: n
     parts.push(`${name(gone)} ${verb} unrecoverable and may have held ${matches.length === 0 ? "it" : "more"}`);
   }
   if (downCount > 0) parts.push(`${name(down)} could not be read now (store unreachable; retry)`);
+  const awayCount = away.reduce((n, r) => n + r.count, 0);
+  if (awayCount > 0) parts.push(`${name(away)} ${awayCount === 1 ? "is" : "are"} another window's of this session, not searched here`);
   if (coverage.truncated) parts.push(`a store had more than ${input.candidateLimit} candidate copies; narrow the query to search the rest`);
   if (coverage.unread > 0) {
     parts.push(`${coverage.unread} span${coverage.unread === 1 ? " was" : "s were"} not read: the pattern costs too much for ${coverage.unread === 1 ? "its" : "their"} length; use a substring or a simpler pattern`);
   }
-  if (goneCount === 0 && downCount === 0 && !coverage.truncated && coverage.unread === 0 && matches.length === 0) parts.push("nothing pruned is unrecoverable");
+  if (goneCount === 0 && downCount === 0 && awayCount === 0 && !coverage.truncated && coverage.unread === 0 && matches.length === 0) parts.push("nothing pruned is unrecoverable");
   return parts.join("; ");
 }

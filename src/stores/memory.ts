@@ -1,7 +1,7 @@
 import { EMPTY_CHAIN, sealChain, type AuditDraft, type AuditRecord } from "../audit.js";
 import { commitResult, planCommit } from "./commit.js";
 import { StoreBase } from "./options.js";
-import { lookupAnswer, readOnly, spanTaken } from "./records.js";
+import { copySearchAnswer, lookupAnswer, readOnly, spanTaken, storeLiteral } from "./records.js";
 import type {
   BackingStore, CopySearch, CopySearchRequest, LookupKey, LookupResult, PersistInput, Persisted, PruneCommit, PruneTransaction, RegisteredSpan,
   RotateReport, SpanRegistration,
@@ -101,23 +101,14 @@ export class MemoryStore extends StoreBase implements BackingStore {
 
   /** Scans the session's copies in the order they were persisted. */
   async searchCopies(session: string, request: CopySearchRequest): Promise<CopySearch> {
-    const s = this.#session(session);
-    const candidates: CopySearch["candidates"][number][] = [];
-    const gone: CopySearch["gone"][number][] = [];
-    let more = false;
-    for (const rec of s.bySpan.values()) {
-      if (rec.text === null) {
-        gone.push({ handle: rec.handle, spanId: rec.spanId });
-        continue;
-      }
-      if (request.literal !== null && !rec.text.includes(request.literal)) continue;
-      if (candidates.length >= request.limit) {
-        more = true;
-        continue;
-      }
-      candidates.push({ handle: rec.handle, spanId: rec.spanId, kind: rec.kind, text: rec.text, hash: rec.hash });
-    }
-    return { candidates, more, gone, index: "scan" };
+    const s = this.#sessions.get(session);
+    const rows = request.copies.map((c) => {
+      const rec = s?.byHandle.get(c.handle);
+      if (rec === undefined) return undefined;
+      const holds = rec.text !== null && rec.text.includes(storeLiteral(request.literal));
+      return { handle: rec.handle, spanId: rec.spanId, kind: rec.kind, hash: rec.hash, rotated: rec.text === null, text: holds ? rec.text : null };
+    });
+    return copySearchAnswer(request, rows);
   }
 
   async appendAudit(session: string, draft: AuditDraft): Promise<AuditRecord> {

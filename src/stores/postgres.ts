@@ -7,7 +7,7 @@ import { StoreBase, type StoreOptions } from "./options.js";
 import { createPool, driverFor, isCommitUnknown, isRetryable, isWireError, storeError, type Driver, type DriverStats, type PgQueryable, type Row, type TxSession } from "./postgres/driver.js";
 import { migrateWith, SCHEMA_VERSION, schemaVersion } from "./postgres/schema.js";
 import { RawSql, sql, tablesOf, type Tables } from "./postgres/sql.js";
-import { lookupAnswer, readOnly, registeredSpan, spanTaken, type SpanRow, type StoredRecord } from "./records.js";
+import { copySearchAnswer, lookupAnswer, readOnly, registeredSpan, spanTaken, storeLiteral, type SpanRow, type StoredRecord } from "./records.js";
 import type {
   BackingStore, CopySearch, CopySearchRequest, LookupKey, LookupResult, PersistInput, Persisted, PruneCommit, PruneTransaction, RegisteredSpan,
   RotateReport, SpanRegistration,
@@ -301,38 +301,31 @@ export class PostgresStore extends StoreBase implements BackingStore {
   }
 
   /**
-   * One round trip: the candidates (`text LIKE '%literal%'`, which the pg_trgm index answers for three
-   * characters or more), the rotated-out records, and whether the index exists. The model's regex is
-   * never sent to the server: PostgreSQL's regex engine backtracks, and the window confirms every
-   * candidate on re2js anyway.
+   * The copies asked about, read by handle within the session (the unique (store, session, handle) index),
+   * with the text only of those holding the literal (`LIKE`), so the cost never depends on other sessions'
+   * data. The model's regex is never sent to the server: PostgreSQL's regex engine backtracks, and the
+   * window confirms every candidate on re2js anyway.
    */
   async searchCopies(session: string, request: CopySearchRequest): Promise<CopySearch> {
+    if (request.copies.length === 0) return { candidates: [], more: false, gone: [] };
     const R = this.#t.records;
-    const own = new RawSql(sql`store = ${this.name} AND session = ${session}`);
-    const limit = Math.max(0, Math.floor(request.limit)) + 1;
-    const { literal } = request;
-    // PostgreSQL text cannot hold NUL, so no copy here contains one.
-    const match = new RawSql(
-      literal === null ? "TRUE" : literal.includes("\0") ? "FALSE" : sql`text LIKE ${`%${literal.replace(/[\\%_]/g, "\\$&")}%`}`,
-    );
-    const [rows, gone, index] = await this.#run("search", () =>
+    // PostgreSQL text cannot hold NUL, so no copy here contains one: filter on the longest NUL-free run.
+    const literal = storeLiteral(request.literal);
+    const holds = new RawSql(literal === "" ? "TRUE" : sql`text LIKE ${`%${literal.replace(/[\\%_]/g, "\\$&")}%`}`);
+    const handles = request.copies.map((c) => c.handle);
+    const [rows] = await this.#run("search", () =>
       this.#driver.script([
-        sql`SELECT handle, span_id, kind, text, hash FROM ${R} WHERE ${own} AND text IS NOT NULL AND ${match} ORDER BY created_at, span_id LIMIT ${limit}`,
-        sql`SELECT handle, span_id FROM ${R} WHERE ${own} AND text IS NULL ORDER BY created_at, span_id`,
-        sql`SELECT to_regclass(${`${pg.escapeIdentifier(this.schema)}.records_text_trgm`}) IS NOT NULL AS indexed`,
+        sql`SELECT handle, span_id, kind, hash, text IS NULL AS rotated, CASE WHEN text IS NOT NULL AND ${holds} THEN text END AS text
+            FROM ${R} WHERE store = ${this.name} AND session = ${session} AND handle IN (${handles})`,
       ], this.#timeoutMs),
     );
-    const candidates = (rows ?? []).map((r) => ({
-      handle: String(r["handle"]), spanId: String(r["span_id"]), kind: String(r["kind"]), text: String(r["text"]), hash: String(r["hash"]),
-    }));
-    const more = candidates.length >= limit;
-    const indexed = index?.[0]?.["indexed"] === true && request.literal !== null && [...request.literal].length >= 3;
-    return {
-      candidates: more ? candidates.slice(0, limit - 1) : candidates,
-      more,
-      gone: (gone ?? []).map((r) => ({ handle: String(r["handle"]), spanId: String(r["span_id"]) })),
-      index: indexed ? "pg-trigram" : "scan",
-    };
+    return copySearchAnswer(
+      request,
+      (rows ?? []).map((r) => ({
+        handle: String(r["handle"]), spanId: String(r["span_id"]), kind: String(r["kind"]), hash: String(r["hash"]),
+        rotated: r["rotated"] === true, text: r["text"] === null || r["text"] === undefined ? null : String(r["text"]),
+      })),
+    );
   }
 
   async appendAudit(session: string, draft: AuditDraft): Promise<AuditRecord> {

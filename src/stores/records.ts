@@ -1,5 +1,5 @@
 /** The stored form of a span's copy, and how every adapter reads it. */
-import type { LookupResult, PersistInput, RegisteredSpan, StoreCapabilities } from "./store.js";
+import type { CopyCandidate, CopySearch, CopySearchRequest, LookupResult, PersistInput, RegisteredSpan, StoreCapabilities } from "./store.js";
 
 /** A stored span record as every adapter reads it (`text` is `null` once rotated out). */
 export interface StoredRecord {
@@ -63,4 +63,47 @@ export function registeredSpan(r: SpanRow): RegisteredSpan {
     message: r.message === null || r.message === undefined ? null : (JSON.parse(r.message) as RegisteredSpan["message"]),
     store: r.backing ?? null, replacement: r.replacement ?? null,
   };
+}
+
+/** A record a search read for one copy asked about: `text` only when it holds the literal (a candidate). */
+export interface SearchedRecord {
+  readonly handle: string;
+  readonly spanId: string;
+  readonly kind: string;
+  readonly hash: string;
+  readonly rotated: boolean;
+  readonly text: string | null;
+}
+
+/**
+ * A search's answer from the records read for the copies asked about (by handle; `undefined` where there is
+ * none): every adapter's one rule for which copies are gone and which are candidates, in the order asked.
+ */
+export function copySearchAnswer(request: CopySearchRequest, rows: ReadonlyArray<SearchedRecord | undefined>): CopySearch {
+  const byHandle = new Map<string, SearchedRecord>();
+  for (const r of rows) if (r !== undefined) byHandle.set(r.handle, r);
+  const candidates: CopyCandidate[] = [];
+  const gone: string[] = [];
+  let more = false;
+  for (const c of request.copies) {
+    const r = byHandle.get(c.handle);
+    if (r === undefined || r.rotated || r.hash !== c.hash) {
+      gone.push(c.handle);
+      continue;
+    }
+    if (r.text === null) continue;
+    if (candidates.length >= request.limit) more = true;
+    else candidates.push({ handle: r.handle, spanId: r.spanId, kind: r.kind, text: r.text, hash: r.hash });
+  }
+  return { candidates, more, gone };
+}
+
+/**
+ * The part of a literal a store filters on: the longest run without a NUL (SQL text functions stop at one),
+ * or `""` (every copy is a candidate). The window confirms every candidate on its bytes, so a shorter filter
+ * only widens the candidates.
+ */
+export function storeLiteral(literal: string | null): string {
+  if (literal === null) return "";
+  return literal.split("\0").reduce((best, part) => (part.length > best.length ? part : best), "");
 }

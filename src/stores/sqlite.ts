@@ -4,7 +4,7 @@ import { StoreError } from "../errors.js";
 import { EMPTY_CHAIN, sealChainJson, type AuditDraft, type AuditRecord, type ChainHead } from "../audit.js";
 import { commitResult, planCommit } from "./commit.js";
 import { StoreBase, type StoreOptions } from "./options.js";
-import { lookupAnswer, readOnly, registeredSpan, spanTaken, type SpanRow, type StoredRecord } from "./records.js";
+import { copySearchAnswer, lookupAnswer, readOnly, registeredSpan, spanTaken, storeLiteral, type SpanRow, type StoredRecord } from "./records.js";
 import type {
   BackingStore, CopyCandidate, CopySearch, CopySearchRequest, LookupKey, LookupResult, PersistInput, Persisted, PruneCommit, PruneTransaction,
   RegisteredSpan, RotateReport, SpanRegistration,
@@ -109,61 +109,45 @@ const CHAIN_AUDIT = `FROM pruneguard_chains c JOIN pruneguard_audit a ON a.id BE
                WHERE c.store = @store AND c.session = @session`;
 
 /**
- * The full-text index over the copies, for search: an FTS5 table with the trigram tokenizer (any
- * substring of three or more characters is an index lookup), contentless so the text is not stored
- * twice, keyed by `doc`, a stable number each record gets on insert (a table's implicit rowid may be
- * renumbered by VACUUM; `doc` never is). Triggers keep it in step with every write to `text`: persist,
- * re-persist and rotation (a rotated copy leaves the index with its bytes).
+ * Each record gets `doc`, a stable number on insert (a table's implicit rowid may be renumbered by VACUUM;
+ * `doc` never is). Files written by 0.1 also had an FTS5 trigram index over the copies, for search; it is
+ * dropped: an index shared by every session made a search's cost (and so its timing) depend on what other
+ * sessions hold, and its triggers tripled the cost of a persist. Search now reads the window's own copies
+ * by handle.
  */
-const SEARCH_SCHEMA = `
+const DOC_SCHEMA = `
+DROP TRIGGER IF EXISTS pruneguard_records_text;
+DROP TRIGGER IF EXISTS pruneguard_records_del;
+DROP TRIGGER IF EXISTS pruneguard_records_ins;
+DROP TABLE IF EXISTS pruneguard_copies_vocab;
+DROP TABLE IF EXISTS pruneguard_copies_fts;
 CREATE UNIQUE INDEX IF NOT EXISTS pruneguard_records_doc ON pruneguard_records (doc);
-CREATE VIRTUAL TABLE IF NOT EXISTS pruneguard_copies_fts USING fts5(
-  text, content = '', contentless_delete = 1, tokenize = 'trigram case_sensitive 1'
-);
-CREATE TRIGGER IF NOT EXISTS pruneguard_records_ins AFTER INSERT ON pruneguard_records BEGIN
+CREATE TRIGGER IF NOT EXISTS pruneguard_records_doc_ins AFTER INSERT ON pruneguard_records BEGIN
   UPDATE pruneguard_records SET doc = (SELECT coalesce(max(doc), 0) + 1 FROM pruneguard_records) WHERE rowid = new.rowid AND doc IS NULL;
-  INSERT INTO pruneguard_copies_fts (rowid, text) SELECT doc, text FROM pruneguard_records WHERE rowid = new.rowid AND text IS NOT NULL;
-END;
-CREATE TRIGGER IF NOT EXISTS pruneguard_records_text AFTER UPDATE OF text ON pruneguard_records BEGIN
-  DELETE FROM pruneguard_copies_fts WHERE rowid = old.doc;
-  INSERT INTO pruneguard_copies_fts (rowid, text) SELECT new.doc, new.text WHERE new.text IS NOT NULL;
-END;
-CREATE TRIGGER IF NOT EXISTS pruneguard_records_del AFTER DELETE ON pruneguard_records BEGIN
-  DELETE FROM pruneguard_copies_fts WHERE rowid = old.doc;
 END;
 `;
 
-/**
- * Adds the search index to a file (idempotent): a file written before it existed gets `doc` numbers and
- * an index of its live copies. Returns whether FTS5 is there; without it, search scans (still correct).
- */
-function migrateSearch(db: DatabaseSync): boolean {
-  const columns = db.prepare("PRAGMA table_info(pruneguard_records)").all() as Array<{ name: string }>;
-  const fresh = db.prepare("SELECT 1 AS x FROM sqlite_master WHERE name = 'pruneguard_copies_fts'").get() === undefined;
-  if (!fresh && columns.some((c) => c.name === "doc")) return true;
+/** Gives a file `doc` numbers and drops its former search index (idempotent; under the write lock). */
+function migrateDocs(db: DatabaseSync): void {
+  const current = () =>
+    (db.prepare("PRAGMA table_info(pruneguard_records)").all() as Array<{ name: string }>).some((c) => c.name === "doc") &&
+    db.prepare("SELECT 1 AS x FROM sqlite_master WHERE name = 'pruneguard_records_doc_ins'").get() !== undefined &&
+    db.prepare("SELECT 1 AS x FROM sqlite_master WHERE name = 'pruneguard_copies_fts'").get() === undefined;
+  if (current()) return;
   db.exec("BEGIN IMMEDIATE");
   try {
-    const now = db.prepare("PRAGMA table_info(pruneguard_records)").all() as Array<{ name: string }>;
-    if (!now.some((c) => c.name === "doc")) {
-      db.exec("ALTER TABLE pruneguard_records ADD COLUMN doc INTEGER; UPDATE pruneguard_records SET doc = rowid;");
+    if (!current()) {
+      const columns = db.prepare("PRAGMA table_info(pruneguard_records)").all() as Array<{ name: string }>;
+      if (!columns.some((c) => c.name === "doc")) db.exec("ALTER TABLE pruneguard_records ADD COLUMN doc INTEGER; UPDATE pruneguard_records SET doc = rowid;");
+      // A build of SQLite without FTS5 cannot drop an FTS5 table; such a file never had one.
+      db.exec(DOC_SCHEMA);
     }
-    const created = db.prepare("SELECT 1 AS x FROM sqlite_master WHERE name = 'pruneguard_copies_fts'").get() === undefined;
-    try {
-      db.exec(SEARCH_SCHEMA);
-    } catch (err) {
-      if (!/no such module: fts5/.test(String(err))) throw err;
-      db.exec("CREATE UNIQUE INDEX IF NOT EXISTS pruneguard_records_doc ON pruneguard_records (doc)");
-      db.exec("COMMIT");
-      return false;
-    }
-    if (created) db.exec("INSERT INTO pruneguard_copies_fts (rowid, text) SELECT doc, text FROM pruneguard_records WHERE text IS NOT NULL");
     db.exec("COMMIT");
-    return true;
   } catch (err) {
     try {
       db.exec("ROLLBACK");
     } catch {
-      // Already rolled back.
+      // Nothing to roll back.
     }
     throw err;
   }
@@ -222,8 +206,6 @@ export class SqliteStore extends StoreBase implements BackingStore {
   #open = true;
   /** The file's device and inode when the store opened it; `null` for an in-memory database. */
   readonly #identity: { readonly dev: number; readonly ino: number } | null;
-  /** The file has the FTS5 index over copies (SQLite built without FTS5 scans instead). */
-  readonly #fts: boolean;
   readonly #q: ReturnType<SqliteStore["prepare"]>;
   /** Runs `fn` inside `BEGIN IMMEDIATE … COMMIT` (rolled back if it throws). */
   readonly #immediate: <T>(fn: () => T) => T;
@@ -250,9 +232,7 @@ export class SqliteStore extends StoreBase implements BackingStore {
     this.#db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;");
     this.#createSchema();
     this.#identity = fileIdentity(options.path);
-    this.#fts = migrateSearch(this.#db);
-    // How many copies hold each trigram: a search looks up its literal's rarest trigrams first.
-    if (this.#fts) this.#db.exec("CREATE VIRTUAL TABLE IF NOT EXISTS pruneguard_copies_vocab USING fts5vocab(pruneguard_copies_fts, 'row')");
+    migrateDocs(this.#db);
     this.#q = this.prepare();
     const begin = this.#db.prepare("BEGIN IMMEDIATE");
     const commit = this.#db.prepare("COMMIT");
@@ -328,24 +308,10 @@ export class SqliteStore extends StoreBase implements BackingStore {
       releaseHolds: prep<[string, string]>(
         "UPDATE pruneguard_records SET held = 0, held_until = NULL WHERE store = ? AND session = ? AND held = 1",
       ),
-      allCopies: prep<[string, string, number], CopyCandidate>(
-        `SELECT handle, span_id AS spanId, kind, text, hash FROM pruneguard_records
-         WHERE store = ? AND session = ? AND text IS NOT NULL ORDER BY doc LIMIT ?`,
-      ),
-      scanCopies: prep<[string, string, string, number], CopyCandidate>(
-        `SELECT handle, span_id AS spanId, kind, text, hash FROM pruneguard_records
-         WHERE store = ? AND session = ? AND text IS NOT NULL AND instr(text, ?) > 0 ORDER BY doc LIMIT ?`,
-      ),
-      ftsCopies: this.#fts
-        ? prep<[string, string, string, string, number], CopyCandidate>(
-            `SELECT r.handle, r.span_id AS spanId, r.kind, r.text, r.hash FROM pruneguard_copies_fts f
-             JOIN pruneguard_records r ON r.doc = f.rowid
-             WHERE f.text MATCH ? AND r.store = ? AND r.session = ? AND r.text IS NOT NULL AND instr(r.text, ?) > 0 ORDER BY r.doc LIMIT ?`,
-          )
-        : null,
-      trigramDocs: this.#fts ? prep<[string], { doc: number }>("SELECT doc FROM pruneguard_copies_vocab WHERE term = ?") : null,
-      goneCopies: prep<[string, string], { handle: string; spanId: string }>(
-        "SELECT handle, span_id AS spanId FROM pruneguard_records WHERE store = ? AND session = ? AND text IS NULL ORDER BY doc",
+      searchCopies: prep<[string, string, string, string], { handle: string; spanId: string; kind: string; hash: string; rotated: number; text: string | null }>(
+        `SELECT handle, span_id AS spanId, kind, hash, text IS NULL AS rotated,
+                CASE WHEN text IS NOT NULL AND instr(text, ?1) > 0 THEN text END AS text
+         FROM pruneguard_records WHERE store = ?2 AND session = ?3 AND handle IN (SELECT value FROM json_each(?4))`,
       ),
       chain: prep<[string, string], { chain: number }>("SELECT chain FROM pruneguard_chains WHERE store = ? AND session = ?"),
       newChain: prep<[string, string], { chain: number }>("INSERT INTO pruneguard_chains (store, session) VALUES (?, ?) RETURNING chain"),
@@ -505,49 +471,16 @@ export class SqliteStore extends StoreBase implements BackingStore {
   }
 
   /**
-   * A literal of three or more characters is looked up in the FTS5 trigram index; a shorter one (no
-   * trigram to look up) and a regex with no literal scan the session's copies.
-   *
-   * Identifiers share common trigrams (every `req_…` holds `req`), and a phrase query reads every one of
-   * its trigrams' lists, so a long literal is looked up by its two rarest trigrams (counted in the
-   * vocabulary table, sampled along the literal) and confirmed with `instr`: exact, and it reads the
-   * two shortest lists instead of all of them.
+   * The copies asked about, read by handle within the session (the unique (store, session, handle) index),
+   * with the text only of those holding the literal: `instr` runs in SQLite over this window's copies alone,
+   * so the cost never depends on what other sessions hold.
    */
   async searchCopies(session: string, request: CopySearchRequest): Promise<CopySearch> {
-    const limit = Math.max(0, Math.floor(request.limit)) + 1;
-    const { literal } = request;
-    const indexed = this.#fts && literal !== null && [...literal].length >= 3;
-    let rows: CopyCandidate[];
-    if (literal === null) rows = this.#q.allCopies.all(this.name, session, limit);
-    else if (indexed) {
-      const query = this.#ftsQuery(literal);
-      rows = query === null ? [] : this.#q.ftsCopies!.all(query, this.name, session, literal, limit);
-    }
-    else rows = this.#q.scanCopies.all(this.name, session, literal, limit);
-    const more = rows.length >= limit;
-    return {
-      candidates: more ? rows.slice(0, limit - 1) : rows,
-      more,
-      gone: this.#q.goneCopies.all(this.name, session),
-      index: indexed ? "fts5-trigram" : "scan",
-    };
-  }
-
-  /**
-   * The FTS5 query for a literal: the whole phrase when short, else its two rarest sampled trigrams;
-   * `null` when one of them is in no copy at all (then no copy holds the literal).
-   */
-  #ftsQuery(literal: string): string | null {
-    const quote = (s: string) => `"${s.replaceAll('"', '""')}"`;
-    const cps = [...literal];
-    if (cps.length <= 9) return quote(literal);
-    // Non-overlapping trigrams along the literal, at most twelve of them.
-    const step = Math.max(3, Math.floor((cps.length - 3) / 11));
-    const sampled = new Set<string>();
-    for (let i = 0; i + 3 <= cps.length && sampled.size < 12; i += step) sampled.add(cps.slice(i, i + 3).join(""));
-    const counted = [...sampled].map((term) => ({ term, docs: this.#q.trigramDocs!.get(term)?.doc ?? 0 })).sort((a, b) => a.docs - b.docs);
-    if (counted[0]!.docs === 0) return null;
-    return counted.slice(0, 2).map((c) => quote(c.term)).join(" AND ");
+    this.#assertHealthy();
+    if (request.copies.length === 0) return { candidates: [], more: false, gone: [] };
+    const handles = JSON.stringify(request.copies.map((c) => c.handle));
+    const rows = this.#q.searchCopies.all(storeLiteral(request.literal), this.name, session, handles);
+    return copySearchAnswer(request, rows.map((r) => ({ ...r, rotated: r.rotated === 1 })));
   }
 
   async appendAudit(session: string, draft: AuditDraft): Promise<AuditRecord> {

@@ -137,11 +137,17 @@ export interface RegisteredSpan extends SpanRegistration {
   readonly replacement: string | null;
 }
 
-/** What a search asks a store for: candidate copies of one session, found with the store's index. */
+/** What a search asks a store for: candidates among the copies one window pruned, found in this session only. */
 export interface CopySearchRequest {
   /**
-   * Candidates contain this substring (case-sensitive, exact code units); `null`: every live copy of the
-   * session is a candidate. A candidate is not a match: the window confirms each on its bytes.
+   * The copies asked about: the window's reversibly pruned spans in this store, by handle, with the content
+   * hash the window recorded at the prune. Only these are read, so a search costs what this window pruned,
+   * whatever other sessions (or this session's live copies) hold.
+   */
+  readonly copies: ReadonlyArray<{ readonly handle: string; readonly hash: string }>;
+  /**
+   * Candidates contain this substring (case-sensitive, exact code units); `null`: every copy asked about is a
+   * candidate. A candidate is not a match: the window confirms each on its bytes.
    */
   readonly literal: string | null;
   /** At most this many candidates; `more` says when there were others. */
@@ -162,10 +168,11 @@ export interface CopySearch {
   readonly candidates: readonly CopyCandidate[];
   /** More copies held the literal than `limit`: those were not returned. */
   readonly more: boolean;
-  /** Records of the session whose copy was rotated out: their bytes are gone and cannot be searched. */
-  readonly gone: ReadonlyArray<{ readonly handle: string; readonly spanId: string }>;
-  /** How the candidates were found: a full-text index over the copies, or a scan of them. */
-  readonly index: "fts5-trigram" | "pg-trigram" | "scan";
+  /**
+   * Copies asked about whose bytes are not here as pruned: no record (deleted behind the runtime), rotated
+   * out, or a record whose hash is not the one asked about (altered): they cannot be searched.
+   */
+  readonly gone: readonly string[];
 }
 
 export interface RotateReport {
@@ -203,8 +210,8 @@ export interface BackingStore {
   commitPrune(txn: PruneTransaction): Promise<PruneCommit>;
   lookup(session: string, key: LookupKey): Promise<LookupResult>;
   /**
-   * Candidate copies of the session for a search, found with the store's own index (SQLite FTS5 trigram,
-   * PostgreSQL pg_trgm) or by a scan, plus the session's rotated-out records.
+   * Candidates for a search among the copies asked about (those holding the literal), and which of them are
+   * gone: read by handle within the session, so the cost never depends on other sessions' data.
    */
   searchCopies(session: string, request: CopySearchRequest): Promise<CopySearch>;
   /** Appends a decision that needed no record change (invalid directives, recalls, unbacked kinds). */

@@ -36,6 +36,8 @@ export interface SearchContext {
   readonly auditStore: BackingStore;
   readonly budgetTokens: number;
   audit(store: BackingStore, draft: AuditDraft): Promise<number | null>;
+  /** The session's span ids as the home store registered them, from every window of the session. */
+  sessionSpans(): Promise<readonly string[]>;
 }
 
 /** Runs a compiled query over the session and audits the answer. */
@@ -70,7 +72,8 @@ export async function search(query: SearchQuery, raw: string, ctx: SearchContext
         break;
       case "pruned":
         if (e.replacement !== null) match(e.spanId, e.kind, e.handle, "replacement", e.replacement);
-        if (e.store === null || e.handle === null) holes.set(e.spanId, "copy-lost");
+        // A copy the window already found lost (a recall, `checkCopies`) is not asked about again.
+        if (e.store === null || e.handle === null || e.copyLost) holes.set(e.spanId, "copy-lost");
         else {
           let m = byStore.get(e.store);
           if (!m) byStore.set(e.store, (m = new Map()));
@@ -103,15 +106,17 @@ export async function search(query: SearchQuery, raw: string, ctx: SearchContext
   for (const [name, byHandle] of byStore) {
     let answer;
     try {
-      answer = await ctx.store(name).searchCopies(ctx.session, { literal: query.literal, limit: CANDIDATE_LIMIT });
+      const copies = [...byHandle.values()].map((e) => ({ handle: e.handle!, hash: e.hash }));
+      answer = await ctx.store(name).searchCopies(ctx.session, { copies, literal: query.literal, limit: CANDIDATE_LIMIT });
     } catch {
       for (const e of byHandle.values()) holes.set(e.spanId, "unavailable");
       continue;
     }
     truncated ||= answer.more;
-    for (const g of answer.gone) {
-      const e = byHandle.get(g.handle);
-      if (e !== undefined && e.spanId === g.spanId) holes.set(e.spanId, "copy-lost");
+    // Rotated out, deleted or altered behind the runtime: the store no longer has the bytes pruned.
+    for (const handle of answer.gone) {
+      const e = byHandle.get(handle);
+      if (e !== undefined) holes.set(e.spanId, "copy-lost");
     }
     for (const c of answer.candidates) {
       const e = byHandle.get(c.handle);
@@ -127,6 +132,19 @@ export async function search(query: SearchQuery, raw: string, ctx: SearchContext
     for (const e of byHandle.values()) if (!holes.has(e.spanId) && !unread.has(e.spanId)) pruned++;
   }
   for (const id of found.keys()) unread.delete(id);
+  // Spans another window of the session appended (and may have pruned under a tombstone): not here to read.
+  const here = new Set(order);
+  let elsewhere: readonly string[] = [];
+  try {
+    elsewhere = (await ctx.sessionSpans()).filter((id) => !here.has(id));
+  } catch {
+    // The home store failed: the live spans and copies above were still searched; say what could not be.
+    elsewhere = [];
+    holes.set("(session registry)", "unavailable");
+  }
+  for (const id of elsewhere) holes.set(id, "elsewhere");
+  order.push(...elsewhere);
+  if (holes.has("(session registry)")) order.push("(session registry)");
   const inOrder = <T>(m: ReadonlyMap<string, T>) => order.filter((id) => m.has(id));
   const matches = inOrder(found).map((id) => found.get(id)!);
   const coverage = {

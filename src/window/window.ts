@@ -731,6 +731,7 @@ export class ContextWindow<K extends string = string> {
       auditStore: this.#settings.auditStore,
       budgetTokens: this.#settings.limits.searchTokens ?? DEFAULT_SEARCH_TOKENS,
       audit: (store, draft) => this.#audit(store, draft),
+      sessionSpans: async () => (await this.#settings.auditStore.sessionSpans(this.session)).map((s) => s.spanId),
     });
   }
 

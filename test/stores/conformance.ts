@@ -266,7 +266,7 @@ export function describeStoreConformance(label: string, factory: StoreFactory): 
       await store.close();
     });
 
-    it("searchCopies finds every live copy holding a literal, in this session only, and lists rotated-out records", async () => {
+    it("searchCopies reads only the copies asked about, in this session: candidates hold the literal; rotated, deleted and altered ones are gone", async () => {
       const { store, clock } = await make();
       const texts: Record<string, string> = {
         span_1: "GET /orders 502 X-Request-Id: req_7f3a9c2e41 upstream timeout",
@@ -274,33 +274,48 @@ export function describeStoreConformance(label: string, factory: StoreFactory): 
         span_3: "old output with req_7f3a9c2e41 that will rotate out",
         span_4: "nothing to see",
       };
-      for (const [spanId, text] of Object.entries(texts)) await store.persist({ session: "s1", spanId, kind: "k", text, hash: contentHash(text) });
+      const handles: Record<string, string> = {};
+      const persist = async (spanId: string, text: string) => {
+        handles[spanId] = (await store.persist({ session: "s1", spanId, kind: "k", text, hash: contentHash(text) })).handle;
+      };
+      for (const [spanId, text] of Object.entries(texts)) await persist(spanId, text);
       await store.persist({ session: "s2", spanId: "span_1", kind: "k", text: "req_7f3a9c2e41 of another session", hash: contentHash("req_7f3a9c2e41 of another session") });
       // Only span_3 is old enough to rotate.
       clock.advance(HOUR);
       const late = "late req_7f3a9c2e41";
-      await store.persist({ session: "s1", spanId: "span_5", kind: "k", text: late, hash: contentHash(late) });
+      await persist("span_5", late);
       texts["span_5"] = late;
+      // A live copy nobody asks about (a live span's own record) is never read.
+      await persist("span_6", "live span req_7f3a9c2e41");
       clock.advance(HOUR + 1);
       // Rotate what is older than two hours: span_1..span_4 and s2's span; keep them live by re-persisting all but span_3.
       await store.rotate();
       for (const id of ["span_1", "span_2", "span_4"]) await store.persist({ session: "s1", spanId: id, kind: "k", text: texts[id]!, hash: contentHash(texts[id]!) });
       const live = (id: string) => id !== "span_3";
+      const copies = Object.keys(texts).map((id) => ({ handle: handles[id]!, hash: contentHash(texts[id]!) }));
       for (const literal of ["req_7f3a9c2e41", "req_7f3a", "7f", "%", "_", "\\", '"quoted"', "NEAR(a b)", "^col:", "naïve 🚀", "🚀", "*", "e", "absent-literal", "REQ_7F3A", `it's 100% "quoted"`, "X-Request-Id: req_7f3a9c2e41 upstream", "req_7f3a9c2e41 that will rotate"]) {
-        const r = await store.searchCopies("s1", { literal, limit: 100 });
+        const r = await store.searchCopies("s1", { copies, literal, limit: 100 });
         const expected = Object.entries(texts).filter(([id, t]) => live(id) && t.includes(literal)).map(([id]) => id).sort();
         const got = r.candidates.map((c) => c.spanId).sort();
         expect({ literal, got }).toEqual({ literal, got: expected });
         for (const c of r.candidates) expect(c).toMatchObject({ text: texts[c.spanId], hash: contentHash(texts[c.spanId]!) });
         expect(r.more).toBe(false);
-        expect(r.gone.map((g) => g.spanId)).toEqual(["span_3"]);
+        expect(r.gone).toEqual([handles["span_3"]]);
       }
-      const all = await store.searchCopies("s1", { literal: null, limit: 100 });
+      const all = await store.searchCopies("s1", { copies, literal: null, limit: 100 });
       expect(all.candidates.map((c) => c.spanId).sort()).toEqual(["span_1", "span_2", "span_4", "span_5"]);
-      const capped = await store.searchCopies("s1", { literal: "req_7f3a", limit: 2 });
+      const capped = await store.searchCopies("s1", { copies, literal: "req_7f3a", limit: 2 });
       expect(capped.candidates).toHaveLength(2);
       expect(capped.more).toBe(true);
-      expect((await store.searchCopies("s3", { literal: "req", limit: 10 })).candidates).toEqual([]);
+      // Asked with another hash (altered behind the runtime), or about a handle with no record (deleted): gone.
+      const altered = await store.searchCopies("s1", { copies: [{ handle: handles["span_1"]!, hash: contentHash("other bytes") }, { handle: "#999", hash: contentHash("x") }], literal: "req", limit: 10 });
+      expect(altered).toEqual({ candidates: [], more: false, gone: [handles["span_1"], "#999"] });
+      // Another session's handle of the same number is not this session's record.
+      expect(await store.searchCopies("s3", { copies: [copies[0]!], literal: "req", limit: 10 })).toEqual({ candidates: [], more: false, gone: [copies[0]!.handle] });
+      // A literal holding a NUL filters on its longest run without one: a wider set, never a narrower one.
+      const nul = await store.searchCopies("s1", { copies, literal: "\0req_7f3a9c2e41", limit: 100 });
+      expect(nul.candidates.map((c) => c.spanId).sort()).toEqual(["span_1", "span_5"]);
+      expect(await store.searchCopies("s1", { copies: [], literal: "req", limit: 10 })).toEqual({ candidates: [], more: false, gone: [] });
       await store.close();
     });
 

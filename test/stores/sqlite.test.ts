@@ -44,11 +44,24 @@ describe("SqliteStore specifics", () => {
     await b.close();
   });
 
-  it("search looks literals of three or more characters up in the FTS5 trigram index, shorter ones by scan", async () => {
-    const s = new SqliteStore({ name: "a", path: join(dir, "fts.db") });
-    await s.persist({ session: "s", spanId: "span_1", kind: "k", text: "X-Request-Id: req_7f3a9c2e41", hash: contentHash("X-Request-Id: req_7f3a9c2e41") });
-    expect(await s.searchCopies("s", { literal: "req_7f", limit: 5 })).toMatchObject({ index: "fts5-trigram", candidates: [{ spanId: "span_1" }] });
-    expect(await s.searchCopies("s", { literal: "7f", limit: 5 })).toMatchObject({ index: "scan", candidates: [{ spanId: "span_1" }] });
+  // Finding 25.15: the former FTS5 index was shared by every session, so a search's cost told whether another
+  // session held a string; search now reads the window's own copies by handle, and the index is dropped.
+  it("a file with the former FTS5 search index is migrated: index and triggers dropped, copies searched by handle", async () => {
+    const path = join(dir, "fts.db");
+    const { DatabaseSync } = await import("node:sqlite");
+    const s0 = new SqliteStore({ name: "a", path });
+    const text = "X-Request-Id: req_7f3a9c2e41";
+    const { handle } = await s0.persist({ session: "s", spanId: "span_1", kind: "k", text, hash: contentHash(text) });
+    await s0.close();
+    const db = new DatabaseSync(path);
+    db.exec(`CREATE VIRTUAL TABLE pruneguard_copies_fts USING fts5(text, content = '', contentless_delete = 1, tokenize = 'trigram case_sensitive 1');
+      CREATE TRIGGER pruneguard_records_text AFTER UPDATE OF text ON pruneguard_records BEGIN DELETE FROM pruneguard_copies_fts WHERE rowid = old.doc; END;`);
+    db.close();
+    const s = new SqliteStore({ name: "a", path });
+    const names = new DatabaseSync(path).prepare("SELECT name FROM sqlite_master WHERE name LIKE 'pruneguard_copies%' OR name = 'pruneguard_records_text'").all();
+    expect(names).toEqual([]);
+    expect(await s.searchCopies("s", { copies: [{ handle, hash: contentHash(text) }], literal: "req_7f", limit: 5 })).toMatchObject({ candidates: [{ spanId: "span_1" }], gone: [] });
+    expect(s.integrityCheck()).toBe("ok");
     await s.close();
   });
 
@@ -65,16 +78,18 @@ describe("SqliteStore specifics", () => {
     db.exec("DELETE FROM pruneguard_records WHERE span_id IN ('span_1', 'span_2', 'span_3')");
     db.close();
     const a = new SqliteStore({ name: "a", path });
-    expect((await a.searchCopies("s", { literal: "id_17_end", limit: 5 })).candidates.map((c) => c.spanId)).toEqual(["span_17"]);
+    const copies = Array.from({ length: 21 }, (_, k) => ({ handle: `#${k + 1}`, hash: contentHash(`row ${k + 1} id_${k + 1}_end`) }));
+    expect((await a.searchCopies("s", { copies, literal: "id_17_end", limit: 5 })).candidates.map((c) => c.spanId)).toEqual(["span_17"]);
     await a.close();
     const v = new DatabaseSync(path);
     v.exec("VACUUM");
     v.close();
     const b = new SqliteStore({ name: "a", path });
-    await b.persist({ session: "s", spanId: "span_21", kind: "k", text: "row 21 id_21_end", hash: contentHash("row 21 id_21_end") });
+    const { handle } = await b.persist({ session: "s", spanId: "span_21", kind: "k", text: "row 21 id_21_end", hash: contentHash("row 21 id_21_end") });
+    copies[20] = { handle, hash: contentHash("row 21 id_21_end") };
     for (const i of [4, 17, 20, 21]) {
-      expect((await b.searchCopies("s", { literal: `id_${i}_end`, limit: 5 })).candidates.map((c) => c.spanId)).toEqual([`span_${i}`]);
-      expect((await b.searchCopies("s", { literal: `row ${i} id_${i}_end`, limit: 5 })).candidates.map((c) => c.spanId)).toEqual([`span_${i}`]);
+      expect((await b.searchCopies("s", { copies, literal: `id_${i}_end`, limit: 5 })).candidates.map((c) => c.spanId)).toEqual([`span_${i}`]);
+      expect((await b.searchCopies("s", { copies, literal: `row ${i} id_${i}_end`, limit: 5 })).candidates.map((c) => c.spanId)).toEqual([`span_${i}`]);
     }
     expect(b.integrityCheck()).toBe("ok");
     await b.close();

@@ -11,6 +11,7 @@ import { ManualClock, type KindPolicy } from "../../src/types.js";
 import type { DirectiveOutcome, SearchOutcome } from "../../src/outcome.js";
 import { compileQuery, requiredLiteral, scanner, SEARCH_WORK_UNITS } from "../../src/search/query.js";
 import { compilePinPattern } from "../../src/policy/pins.js";
+import { contentHash } from "../../src/hash.js";
 
 const HOUR = 3_600_000;
 const KINDS: Record<string, KindPolicy> = {
@@ -368,5 +369,99 @@ describe("empty-match refusal by the engine's analysis", () => {
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+// Finding 25.3: coverage comes from everything the window and the stores know.
+describe("search coverage never hides a hole the window or a store knows of", () => {
+  async function sqliteSetup() {
+    const { mkdtempSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const { SqliteStore } = await import("../../src/stores/sqlite.js");
+    const { DatabaseSync } = await import("node:sqlite");
+    const path = join(mkdtempSync(join(tmpdir(), "pruneguard-search-holes-")), "agent.db");
+    const clock = new ManualClock(0);
+    const log = new SqliteStore({ name: "log", path, retentionMs: 2 * HOUR, clock });
+    const open = () => new ContextWindow({ session: "s", clock, stores: { log }, kinds: KINDS });
+    const sql = (q: string, ...args: string[]) => {
+      const db = new DatabaseSync(path);
+      db.prepare(q).run(...args);
+      db.close();
+    };
+    return { clock, log, open, sql };
+  }
+
+  it("a copy deleted or altered behind the runtime is named, whether or not the window has noticed", async () => {
+    const { open, sql, log } = await sqliteSetup();
+    const win = open();
+    const refs = [];
+    for (const t of ["alpha req_aaaaaa01", "beta req_bbbbbb02", "gamma req_cccccc03"]) refs.push(await win.append({ kind: "tool", text: t }));
+    for (const r of refs) await win.prune({ span: r, mode: "drop" });
+    sql("DELETE FROM pruneguard_records WHERE span_id = ?", "span_1");
+    sql("UPDATE pruneguard_records SET text = 'forged', hash = ? WHERE span_id = ?", "0".repeat(64), "span_2");
+    const r = searched(await win.search("req_"));
+    expect(r.matches.map((m) => m.spanId)).toEqual(["span_3"]);
+    expect(r.coverage.holes).toEqual([{ spanId: "span_1", why: "copy-lost" }, { spanId: "span_2", why: "copy-lost" }]);
+    expect(r.text).not.toContain("nothing pruned is unrecoverable");
+    // Once a recall has found the loss, the window names it without asking the store.
+    expect((await win.recall("span_1")).status).not.toBe("found");
+    const again = searched(await win.search("absent-literal"));
+    expect(again.coverage.holes.map((h) => h.spanId)).toEqual(["span_1", "span_2"]);
+    await log.close();
+  });
+
+  it("a span another window of the session appended and tombstoned is named as not searched here", async () => {
+    const { open, log } = await sqliteSetup();
+    const a = open();
+    await a.append({ kind: "tool", text: "first" });
+    const b = await ContextWindow.resume({ session: "s", clock: new ManualClock(0), stores: { log }, kinds: KINDS });
+    const ref = await b.append({ kind: "scratch", text: "only b saw req_deadbeef" });
+    await b.prune({ span: ref, mode: "drop", acceptLossy: true });
+    const r = searched(await a.search("req_deadbeef"));
+    expect(r.status).toBe("no-match");
+    expect(r.coverage.holes).toEqual([{ spanId: "span_2", why: "elsewhere" }]);
+    expect(r.text).toContain("span_2 is another window's of this session, not searched here");
+    expect(r.text).not.toContain("nothing pruned is unrecoverable");
+    await log.close();
+  });
+
+  it("a literal holding a NUL finds the copy on SQLite that holds it", async () => {
+    const { open, log } = await sqliteSetup();
+    const win = open();
+    const ref = await win.append({ kind: "tool", text: "binary\0req_nul123 tail" });
+    await win.prune({ span: ref, mode: "drop" });
+    const r = searched(await win.search("\0req_nul"));
+    expect(r.matches.map((m) => [m.spanId, m.source])).toEqual([["span_1", "copy"]]);
+    await log.close();
+  });
+});
+
+// Finding 25.15: a search reads this window's copies by handle, so its cost cannot tell what other sessions hold.
+describe("search cost is independent of other sessions' data", () => {
+  it("the store is asked only about the window's pruned copies, and SQLite reads them through the handle index", async () => {
+    const asked: unknown[] = [];
+    const { win } = setup({ store: (inner) => withSearch(inner, async (session, request) => (asked.push(request.copies), inner.searchCopies(session, request))) });
+    await win.append({ kind: "tool", text: "live req_1111111" });
+    const ref = await win.append({ kind: "tool", text: "pruned req_2222222" });
+    await win.prune({ span: ref, mode: "drop" });
+    await win.search("req_");
+    expect(asked).toEqual([[{ handle: "#2", hash: contentHash("pruned req_2222222") }]]);
+    const { DatabaseSync } = await import("node:sqlite");
+    const { SqliteStore } = await import("../../src/stores/sqlite.js");
+    const { mkdtempSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const path = join(mkdtempSync(join(tmpdir(), "pruneguard-plan-")), "agent.db");
+    await new SqliteStore({ name: "log", path }).close();
+    // The statement the store runs, planned on the store's own schema.
+    const db = new DatabaseSync(path);
+    const plan = db
+      .prepare(`EXPLAIN QUERY PLAN SELECT handle, span_id AS spanId, kind, hash, text IS NULL AS rotated,
+                CASE WHEN text IS NOT NULL AND instr(text, ?1) > 0 THEN text END AS text
+         FROM pruneguard_records WHERE store = ?2 AND session = ?3 AND handle IN (SELECT value FROM json_each(?4))`)
+      .all("x", "log", "s", "[]") as Array<{ detail: string }>;
+    db.close();
+    expect(plan.map((p) => p.detail).join("\n")).toMatch(/USING (?:COVERING )?INDEX \S+ \(store=\? AND session=\? AND handle=\?\)/);
   });
 });
