@@ -13,10 +13,11 @@ import type { RejectReason } from "../decision/reasons.js";
 import { carryScanned, findPins } from "../pins.js";
 import { rejectionWhy } from "../render.js";
 import { frameUntrusted } from "../render/framing.js";
-import type { BackingStore, CheckResult, PruneCommit, PruneDecision } from "../stores/store.js";
+import { contentHash } from "../hash.js";
+import type { BackingStore, CheckResult, LookupResult, PruneCommit, PruneDecision } from "../stores/store.js";
 import type { KindPolicy, PinPattern } from "../types.js";
 import { checkedPruneDraft } from "./audit-drafts.js";
-import { goneText, kindOf, spanIdOf, type Entry, type LiveEntry, type SummaryEntry } from "./entries.js";
+import { goneText, kindOf, spanIdOf, type Entry, type GoneEntry, type LiveEntry, type SummaryEntry } from "./entries.js";
 
 /** A run the window can summarize. */
 export interface RangePlan {
@@ -25,6 +26,8 @@ export interface RangePlan {
   readonly members: readonly Entry[];
   /** The live members: the ones the store checks and holds. */
   readonly live: readonly LiveEntry[];
+  /** Members pruned earlier: their copies are read before the run commits (`verifyPrunedMembers`). */
+  readonly pruned: readonly GoneEntry[];
   /** Every pinned identifier of the members, in order. */
   readonly ids: readonly string[];
 }
@@ -37,6 +40,8 @@ export interface RangeRefusal {
 
 export interface RangeContext {
   readonly entries: readonly Entry[];
+  /** The clock: a member whose copy is no longer promised now is as lost as one found gone. */
+  readonly now: number;
   policyOf(kind: string): KindPolicy;
   pinsFor(policy: KindPolicy): readonly PinPattern[];
 }
@@ -52,6 +57,7 @@ export function planRange(ctx: RangeContext, from: string, to: string): { readon
   const members = ctx.entries.slice(start, end + 1);
   const inRange = new Set(members.map(spanIdOf));
   const live: LiveEntry[] = [];
+  const pruned: GoneEntry[] = [];
   const ids: string[] = [];
   let store: string | null | undefined;
   for (const e of members) {
@@ -68,7 +74,12 @@ export function planRange(ctx: RangeContext, from: string, to: string): { readon
     const policy = ctx.policyOf(kindOf(e));
     const pins = ctx.pinsFor(policy);
     if (e.state !== "live") {
+      // A member whose copy is known lost, or no longer promised, is a hole a digest would hide.
+      if (e.copyLost || e.handle === null || e.store === null || (e.keptUntil !== null && e.keptUntil <= ctx.now)) {
+        return { refusal: { reason: "range", message: `${e.spanId}'s copy is lost; a summary over it would hide the hole` } };
+      }
       if (e.replacement !== null) ids.push(...findPins(e.replacement, pins));
+      pruned.push(e);
       continue;
     }
     if (!policy.modes.includes("summarize")) {
@@ -88,7 +99,29 @@ export function planRange(ctx: RangeContext, from: string, to: string): { readon
     live.push(e);
     ids.push(...findPins(e.span.text, pins));
   }
-  return { plan: { start, members, live, ids: [...new Set(ids)] } };
+  return { plan: { start, members, live, pruned, ids: [...new Set(ids)] } };
+}
+
+/**
+ * Reads the copy of every member pruned earlier, before the run commits: a copy gone or altered behind the
+ * runtime refuses the run (and is marked lost, so its line stops offering a recall); a copy that is there
+ * gives its pinned identifiers to the digest — a plain drop left none in the window. Returns the refusal,
+ * or the identifiers to add. A store that fails throws: nothing was committed.
+ */
+export async function verifyPrunedMembers(
+  plan: RangePlan,
+  ctx: { lookup(store: string, handle: string): Promise<LookupResult>; pinsFor(kind: string): readonly PinPattern[] },
+): Promise<{ readonly refusal: RangeRefusal } | { readonly ids: readonly string[] }> {
+  const ids: string[] = [];
+  for (const e of plan.pruned) {
+    const found = await ctx.lookup(e.store!, e.handle!);
+    if (found.status !== "found" || found.hash !== e.hash || contentHash(found.text) !== e.hash) {
+      e.copyLost = true;
+      return { refusal: { reason: "range", message: `${e.spanId}'s copy is lost; a summary over it would hide the hole` } };
+    }
+    ids.push(...findPins(found.text, ctx.pinsFor(e.kind)));
+  }
+  return { ids };
 }
 
 /** What committing a run needs from the window. */

@@ -5,6 +5,7 @@ import { HANDLE, parseDirective, SPAN_ID } from "../directive.js";
 import { errorMessage, IrreversiblePruneError, OutcomeUnknownError } from "../errors.js";
 import { contentHash } from "../hash.js";
 import { grewLine, invalidLine, rangeRejectionLine, rejectionWhy } from "../render.js";
+import { cutUnits } from "../render/framing.js";
 import { computeCheck, unbackedCheck } from "../stores/check.js";
 import type { RecordState } from "../stores/records.js";
 import type {
@@ -12,7 +13,7 @@ import type {
   ReversibleOutcome, SearchOutcome,
 } from "../outcome.js";
 import type { SummarizeRangeDirective } from "../directive.js";
-import { commitRange, planRange, summaryEntry } from "./range.js";
+import { commitRange, planRange, verifyPrunedMembers, summaryEntry } from "./range.js";
 import { compileQuery } from "../search/query.js";
 import type { BackingStore, CheckResult, LookupResult, PruneCommit, PruneCommitItem, PruneDecision, PruneItem } from "../stores/store.js";
 import { countTokens } from "../tokens.js";
@@ -516,7 +517,8 @@ export class ContextWindow<K extends string = string> {
         store: (name) => this.#settings.stores.get(name)!,
         auditStore: this.#settings.auditStore,
       },
-      spanId, mode, digest,
+      // Made well-formed like span text at append: JSON can carry a lone surrogate, which providers refuse.
+      spanId, mode, digest === null ? null : digest.toWellFormed(),
     );
     if ("refusal" in planned) {
       const { reason, kind, message, entry } = planned.refusal;
@@ -736,8 +738,9 @@ export class ContextWindow<K extends string = string> {
   }
 
   async #summarizeRange(from: string, to: string, digest: string, raw: string): Promise<RangeOutcome> {
+    digest = digest.toWellFormed(); // as at append: a lone surrogate from JSON is not sent on
     const planned = planRange(
-      { entries: this.#entries, policyOf: (kind) => this.#settings.kinds[kind as K], pinsFor: (policy) => this.#pinsFor(policy) },
+      { entries: this.#entries, now: this.#settings.clock.now(), policyOf: (kind) => this.#settings.kinds[kind as K], pinsFor: (policy) => this.#pinsFor(policy) },
       from, to,
     );
     const refuse = async (reason: RejectReason, message: string, auditSeq?: number | null): Promise<RangeRejectedOutcome> => {
@@ -749,7 +752,19 @@ export class ContextWindow<K extends string = string> {
       return { op: "summarize_range", status: "rejected", from, to, reason, message, line, auditSeq: seq };
     };
     if ("refusal" in planned) return refuse(planned.refusal.reason, planned.refusal.message);
-    const { plan } = planned;
+    let { plan } = planned;
+    // Members pruned earlier: their copies must still be there, and give the digest their pinned ids.
+    let verified;
+    try {
+      verified = await verifyPrunedMembers(plan, {
+        lookup: (store, handle) => this.#settings.stores.get(store)!.lookup(this.session, { handle }),
+        pinsFor: (kind) => this.#pinsFor(this.#settings.kinds[kind as K]),
+      });
+    } catch (err) {
+      return refuse("store-error", `the store failed before the summary (${errorMessage(err)}); nothing was committed`);
+    }
+    if ("refusal" in verified) return refuse(verified.refusal.reason, verified.refusal.message);
+    plan = { ...plan, ids: [...new Set([...plan.ids, ...verified.ids])] };
     // The summary's id is minted by the home store like any span's, so no other process can take it.
     let summaryId: string;
     try {
@@ -816,7 +831,7 @@ export class ContextWindow<K extends string = string> {
     // A message that already names its field ("accept_lossy must be …") is not prefixed with it again.
     const message = issues.map((i) => (i.path && !i.message.startsWith(`${i.path} `) ? `${i.path}: ${i.message}` : i.message)).join("; ") || "invalid directive";
     const seq = await this.#audit(this.#settings.auditStore, invalidDraft(op, raw));
-    const line = invalidLine(message.length > 160 ? `${message.slice(0, 157)}...` : message);
+    const line = invalidLine(message.length > 160 ? `${cutUnits(message, 157)}...` : message); // on a code point (finding 25.9)
     this.#notice(line);
     return { op, status: "invalid", issues, message, line, auditSeq: seq };
   }

@@ -132,3 +132,49 @@ describe("range summaries", () => {
     expect(await w2.applyDirective({ op: "summarize_range", from: "span_1", to: "span_3" })).toMatchObject({ status: "invalid", op: "summarize_range" });
   });
 });
+
+// Finding 25.4: a digest over a lost copy would hide the hole; the ids of members dropped earlier are carried.
+describe("range summaries over members pruned earlier", () => {
+  async function sqliteSetup() {
+    const { mkdtempSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const { SqliteStore } = await import("../../src/stores/sqlite.js");
+    const { DatabaseSync } = await import("node:sqlite");
+    const path = join(mkdtempSync(join(tmpdir(), "pruneguard-range-")), "agent.db");
+    const clock = new ManualClock(0);
+    const log = new SqliteStore({ name: "log", path, retentionMs: 2 * HOUR, clock });
+    const win = new ContextWindow({ session: "s", clock, stores: { log }, kinds: KINDS });
+    const del = (spanId: string) => {
+      const db = new DatabaseSync(path);
+      db.prepare("DELETE FROM pruneguard_records WHERE span_id = ?").run(spanId);
+      db.close();
+    };
+    return { win, log, del };
+  }
+
+  it("refuses a run whose earlier-pruned member lost its copy behind the runtime, and leaves the window as it was", async () => {
+    const { win, log, del } = await sqliteSetup();
+    for (const t of ["one", "two X-Request-Id: req_2b2b2b2b", "three"]) await win.append({ kind: "tool", text: t });
+    expect((await win.applyDirective({ op: "prune", span_id: "span_2", mode: "drop" })).status).toBe("reversible");
+    del("span_2");
+    const r = await win.applyDirective({ op: "summarize_range", from: "span_1", to: "span_3", digest: "three calls" });
+    expect(r).toMatchObject({ status: "rejected", message: "span_2's copy is lost; a summary over it would hide the hole" });
+    expect(win.entries().map((e) => e.state)).toEqual(["live", "pruned", "live"]);
+    // The hole and its hint stay in the window; the line no longer offers the recall.
+    expect(win.render()).toContain("span_2");
+    expect(win.render()).toContain("req_2b2b2b2b");
+    expect((await win.recall("span_2")).status).not.toBe("found");
+    await log.close();
+  });
+
+  it("carries the pinned ids of members dropped earlier into the digest, read from their copies", async () => {
+    const { win, log } = await sqliteSetup();
+    for (const t of ["one", "two X-Request-Id: req_2b2b2b2b", "three X-Request-Id: req_3c3c3c3c"]) await win.append({ kind: "tool", text: t });
+    await win.applyDirective({ op: "prune", span_id: "span_2", mode: "drop" });
+    const r = summarized(await win.applyDirective({ op: "summarize_range", from: "span_1", to: "span_3", digest: "three calls" }));
+    expect([...r.pinsCarried].sort()).toEqual(["req_2b2b2b2b", "req_3c3c3c3c"]);
+    expect(win.render()).toContain("req_2b2b2b2b");
+    await log.close();
+  });
+});
