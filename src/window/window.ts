@@ -315,10 +315,18 @@ export class ContextWindow<K extends string = string> {
     const lossyLeft = budget === null || budget === undefined ? Number.POSITIVE_INFINITY : budget - lossyUsed;
     const keep = { now: this.#settings.clock.now(), holdUntil: this.#holdUntil() };
     const out: SpanForecast[] = [];
+    // Each tool call group's live members, gathered once: the map is linear in the window (finding 25.7).
+    const groups = new Map<string, LiveEntry[]>();
+    for (const e of this.#entries) {
+      if (e.state !== "live" || e.span.group === undefined) continue;
+      const members = groups.get(e.span.group);
+      if (members === undefined) groups.set(e.span.group, [e]);
+      else members.push(e);
+    }
     for (const e of this.#entries) {
       if (e.state !== "live") continue;
       const policy = this.#settings.kinds[e.span.kind as K];
-      const group = e.span.group === undefined ? [e] : this.#entries.filter((m): m is LiveEntry => m.state === "live" && m.span.group === e.span.group);
+      const group = e.span.group === undefined ? [e] : groups.get(e.span.group)!;
       const stores = new Set(group.map((m) => this.#settings.kinds[m.span.kind as K].store).filter((s) => s !== null));
       const checks = group.map(checkOf);
       const blocked = group.some((m) => m !== e && !this.#settings.kinds[m.span.kind as K].modes.includes("drop")) || stores.size > 1

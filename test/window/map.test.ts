@@ -163,3 +163,33 @@ describe("a model that follows the map never meets a rejection the map foresaw",
     if (expanded.status === "expanded") for (const l of expanded.text.split("\n")) expect(l).toMatch(/^span_[1-3] pruned, recall #\d+ for 1h00m$/);
   });
 });
+
+// Finding 25.7: the map gathered each span's tool call group by filtering the whole window, per span.
+describe("the map's work is linear in the window", () => {
+  it("examines a bounded number of entries per live span, however many tool-call pairs the window holds", async () => {
+    const work = async (pairs: number) => {
+      const { win } = setup();
+      for (let i = 0; i < pairs; i++) {
+        await win.append({ kind: "tool", text: `{"q":${i}}`, message: { role: "tool-call", callId: `c${i}`, toolName: "grep" } });
+        await win.append({ kind: "tool", text: `result ${i}`, message: { role: "tool-result", callId: `c${i}`, toolName: "grep" } });
+      }
+      // Every element any `filter` visits while the map is made: a whole-window filter per span is N².
+      let visited = 0;
+      const filter = Array.prototype.filter;
+      Array.prototype.filter = function (this: unknown[], ...args: Parameters<typeof filter>) {
+        visited += this.length;
+        return filter.apply(this, args);
+      } as typeof filter;
+      try {
+        win.render({ map: true });
+        await win.map();
+      } finally {
+        Array.prototype.filter = filter;
+      }
+      return visited;
+    };
+    const [small, large] = [await work(100), await work(800)];
+    // Linear: 8× the pairs is about 8× the work; quadratic would be 64×.
+    expect(large / small).toBeLessThan(16);
+  });
+});
