@@ -10,7 +10,7 @@ import { presetPins } from "../dsl/pins.js";
 import { toolBlock } from "../examples/incident-replay.js";
 import { ContextWindow, MemoryStore } from "../src/index.js";
 import { DEFAULT_HINT_TOKENS, indexHint } from "../src/hint.js";
-import { indexLine, rejectionLine, tombstoneLine } from "../src/render.js";
+import { formatUntil, indexLine, rejectionLine, tombstoneLine } from "../src/render.js";
 import { carryPins } from "../src/pins.js";
 import { frameUntrusted, GUTTER } from "../src/render/framing.js";
 import { goalAtMost, type Benchmark, type Row } from "./report.js";
@@ -46,7 +46,7 @@ export const tokensBench: Benchmark = {
     const rows: Row[] = [
       line("tombstone (o200k / cl100k)", [tombstoneLine("span_7"), tombstoneLine("span_99999")], 13),
       line("index line", [indexLine("span_7", "#3"), indexLine("span_99999", "#9999")], 12),
-      line("index line of a prune reversible until a time", [indexLine("span_7", "#3", null, 59 * 60_000), indexLine("span_99999", "#9999", null, (99 * 60 + 59) * 60_000)], 17),
+      line("index line of a prune reversible until a time", [indexLine("span_7", "#3", null, formatUntil(59 * 60_000, 0)), indexLine("span_99999", "#9999", null, formatUntil((99 * 60 + 59) * 60_000, 0))], 17),
       // With the hint of what it hid (default budget 12 tokens, plus 1 for ": ").
       line("index line with hint", [
         indexLine("span_7", "#3", indexHint({ text: '{"deploy":8812}', message: { role: "tool-call", callId: "c", toolName: "readDeployLog" } }, DEFAULT_HINT_TOKENS)),

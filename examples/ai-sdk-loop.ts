@@ -2,7 +2,7 @@
  * A multi-step agent on the Vercel AI SDK 7 (`generateText` with its mock language model standing in for
  * a provider), wired to pruneguard with the ready tools and the transcript:
  *
- *   tools: { ...ownTools, ...aiSDKTools(win) }, prepareStep: transcript.aiSDKPrepareStep()
+ *   tools: aiSDKTools(win, directiveTools(), { agentTools: ownTools }), prepareStep: transcript.aiSDKPrepareStep()
  *
  * The scripted model reads what it is sent (span headers, index lines) and, over five steps, calls its own
  * tools, then prunes a tool result with a digest (its call goes with it: a group), asks to drop an
@@ -15,7 +15,7 @@ import { pathToFileURL } from "node:url";
 import { generateText, isStepCount, tool } from "ai";
 import { MockLanguageModelV4 } from "ai/test";
 import { z } from "zod";
-import { aiSDKTools, ContextWindow, ManualClock, MemoryStore, pruneguardRepairToolCall, toAISDK, Transcript } from "../src/index.js";
+import { aiSDKTools, ContextWindow, directiveTools, ManualClock, MemoryStore, pruneguardRepairToolCall, toAISDK, Transcript } from "../src/index.js";
 
 const LOG = [
   "2026-11-13T09:02:11Z deploy 8812 started",
@@ -109,10 +109,10 @@ export async function aiSDKLoop(write: (line: string) => void = (l) => process.s
   const result = await generateText({
     model,
     ...toAISDK(win), // { instructions, messages }: system spans never inside messages
-    tools: {
-      readDeployLog: tool({ description: "Read a deploy's log", inputSchema: z.object({ deploy: z.number() }), execute: async () => LOG }),
-      ...aiSDKTools(win),
-    },
+    // The agent's own tools and the directive tools, together: a directive tool named like one of ours would throw.
+    tools: aiSDKTools(win, directiveTools(), {
+      agentTools: { readDeployLog: tool({ description: "Read a deploy's log", inputSchema: z.object({ deploy: z.number() }), execute: async () => LOG }) },
+    }),
     repairToolCall: pruneguardRepairToolCall(),
     prepareStep: transcript.aiSDKPrepareStep(),
     stopWhen: isStepCount(6),

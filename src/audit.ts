@@ -200,6 +200,59 @@ export function verifyAuditChain(records: readonly AuditRecord[]): AuditChainBre
   return null;
 }
 
+/**
+ * Why a record's stored text is not exactly the canonical serialisation of what it parses to
+ * (`JSON.stringify(JSON.parse(text))`: the form every adapter has always written), or `null` when it is.
+ *
+ * The hash covers the parsed record, so a text that parses to the sealed record but is not its serialisation
+ * — a key written twice (`{"status":"rejected",…,"status":"reversible"}`: `JSON.parse` keeps the last value,
+ * SQLite's `json_extract` the first), added whitespace, `1.0` for `1` — verifies while other readers of
+ * the same text may see other values. `pruneguard audit --verify` refuses such a record as tampered.
+ */
+export function storedAuditProblem(text: string, parsed: unknown): string | null {
+  const canonical = JSON.stringify(parsed);
+  if (canonical === text) return null;
+  const twice = duplicateKey(text);
+  if (twice !== null) return `its stored text names the key ${JSON.stringify(twice)} twice (readers disagree on which value counts)`;
+  let i = 0;
+  while (i < text.length && text[i] === canonical[i]) i++;
+  return `its stored text is not the canonical serialisation of what it parses to (they differ at character ${i})`;
+}
+
+/** The first key written twice in one object of a valid JSON text, or `null`. */
+function duplicateKey(text: string): string | null {
+  /** Per open container: the keys an object has named so far, `null` for an array. */
+  const open: Array<Set<string> | null> = [];
+  let keyNext = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      let j = i + 1;
+      while (j < text.length && text[j] !== '"') j += text[j] === "\\" ? 2 : 1;
+      const keys = open.at(-1);
+      if (keyNext && keys instanceof Set) {
+        const key = JSON.parse(text.slice(i, j + 1)) as string;
+        if (keys.has(key)) return key;
+        keys.add(key);
+      }
+      keyNext = false;
+      i = j;
+    } else if (c === "{") {
+      open.push(new Set());
+      keyNext = true;
+    } else if (c === "[") {
+      open.push(null);
+      keyNext = false;
+    } else if (c === "}" || c === "]") {
+      open.pop();
+      keyNext = false;
+    } else if (c === ",") {
+      keyNext = open.at(-1) instanceof Set;
+    }
+  }
+  return null;
+}
+
 const MAX_DIRECTIVE_CHARS = 1024;
 
 /** Serialises untrusted input for the audit log, bounded so a megabyte directive is not stored whole. */

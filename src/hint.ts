@@ -9,6 +9,7 @@
  *   start a line, open a bracket, name a handle (`#`) or a span id, so it cannot be read as a runtime line;
  * - its token cost is capped by the window's `indexHintTokens` (at most `MAX_HINT_TOKENS`).
  */
+import { cutUnits } from "./render/framing.js";
 import { countTokens } from "./tokens.js";
 import type { Span } from "./types.js";
 
@@ -68,7 +69,7 @@ export interface Hint {
  */
 export function chooseHint(span: Pick<Span, "text" | "message">, maxTokens: number): Hint | null {
   if (!(maxTokens > 0)) return null;
-  const head = span.text.slice(0, HINT_SCAN_CHARS);
+  const head = cutUnits(span.text, HINT_SCAN_CHARS);
   const m = span.message;
   const tool = m !== undefined && "toolName" in m ? clean(m.toolName) : "";
   // The first candidate that survives cleaning: a long key argument does not hide a path or an identifier.

@@ -16,13 +16,15 @@ export type { AnyPruneRequest, GuardedWindow, PruneguardTypeError } from "./type
 export { toAISDK, toAnthropic, toOpenAI, toOpenAIResponses } from "./providers/index.js";
 export type { AISDKMessage, AISDKPrompt, AnthropicMessage, AnthropicPrompt, OpenAIMessage, OpenAIResponsesItem, RenderSource } from "./providers/index.js";
 export { Transcript } from "./providers/index.js";
-export type { AISDKStep, KindMapping, ModelToolCall, ModelToolResult, ToolOutput, ToolRunner, TranscriptWindow } from "./providers/index.js";
+export type { AISDKStep, KindMapping, ModelToolCall, ModelToolResult, ToolOutput, ToolRunner, TranscriptOptions, TranscriptWindow } from "./providers/index.js";
 export { directiveTools } from "./tools/schemas.js";
 export type { DirectiveTool, DirectiveToolsOptions, JsonSchema, ToolInputSchema } from "./tools/schemas.js";
 export { toolResultText } from "./tools/call.js";
 export type { ToolCall, ToolCallResult } from "./tools/call.js";
 export { aiSDKTools, anthropicTools, openAIChatTools, openAIResponsesTools, pruneguardRepairToolCall } from "./tools/providers.js";
 export type {
+  AgentToolEntry,
+  AgentTools,
   AISDKTool,
   AISDKToolOutput,
   AISDKToolResult,
@@ -31,6 +33,7 @@ export type {
   OpenAIResponsesTool,
   PassThroughSchema,
   ProviderToolOptions,
+  ProviderToolsWith,
   ToolCallHandler,
 } from "./tools/providers.js";
 export { MemoryStore } from "./stores/memory.js";
@@ -72,7 +75,8 @@ export { countTokens } from "./tokens.js";
 // Generated guards of large policies check their embedded kinds table against its hash with it.
 export { contentHash } from "./hash.js";
 export { ManualClock, systemClock, PRUNE_MODES } from "./types.js";
-export { DEFAULT_SEARCH_TOKENS } from "./policy/kinds.js";
+export { DEFAULT_COMPACTION, DEFAULT_SEARCH_TOKENS } from "./policy/kinds.js";
+export type { CompactionPolicy } from "./policy/kinds.js";
 export type {
   Clock,
   Conditions,

@@ -1,4 +1,5 @@
 import type { RejectReason } from "./decision/reasons.js";
+import type { WhenApplied } from "./window/compaction.js";
 import type { WindowMap } from "./window/map.js";
 import type { Conditions, PruneMode } from "./types.js";
 
@@ -34,6 +35,8 @@ export interface ReversibleOutcome extends PruneBase {
   readonly pinsCarried: readonly string[];
   /** Other members of the span's group pruned with it. */
   readonly groupPruned: readonly string[];
+  /** When the model's window shows it: now, or at the next compaction point (`line` then says so). */
+  readonly applies: WhenApplied;
 }
 
 /** No verified copy; the directive accepted the loss and the policy allowed it. A tombstone marks the hole. */
@@ -47,6 +50,8 @@ export interface LossyOutcome extends PruneBase {
   readonly grew: string | null;
   readonly pinsCarried: readonly string[];
   readonly groupPruned: readonly string[];
+  /** When the tombstone replaces the span in the model's window: now, or at the next compaction point. */
+  readonly applies: WhenApplied;
 }
 
 /** The runtime refused; the window is unchanged but for the rejection line the model will read. */
@@ -230,6 +235,8 @@ export interface RangeSummaryOutcome {
   readonly tokensFreed: number;
   readonly pinsCarried: readonly string[];
   readonly auditSeq: number | null;
+  /** When the digest replaces the run in the model's window: now, or at the next compaction point. */
+  readonly applies: WhenApplied;
 }
 
 /** The run stays as it was: a member could not be held, or the run cannot be summarized. */

@@ -32,18 +32,33 @@ export function formatRemaining(ms: number): string {
   return `${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, "0")}m`;
 }
 
-/** ` for 59m` when the copy is kept only for `remainingMs` more; empty when it outlasts the session. */
-function expiry(remainingMs: number | null): string {
-  return remainingMs === null ? "" : ` for ${formatRemaining(remainingMs)}`;
+/**
+ * When a copy stops being kept, as a clock time that does not tick: `17:05Z` (UTC, rounded down to the
+ * minute, so never later than the truth), with the day when it is a day or more after `now`
+ * (`Dec 4 17:05Z`). A countdown (`for 59m`) would change the line — and every cached token after it —
+ * every few minutes with nothing pruned; this changes only when the line is rewritten at a compaction point.
+ */
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"] as const;
+
+export function formatUntil(untilMs: number, nowMs: number): string {
+  const d = new Date(Math.max(0, untilMs));
+  const two = (n: number) => String(n).padStart(2, "0");
+  const hm = `${two(d.getUTCHours())}:${two(d.getUTCMinutes())}Z`;
+  return untilMs - nowMs < 86_400_000 ? hm : `${MONTHS[d.getUTCMonth()]} ${d.getUTCDate()} ${hm}`;
+}
+
+/** ` until 17:05Z` when the copy is kept only until then (`formatUntil`); empty when it outlasts the session. */
+function expiry(until: string | null): string {
+  return until === null ? "" : ` until ${until}`;
 }
 
 /**
  * The index line of a reversible drop: the span id and the handle that recalls it; when the copy is kept
- * for less than the session's horizon, how long it still is; and a hint of what it held (`hint.ts`: one
+ * for less than the session's horizon, until when (`formatUntil`); and a hint of what it held (`hint.ts`: one
  * line of plain words, token-capped) when there is one.
  */
-export function indexLine(spanId: string, handle: string, hint: string | null = null, remainingMs: number | null = null): string {
-  return `${spanId} pruned, recall ${handle}${expiry(remainingMs)}${hintTail(hint)}`;
+export function indexLine(spanId: string, handle: string, hint: string | null = null, until: string | null = null): string {
+  return `${spanId} pruned, recall ${handle}${expiry(until)}${hintTail(hint)}`;
 }
 
 function hintTail(hint: string | null): string {
@@ -91,10 +106,10 @@ export function replacementHeader(
   spanId: string,
   mode: Exclude<PruneMode, "drop">,
   handle: string | null,
-  remainingMs: number | null = null,
+  until: string | null = null,
 ): string {
   const what = replacementWord(mode);
-  return handle === null ? `${spanId} ${what}, original unrecoverable` : `${spanId} ${what}, recall ${handle}${expiry(remainingMs)}`;
+  return handle === null ? `${spanId} ${what}, original unrecoverable` : `${spanId} ${what}, recall ${handle}${expiry(until)}`;
 }
 
 function replacementWord(mode: Exclude<PruneMode, "drop">): string {

@@ -60,7 +60,35 @@ export interface SessionLimits {
    * `null` or absent: `DEFAULT_SEARCH_TOKENS`.
    */
   readonly searchTokens?: number | null;
+  /**
+   * When the window rewrites what the model reads (a compaction point). A prune is checked, held, audited
+   * and answered when it arrives, but applied — the span replaced by its index line, digest or tombstone —
+   * only at a compaction point, so the provider's prompt cache keeps every earlier prefix between them.
+   * `"immediate"`: every decision rewrites the window at once (no deferral). `null` or absent:
+   * `DEFAULT_COMPACTION`.
+   */
+  readonly compaction?: CompactionPolicy | "immediate" | null;
 }
+
+/** When pending prunes are applied: the first of these, or an explicit request (`compact()`, the directive). */
+export interface CompactionPolicy {
+  /** Apply once the pending prunes would free at least this many tokens (o200k, as rendered). */
+  readonly minFreedTokens: number;
+  /**
+   * Apply whatever is pending once the window renders at least this many tokens; `null`: the session's
+   * `maxTokens`, or never when that is not set either.
+   */
+  readonly atTokens: number | null;
+}
+
+/**
+ * The compaction a policy gets when it sets none. Chosen from benchmark figure 11 (BENCHMARKS.md): below
+ * it a model that prunes every turn re-writes the cache more often than its prunes save; far above it
+ * the window's peak grows towards never pruning.
+ */
+export const DEFAULT_COMPACTION: CompactionPolicy = Object.freeze({ minFreedTokens: 12_000, atTokens: null });
+/** The smallest `minFreedTokens` a policy may set: a rewrite must at least pay for re-caching one block. */
+export const MIN_COMPACTION_TOKENS = 1_024;
 
 /** The runtime form of a whole policy: what `ContextWindow` needs to dispose of a directive. */
 export interface RuntimePolicy<Kinds extends string = string> {

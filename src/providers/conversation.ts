@@ -16,6 +16,9 @@
  * - **Errors stay errors**: a result appended with `isError` keeps the flag, pruned or not.
  * - **Span text is framed** as in `render()` (`render/framing.ts`), and a window's loose notices (rejections
  *   of unknown or pruned spans, invalid directives) come last, so the model reads them in every shape.
+ * - **Tool names are ones every provider takes** (`historyToolName`): the model may have called
+ *   `multi_tool_use.parallel`, and a provider refuses history that names it. A call and its result render
+ *   the same name, so pairs stay pairs; the window keeps the name as the model sent it.
  */
 import { liveBlock, type WindowEntry } from "../window/view.js";
 
@@ -64,6 +67,25 @@ function noticesOf(source: RenderSource): readonly string[] {
 
 /** Ids every provider accepts: Anthropic's character set, OpenAI's length limit. */
 const SAFE_ID = /^[a-zA-Z0-9_-]{1,40}$/;
+
+/**
+ * The longest tool name every provider takes: OpenAI function names match `^[a-zA-Z0-9_-]{1,64}$`,
+ * Anthropic tool names `^[a-zA-Z0-9_-]{1,128}$`.
+ */
+export const MAX_TOOL_NAME = 64;
+const SAFE_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/**
+ * A tool name as rendered history carries it (finding 25.8): unchanged when every provider takes it; else
+ * cut to 64 code points, each outside `[a-zA-Z0-9_-]` replaced by `_` (`multi_tool_use.parallel` →
+ * `multi_tool_use_parallel`, `名前 😀` → `____`), and an empty name is `tool`. Deterministic, so every
+ * rendering of a call and of its result says the same name.
+ */
+export function historyToolName(name: string): string {
+  if (SAFE_TOOL_NAME.test(name)) return name;
+  // Cut first (in code points, so a megabyte name costs no more than a short one), then replaced: ASCII only.
+  return Array.from(name.slice(0, 2 * MAX_TOOL_NAME)).slice(0, MAX_TOOL_NAME).join("").replace(/[^a-zA-Z0-9_-]/gu, "_") || "tool";
+}
 
 interface Slot {
   readonly role: "system" | "user" | "assistant" | "tool-call" | "tool-result";
@@ -127,7 +149,7 @@ export function conversation(source: RenderSource): Turn[] {
     const live = call !== null && call.live;
     return {
       id: ids.take(source.callId),
-      toolName: source.toolName || "tool",
+      toolName: historyToolName(source.toolName),
       args: live ? call.text : "{}",
       input: live ? argsObject(call.text) : {},
       result: result.text,

@@ -14,5 +14,6 @@ export type {
   OpenAIResponseOutputItem,
   ToolOutput,
   ToolRunner,
+  TranscriptOptions,
   TranscriptWindow,
 } from "./transcript.js";

@@ -7,6 +7,7 @@
  * rendering valid for any window state). The shapes are declared structurally so the runtime depends on
  * no SDK; tests assign the output to each SDK's own types and validate it with the SDKs' own checks.
  */
+import { GUTTER } from "../render/framing.js";
 import { conversation, type RenderSource } from "./conversation.js";
 
 // ---- Vercel AI SDK ----------------------------------------------------------------------------------
@@ -143,11 +144,18 @@ export interface AnthropicMessage {
  * The window as Anthropic `{ system?, messages }`: system spans join the top-level `system` string,
  * consecutive same-role content merges into one message (so roles alternate), tool results open the
  * user message that follows their calls, and the first message is a user turn.
+ *
+ * Whitespace, as the API takes it (finding 25.10): no text block is empty or only whitespace, and when the
+ * conversation ends with the model's turn its content does not end with whitespace — a framed span whose
+ * text ends in a line break would end with the empty framed line `\n│ `, so trailing whitespace and empty
+ * framed lines are cut from that last block (`withoutTrailingSpace`). Nothing else changes.
  */
 export function toAnthropic(source: RenderSource): AnthropicPrompt {
   const system: string[] = [];
   const messages: AnthropicMessage[] = [];
   const push = (role: "user" | "assistant", blocks: AnthropicBlock[]) => {
+    blocks = blocks.filter((b) => b.type !== "text" || !isBlank(b.text));
+    if (blocks.length === 0) return;
     const last = messages[messages.length - 1];
     if (last?.role === role) last.content.push(...blocks);
     else messages.push({ role, content: blocks });
@@ -167,10 +175,51 @@ export function toAnthropic(source: RenderSource): AnthropicPrompt {
       turn.pairs.map((p) => ({ type: "tool_result" as const, tool_use_id: p.id, content: p.result, ...(p.isError ? { is_error: true } : {}) })),
     );
   }
+  // "final assistant content cannot end with trailing whitespace": the last turn, when it is the model's.
+  const final = messages[messages.length - 1];
+  if (final?.role === "assistant") {
+    for (let b = final.content[final.content.length - 1]; b?.type === "text"; b = final.content[final.content.length - 1]) {
+      const text = withoutTrailingSpace(b.text);
+      if (text === b.text) break;
+      if (text !== "") {
+        final.content[final.content.length - 1] = { type: "text", text };
+        break;
+      }
+      final.content.pop();
+    }
+    if (final.content.length === 0) messages.pop();
+  }
   // The API (on Bedrock and Vertex too) takes a user turn first: a window that opens with the model's
   // own words (its earlier turns pruned or never appended) gets a neutral opening turn.
   if (messages[0]?.role === "assistant") messages.unshift({ role: "user", content: [{ type: "text", text: ANTHROPIC_OPENING }] });
-  return system.length > 0 ? { system: system.join("\n\n"), messages } : { messages };
+  const systemText = system.join("\n\n");
+  return system.length > 0 && !isBlank(systemText) ? { system: systemText, messages } : { messages };
+}
+
+/**
+ * Whitespace as a provider's check may read it: JavaScript's `\s` and Python's `str.isspace` (which adds
+ * the separators U+001C–U+001F and NEL).
+ */
+const SPACE = /^[\s\x1c-\x1f\x85]$/;
+
+/** Only whitespace (or nothing): the API refuses such a text block. */
+function isBlank(text: string): boolean {
+  for (const c of text) if (!SPACE.test(c)) return false;
+  return true;
+}
+
+/**
+ * `text` without trailing whitespace, and without the empty framed lines (`\n│`, the gutter once its space
+ * is cut) that trimming leaves at its end. Linear: it reads back from the end only while it cuts.
+ */
+export function withoutTrailingSpace(text: string): string {
+  let end = text.length;
+  for (;;) {
+    while (end > 0 && SPACE.test(text[end - 1]!)) end--;
+    if (end >= 2 && text[end - 1] === GUTTER[0] && text[end - 2] === "\n") end -= 2;
+    else break;
+  }
+  return text.slice(0, end);
 }
 
 /** The window for Anthropic Messages: spread it into `messages.create({ model, max_tokens, ...toAnthropic(win) })`. */

@@ -7,7 +7,9 @@
  */
 import type { SpanMessage, SpanRef } from "../types.js";
 import type { AppendInput } from "../window/options.js";
+import { cutUnits, oneLine } from "../render/framing.js";
 import { defaultTools, type ToolCallResult } from "../tools/call.js";
+import { refuseToolCollisions, type AgentTools } from "../tools/providers.js";
 import type { DirectiveTool } from "../tools/schemas.js";
 import { toAISDK, type AISDKMessage, type AISDKPrompt } from "./render.js";
 import type { WindowEntry } from "../window/view.js";
@@ -54,6 +56,18 @@ export type ToolOutput = string | { readonly text: string; readonly isError?: bo
 /** Runs one of the agent's own tools (any call that is not a directive tool). */
 export type ToolRunner = (call: ModelToolCall) => ToolOutput | Promise<ToolOutput>;
 
+/** Options of a `Transcript`. */
+export interface TranscriptOptions {
+  /** The directive tools whose calls go to the window (`directiveTools()`, renamed or not). Default: the default tools. */
+  readonly tools?: readonly DirectiveTool[];
+  /**
+   * Your own tools (names, a provider's tool list or an AI SDK `ToolSet`): the transcript refuses, with a
+   * `TypeError` naming both, a directive tool with the name of one of them — whose calls would otherwise go
+   * to the window and never to your runner.
+   */
+  readonly agentTools?: AgentTools;
+}
+
 /** The longest text taken from an error thrown by a tool runner. */
 const MAX_ERROR_CHARS = 2_000;
 
@@ -71,10 +85,16 @@ export class Transcript<K extends string> {
   readonly #tools: readonly DirectiveTool[];
   readonly #steps = new Set<string>();
 
-  constructor(window: TranscriptWindow<K>, kinds: KindMapping<K>, tools: readonly DirectiveTool[] = defaultTools()) {
+  /**
+   * `tools`: the directive tools (an array, as before), or options with them and your own tools, so a
+   * directive tool cannot take one of your tools' names (finding 25.8).
+   */
+  constructor(window: TranscriptWindow<K>, kinds: KindMapping<K>, tools: readonly DirectiveTool[] | TranscriptOptions = defaultTools()) {
+    const options: TranscriptOptions = Array.isArray(tools) ? { tools } : (tools as TranscriptOptions);
     this.#window = window;
     this.#kinds = kinds;
-    this.#tools = tools;
+    this.#tools = options.tools ?? defaultTools();
+    if (options.agentTools !== undefined) refuseToolCollisions("Transcript", options.agentTools, this.#tools);
   }
 
   /** Appends a user turn. */
@@ -118,7 +138,7 @@ export class Transcript<K extends string> {
       if (directive !== null) {
         ({ text, isError } = directive);
       } else if (run === undefined) {
-        text = `no tool named ${call.name}`;
+        text = `no tool named ${oneLine(String(call.name), 64)}`; // the model's name, quoted on one line
         isError = true;
       } else {
         try {
@@ -300,5 +320,6 @@ export interface AISDKStep {
 
 /** A tool's failure as its result text: the message, bounded, never empty. */
 function errorText(err: unknown): string {
-  return (err instanceof Error ? err.message : String(err)).slice(0, MAX_ERROR_CHARS) || "tool failed";
+  // Cut on a code point (finding 25.9): a lone surrogate in a tool result makes the provider refuse the request.
+  return cutUnits(String(err instanceof Error ? err.message : err), MAX_ERROR_CHARS) || "tool failed";
 }

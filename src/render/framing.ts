@@ -38,14 +38,20 @@ export function frameUntrusted(text: string): string {
 // C0 and C1 controls (tab aside), the line and paragraph separators, and bidi controls that reorder a line.
 const UNSAFE_IN_LINE = /[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
+// A surrogate that is not half of a pair (the `u` flag matches whole pairs as one code point, never this class).
+const LONE_SURROGATE = /[\ud800-\udfff]/gu;
+
+const escapeUnit = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
+
 /**
- * An untrusted fragment fit to sit inside one runtime line: control characters, line breaks and bidi
- * overrides become `\uXXXX` escapes, and it is cut to `max` characters.
+ * An untrusted fragment fit to sit inside one runtime line: control characters, line breaks, bidi
+ * overrides and lone surrogates (which JSON text can carry, `"\\ud800"`) become `\uXXXX` escapes, and it
+ * is cut to `max` characters on a code-point boundary — so the line is always well-formed UTF-16.
  */
 export function oneLine(fragment: string, max = 120): string {
   // Escaped before it is cut, so the bound holds for the line as written; only the first `max` characters
   // are escaped, so a megabyte fragment costs no more than a short one.
-  const escaped = cutUnits(fragment, max).replace(UNSAFE_IN_LINE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  const escaped = cutUnits(fragment, max).replace(UNSAFE_IN_LINE, escapeUnit).replace(LONE_SURROGATE, escapeUnit);
   return escaped.length > max || fragment.length > max ? `${cutUnits(escaped, max - 3)}...` : escaped;
 }
 

@@ -10,6 +10,8 @@ import { GUTTER, splitLines } from "./framing.js";
 const SPAN = "span_[1-9][0-9]{0,8}";
 const HANDLE = "[a-z]{0,4}#[1-9][0-9]{0,15}";
 const REMAINING = "(<1m|[1-9][0-9]*h[0-5][0-9]m|[1-9][0-9]?m)";
+/** A clock time a copy is kept until (`formatUntil`): `17:05Z`, or `Dec 4 17:05Z` a day or more ahead. */
+const CLOCK = "((?:(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [1-9][0-9]? )?[0-2][0-9]:[0-5][0-9]Z)";
 const KIND = "[A-Za-z_][A-Za-z0-9_-]{0,63}";
 /** An index-line hint (`hint.ts`): one line of plain words from a small alphabet, never a span id or handle. */
 const HINT = "(?:: ([A-Za-z0-9_./=:-][A-Za-z0-9_./=: -]{0,79}))?";
@@ -19,7 +21,7 @@ export type RuntimeLine =
   | { readonly line: "header"; readonly spanId: string; readonly kind: string | null }
   | {
       readonly line: "index"; readonly spanId: string; readonly what: "pruned" | "summary" | "compressed"; readonly handle: string;
-      readonly expiresIn: string | null; readonly hint: string | null;
+      readonly until: string | null; readonly hint: string | null;
     }
   | { readonly line: "unrecoverable"; readonly spanId: string; readonly what: "pruned" | "summary" | "compressed" }
   | { readonly line: "copy-uncertain"; readonly spanId: string; readonly what: "pruned" | "summary" | "compressed"; readonly copy: "may be lost" | "lost" }
@@ -48,7 +50,7 @@ export interface GrammarContext {
 
 const re = (s: string) => new RegExp(`^${s}$`);
 const HEADER = re(`\\[(${SPAN})(?: (${KIND}))?\\]`);
-const INDEX = re(`(${SPAN}) (pruned|summary|compressed), recall (${HANDLE})(?: for ${REMAINING})?${HINT}`);
+const INDEX = re(`(${SPAN}) (pruned|summary|compressed), recall (${HANDLE})(?: until ${CLOCK})?${HINT}`);
 const UNRECOVERABLE = re(`(${SPAN}) (summary|compressed), original unrecoverable`);
 const UNCERTAIN = re(`(${SPAN}) (pruned|summary|compressed), copy (may be lost|lost)(?:, contents unknown)?${HINT}`);
 const REJECTED = re(`(${SPAN})( kept)?: prune rejected \\(([^()\\n]{1,200})\\)(; accept_lossy to force)?`);
@@ -94,7 +96,7 @@ export function parseRuntimeLine(line: string, ctx: GrammarContext): RuntimeLine
   let m: RegExpExecArray | null;
   if ((m = HEADER.exec(line))) return { line: "header", spanId: m[1]!, kind: m[2] ?? null };
   if ((m = INDEX.exec(line))) {
-    return { line: "index", spanId: m[1]!, what: m[2] as "pruned", handle: m[3]!, expiresIn: m[4] ?? null, hint: m[5] ?? null };
+    return { line: "index", spanId: m[1]!, what: m[2] as "pruned", handle: m[3]!, until: m[4] ?? null, hint: m[5] ?? null };
   }
   if ((m = UNRECOVERABLE.exec(line))) return { line: "unrecoverable", spanId: m[1]!, what: m[2] as "summary" };
   if ((m = tombstonePattern(ctx.tombstone).exec(line))) return { line: "unrecoverable", spanId: m[1]!, what: "pruned" };

@@ -99,6 +99,17 @@ export function planCommit(
   return { checks, decisions, handles, writes, drafts, lossy };
 }
 
+/**
+ * The lossy units a session's counter says are spent, as a commit or a reservation may count them. Every
+ * lossy commitment a store makes is added to its counter in the same transaction, so a counter below the
+ * lossy commitments the store's own chain records for the session was reset or edited behind the runtime:
+ * the budget then counts as spent (lossy commitments are refused) instead of being handed out again. A
+ * counter at or above the chain's count is taken as it is (it also holds reservations for other stores).
+ */
+export function lossySpent(counter: number, chainLossy: number): number {
+  return counter < chainLossy ? Number.POSITIVE_INFINITY : counter;
+}
+
 /** The commit's answer, once the adapter has sealed the plan's drafts (same order). */
 export function commitResult(plan: CommitPlan, records: readonly AuditRecord[]): PruneCommit {
   return {

@@ -29,6 +29,8 @@ interface MemSession {
   spans: RegisteredSpan[];
   /** Lossy commitments made in this store plus units reserved for other stores' commitments. */
   lossyUsed: number;
+  /** The session's start as the first window to ask recorded it (`sessionStart`); `null` until then. */
+  startedAt: number | null;
 }
 
 /**
@@ -44,7 +46,7 @@ export class MemoryStore extends StoreBase implements BackingStore {
     if (this.#closed) throw new Error(`store ${this.name} is closed`);
     let s = this.#sessions.get(session);
     if (!s) {
-      s = { bySpan: new Map(), byHandle: new Map(), nextHandle: 1, audit: [], spans: [], lossyUsed: 0 };
+      s = { bySpan: new Map(), byHandle: new Map(), nextHandle: 1, audit: [], spans: [], lossyUsed: 0, startedAt: null };
       this.#sessions.set(session, s);
     }
     return s;
@@ -125,6 +127,12 @@ export class MemoryStore extends StoreBase implements BackingStore {
     return [...(this.#sessions.get(session)?.audit ?? [])];
   }
 
+  async prunesOf(session: string, id: string): Promise<AuditRecord[]> {
+    return (this.#sessions.get(session)?.audit ?? []).filter(
+      (r) => r.op === "prune" && (r.status === "reversible" || r.status === "lossy") && (r.spanId === id || (r.handle !== null && r.handle === id)),
+    );
+  }
+
   async countLossy(session: string): Promise<number> {
     return (this.#sessions.get(session)?.audit ?? []).filter((r) => r.status === "lossy").length;
   }
@@ -139,6 +147,16 @@ export class MemoryStore extends StoreBase implements BackingStore {
 
   async sessionSpans(session: string): Promise<RegisteredSpan[]> {
     return [...(this.#session(session).spans)];
+  }
+
+  async lookupSpan(session: string, spanId: string): Promise<RegisteredSpan | null> {
+    return this.#session(session).spans.find((r) => r.spanId === spanId) ?? null;
+  }
+
+  async sessionStart(session: string, start: number): Promise<number> {
+    const s = this.#session(session);
+    s.startedAt ??= start;
+    return s.startedAt;
   }
 
   async noteReplacement(session: string, spanId: string, body: string): Promise<void> {

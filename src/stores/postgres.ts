@@ -1,8 +1,9 @@
+import { randomUUID } from "node:crypto";
 import pg from "pg";
 import type { Pool } from "pg";
 import { EMPTY_CHAIN, sealChainJson, type AuditDraft, type AuditRecord, type ChainHead } from "../audit.js";
 import { errorMessage, OutcomeUnknownError, StoreError } from "../errors.js";
-import { commitResult, planCommit, type CommitPlan } from "./commit.js";
+import { commitResult, lossySpent, planCommit, type CommitPlan } from "./commit.js";
 import { StoreBase, type StoreOptions } from "./options.js";
 import { createPool, driverFor, isCommitUnknown, isRetryable, isWireError, storeError, type Driver, type DriverStats, type PgQueryable, type Row, type TxSession } from "./postgres/driver.js";
 import { migrateWith, SCHEMA_VERSION, schemaVersion } from "./postgres/schema.js";
@@ -168,7 +169,9 @@ export class PostgresStore extends StoreBase implements BackingStore {
       SELECT handle, created_at, same AS kept FROM cur WHERE NOT gone
       UNION ALL SELECT handle, created_at, TRUE FROM upd
       UNION ALL SELECT handle, created_at, TRUE FROM ins`;
-    const [rows] = await this.#retrying("persist", () => this.#driver.script([statement], this.#timeoutMs));
+    // Idempotent per (session, span id, hash): when the reply was lost, running it again answers what the
+    // lost reply would have (the identical copy it wrote, under its handle), and never writes a second one.
+    const [rows] = await this.#onceMore(() => this.#retrying("persist", () => this.#driver.script([statement], this.#timeoutMs)));
     const row = rows?.[0];
     if (!row) throw new StoreError(this.name, `persist of ${input.spanId} returned no handle`);
     if (row["kept"] !== true) throw spanTaken(this.name, input);
@@ -191,36 +194,58 @@ export class PostgresStore extends StoreBase implements BackingStore {
       });
     } catch (err) {
       const s = sent.value;
-      if (s === null || !isCommitUnknown(err)) throw err;
-      const resolve = () => this.#readBack(txn.session, s);
-      let commit: PruneCommit | null;
-      try {
-        commit = await resolve();
-      } catch (readErr) {
-        throw new OutcomeUnknownError<PruneCommit>(
-          this.name,
-          `prune of session ${txn.session}: COMMIT was sent and the answer lost (${errorMessage(err)}); reading back what committed failed too (${errorMessage(readErr)})`,
-          resolve,
-          { cause: err },
-        );
-      }
-      if (commit === null) throw err;
-      return commit;
+      return this.#readBack(err, txn.session, s?.records.at(-1), `prune of session ${txn.session}`, () => commitResult(s!.plan, s!.records));
     }
   }
 
-  /** The commit that was sent, if its last audit record is in the chain; `null` when it is not. */
-  async #readBack(session: string, sent: Sent): Promise<PruneCommit | null> {
-    const last = sent.records.at(-1);
-    if (last === undefined) return null;
+  /**
+   * After a transaction failed: when the connection broke while its COMMIT was out, reads back whether
+   * `last` (the last audit record it wrote) is in the chain — after taking the chain head's lock, so a
+   * transaction the server is still finishing is seen finished — and answers `committed()` when it is, or
+   * rethrows `err` when it is not (nothing committed; running it again is safe). When reading back fails
+   * too it throws `OutcomeUnknownError`, whose `resolve` asks again later. Any other failure is rethrown.
+   */
+  async #readBack<T>(err: unknown, session: string, last: AuditRecord | undefined, what: string, committed: () => T): Promise<T> {
+    if (last === undefined || !isCommitUnknown(err)) throw err;
+    const resolve = async (): Promise<T | null> => ((await this.#inChain(session, last)) ? committed() : null);
+    let answer: T | null;
+    try {
+      answer = await resolve();
+    } catch (readErr) {
+      throw new OutcomeUnknownError<T>(
+        this.name,
+        `${what}: COMMIT was sent and the answer lost (${errorMessage(err)}); reading back what committed failed too (${errorMessage(readErr)})`,
+        resolve,
+        { cause: err },
+      );
+    }
+    if (answer === null) throw err;
+    return answer;
+  }
+
+  /** Whether `record` is in the session's chain (read after the chain head's lock). */
+  async #inChain(session: string, record: AuditRecord): Promise<boolean> {
     const own = new RawSql(sql`store = ${this.name} AND session = ${session}`);
     const [, rows] = await this.#run("read back", () =>
       this.#driver.script([
         sql`SELECT seq FROM ${this.#t.heads} WHERE ${own} FOR UPDATE`,
-        sql`SELECT hash FROM ${this.#t.audit} WHERE ${own} AND seq = ${last.seq}`,
+        sql`SELECT hash FROM ${this.#t.audit} WHERE ${own} AND seq = ${record.seq}`,
       ], this.#timeoutMs),
     );
-    return rows?.[0]?.["hash"] === last.hash ? commitResult(sent.plan, sent.records) : null;
+    return rows?.[0]?.["hash"] === record.hash;
+  }
+
+  /**
+   * Runs an idempotent write, and once more when the connection broke with its message out: the second run
+   * answers what the lost reply would have. A write that is not idempotent must not use this.
+   */
+  async #onceMore<T>(write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (err) {
+      if (!isCommitUnknown(err)) throw err;
+      return write();
+    }
   }
 
   async #prune(tx: TxSession, txn: PruneTransaction, sent: { value: Sent | null }): Promise<PruneCommit> {
@@ -249,12 +274,17 @@ export class PostgresStore extends StoreBase implements BackingStore {
       );
     }
     // The session's counters, then the chain head: the lock order is records, handles, session, head.
-    statements.push(...this.#lockSession(session), ...this.#lockHead(session));
+    // With the budget asked for, the chain's lossy records are counted too (after the head's lock: every
+    // commit of the chain is finished), so a counter reset below them spends the budget instead of refilling it.
+    const counted = txn.lossyBudget !== null && txn.lossyBudget !== undefined;
+    statements.push(...this.#lockSession(session), ...this.#lockHead(session), ...(counted ? [this.#chainLossy(session)] : []));
     const results = await tx.batch(statements);
     const recordRows = lockRecords ? results[0]!.map(recordOf) : [];
     const counterRows = mayMint ? results[lockRecords ? 2 : 1]! : [];
-    const lossyUsed = Number(results[results.length - 3]![0]?.["lossy_used"] ?? 0);
-    const head = headOf(results[results.length - 1]!);
+    const last = results.length - (counted ? 2 : 1);
+    const counter = Number(results[last - 2]![0]?.["lossy_used"] ?? 0);
+    const lossyUsed = counted ? lossySpent(counter, Number(results[last + 1]![0]?.["n"] ?? 0)) : counter;
+    const head = headOf(results[last]!);
 
     const bySpan = new Map(recordRows.map((r) => [r.spanId, r]));
     const byHandle = new Map(recordRows.map((r) => [r.handle, r]));
@@ -328,15 +358,28 @@ export class PostgresStore extends StoreBase implements BackingStore {
     );
   }
 
+  /**
+   * Idempotent across a lost reply: when the connection breaks while COMMIT is out, the record is read back
+   * (`#readBack`) before anything is retried, so one decision never gets two records. When even that fails,
+   * the `OutcomeUnknownError` it throws carries a `resolve` that the caller asks before appending again.
+   */
   async appendAudit(session: string, draft: AuditDraft): Promise<AuditRecord> {
-    return this.#retrying("audit", () =>
-      this.#driver.transaction(this.#timeoutMs, async (tx) => {
-        const results = await tx.batch(this.#lockHead(session));
-        const { records, statements } = this.#seal(session, headOf(results[results.length - 1]!), [draft]);
-        await tx.commit(statements);
-        return records[0]!;
-      }),
-    );
+    let sent: AuditRecord | undefined;
+    try {
+      return await this.#retrying("audit", () =>
+        this.#driver.transaction(this.#timeoutMs, async (tx) => {
+          sent = undefined;
+          const results = await tx.batch(this.#lockHead(session));
+          const { records, statements } = this.#seal(session, headOf(results[results.length - 1]!), [draft]);
+          sent = records[0]!;
+          await tx.commit(statements);
+          return records[0]!;
+        }),
+      );
+    } catch (err) {
+      const record = sent;
+      return this.#readBack(err, session, record, `audit record of session ${session}`, () => record!);
+    }
   }
 
   async auditLog(session: string): Promise<AuditRecord[]> {
@@ -353,20 +396,56 @@ export class PostgresStore extends StoreBase implements BackingStore {
     return Number(rows?.[0]?.["n"] ?? 0);
   }
 
+  /**
+   * One round trip. The registration carries a fresh token, so when the connection breaks with the message
+   * out, the store reads back (after the session counter's lock, so a registration the server is still
+   * finishing is seen finished) whether a span of the session has it: then the span is registered and this
+   * answers as the lost reply would have; if none has it, nothing was registered and the original error is
+   * thrown. When even that read fails it throws `OutcomeUnknownError`: the span may be registered, under an id
+   * no window holds.
+   */
   async registerSpan(session: string, span: SpanRegistration): Promise<RegisteredSpan> {
     const { sessions: S, spans: P } = this.#t;
     const own = new RawSql(sql`store = ${this.name} AND session = ${session}`);
+    const token = randomUUID();
     // One message, one implicit transaction: the counter row's lock orders concurrent appenders.
-    const [, rows] = await this.#retrying("register", () =>
-      this.#driver.script([
-        this.#ensureSession(session),
-        sql`WITH n AS (UPDATE ${S} SET next_span = next_span + 1 WHERE ${own} RETURNING next_span)
-          INSERT INTO ${P} (store, session, ordinal, span_id, kind, hash, grp, message, backing)
-          SELECT ${this.name}, ${session}, next_span, 'span_' || next_span, ${span.kind}, ${span.hash}, ${span.group},
-            ${span.message === null ? null : JSON.stringify(span.message)}, ${span.store} FROM n
-          RETURNING ordinal, span_id`,
-      ], this.#timeoutMs),
-    );
+    const statements = [
+      this.#ensureSession(session),
+      sql`WITH n AS (UPDATE ${S} SET next_span = next_span + 1 WHERE ${own} RETURNING next_span)
+        INSERT INTO ${P} (store, session, ordinal, span_id, kind, hash, grp, message, backing, token)
+        SELECT ${this.name}, ${session}, next_span, 'span_' || next_span, ${span.kind}, ${span.hash}, ${span.group},
+          ${span.message === null ? null : JSON.stringify(span.message)}, ${span.store}, ${token} FROM n
+        RETURNING ordinal, span_id`,
+    ];
+    let rows: Row[] | undefined;
+    try {
+      [, rows] = await this.#retrying("register", () => this.#driver.script(statements, this.#timeoutMs));
+    } catch (err) {
+      if (!isCommitUnknown(err)) throw err;
+      const resolve = async (): Promise<RegisteredSpan | null> => {
+        const [, found] = await this.#run("read back", () =>
+          this.#driver.script([
+            sql`SELECT next_span FROM ${S} WHERE ${own} FOR UPDATE`,
+            sql`SELECT ordinal, span_id FROM ${P} WHERE ${own} AND token = ${token}`,
+          ], this.#timeoutMs),
+        );
+        const row = found?.[0];
+        return row === undefined ? null : { ...span, spanId: String(row["span_id"]), ordinal: Number(row["ordinal"]), replacement: null };
+      };
+      let registered: RegisteredSpan | null;
+      try {
+        registered = await resolve();
+      } catch (readErr) {
+        throw new OutcomeUnknownError<RegisteredSpan>(
+          this.name,
+          `registering a span in session ${session}: the message was sent and its answer lost (${errorMessage(err)}); reading back whether it registered failed too (${errorMessage(readErr)}), so the session may hold a registered span no window has`,
+          resolve,
+          { cause: err },
+        );
+      }
+      if (registered === null) throw err;
+      return registered;
+    }
     const row = rows?.[0];
     if (!row) throw new StoreError(this.name, `could not register a span in session ${session}`);
     return { ...span, spanId: String(row["span_id"]), ordinal: Number(row["ordinal"]), replacement: null };
@@ -380,18 +459,63 @@ export class PostgresStore extends StoreBase implements BackingStore {
     return (rows ?? []).map((r) => registeredSpan(r as unknown as SpanRow));
   }
 
-  async noteReplacement(session: string, spanId: string, body: string): Promise<void> {
-    await this.#run("note replacement", () =>
-      this.#driver.script([sql`UPDATE ${this.#t.spans} SET replacement = ${body}
+  async lookupSpan(session: string, spanId: string): Promise<RegisteredSpan | null> {
+    // PostgreSQL text cannot hold NUL: no span id has one.
+    if (spanId.includes("\0")) return null;
+    const [rows] = await this.#run("session span", () =>
+      this.#driver.script([sql`SELECT ordinal, span_id, kind, hash, grp, message, backing, replacement FROM ${this.#t.spans}
         WHERE store = ${this.name} AND session = ${session} AND span_id = ${spanId}`], this.#timeoutMs),
     );
+    const row = rows?.[0];
+    return row === undefined ? null : registeredSpan(row as unknown as SpanRow);
+  }
+
+  /**
+   * By index (`audit_span`): the chain's committed prunes of the span `id` names — by span id, or by the
+   * handle of its record here (a handle is minted in the store whose chain records the span's prunes, and
+   * its record is never deleted, only emptied by rotation).
+   */
+  async prunesOf(session: string, id: string): Promise<AuditRecord[]> {
+    if (id.includes("\0")) return [];
+    const { audit: A, records: R } = this.#t;
+    const own = new RawSql(sql`store = ${this.name} AND session = ${session}`);
+    const [rows] = await this.#run("prunes", () =>
+      this.#driver.script([sql`SELECT record FROM ${A} WHERE ${own} AND status IN ('reversible', 'lossy')
+        AND span_id IN (${id}, (SELECT span_id FROM ${R} WHERE ${own} AND handle = ${id})) ORDER BY seq`], this.#timeoutMs),
+    );
+    return (rows ?? [])
+      .map((r) => JSON.parse(String(r["record"])) as AuditRecord)
+      .filter((r) => r.op === "prune" && (r.status === "reversible" || r.status === "lossy") && (r.spanId === id || (r.handle !== null && r.handle === id)));
+  }
+
+  async sessionStart(session: string, start: number): Promise<number> {
+    const [, rows] = await this.#retrying("session start", () =>
+      this.#driver.script([
+        this.#ensureSession(session),
+        sql`UPDATE ${this.#t.sessions} SET started_at = coalesce(started_at, ${start}) WHERE store = ${this.name} AND session = ${session}
+          RETURNING started_at`,
+      ], this.#timeoutMs),
+    );
+    const row = rows?.[0];
+    if (!row) throw new StoreError(this.name, `could not read the start of session ${session}`);
+    return Number(row["started_at"]);
+  }
+
+  async noteReplacement(session: string, spanId: string, body: string): Promise<void> {
+    // Idempotent: a lost reply is answered by writing the same note again.
+    await this.#onceMore(() => this.#run("note replacement", () =>
+      this.#driver.script([sql`UPDATE ${this.#t.spans} SET replacement = ${body}
+        WHERE store = ${this.name} AND session = ${session} AND span_id = ${spanId}`], this.#timeoutMs),
+    ));
   }
 
   async reserveLossy(session: string, budget: number, want: number): Promise<number> {
     return this.#retrying("reserve", () =>
       this.#driver.transaction(this.#timeoutMs, async (tx) => {
-        const results = await tx.batch(this.#lockSession(session));
-        const used = Number(results[1]![0]?.["lossy_used"] ?? 0);
+        // The chain's lossy records are counted after the counter's lock, so a counter reset below them
+        // grants nothing instead of refilling the budget.
+        const results = await tx.batch([...this.#lockSession(session), this.#chainLossy(session)]);
+        const used = lossySpent(Number(results[1]![0]?.["lossy_used"] ?? 0), Number(results[2]![0]?.["n"] ?? 0));
         const granted = Math.max(0, Math.min(want, budget - used));
         await tx.commit(granted > 0 ? [sql`UPDATE ${this.#t.sessions} SET lossy_used = lossy_used + ${granted} WHERE store = ${this.name} AND session = ${session}`] : []);
         return granted;
@@ -480,6 +604,11 @@ export class PostgresStore extends StoreBase implements BackingStore {
       this.#ensureSession(session),
       sql`SELECT next_span, lossy_used FROM ${this.#t.sessions} WHERE store = ${this.name} AND session = ${session} FOR UPDATE`,
     ];
+  }
+
+  /** The lossy records of the session's chain (by the `audit_lossy` index). */
+  #chainLossy(session: string): string {
+    return sql`SELECT count(*) AS n FROM ${this.#t.audit} WHERE store = ${this.name} AND session = ${session} AND status = 'lossy'`;
   }
 
   /** Ensures the session's chain head exists, then locks it; the last statement's row is the head. */

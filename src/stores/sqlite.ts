@@ -2,7 +2,7 @@ import { statSync } from "node:fs";
 import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { StoreError } from "../errors.js";
 import { EMPTY_CHAIN, sealChainJson, type AuditDraft, type AuditRecord, type ChainHead } from "../audit.js";
-import { commitResult, planCommit } from "./commit.js";
+import { commitResult, lossySpent, planCommit } from "./commit.js";
 import { StoreBase, type StoreOptions } from "./options.js";
 import { copySearchAnswer, lookupAnswer, readOnly, registeredSpan, spanTaken, storeLiteral, type SpanRow, type StoredRecord } from "./records.js";
 import type {
@@ -84,6 +84,7 @@ CREATE TABLE IF NOT EXISTS pruneguard_sessions (
   session    TEXT    NOT NULL,
   next_span  INTEGER NOT NULL,
   lossy_used INTEGER NOT NULL,
+  started_at INTEGER,
   PRIMARY KEY (store, session)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS pruneguard_spans (
@@ -103,6 +104,18 @@ CREATE TABLE IF NOT EXISTS pruneguard_spans (
 `;
 
 
+
+/**
+ * Indexes over the committed prunes of the audit table, partial so that the other records (recalls,
+ * rejections, searches…) pay nothing: the lossy ones, counted against the session's lossy counter inside
+ * a lossy prune's transaction; and every reversible or lossy one by the span id it names, so recall of a
+ * span the window does not hold (an unknown id above all) reads a few index entries, not the whole chain.
+ * Created after an old audit table was migrated (the migration replaces the table and its indexes).
+ */
+const AUDIT_INDEXES = `
+CREATE INDEX IF NOT EXISTS pruneguard_audit_lossy ON pruneguard_audit (id) WHERE status = 'lossy';
+CREATE INDEX IF NOT EXISTS pruneguard_audit_span ON pruneguard_audit (json_extract(record, '$.spanId')) WHERE status IN ('reversible', 'lossy');
+`;
 
 /** The audit rows of the chain of (@store, @session): a `FROM … WHERE …` to extend with more conditions. */
 const CHAIN_AUDIT = `FROM pruneguard_chains c JOIN pruneguard_audit a ON a.id BETWEEN (c.chain << 32) + 1 AND (c.chain << 32) + ${SEQ_MASK}
@@ -268,6 +281,11 @@ export class SqliteStore extends StoreBase implements BackingStore {
     try {
       db.exec(SCHEMA);
       if (legacyAudit(db)) db.exec(MIGRATE_AUDIT);
+      db.exec(AUDIT_INDEXES);
+      // Files written before sessions kept their start: the column is added empty (`sessionStart` fills it).
+      if (!(db.prepare("PRAGMA table_info(pruneguard_sessions)").all() as Array<{ name: string }>).some((c) => c.name === "started_at")) {
+        db.exec("ALTER TABLE pruneguard_sessions ADD COLUMN started_at INTEGER");
+      }
       db.exec("COMMIT");
     } catch (error) {
       try {
@@ -329,6 +347,14 @@ export class SqliteStore extends StoreBase implements BackingStore {
       countLossy: prep<[number], { n: number }>(
         `SELECT count(*) AS n FROM pruneguard_audit WHERE id BETWEEN (?1 << 32) + 1 AND (?1 << 32) + ${SEQ_MASK} AND status = 'lossy'`,
       ),
+      // By `pruneguard_audit_span`: the expression and the status list are the index's own.
+      prunesOfSpan: prep<[number, string], AuditRow & { seq: number }>(
+        `SELECT seq, record FROM pruneguard_audit WHERE json_extract(record, '$.spanId') = ?2 AND status IN ('reversible', 'lossy')
+         AND id BETWEEN (?1 << 32) + 1 AND (?1 << 32) + ${SEQ_MASK} ORDER BY id`,
+      ),
+      spanOfHandle: prep<[string, string, string], { spanId: string }>(
+        "SELECT span_id AS spanId FROM pruneguard_records WHERE store = ? AND session = ? AND handle = ?",
+      ),
       // A session's counters start after what the store already holds for it (sessions begun before the
       // counters existed): the highest span id it has a record or a committed prune of, and its lossy records.
       ensureSession: prep<[Record<string, SqlValue>]>(
@@ -348,6 +374,9 @@ export class SqliteStore extends StoreBase implements BackingStore {
       nextSpan: prep<[string, string], { next_span: number }>(
         "UPDATE pruneguard_sessions SET next_span = next_span + 1 WHERE store = ? AND session = ? RETURNING next_span",
       ),
+      sessionStart: prep<[number, string, string], { started_at: number }>(
+        "UPDATE pruneguard_sessions SET started_at = coalesce(started_at, ?) WHERE store = ? AND session = ? RETURNING started_at",
+      ),
       addLossy: prep<[number, string, string]>(
         "UPDATE pruneguard_sessions SET lossy_used = max(0, lossy_used + ?) WHERE store = ? AND session = ?",
       ),
@@ -357,6 +386,9 @@ export class SqliteStore extends StoreBase implements BackingStore {
       ),
       sessionSpans: prep<[string, string], SpanRow>(
         "SELECT ordinal, span_id, kind, hash, grp, message, backing, replacement FROM pruneguard_spans WHERE store = ? AND session = ? ORDER BY ordinal",
+      ),
+      lookupSpan: prep<[string, string, string], SpanRow>(
+        "SELECT ordinal, span_id, kind, hash, grp, message, backing, replacement FROM pruneguard_spans WHERE store = ? AND session = ? AND span_id = ?",
       ),
       noteReplacement: prep<[string, string, string, string]>(
         "UPDATE pruneguard_spans SET replacement = ? WHERE store = ? AND session = ? AND span_id = ?",
@@ -449,7 +481,7 @@ export class SqliteStore extends StoreBase implements BackingStore {
           item.handle === null ? this.#q.bySpan.get(this.name, session, item.spanId) : this.#q.byHandle.get(this.name, session, item.handle),
         own: (spanId) => this.#q.bySpan.get(this.name, session, spanId),
         mint: () => this.#mint(session),
-      }, txn.lossyBudget === null || txn.lossyBudget === undefined ? 0 : this.#sessionRow(session).lossy_used);
+      }, txn.lossyBudget === null || txn.lossyBudget === undefined ? 0 : this.#lossySpent(session));
       for (const w of plan.writes) {
         if (w.repersist === "rewrite") this.#q.rewrite.run(this.#params(session, w.item));
         else if (w.repersist === "insert") this.#q.insert.run({ ...this.#params(session, w.item), handle: w.handle });
@@ -499,6 +531,31 @@ export class SqliteStore extends StoreBase implements BackingStore {
     return chain === null ? 0 : (this.#q.countLossy.get(chain)?.n ?? 0);
   }
 
+  /**
+   * By index: the chain's committed prunes of the span `id` names (by span id, or by the handle of its
+   * record here — a handle is minted in the store whose chain records the span's prunes, and its record is
+   * never deleted, only emptied by rotation).
+   */
+  async prunesOf(session: string, id: string): Promise<AuditRecord[]> {
+    this.#assertHealthy();
+    const chain = this.#chain(session, false);
+    if (chain === null) return [];
+    const spans = new Set([id]);
+    const minted = this.#q.spanOfHandle.get(this.name, session, id);
+    if (minted !== undefined) spans.add(minted.spanId);
+    const rows = [...spans].flatMap((spanId) => this.#q.prunesOfSpan.all(chain, spanId)).sort((a, b) => a.seq - b.seq);
+    return rows
+      .map((r) => JSON.parse(r.record) as AuditRecord)
+      .filter((r) => r.op === "prune" && (r.status === "reversible" || r.status === "lossy") && (r.spanId === id || (r.handle !== null && r.handle === id)));
+  }
+
+  /** The session's lossy counter, checked against the lossy records of its chain (inside the caller's transaction). */
+  #lossySpent(session: string): number {
+    const counter = this.#sessionRow(session).lossy_used;
+    const chain = this.#chain(session, false);
+    return lossySpent(counter, chain === null ? 0 : (this.#q.countLossy.get(chain)?.n ?? 0));
+  }
+
   /** The session's counters, created (inside the caller's transaction) when missing. */
   #sessionRow(session: string): { next_span: number; lossy_used: number } {
     const row = this.#q.sessionRow.get(this.name, session);
@@ -526,13 +583,26 @@ export class SqliteStore extends StoreBase implements BackingStore {
     return this.#q.sessionSpans.all(this.name, session).map(registeredSpan);
   }
 
+  async lookupSpan(session: string, spanId: string): Promise<RegisteredSpan | null> {
+    this.#assertHealthy();
+    const row = this.#q.lookupSpan.get(this.name, session, spanId);
+    return row === undefined ? null : registeredSpan(row);
+  }
+
+  async sessionStart(session: string, start: number): Promise<number> {
+    return this.#immediate((): number => {
+      this.#sessionRow(session);
+      return Number(this.#q.sessionStart.get(start, this.name, session)!.started_at);
+    });
+  }
+
   async noteReplacement(session: string, spanId: string, body: string): Promise<void> {
     this.#immediate(() => this.#q.noteReplacement.run(body, this.name, session, spanId));
   }
 
   async reserveLossy(session: string, budget: number, want: number): Promise<number> {
     return this.#immediate((): number => {
-      const granted = Math.max(0, Math.min(want, budget - this.#sessionRow(session).lossy_used));
+      const granted = Math.max(0, Math.min(want, budget - this.#lossySpent(session)));
       if (granted > 0) this.#q.addLossy.run(granted, this.name, session);
       return granted;
     });

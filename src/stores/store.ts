@@ -217,6 +217,12 @@ export interface BackingStore {
   /** Appends a decision that needed no record change (invalid directives, recalls, unbacked kinds). */
   appendAudit(session: string, draft: AuditDraft): Promise<AuditRecord>;
   auditLog(session: string): Promise<AuditRecord[]>;
+  /**
+   * The session's committed prunes in this store's chain (`op: "prune"`, status `reversible` or `lossy`)
+   * whose span id or handle is `id`, in chain order: what recall reads for a span the window does not hold.
+   * Optional: the SQL adapters answer it by index; without it the window reads the whole `auditLog`.
+   */
+  prunesOf?(session: string, id: string): Promise<AuditRecord[]>;
   /** Number of lossy commitments already logged for the session (the lossy budget counts these). */
   countLossy(session: string): Promise<number>;
   /**
@@ -226,6 +232,18 @@ export interface BackingStore {
   registerSpan(session: string, span: SpanRegistration): Promise<RegisteredSpan>;
   /** Every span registered in the session, in position order. */
   sessionSpans(session: string): Promise<RegisteredSpan[]>;
+  /**
+   * One span registered in the session, by its id, or `null`. Optional: the SQL adapters answer it by key;
+   * without it the window reads the whole registry (`sessionSpans`).
+   */
+  lookupSpan?(session: string, spanId: string): Promise<RegisteredSpan | null>;
+  /**
+   * The session's start (ms on the windows' clock), kept with its counters on the home store: records
+   * `start` when the session has none yet (atomically: the first window to ask wins) and returns the one it
+   * has. `limits.maxLengthMs` counts from it, so a window resumed later, or opened in another process, keeps
+   * the session's horizon instead of starting a new one.
+   */
+  sessionStart(session: string, start: number): Promise<number>;
   /**
    * Notes the body (digest or compressed form) a prune of `spanId` is about to put in its place, before
    * the prune commits, so a restarted window can render it. A prune that does not commit leaves a note

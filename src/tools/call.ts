@@ -11,6 +11,8 @@ import { directiveTools, type DirectiveTool } from "./schemas.js";
 export interface ToolCall {
   readonly name: string;
   readonly arguments: unknown;
+  /** The provider's call id, when there is one: a call acted on is folded out of the window at the next compaction point. */
+  readonly id?: string;
 }
 
 /** What handling a tool call produced. */
@@ -79,6 +81,8 @@ export function toolResultText(outcome: DirectiveOutcome): string {
   }
   if (outcome.op === "recall" && outcome.status === "expanded") return `${outcome.spanId} expanded:\n${outcome.text}`;
   if (outcome.op === "search" && outcome.status !== "invalid") return outcome.text;
+  // A decision deferred to the next compaction point says so, and what applying it now would cost.
+  if ("applies" in outcome && outcome.applies.at === "next-compaction") return `${outcome.line}\n${outcome.applies.line}`;
   return outcome.line;
 }
 

@@ -13,19 +13,82 @@ export interface ProviderToolOptions {
   readonly strict?: boolean;
 }
 
+/**
+ * The agent's own tools, given so that no directive tool can take one's name: a provider's tool list
+ * (OpenAI Chat `{ function: { name } }` or `{ custom: { name } }`, OpenAI Responses and Anthropic
+ * `{ name }`; entries without a name, such as built-in tools, are skipped), an AI SDK `ToolSet` (its keys),
+ * or the names themselves.
+ */
+export type AgentTools = ReadonlyArray<string | AgentToolEntry> | { readonly [name: string]: unknown };
+
+/** One entry of a provider's tool list, as far as its name goes. */
+export type AgentToolEntry = { readonly name?: unknown; readonly function?: unknown; readonly custom?: unknown };
+
+/** The names `agentTools` holds. */
+export function agentToolNames(agentTools: AgentTools): string[] {
+  if (!Array.isArray(agentTools)) return Object.keys(agentTools);
+  const names: string[] = [];
+  for (const t of agentTools as ReadonlyArray<string | AgentToolEntry>) {
+    if (typeof t === "string") names.push(t);
+    else if (typeof t === "object" && t !== null) {
+      const name = t.name ?? nameOf(t.function) ?? nameOf(t.custom);
+      if (typeof name === "string") names.push(name);
+    }
+  }
+  return names;
+}
+
+function nameOf(v: unknown): unknown {
+  return typeof v === "object" && v !== null ? (v as { readonly name?: unknown }).name : undefined;
+}
+
+/**
+ * Throws when one of the agent's tools and a directive tool have one name (finding 25.8): merged into one
+ * tool set, one would replace the other without a word, and a call the agent's runner should get would go
+ * to the window (or the other way round). The error names both and says how to rename the directive tool.
+ */
+export function refuseToolCollisions(where: string, agentTools: AgentTools, tools: readonly DirectiveTool[]): void {
+  const own = new Set(agentToolNames(agentTools));
+  for (const t of tools) {
+    if (!own.has(t.name)) continue;
+    throw new TypeError(
+      `${where}: your tool ${JSON.stringify(t.name)} and the directive tool ${JSON.stringify(t.name)} (the ${t.op} operation) have one name, ` +
+        `so one would silently replace the other; rename the directive tool with directiveTools({ names: { ${t.op}: "context_${t.op}" } }) ` +
+        "and pass those tools to every builder and to the Transcript, or rename yours",
+    );
+  }
+}
+
+/** The agent's tools, checked against `tools` (when given), then the directive tools: the list to send. */
+function withAgentTools<T, D>(where: string, agentTools: readonly T[] | undefined, tools: readonly DirectiveTool[], built: D[]): Array<T | D> {
+  if (agentTools === undefined) return built;
+  refuseToolCollisions(where, agentTools as AgentTools, tools);
+  return [...agentTools, ...built];
+}
+
+/**
+ * The builders' options with the agent's own tools: given, the builder refuses a directive tool with the
+ * name of one of them (a `TypeError` naming both) and returns the agent's tools first, then the directive
+ * tools — the whole `tools` of the request.
+ */
+export interface ProviderToolsWith<T> extends ProviderToolOptions {
+  readonly agentTools?: T;
+}
+
 /** An OpenAI Chat Completions function tool (`ChatCompletionFunctionTool`). */
 export interface OpenAIChatTool {
   type: "function";
   function: { name: string; description: string; parameters: ToolInputSchema; strict: boolean };
 }
 
-/** The tools for OpenAI Chat Completions (`tools` of `chat.completions.create`). */
-export function openAIChatTools(tools: readonly DirectiveTool[] = defaultTools(), options: ProviderToolOptions = {}): OpenAIChatTool[] {
+/** The tools for OpenAI Chat Completions (`tools` of `chat.completions.create`); with `agentTools`, yours first (see `ProviderToolsWith`). */
+export function openAIChatTools<T = never>(tools: readonly DirectiveTool[] = defaultTools(), options: ProviderToolsWith<readonly T[]> = {}): Array<T | OpenAIChatTool> {
   const strict = options.strict === true;
-  return tools.map((t) => ({
+  const built = tools.map((t): OpenAIChatTool => ({
     type: "function",
     function: { name: t.name, description: t.description, parameters: strict ? t.strict.openai : t.inputSchema, strict },
   }));
+  return withAgentTools("openAIChatTools", options.agentTools, tools, built);
 }
 
 /** An OpenAI Responses API function tool (`FunctionTool`). */
@@ -37,10 +100,14 @@ export interface OpenAIResponsesTool {
   strict: boolean;
 }
 
-/** The tools for the OpenAI Responses API (`tools` of `responses.create`). */
-export function openAIResponsesTools(tools: readonly DirectiveTool[] = defaultTools(), options: ProviderToolOptions = {}): OpenAIResponsesTool[] {
+/** The tools for the OpenAI Responses API (`tools` of `responses.create`); with `agentTools`, yours first (see `ProviderToolsWith`). */
+export function openAIResponsesTools<T = never>(
+  tools: readonly DirectiveTool[] = defaultTools(),
+  options: ProviderToolsWith<readonly T[]> = {},
+): Array<T | OpenAIResponsesTool> {
   const strict = options.strict === true;
-  return tools.map((t) => ({ type: "function", name: t.name, description: t.description, parameters: strict ? t.strict.openai : t.inputSchema, strict }));
+  const built = tools.map((t): OpenAIResponsesTool => ({ type: "function", name: t.name, description: t.description, parameters: strict ? t.strict.openai : t.inputSchema, strict }));
+  return withAgentTools("openAIResponsesTools", options.agentTools, tools, built);
 }
 
 /** An Anthropic custom tool (`Tool` of the Messages API). */
@@ -51,13 +118,14 @@ export interface AnthropicTool {
   strict?: boolean;
 }
 
-/** The tools for Anthropic Messages (`tools` of `messages.create`). */
-export function anthropicTools(tools: readonly DirectiveTool[] = defaultTools(), options: ProviderToolOptions = {}): AnthropicTool[] {
-  return tools.map((t) =>
+/** The tools for Anthropic Messages (`tools` of `messages.create`); with `agentTools`, yours first (see `ProviderToolsWith`). */
+export function anthropicTools<T = never>(tools: readonly DirectiveTool[] = defaultTools(), options: ProviderToolsWith<readonly T[]> = {}): Array<T | AnthropicTool> {
+  const built = tools.map((t): AnthropicTool =>
     options.strict === true
       ? { name: t.name, description: t.description, input_schema: t.strict.anthropic, strict: true }
       : { name: t.name, description: t.description, input_schema: t.inputSchema },
   );
+  return withAgentTools("anthropicTools", options.agentTools, tools, built);
 }
 
 // ---- AI SDK ------------------------------------------------------------------------------------------
@@ -102,7 +170,7 @@ export interface AISDKTool {
   inputSchema: PassThroughSchema;
   /** Set with `{ strict: true }`: providers that support it hold the model to the (OpenAI-strict) schema. */
   strict?: boolean;
-  execute: (input: unknown) => Promise<AISDKToolResult>;
+  execute: (input: unknown, options?: { readonly toolCallId?: string }) => Promise<AISDKToolResult>;
   toModelOutput: (options: { output: AISDKToolResult }) => AISDKToolOutput;
 }
 
@@ -114,23 +182,34 @@ export interface AISDKToolResult {
 }
 
 /**
- * The directive tools as an AI SDK 7 `ToolSet` bound to `window`: spread it into `generateText`'s
- * `tools`. Each call runs `window.handleToolCall`; the model reads the window's line back (an invalid
- * directive as `error-text`).
+ * The directive tools as an AI SDK 7 `ToolSet` bound to `window`, for `generateText`'s `tools`. Each call
+ * runs `window.handleToolCall`; the model reads the window's line back (an invalid directive as
+ * `error-text`). With `agentTools: myTools` the result is your tools and the directive tools together,
+ * and a name both use throws (`{ ...myTools, ...aiSDKTools(win) }` would replace yours without a word).
  *
  * Gotcha: arguments that are not JSON at all never reach `execute` — the SDK answers those itself. Pass
  * `repairToolCall: pruneguardRepairToolCall()` to route them to the window too.
  */
-export function aiSDKTools(window: ToolCallHandler, tools: readonly DirectiveTool[] = defaultTools(), options: ProviderToolOptions = {}): Record<string, AISDKTool> {
-  const out: Record<string, AISDKTool> = {};
+export function aiSDKTools<T extends { readonly [name: string]: unknown } = { readonly [name: string]: never }>(
+  window: ToolCallHandler,
+  tools: readonly DirectiveTool[] = defaultTools(),
+  options: ProviderToolsWith<T> = {},
+): Record<string, T[keyof T] | AISDKTool> {
+  const out: Record<string, T[keyof T] | AISDKTool> = {};
+  if (options.agentTools !== undefined) {
+    // Spread after it, a directive tool would replace the agent's own tool of that name.
+    refuseToolCollisions("aiSDKTools", options.agentTools, tools);
+    Object.assign(out, options.agentTools);
+  }
   for (const t of tools) {
     out[t.name] = {
       description: t.description,
       // Strict: every property required, optional ones nullable — the form both OpenAI and Anthropic take.
       inputSchema: passThrough(options.strict === true ? t.strict.openai : t.inputSchema),
       ...(options.strict === true ? { strict: true } : {}),
-      execute: async (input) => {
-        const r = await window.handleToolCall({ name: t.name, arguments: unwrapUnparsed(input) }, tools);
+      execute: async (input, call) => {
+        const id = call?.toolCallId;
+        const r = await window.handleToolCall({ name: t.name, arguments: unwrapUnparsed(input), ...(typeof id === "string" ? { id } : {}) }, tools);
         // handleToolCall answers null only for a name not in `tools`; this name is.
         return { status: r!.outcome.status, text: r!.text, isError: r!.isError };
       },

@@ -59,7 +59,9 @@ const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
  *
  * When to use: to give a model the tools — pass the result to `openAIChatTools`, `openAIResponsesTools`,
  * `anthropicTools`, `aiSDKTools` and `handleToolCall`, so definitions and dispatch agree on the names.
- * Gotcha: throws `TypeError` on a name providers would refuse, or two operations given one name.
+ * Gotcha: throws `TypeError` on a name providers would refuse, or two operations given one name. A name
+ * one of your own tools has is refused where the two sets meet (the builders' and the Transcript's
+ * `agentTools`); rename ours here, e.g. `{ names: { search: "context_search" } }`.
  */
 export function directiveTools(options: DirectiveToolsOptions = {}): readonly DirectiveTool[] {
   const schema = directiveSchema(options.limits ?? DEFAULT_LIMITS, options.modes ?? PRUNE_MODES);

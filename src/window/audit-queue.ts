@@ -1,14 +1,26 @@
-import type { AuditDraft } from "../audit.js";
+import type { AuditDraft, AuditRecord } from "../audit.js";
+import { OutcomeUnknownError } from "../errors.js";
 import type { BackingStore } from "../stores/store.js";
+
+/** A record waiting to be written; `resolve` when an append of it may have committed (its reply was lost). */
+interface Waiting {
+  readonly store: BackingStore;
+  readonly draft: AuditDraft;
+  resolve: (() => Promise<unknown>) | null;
+}
 
 /**
  * Audit records waiting for a store that failed. No decision goes unlogged: a draft that could not be
  * written waits here, and every later write (and every prune, before its transaction) flushes the queue
  * first, in order, so each store's chain keeps the order the decisions were made in.
+ *
+ * No decision is logged twice either: an append whose outcome the store could not tell (it sent COMMIT,
+ * lost the reply and could not read back: `OutcomeUnknownError`) waits with the store's `resolve`, which
+ * is asked before the draft is appended again — a record that did commit is not written a second time.
  */
 export class PendingAudit {
   readonly #session: string;
-  readonly #queue: Array<{ store: BackingStore; draft: AuditDraft }> = [];
+  readonly #queue: Waiting[] = [];
 
   constructor(session: string) {
     this.#session = session;
@@ -22,19 +34,44 @@ export class PendingAudit {
   async append(store: BackingStore, draft: AuditDraft): Promise<number | null> {
     try {
       await this.flush();
-      return (await store.appendAudit(this.#session, draft)).seq;
     } catch {
-      this.#queue.push({ store, draft });
+      // Never sent: it waits behind the records that are still waiting.
+      this.#queue.push({ store, draft, resolve: null });
+      return null;
+    }
+    try {
+      return (await store.appendAudit(this.#session, draft)).seq;
+    } catch (err) {
+      this.#queue.push({ store, draft, resolve: unknownOutcome(err) });
       return null;
     }
   }
 
-  /** Writes every waiting record, oldest first; throws (keeping the rest) when a store still fails. */
+  /** Writes every waiting record, oldest first; throws (keeping the rest) when a store still fails or still cannot say. */
   async flush(): Promise<void> {
     while (this.#queue.length > 0) {
       const next = this.#queue[0]!;
-      await next.store.appendAudit(this.#session, next.draft);
+      if (next.resolve !== null) {
+        // Throws while the store still cannot say; the record stays first in line.
+        const committed = (await next.resolve()) as AuditRecord | null;
+        if (committed !== null) {
+          this.#queue.shift();
+          continue;
+        }
+        next.resolve = null;
+      }
+      try {
+        await next.store.appendAudit(this.#session, next.draft);
+      } catch (err) {
+        next.resolve = unknownOutcome(err);
+        throw err;
+      }
       this.#queue.shift();
     }
   }
+}
+
+/** The store's way to ask again whether a failed append committed, when the failure left that unknown. */
+function unknownOutcome(err: unknown): (() => Promise<unknown>) | null {
+  return err instanceof OutcomeUnknownError ? err.resolve : null;
 }

@@ -1,7 +1,7 @@
 /** The window's positions, as the window and recall see them (internal), and how they are made. */
 import { contentHash } from "../hash.js";
 import { chooseHint, type Hint } from "../hint.js";
-import { indexLine, indexLineTokens, replacementHeader, tombstoneLine, uncertainCopyLine } from "../render.js";
+import { formatUntil, indexLine, indexLineTokens, replacementHeader, tombstoneLine, uncertainCopyLine } from "../render.js";
 import { frameUntrusted } from "../render/framing.js";
 import type { PruneCommitItem } from "../stores/store.js";
 import { countTokens } from "../tokens.js";
@@ -192,8 +192,8 @@ export function goneLine(e: GoneEntry, now: number, tombstone: string): string {
   }
   if (e.copyLost) return uncertainCopyLine(e.spanId, mode, "lost", e.hint);
   if (e.keptUntil !== null && now >= e.keptUntil) return uncertainCopyLine(e.spanId, mode, "may be lost", e.hint);
-  const remaining = e.until === null ? null : e.until - now;
-  return bare ? indexLine(e.spanId, e.handle, e.hint, remaining) : replacementHeader(e.spanId, e.mode as Exclude<PruneMode, "drop">, e.handle, remaining);
+  const until = e.until === null ? null : formatUntil(e.until, now);
+  return bare ? indexLine(e.spanId, e.handle, e.hint, until) : replacementHeader(e.spanId, e.mode as Exclude<PruneMode, "drop">, e.handle, until);
 }
 
 /**

@@ -5,8 +5,8 @@
  * construction, not `now is not a function` in the middle of a prune.
  */
 import { z } from "zod";
-import { GUTTER, LINE_BREAK, oneLine } from "../render/framing.js";
-import { MIN_SEARCH_TOKENS } from "../policy/kinds.js";
+import { cutUnits, GUTTER, LINE_BREAK, oneLine } from "../render/framing.js";
+import { MIN_COMPACTION_TOKENS, MIN_SEARCH_TOKENS } from "../policy/kinds.js";
 import { clockSchema } from "../stores/options.js";
 import { PRUNE_MODES, type PruneMode } from "../types.js";
 
@@ -57,6 +57,16 @@ export const windowOptionsSchema = z.object({
       lossyBudget: z.number().int().nonnegative({ error: "must be a whole number ≥ 0" }).nullable().optional(),
       maxTokens: z.number().int().positive({ error: "must be a positive whole number of tokens" }).nullable().optional(),
       searchTokens: z.number().int().min(MIN_SEARCH_TOKENS, { error: `must be a whole number of tokens ≥ ${MIN_SEARCH_TOKENS} (room for the coverage line)` }).nullable().optional(),
+      compaction: z
+        .union([
+          z.literal("immediate"),
+          z.strictObject({
+            minFreedTokens: z.number().int().min(MIN_COMPACTION_TOKENS, { error: `must be a whole number of tokens ≥ ${MIN_COMPACTION_TOKENS}` }),
+            atTokens: z.number().int().positive({ error: "must be a positive whole number of tokens" }).nullable(),
+          }),
+        ], { error: `must be "immediate" or { minFreedTokens, atTokens }` })
+        .nullable()
+        .optional(),
     })
     .optional(),
   pins: z.array(pinPattern).optional(),
@@ -79,7 +89,7 @@ export const windowOptionsSchema = z.object({
 
 export function show(v: unknown): string {
   try {
-    return typeof v === "function" ? "a function" : (JSON.stringify(v) ?? String(v)).slice(0, 40);
+    return typeof v === "function" ? "a function" : cutUnits(JSON.stringify(v) ?? String(v), 40);
   } catch {
     return typeof v;
   }

@@ -4,7 +4,7 @@
  * (a tombstone, or a copy that vanished despite its handle) and `unknown` (this session never had it) —
  * plus `unavailable` when the store failed and the copy may still exist.
  */
-import type { AuditDraft } from "../audit.js";
+import type { AuditDraft, AuditRecord } from "../audit.js";
 import type { DecisionReason } from "../decision/reasons.js";
 import { HANDLE, SPAN_ID } from "../directive.js";
 import { errorMessage } from "../errors.js";
@@ -129,14 +129,13 @@ async function recallFromStores(
   }
   // Unbacked spans die with the process, but their prune records do not: a tombstone stays a tombstone.
   for (const store of ctx.stores()) {
-    let log;
+    let pruned;
     try {
-      log = await store.auditLog(ctx.session);
+      pruned = (await prunesOf(store, ctx.session, query)).at(-1);
     } catch {
       failed = store;
       continue;
     }
-    const pruned = log.findLast((r) => r.op === "prune" && (r.status === "lossy" || r.status === "reversible") && (r.spanId === query || (r.handle !== null && r.handle === query)));
     if (pruned) {
       const seq = await ctx.audit(store, draft("pruned-unrecoverable", pruned.status === "lossy" ? { code: "recall-lossy" } : { code: "copy-lost", loss: "absent" }));
       return {
@@ -151,7 +150,10 @@ async function recallFromStores(
   if (key !== null && "spanId" in key) {
     let registered: RegisteredSpan | undefined;
     try {
-      registered = (await ctx.auditStore.sessionSpans(ctx.session)).find((r) => r.spanId === query);
+      const home = ctx.auditStore;
+      registered = home.lookupSpan !== undefined
+        ? ((await home.lookupSpan(ctx.session, query)) ?? undefined)
+        : (await home.sessionSpans(ctx.session)).find((r) => r.spanId === query);
     } catch {
       failed = ctx.auditStore;
     }
@@ -174,11 +176,23 @@ async function recallFromStores(
 
 /** The content hash the last reversible prune of a span recorded in a store's chain, if any. */
 async function prunedHash(store: BackingStore, session: string, spanId: string): Promise<string | null> {
-  let log;
+  let pruned;
   try {
-    log = await store.auditLog(session);
+    pruned = await prunesOf(store, session, spanId);
   } catch {
     return null;
   }
-  return log.findLast((r) => r.op === "prune" && r.status === "reversible" && r.spanId === spanId)?.spanHash ?? null;
+  return pruned.findLast((r) => r.status === "reversible" && r.spanId === spanId)?.spanHash ?? null;
+}
+
+/**
+ * A store's committed prunes (reversible or lossy) naming `id` as their span id or handle, in chain order:
+ * by the store's index when it has one (`prunesOf`), else by reading its whole chain. Either way the same
+ * records, so the answer does not depend on which.
+ */
+function prunesOf(store: BackingStore, session: string, id: string): Promise<AuditRecord[]> {
+  if (store.prunesOf !== undefined) return store.prunesOf(session, id);
+  return store.auditLog(session).then((log) =>
+    log.filter((r) => r.op === "prune" && (r.status === "lossy" || r.status === "reversible") && (r.spanId === id || (r.handle !== null && r.handle === id))),
+  );
 }

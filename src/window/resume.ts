@@ -1,14 +1,21 @@
 /**
  * Resume: the positions of a session as a window in a new process rebuilds them from its stores. The home
  * store's registry says which spans the session had, in order (ids, kinds, hashes, groups — never bytes);
- * the audit chains say which were pruned, how, and under which handle; the backing stores hold the bytes
- * of backed spans. What only a process now gone had comes back as an explicit lost line, never as silence.
+ * the audit chains say which were pruned, how, under which handle and with which content hash; the backing
+ * stores hold the bytes of backed spans. What only a process now gone had comes back as an explicit lost
+ * line, never as silence.
+ *
+ * The registry is not sealed, the chains are: where a chain recorded a span's hash (`spanHash`, on every
+ * checked prune), a copy is checked against that, so a registry hash edited together with the copy does not
+ * bring forged bytes back. And the session's horizon is the one it began with (its start, kept by the home
+ * store), so every restored line says what the window that pruned it would say at the same clock.
  */
 import type { AuditRecord } from "../audit.js";
 import { contentHash } from "../hash.js";
+import { keepOf } from "../decision/keep.js";
 import { chooseHint, type Hint } from "../hint.js";
 import { lostLine } from "../render.js";
-import type { BackingStore, RegisteredSpan } from "../stores/store.js";
+import type { BackingStore, LookupResult, RegisteredSpan } from "../stores/store.js";
 import { countTokens } from "../tokens.js";
 import type { KindPolicy, PruneMode, Span } from "../types.js";
 import type { Entry, GoneEntry, LiveEntry, LostEntry } from "./entries.js";
@@ -33,6 +40,10 @@ export interface ResumeContext {
   readonly tombstone: string;
   /** The window's `indexHintTokens`: a drop's index line is rebuilt with the hint its copy gives. */
   readonly hintTokens: number;
+  /** The clock's reading: the start of a session whose store has none recorded and that decided nothing yet. */
+  readonly now: number;
+  /** `limits.maxLengthMs`: the session's holds last this long after its start (`null`: until `end()`). */
+  readonly maxLengthMs: number | null;
 }
 
 /** What was restored, counted: the window's positions and a summary for logs. */
@@ -41,6 +52,8 @@ export interface Restored {
   readonly counts: { readonly live: number; readonly pruned: number; readonly tombstones: number; readonly lost: number };
   /** The latest decision-clock value in the session's records, so new decisions sort after them. */
   readonly lastDecided: number;
+  /** The session's start as its home store keeps it: the horizon counts from it, not from the resume. */
+  readonly startedAt: number;
 }
 
 /**
@@ -51,18 +64,28 @@ export interface Restored {
 export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
   const registered = await ctx.home.sessionSpans(ctx.session);
   const committed = new Map<string, AuditRecord>();
+  /** The content hash the chains last recorded for each span (a refused prune's check records it too). */
+  const sealed = new Map<string, string>();
   let lastDecided = 0;
+  let firstDecided = Number.POSITIVE_INFINITY;
   for (const store of ctx.stores) {
     for (const r of await store.auditLog(ctx.session)) {
-      lastDecided = Math.max(lastDecided, r.decided ?? r.at * 1000);
+      const decided = r.decided ?? r.at * 1000;
+      lastDecided = Math.max(lastDecided, decided);
+      firstDecided = Math.min(firstDecided, decided);
       // A span is pruned once; keep the first committed record (a second could only come from a retry the
       // window did not know had committed, and the first is the one that freed the span).
       if (r.op === "prune" && (r.status === "reversible" || r.status === "lossy") && r.spanId !== null && !committed.has(r.spanId)) {
         committed.set(r.spanId, r);
       }
+      if (r.op === "prune" && r.spanId !== null && typeof r.spanHash === "string") sealed.set(r.spanId, r.spanHash);
     }
   }
   const entries: Entry[] = [];
+  /** Pruned entries kept for the session: when that ends depends on the session's horizon, known below. */
+  const held: Array<{ readonly entry: GoneEntry; readonly store: BackingStore; readonly createdAt: number }> = [];
+  /** The earliest time the stores know of the session (a decision, a copy written). */
+  let earliest = Math.floor(firstDecided / 1000);
   const counts = { live: 0, pruned: 0, tombstones: 0, lost: 0 };
   for (const reg of registered) {
     if (reg.kind === SUMMARY_KIND) continue;
@@ -70,63 +93,103 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
       throw new TypeError(`ContextWindow.resume: ${reg.spanId} of session ${ctx.session} has kind ${reg.kind}, which this window's policy does not name`);
     }
     const pruned = committed.get(reg.spanId);
+    // The chain's hash is the authority: the prune's own record first, then any other that sealed one.
+    const hash = (pruned !== undefined && typeof pruned.spanHash === "string" ? pruned.spanHash : sealed.get(reg.spanId)) ?? reg.hash;
     let entry: Entry;
     if (pruned !== undefined) {
-      entry = goneEntry(reg, pruned, ctx.tombstone, await hintFor(reg, pruned, ctx));
+      const gone = await goneEntry(reg, pruned, hash, ctx);
+      entry = gone.entry;
+      if (gone.copy !== null) {
+        earliest = Math.min(earliest, gone.copy.found.createdAt);
+        if (gone.entry.until === null) held.push({ entry: gone.entry, store: gone.copy.store, createdAt: gone.copy.found.createdAt });
+      }
       if (entry.state === "pruned") counts.pruned++;
       else counts.tombstones++;
     } else {
-      entry = (await liveEntry(reg, entries.length, ctx)) ?? lostEntry(reg);
-      if (entry.state === "live") counts.live++;
-      else counts.lost++;
+      entry = (await liveEntry(reg, hash, entries.length, ctx)) ?? lostEntry(reg, hash);
+      if (entry.state === "live") {
+        counts.live++;
+        if (entry.copiedAt !== null) earliest = Math.min(earliest, entry.copiedAt);
+      } else counts.lost++;
     }
     entries.push(entry);
   }
-  return { entries, counts, lastDecided };
+  // The session's start is the home store's. A session begun before stores kept it counts from the earliest
+  // time its stores know of (never later than now), and that is recorded so every later window agrees.
+  const startedAt = await ctx.home.sessionStart(ctx.session, Number.isFinite(earliest) ? Math.min(ctx.now, earliest) : ctx.now);
+  const horizon = ctx.maxLengthMs === null ? null : startedAt + ctx.maxLengthMs;
+  for (const h of held) h.entry.keptUntil = keptUntilOf(h.store, h.createdAt, horizon);
+  return { entries, counts, lastDecided, startedAt };
 }
 
-/** The hint a reversible drop's index line carried, recomputed from the copy its handle names (null when none). */
-async function hintFor(reg: RegisteredSpan, rec: AuditRecord, ctx: ResumeContext): Promise<Hint | null> {
-  if (ctx.hintTokens === 0 || rec.status !== "reversible" || (rec.mode ?? "drop") !== "drop" || rec.handle === null || reg.store === null) return null;
+interface VerifiedCopy {
+  readonly store: BackingStore;
+  readonly found: Extract<LookupResult, { status: "found" }>;
+}
+
+/** The copy a store holds of a span, when its bytes are the ones `hash` names (`null`: gone, altered or unreachable by policy). */
+async function verifiedCopy(
+  reg: RegisteredSpan, key: { readonly handle: string } | { readonly spanId: string }, hash: string, ctx: ResumeContext,
+): Promise<VerifiedCopy | null> {
+  if (reg.store === null) return null;
   const store = ctx.store(reg.store);
   if (store === undefined) return null;
-  const found = await store.lookup(ctx.session, { handle: rec.handle });
-  if (found.status !== "found" || contentHash(found.text) !== reg.hash) return null;
-  return chooseHint({ text: found.text, ...(reg.message !== null ? { message: reg.message } : {}) }, ctx.hintTokens);
+  const found = await store.lookup(ctx.session, key);
+  if (found.status !== "found" || found.hash !== hash || contentHash(found.text) !== hash) return null;
+  return { store, found };
 }
 
-function goneEntry(reg: RegisteredSpan, rec: AuditRecord, tombstone: string, hint: Hint | null): GoneEntry {
-  void tombstone; // the line is rendered at each read, from the clock (`goneLine`)
+/**
+ * A pruned span as the window that pruned it showed it. Its copy is read back and checked against the
+ * chain's hash: one that is gone or altered is restored as lost (`copy lost, contents unknown`), never
+ * offered. A prune reversible only until a time carries it in its record (`until`); one kept for the
+ * session stops being kept when its hold (to the session's horizon) and the copy's retention both end.
+ */
+async function goneEntry(
+  reg: RegisteredSpan, rec: AuditRecord, hash: string, ctx: ResumeContext,
+): Promise<{ readonly entry: GoneEntry; readonly copy: VerifiedCopy | null }> {
   const mode: PruneMode = rec.mode ?? "drop";
   const handle = rec.status === "reversible" ? rec.handle : null;
   // The body was noted before the prune committed; without it the header still says what happened.
   const replacement = mode === "drop" ? null : (reg.replacement ?? "(its text was not recorded before a restart)");
-  // A prune reversible only until a time says so after a restart too: its record carries `until`.
-  const until = handle !== null && rec.until !== undefined ? rec.until : null;
-  return {
-    state: handle !== null ? "pruned" : "tombstone", spanId: reg.spanId, kind: reg.kind, group: reg.group, message: reg.message, hash: reg.hash,
-    mode, handle, store: reg.store, until, keptUntil: until, copyLost: false, ...hintFields(mode === "drop" && handle !== null ? hint : null), replacement,
-  };
+  const base = { spanId: reg.spanId, kind: reg.kind, group: reg.group, message: reg.message, hash, mode, store: reg.store, replacement };
+  if (handle === null) {
+    return { entry: { ...base, state: "tombstone", handle: null, until: null, keptUntil: null, copyLost: false, ...hintFields(null) }, copy: null };
+  }
+  const copy = await verifiedCopy(reg, { handle }, hash, ctx);
+  // `until` is the record's; a copy kept for the session has its `keptUntil` set once the horizon is known.
+  const until = rec.until ?? null;
+  const hint: Hint | null = copy !== null && mode === "drop"
+    ? chooseHint({ text: copy.found.text, ...(reg.message !== null ? { message: reg.message } : {}) }, ctx.hintTokens)
+    : null;
+  return { entry: { ...base, state: "pruned", handle, until, keptUntil: until, copyLost: copy === null, ...hintFields(hint) }, copy };
 }
 
-/** A span never pruned whose backing store still holds the same bytes: live again, with its handle. */
-async function liveEntry(reg: RegisteredSpan, pos: number, ctx: ResumeContext): Promise<LiveEntry | null> {
-  if (reg.store === null) return null;
-  const store = ctx.store(reg.store);
-  if (store === undefined) return null;
-  const found = await store.lookup(ctx.session, { spanId: reg.spanId });
-  if (found.status !== "found" || found.hash !== reg.hash || contentHash(found.text) !== reg.hash) return null;
+/**
+ * When nothing promises a copy kept for the session any longer, as the prune decided it (`keepOf`): its
+ * hold lasts to the session's horizon, its retention from when the store wrote it; `null` when never.
+ */
+function keptUntilOf(store: BackingStore, createdAt: number, horizon: number | null): number | null {
+  const expiresAt = store.retentionMs === null ? null : createdAt + store.retentionMs;
+  return keepOf({ now: createdAt, holdUntil: horizon }, { holds: store.capabilities.holds, retentionMs: store.retentionMs }, { expiresAt }, false).keptUntil;
+}
+
+/** A span never pruned whose backing store still holds the bytes the chain (or the registry) names: live again. */
+async function liveEntry(reg: RegisteredSpan, hash: string, pos: number, ctx: ResumeContext): Promise<LiveEntry | null> {
+  const copy = await verifiedCopy(reg, { spanId: reg.spanId }, hash, ctx);
+  if (copy === null) return null;
+  const { found } = copy;
   const span: Span = {
-    id: reg.spanId, kind: reg.kind, text: found.text, tokens: countTokens(found.text), hash: reg.hash,
+    id: reg.spanId, kind: reg.kind, text: found.text, tokens: countTokens(found.text), hash,
     ...(reg.group !== null ? { group: reg.group } : {}),
     ...(reg.message !== null ? { message: reg.message } : {}),
   };
-  return { state: "live", pos, span, handle: found.handle, store: reg.store, persistError: null, copiedAt: null, notice: null };
+  return { state: "live", pos, span, handle: found.handle, store: reg.store, persistError: null, copiedAt: found.createdAt, notice: null };
 }
 
-function lostEntry(reg: RegisteredSpan): LostEntry {
+function lostEntry(reg: RegisteredSpan, hash: string): LostEntry {
   return {
-    state: "lost", spanId: reg.spanId, kind: reg.kind, group: reg.group, message: reg.message, hash: reg.hash, handle: null,
+    state: "lost", spanId: reg.spanId, kind: reg.kind, group: reg.group, message: reg.message, hash, handle: null,
     store: reg.store, text: lostLine(reg.spanId),
   };
 }

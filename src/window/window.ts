@@ -31,9 +31,13 @@ import { persistFailures, planPrune, type PlannedMember, type PlanRejectReason, 
 import { recall } from "./recall.js";
 import { restoreEntries, SUMMARY_KIND, type Restored } from "./resume.js";
 import { search, type SearchRequest } from "./search.js";
+import { ShownWindow, type CompactionReport, type WhenApplied } from "./compaction.js";
 import { entryView, renderWindow, type WindowEntry } from "./view.js";
 
 const MAX_NOTICES = 3;
+
+/** Directive operations whose calls fold away once applied: their effect is in the window's own lines. */
+const FOLDED_OPS: ReadonlySet<string> = new Set(["prune", "map", "compact"]);
 
 /**
  * The model's context window, with the runtime half of the two-party protocol: the model proposes
@@ -46,9 +50,20 @@ const MAX_NOTICES = 3;
 export class ContextWindow<K extends string = string> {
   readonly session: string;
   readonly #settings: WindowSettings<K>;
-  readonly #startedAt: number;
+  /**
+   * The session's start: `limits.maxLengthMs` counts from it. The window's own creation until the home
+   * store says (at resume, or at the first append); then the session's, whichever window began it.
+   */
+  #startedAt: number;
+  #startSettled = false;
   readonly #entries: Entry[] = [];
   readonly #byId = new Map<string, Entry>();
+  /** What the model reads: the positions as the last compaction point rendered them, then later appends. */
+  readonly #shown: ShownWindow;
+  /** Directive tool calls acted on (prune, map, compact), by call id: folded out at the next compaction point. */
+  readonly #foldable = new Set<string>();
+  /** Spans folded out of the window (runtime traffic): recall still answers for them; search does not name them. */
+  readonly #folded = new Set<string>();
   #notices: string[] = [];
   readonly #calls = new CallGroups();
   /** Groups with a pruned member, and whether any went lossy: a late member joins that fate. */
@@ -67,18 +82,21 @@ export class ContextWindow<K extends string = string> {
   constructor(options: ContextWindowOptions<K>) {
     this.#settings = resolveWindowOptions(options);
     this.session = this.#settings.session;
-    this.#startedAt = this.#settings.clock.now();
+    this.#startedAt = Math.floor(this.#settings.clock.now());
     this.#pendingAudit = new PendingAudit(this.session);
+    this.#shown = new ShownWindow(this.#settings.limits.compaction, this.#settings.limits.maxTokens ?? null);
   }
 
   /**
    * Opens the window of an existing session — after a restart, or in a second process — from its stores:
    * every span the session registered comes back in its place, live (its copy read back and checked
-   * against the hash it was registered with), pruned (its index line or digest, from the audit record of
-   * its prune) or as a tombstone; a span whose bytes only a process now gone had comes back as
-   * `span_5 lost in a restart, contents unknown`, and recall of it answers `lost`, never `unknown`. New
-   * spans continue the session's numbering: ids are minted by the home store, so two processes resuming
-   * one session never collide.
+   * against the hash the audit chain recorded for it, else the one it was registered with), pruned (its
+   * index line or digest, from the audit record of its prune, its copy checked against that record's hash:
+   * a copy gone or altered comes back as `copy lost`) or as a tombstone; a span whose bytes only a process
+   * now gone had comes back as `span_5 lost in a restart, contents unknown`, and recall of it answers
+   * `lost`, never `unknown`. The session keeps its horizon: `limits.maxLengthMs` counts from the session's
+   * start as the home store keeps it, not from the resume. New spans continue the session's numbering: ids
+   * are minted by the home store, so two processes resuming one session never collide.
    *
    * Give it the same kinds, stores and `auditStore` (the home store) as the windows that wrote the
    * session. Throws a `StoreError` when a store cannot be read: a guess would be worse than no window.
@@ -94,8 +112,13 @@ export class ContextWindow<K extends string = string> {
       policyOf: (kind) => (Object.hasOwn(settings.kinds, kind) ? settings.kinds[kind as K] : undefined),
       tombstone: settings.tombstone,
       hintTokens: settings.indexHintTokens,
+      now: win.#startedAt,
+      maxLengthMs: settings.limits.maxLengthMs ?? null,
     });
     win.#lastDecided = restored.lastDecided;
+    // The session's horizon is the one it began with, not one restarted by the resume.
+    win.#startedAt = restored.startedAt;
+    win.#startSettled = true;
     for (const e of restored.entries) {
       win.#entries.push(e);
       win.#byId.set(e.state === "live" ? e.span.id : e.spanId, e);
@@ -106,6 +129,8 @@ export class ContextWindow<K extends string = string> {
         win.#prunedGroups.set(e.group, e.state === "tombstone" ? "lossy" : "reversible");
       }
     }
+    // A restart is a compaction point: the resumed window renders what the session decided.
+    win.#compactNow();
     return win;
   }
 
@@ -125,6 +150,13 @@ export class ContextWindow<K extends string = string> {
       throw new TypeError(`ContextWindow.append: unknown kind ${String(input.kind)}`);
     }
     if (typeof input.text !== "string") throw new TypeError("ContextWindow.append: text must be a string");
+    // The session's start is kept by the home store (the first window's wins), so every window of the
+    // session, resumed or in another process, counts `limits.maxLengthMs` from the same time. Nothing can
+    // be pruned before a first append, so nothing was decided with this window's own start.
+    if (!this.#startSettled) {
+      this.#startedAt = await this.#settings.auditStore.sessionStart(this.session, this.#startedAt);
+      this.#startSettled = true;
+    }
     // The home store mints the id and records the span (never its bytes), so a process that resumes the
     // session puts it back in its place or says it was lost; without that record it fails closed.
     const draft = newSpan("span_0", { ...input, ...this.#calls.groupFor(input) });
@@ -148,7 +180,10 @@ export class ContextWindow<K extends string = string> {
     this.#entries.push(entry);
     this.#byId.set(span.id, entry);
     this.#notices = [];
+    this.#shown.appended(entryView(entry, this.#settings.clock.now(), this.#settings.tombstone));
     await this.#joinGroupFate(entry);
+    // Past the token limit, whatever is pending is applied now.
+    if (this.#shown.due()) this.#compactNow();
     return span.id as SpanRef<P>;
   }
 
@@ -244,6 +279,15 @@ export class ContextWindow<K extends string = string> {
     const outcome = "directive" in d
       ? await this.applyDirective(d.directive)
       : await this.#serial(() => this.#invalid(tool.op, [{ path: "", message: d.invalid }], directiveForAudit(args)));
+    // A call the window acted on and answered in full is runtime traffic: folded at the next compaction point.
+    // Search and recall answers stay: they carry text the model asked for.
+    let id: unknown;
+    try {
+      id = (call as { readonly id?: unknown }).id;
+    } catch {
+      id = undefined; // a hostile call object: nothing to fold by
+    }
+    if (typeof id === "string" && FOLDED_OPS.has(tool.op) && outcome.status !== "invalid") this.#foldable.add(id);
     return toolCallResult(tool, outcome);
   }
 
@@ -387,10 +431,87 @@ export class ContextWindow<K extends string = string> {
     });
   }
 
-  /** The window's positions as data, for renderers of provider message shapes. */
+  /**
+   * The window's positions as the model reads them, for renderers of provider message shapes: as the last
+   * compaction point rendered them, then the spans appended since. Decisions since then show at the next
+   * compaction point (`compact()`), so consecutive renderings share their whole earlier prefix.
+   */
   entries(): WindowEntry[] {
+    // A shown line whose promise lapsed would offer a recall that can no longer be honoured: rewrite now.
+    if (this.#shown.lapsed(this.#settings.clock.now())) this.#compactNow();
+    return [...this.#shown.views()];
+  }
+
+  /**
+   * Applies every pending decision to what the model reads now — a compaction point — and folds away the
+   * directive tool calls already acted on (prune, map, compact) with their results. Returns what it freed
+   * and what it rewrote. The window does this by itself when the policy's compaction settings say so;
+   * call it when you know the cache is cold anyway (after a long pause), or before a summary step.
+   */
+  compact(): Promise<CompactionReport> {
+    return this.#serial(async () => this.#compactNow());
+  }
+
+  /** The compaction point itself: synchronous, it touches no store (every decision it applies is committed). */
+  #compactNow(): CompactionReport {
     const now = this.#settings.clock.now();
-    return this.#entries.map((e) => entryView(e, now, this.#settings.tombstone));
+    const before = this.#shown.views();
+    const pending = this.#shown.pendingCount;
+    const rewritten = this.#shown.rewriteTokens();
+    const folded = this.#fold();
+    const views = this.#entries.map((e) => entryView(e, now, this.#settings.tombstone));
+    const tokens = (vs: readonly WindowEntry[]) => vs.reduce((n, v) => n + (v.state === "live" ? v.span.tokens : countTokens(v.text)), 0);
+    const freed = before.length === 0 ? 0 : tokens(before) - tokens(views);
+    this.#shown.reset(views, this.#nextLapse(now));
+    return { applied: pending, folded, freedTokens: freed, rewrittenTokens: pending === 0 && folded === 0 ? 0 : rewritten };
+  }
+
+  /**
+   * Removes the directive tool calls acted on since the last compaction point, with their results: the index
+   * lines say what they did, and each would otherwise be re-sent in every later request. A call whose result
+   * has not arrived stays, and so does its result's pair: nothing is left orphaned.
+   */
+  #fold(): number {
+    if (this.#foldable.size === 0) return 0;
+    const sides = new Map<string, number>();
+    for (const e of this.#entries) {
+      const m = e.state === "live" ? e.span.message : undefined;
+      if (m !== undefined && "callId" in m && this.#foldable.has(m.callId)) sides.set(m.callId, (sides.get(m.callId) ?? 0) | (m.role === "tool-call" ? 1 : 2));
+    }
+    const complete = new Set([...sides].filter(([, bits]) => bits === 3).map(([id]) => id));
+    let folded = 0;
+    for (let i = this.#entries.length - 1; i >= 0; i--) {
+      const e = this.#entries[i]!;
+      const m = e.state === "live" ? e.span.message : undefined;
+      if (e.state !== "live" || m === undefined || !("callId" in m) || !complete.has(m.callId)) continue;
+      this.#entries.splice(i, 1);
+      this.#folded.add(e.span.id);
+      folded++;
+    }
+    for (const id of complete) this.#foldable.delete(id);
+    for (const [i, e] of this.#entries.entries()) if (e.state === "live") e.pos = i;
+    return folded;
+  }
+
+  /** When the first shown line offering a recall stops being true: a copy's promise lapses. */
+  #nextLapse(now: number): number {
+    let next = Number.POSITIVE_INFINITY;
+    const walk = (list: readonly Entry[]) => {
+      for (const e of list) {
+        if (e.state === "summary") walk(e.members);
+        else if (e.state === "pruned" && !e.copyLost && e.keptUntil !== null && e.keptUntil > now && e.keptUntil < next) next = e.keptUntil;
+      }
+    };
+    walk(this.#entries);
+    return next;
+  }
+
+  /** After a decision changed `spanIds` (freeing `freed` tokens when applied): apply it now or say when it will be. */
+  #decided(spanIds: readonly string[], freed: number): WhenApplied {
+    this.#shown.decided(spanIds, freed);
+    if (!this.#shown.due()) return this.#shown.applied();
+    this.#compactNow();
+    return { at: "now" };
   }
 
   /** Lines that are not attached to a span (invalid directives), shown until the next append. */
@@ -442,6 +563,8 @@ export class ContextWindow<K extends string = string> {
           lost++;
         }
       }
+      // Lines that offered a recall of a lost copy stop offering it now.
+      if (lost > 0) this.#compactNow();
       return lost;
     });
   }
@@ -518,7 +641,7 @@ export class ContextWindow<K extends string = string> {
     }
     const planned = planPrune(
       {
-        find: (id) => this.#byId.get(id),
+        find: (id) => (this.#folded.has(id) ? undefined : this.#byId.get(id)),
         groupMembers: (group) => this.#entries.filter((e): e is LiveEntry => e.state === "live" && e.span.group === group),
         policyOf: (kind) => this.#settings.kinds[kind as K],
         pinsFor: (policy) => this.#pinsFor(policy),
@@ -616,9 +739,10 @@ export class ContextWindow<K extends string = string> {
     for (const [i, p] of plan.members.entries()) tokensFreed += this.#apply(p, commit.items[i]!, keeps[i] ?? null, now);
     const spanId = plan.target.span.id;
     const gone = this.#byId.get(spanId) as GoneEntry;
+    const applies = this.#decided(plan.members.map((p) => p.entry.span.id), tokensFreed);
     return committedOutcome(
       {
-        spanId, kind: gone.kind, mode, line: goneText(gone, now, this.#settings.tombstone), tokensFreed,
+        spanId, kind: gone.kind, mode, line: goneText(gone, now, this.#settings.tombstone), tokensFreed, applies,
         // A replacement larger than the span (a long digest, or any line in place of a tiny span) is allowed, and said.
         grew: tokensFreed < 0 ? grewLine(spanId, -tokensFreed) : null,
         pinsCarried: plan.members[plan.lead]!.pinsCarried,
@@ -653,18 +777,20 @@ export class ContextWindow<K extends string = string> {
         // committed only audit records, so nothing changes in the window.
         if (commit.items.every((it) => it.decision.status !== "rejected")) {
           const now = this.#settings.clock.now();
-          for (const [i, p] of plan.members.entries()) if (this.#byId.get(p.entry.span.id) === p.entry) this.#apply(p, commit.items[i]!, keeps()[i] ?? null, now);
+          let freed = 0;
+          for (const [i, p] of plan.members.entries()) if (this.#byId.get(p.entry.span.id) === p.entry) freed += this.#apply(p, commit.items[i]!, keeps()[i] ?? null, now);
+          this.#decided(plan.members.map((p) => p.entry.span.id), freed);
         }
       },
     };
     for (const p of plan.members) this.#doubts.set(p.entry.span.id, doubt);
-    const outcome = rejectedOutcome({
+    const outcome: RejectedOutcome = rejectedOutcome({
       spanId: plan.target.span.id, kind: plan.target.span.kind, mode, reason: "outcome-unknown", conditions: null,
       why: rejectionWhy("outcome-unknown", null, mode),
       message: `${plan.target.span.id} kept for now: the store may have committed the prune, but its answer was lost (${errorMessage(err)}); the next directive for it reads back what committed first`,
       auditSeq: null, lossyHintPolicy: null,
     });
-    plan.target.notice = outcome.line;
+    this.#noticeOn(plan.target, outcome.line);
     return outcome;
   }
 
@@ -727,6 +853,8 @@ export class ContextWindow<K extends string = string> {
       audit: (store, draft) => this.#audit(store, draft),
       copyLost: (entry) => {
         entry.copyLost = true;
+        // Its line must stop offering the recall now, not at the next compaction point.
+        this.#compactNow();
       },
     });
   }
@@ -741,7 +869,7 @@ export class ContextWindow<K extends string = string> {
       auditStore: this.#settings.auditStore,
       budgetTokens: this.#settings.limits.searchTokens ?? DEFAULT_SEARCH_TOKENS,
       audit: (store, draft) => this.#audit(store, draft),
-      sessionSpans: async () => (await this.#settings.auditStore.sessionSpans(this.session)).map((s) => s.spanId),
+      sessionSpans: async () => (await this.#settings.auditStore.sessionSpans(this.session)).map((s) => s.spanId).filter((id) => !this.#folded.has(id)),
     });
   }
 
@@ -829,9 +957,11 @@ export class ContextWindow<K extends string = string> {
     this.#entries.splice(plan.start, plan.members.length, entry);
     for (const [i, e] of this.#entries.entries()) if (e.state === "live") e.pos = i;
     this.#byId.set(summaryId, entry);
+    const tokensFreed = before - countTokens(entry.text);
+    const applies = this.#decided([summaryId, ...members.map(spanIdOf)], tokensFreed);
     return {
       op: "summarize_range", status: "summarized", spanId: summaryId, members: members.map(spanIdOf), pruned,
-      line: entry.text, tokensFreed: before - countTokens(entry.text), pinsCarried: carried, auditSeq,
+      line: entry.text, tokensFreed, pinsCarried: carried, auditSeq, applies,
     };
   }
 
@@ -859,7 +989,7 @@ export class ContextWindow<K extends string = string> {
       spanId: entry?.span.id ?? r.spanId, kind: entry?.span.kind ?? r.kind, mode: r.mode, reason: r.reason.code, conditions: null,
       why: rejectionWhy(r.reason.code, null, r.mode), message: r.message, auditSeq: seq, lossyHintPolicy: null, live: entry !== null,
     });
-    if (entry) entry.notice = outcome.line;
+    if (entry) this.#noticeOn(entry, outcome.line);
     else this.#notice(outcome.line);
     return outcome;
   }
@@ -878,7 +1008,7 @@ export class ContextWindow<K extends string = string> {
       spanId, kind: plan.target.span.kind, mode, reason: refusal.byLead ? refusal.reason : "group", conditions: refusing.check.conditions,
       why: refusal.byLead ? why : `group: ${why}`, message, auditSeq: lead.audit.seq, lossyHintPolicy: plan.members[plan.lead]!.policy,
     });
-    plan.target.notice = outcome.line;
+    this.#noticeOn(plan.target, outcome.line);
     return outcome;
   }
 
@@ -891,12 +1021,22 @@ export class ContextWindow<K extends string = string> {
       spanId: entry.span.id, kind: entry.span.kind, mode, reason: "store-error", conditions: null,
       why: rejectionWhy("store-error", null, mode), message, auditSeq: seq, lossyHintPolicy: null,
     });
-    entry.notice = outcome.line;
+    this.#noticeOn(entry, outcome.line);
     return outcome;
   }
 
   #notice(line: string): void {
     this.#notices = [...this.#notices, line].slice(-MAX_NOTICES);
+  }
+
+  /**
+   * A rejection line for a live span: rendered under the span from the next compaction point on, and at
+   * the end of the window until then (a line inserted mid-window would rewrite every cached token after it).
+   */
+  #noticeOn(entry: LiveEntry, line: string): void {
+    entry.notice = line;
+    if (this.#shown.due() || this.#shown.immediate) this.#compactNow();
+    else this.#notice(line);
   }
 
   #audit(store: BackingStore, draft: AuditDraft): Promise<number | null> {

@@ -5,7 +5,7 @@
 import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { EMPTY_CHAIN, sealAudit, sealChain, sealChainJson, verifyAuditChain, type AuditDraft } from "../../src/audit.js";
+import { EMPTY_CHAIN, sealAudit, sealChain, sealChainJson, storedAuditProblem, verifyAuditChain, type AuditDraft } from "../../src/audit.js";
 import { canonicalJson, contentHash } from "../../src/hash.js";
 
 /** Any string, including lone surrogates, quotes, backslashes, control and line-separator characters. */
@@ -53,6 +53,34 @@ describe("sealing audit records", () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  // Finding 25.11: `pruneguard audit --verify` refuses a stored text that is not the canonical serialisation
+  // of what it parses to. Every text an adapter writes is canonical (any content, lone surrogates included);
+  // one that names a key twice, or is spaced or numbered differently, is not, though it verifies.
+  it("Finding 25.11: every stored record is canonical; a key written twice or other spacing is not, and says which", () => {
+    fc.assert(
+      fc.property(fc.array(draft, { minLength: 1, maxLength: 3 }), anyText, fc.nat(), (drafts, session, at) => {
+        const sealed = sealChainJson(EMPTY_CHAIN, drafts, { at, session, store: "s" });
+        const doubled = sealed.map(({ json }) => `{"status":"rejected",${json.slice(1)}`);
+        for (const [i, { json }] of sealed.entries()) {
+          expect(storedAuditProblem(json, JSON.parse(json))).toBeNull();
+          expect(storedAuditProblem(doubled[i]!, JSON.parse(doubled[i]!))).toMatch(/names the key "status" twice/);
+        }
+        // The chain itself cannot tell: what JSON.parse reads back is the sealed record.
+        expect(verifyAuditChain(doubled.map((t) => JSON.parse(t)))).toBeNull();
+      }),
+      { numRuns: 300 },
+    );
+    const { json } = sealChainJson(EMPTY_CHAIN, [{ op: "prune", status: "lossy", spanId: "span_1", kind: "k", mode: "drop", conditions: { existence: false, addressability: false, provenance: false }, handle: null, repersisted: false, acceptLossy: true, reason: null, pinsCarried: 0, directive: '{"a":1,"a":2}' }], { at: 1, session: "s", store: "m" })[0]!;
+    // A key inside the directive string is text, not a key: no false alarm. One inside a nested object is.
+    expect(storedAuditProblem(json, JSON.parse(json))).toBeNull();
+    const nested = json.replace('"conditions":{', '"conditions":{"existence":true,');
+    expect(storedAuditProblem(nested, JSON.parse(nested))).toMatch(/names the key "existence" twice/);
+    const spaced = json.replace('"at":1', '"at": 1');
+    expect(storedAuditProblem(spaced, JSON.parse(spaced))).toMatch(/not the canonical serialisation .* differ at character \d+/);
+    const number = json.replace('"at":1', '"at":1.0');
+    expect(storedAuditProblem(number, JSON.parse(number))).toMatch(/not the canonical serialisation/);
   });
 
   it("sealAudit links the record to the head it is given", () => {

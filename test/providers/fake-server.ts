@@ -1,8 +1,9 @@
 /**
  * A local stand-in for the OpenAI and Anthropic APIs (node:http on 127.0.0.1, a port the OS picks): real
  * SDK clients send it real requests, it checks every request body against the provider's rules — the
- * conversation (`rules.ts`), the tool definitions (a root object schema, closed; strict ones unchanged
- * by the SDK's own strict-schema helper) — and answers 400 with the problems, as the provider would.
+ * conversation (`rules.ts`), the tool definitions (names in the provider's pattern, unique for Anthropic;
+ * a root object schema, closed; strict ones unchanged by the SDK's own strict-schema helper) — and answers
+ * 400 with the problems, as the provider would.
  * Otherwise it answers with the scripted model's next turn.
  */
 import { createServer, type IncomingMessage, type Server } from "node:http";
@@ -11,7 +12,7 @@ import { transformJSONSchema } from "@anthropic-ai/sdk/lib/transform-json-schema
 import type { JSONSchema } from "openai/lib/jsonschema";
 import { toStrictJsonSchema } from "openai/lib/transform";
 import { isDeepStrictEqual } from "node:util";
-import { anthropicProblems, openAIChatProblems, openAIResponsesProblems } from "./rules.js";
+import { anthropicProblems, openAIChatProblems, openAIResponsesProblems, toolDefinitionProblems } from "./rules.js";
 
 /** What the scripted model does next: calls to make (name and arguments as JSON text), or text to say. */
 export interface ModelTurn {
@@ -57,6 +58,7 @@ function sortKeys(v: unknown): unknown {
 
 function openAIChat(body: Json, turn: ModelTurn, n: number): { problems: string[]; response: Json } {
   const problems = [...openAIChatProblems((body["messages"] ?? []) as never[])];
+  problems.push(...toolDefinitionProblems(((body["tools"] ?? []) as Json[]).map((t) => (t["function"] as Json | undefined)?.["name"]), "openai"));
   for (const [i, t] of ((body["tools"] ?? []) as Json[]).entries()) {
     const f = t["function"] as Json;
     problems.push(...schemaProblems(`tools[${i}] ${String(f["name"])}`, f["parameters"], f["strict"] === true ? "openai" : null));
@@ -77,6 +79,7 @@ function openAIChat(body: Json, turn: ModelTurn, n: number): { problems: string[
 
 function openAIResponses(body: Json, turn: ModelTurn, n: number): { problems: string[]; response: Json } {
   const problems = [...openAIResponsesProblems((body["input"] ?? []) as never[])];
+  problems.push(...toolDefinitionProblems(((body["tools"] ?? []) as Json[]).map((t) => t["name"]), "openai"));
   for (const [i, t] of ((body["tools"] ?? []) as Json[]).entries()) {
     problems.push(...schemaProblems(`tools[${i}] ${String(t["name"])}`, t["parameters"], t["strict"] === true ? "openai" : null));
   }
@@ -97,6 +100,7 @@ function openAIResponses(body: Json, turn: ModelTurn, n: number): { problems: st
 
 function anthropic(body: Json, turn: ModelTurn, n: number): { problems: string[]; response: Json } {
   const problems = [...anthropicProblems({ system: body["system"], messages: (body["messages"] ?? []) as never[] })];
+  problems.push(...toolDefinitionProblems(((body["tools"] ?? []) as Json[]).map((t) => t["name"]), "anthropic"));
   for (const [i, t] of ((body["tools"] ?? []) as Json[]).entries()) {
     problems.push(...schemaProblems(`tools[${i}] ${String(t["name"])}`, t["input_schema"], t["strict"] === true ? "anthropic" : null));
   }

@@ -13,6 +13,9 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ContextWindow, ManualClock, MemoryStore, type SpanMessage } from "../../src/index.js";
 import { toAISDK, toAnthropic, toOpenAI, toOpenAIResponses } from "../../src/providers/index.js";
+import { historyToolName } from "../../src/providers/conversation.js";
+import { withoutTrailingSpace } from "../../src/providers/render.js";
+import { frameUntrusted } from "../../src/render/framing.js";
 import { fuzzRuns, timeoutFor } from "../reliability/helpers.js";
 import { aiSDKProblems, anthropicProblems, openAIChatProblems, openAIResponsesProblems } from "./rules.js";
 
@@ -152,6 +155,58 @@ describe("rendering to provider conversations", () => {
   });
 });
 
+describe("Finding 25.8: tool names in history are names every provider takes", () => {
+  it("multi_tool_use.parallel and other names no provider takes render sanitised, the same in a call and its result", async () => {
+    const win = newWindow();
+    await win.append({ kind: "chat", text: "go", message: { role: "user" } });
+    const names = ["multi_tool_use.parallel", "functions.search", "", "t".repeat(140), "名前 😀", "get-deploy_2"];
+    for (const [i, toolName] of names.entries()) {
+      await win.append({ kind: "toolCall", text: "{}", message: { role: "tool-call", callId: `c${i}`, toolName } });
+      await win.append({ kind: "toolResult", text: "ok", message: { role: "tool-result", callId: `c${i}`, toolName } });
+    }
+    const expected = ["multi_tool_use_parallel", "functions_search", "tool", "t".repeat(64), "____", "get-deploy_2"];
+    expect(names.map(historyToolName)).toEqual(expected);
+    const openai = toOpenAI(win).flatMap((m) => (m.role === "assistant" ? (m.tool_calls ?? []).map((c) => c.function.name) : []));
+    const responses = toOpenAIResponses(win).flatMap((i) => (i.type === "function_call" ? [i.name] : []));
+    const anthropic = toAnthropic(win).messages.flatMap((m) => m.content.flatMap((b) => (b.type === "tool_use" ? [b.name] : [])));
+    const ai = toAISDK(win).messages.flatMap((m) => (m.role === "tool" ? m.content.map((p) => p.toolName) : []));
+    for (const got of [openai, responses, anthropic, ai]) expect(got).toEqual(expected);
+    // The window keeps the name as the model sent it.
+    expect(win.entries().map((e) => (e.state === "live" ? e.span.message : null)).filter((m) => m?.role === "tool-call").map((m) => m && "toolName" in m ? m.toolName : null)).toEqual(names);
+    expect(await allProblems(win)).toEqual([]);
+  });
+});
+
+describe("Finding 25.10: Anthropic's whitespace rules", () => {
+  it("a conversation ending with the model's turn does not end with whitespace (no trailing empty framed line)", async () => {
+    const win = newWindow();
+    await win.append({ kind: "chat", text: "why?", message: { role: "user" } });
+    await win.append({ kind: "chat", text: "because of the 502\n\n  ", message: { role: "assistant" } });
+    const { messages } = toAnthropic(win);
+    expect(messages.at(-1)).toEqual({ role: "assistant", content: [{ type: "text", text: "[span_2]\n│ because of the 502" }] });
+    // A message typed as the SDK's own request type.
+    const typed: MessageParam[] = messages;
+    expect(anthropicProblems({ messages: typed })).toEqual([]);
+    // Only the final turn is touched; earlier ones keep every byte, and so do the other providers.
+    await win.append({ kind: "chat", text: "and?", message: { role: "user" } });
+    expect(toAnthropic(win).messages[1]!.content).toEqual([{ type: "text", text: "[span_2]\n│ because of the 502\n│ \n│   " }]);
+  });
+
+  it("withoutTrailingSpace cuts whitespace and the empty framed lines it leaves, and nothing else", () => {
+    expect(withoutTrailingSpace("[span_1]\n│ a\n│ ")).toBe("[span_1]\n│ a");
+    expect(withoutTrailingSpace("[span_1]\n│ a\n│ \n│ \u00a0\x1f\x85")).toBe("[span_1]\n│ a");
+    expect(withoutTrailingSpace("[span_1]\n│ a\n│ │ ")).toBe("[span_1]\n│ a\n│ │");
+    expect(withoutTrailingSpace("[span_1]\n│ ")).toBe("[span_1]");
+    expect(withoutTrailingSpace("a │")).toBe("a │");
+  });
+
+  it("the rule the renderings are checked against fails on trailing whitespace", () => {
+    expect(anthropicProblems({ messages: [{ role: "user", content: "q" }, { role: "assistant", content: [{ type: "text", text: "a\n│ " }] }] }))
+      .toEqual(["messages[1]: final assistant content cannot end with trailing whitespace"]);
+    expect(anthropicProblems({ messages: [{ role: "user", content: [{ type: "text", text: "\x1f\x85" }] }] })).not.toEqual([]);
+  });
+});
+
 describe("the rules the renderings are checked against can fail", () => {
   it("an orphan tool message, a call without its result, a reused Anthropic id, system in AI SDK messages", async () => {
     expect(openAIChatProblems([{ role: "user", content: "q" }, { role: "tool", tool_call_id: "c1", content: "r" }])).not.toEqual([]);
@@ -172,32 +227,36 @@ describe("the rules the renderings are checked against can fail", () => {
 // ---- generated window states ------------------------------------------------------------------------
 
 const callIds = ["c1", "c2", "c3", "call with spaces", "x".repeat(60)];
+/** Tool names as models emit them, several of which no provider takes back in history (finding 25.8). */
+const toolNames = ["getDeploy", "search", "multi_tool_use.parallel", "functions.search", "", "t".repeat(140), "名前 😀", "a b\n"];
+/** Texts that end in whitespace of every kind a provider may trim or refuse (finding 25.10). */
+const spacey = fc.constantFrom("", " ", "\n", "done\n", "done \n\n", "tab\t", "nbsp\u00a0", "sep\u2028", "us\x1f", "nel\x85", "│ ", "x\n│ ");
 
 type Step =
   | { op: "text"; role: "system" | "user" | "assistant"; kind: "chat" | "note" | "system"; text: string }
   | { op: "call"; callId: string; tool: string; args: string; kind: "toolCall" | "note" }
   | { op: "result"; callId: string; tool: string; text: string; isError: boolean; kind: "toolResult" | "unbackedResult" }
-  | { op: "prune"; pick: number; mode: "drop" | "summarize" | "compress"; lossy: boolean };
+  | { op: "prune"; pick: number; mode: "drop" | "summarize" | "compress"; lossy: boolean; digest: string };
 
 const step: fc.Arbitrary<Step> = fc.oneof(
   fc.record({
     op: fc.constant("text" as const),
     role: fc.constantFrom("system" as const, "user" as const, "assistant" as const),
     kind: fc.constantFrom("chat" as const, "note" as const, "system" as const),
-    text: fc.oneof(fc.string({ maxLength: 30 }), fc.constantFrom("", " ", "\n")),
+    text: fc.oneof(fc.string({ maxLength: 30 }), spacey),
   }),
   fc.record({
     op: fc.constant("call" as const),
     callId: fc.constantFrom(...callIds),
-    tool: fc.constantFrom("getDeploy", "search"),
+    tool: fc.constantFrom(...toolNames),
     args: fc.constantFrom('{"id":1}', "{}", "not json", "[1,2]", "3"),
     kind: fc.constantFrom("toolCall" as const, "note" as const),
   }),
   fc.record({
     op: fc.constant("result" as const),
     callId: fc.constantFrom(...callIds),
-    tool: fc.constantFrom("getDeploy", "search"),
-    text: fc.string({ maxLength: 30 }),
+    tool: fc.constantFrom(...toolNames),
+    text: fc.oneof(fc.string({ maxLength: 30 }), spacey),
     isError: fc.boolean(),
     kind: fc.constantFrom("toolResult" as const, "unbackedResult" as const),
   }),
@@ -206,17 +265,23 @@ const step: fc.Arbitrary<Step> = fc.oneof(
     pick: fc.nat(),
     mode: fc.constantFrom("drop" as const, "summarize" as const, "compress" as const),
     lossy: fc.boolean(),
+    digest: fc.constantFrom("gist", "gist \n", "gist\n\n"),
   }),
 );
 
-async function build(steps: readonly Step[]): Promise<ContextWindow<Kind>> {
+/**
+ * The window the steps build, then its last turn: by default the user's question a request carries; the
+ * model's own turn instead (a prefill, or a loop that ended with the model's text), which Anthropic takes
+ * only without trailing whitespace (finding 25.10).
+ */
+async function build(steps: readonly Step[], last: { role: "user" | "assistant"; text: string } = { role: "user", text: "next question" }): Promise<ContextWindow<Kind>> {
   const win = newWindow();
   let n = 0;
   for (const s of steps) {
     if (s.op === "prune") {
       if (n === 0) continue;
       await win.applyDirective({
-        op: "prune", span_id: `span_${(s.pick % n) + 1}`, mode: s.mode, ...(s.mode === "summarize" ? { digest: "gist" } : {}), accept_lossy: s.lossy,
+        op: "prune", span_id: `span_${(s.pick % n) + 1}`, mode: s.mode, ...(s.mode === "summarize" ? { digest: s.digest } : {}), accept_lossy: s.lossy,
       });
       continue;
     }
@@ -227,17 +292,25 @@ async function build(steps: readonly Step[]): Promise<ContextWindow<Kind>> {
     await win.append({ kind: s.kind, text: s.op === "call" ? s.args : s.text, message });
     n++;
   }
-  // A request always carries the turn the caller is asking about.
-  await win.append({ kind: "chat", text: "next question", message: { role: "user" } });
+  await win.append({ kind: "chat", text: last.text, message: { role: last.role } });
   return win;
 }
 
+const lastTurn = fc.oneof(
+  fc.constant({ role: "user" as const, text: "next question" }),
+  fc.record({ role: fc.constant("assistant" as const), text: fc.oneof(spacey, fc.string({ maxLength: 10 })) }),
+);
+
 describe("generated window states", () => {
   const runs = fuzzRuns(3000);
+  // Findings 25.8 and 25.10 widened this property: tool names no provider takes, texts and digests ending in
+  // whitespace, and windows that end with the model's turn. Seen failing before the fixes with
+  // `tool_use name "multi_tool_use.parallel" does not match` and `final assistant content cannot end with
+  // trailing whitespace` (a span ending in "\n" rendered as "…\n│ ").
   it(`no rendering breaks a provider rule (${runs} states)`, { timeout: timeoutFor(3000, 20) }, async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(step, { maxLength: 24 }), async (steps) => {
-        const win = await build(steps);
+      fc.asyncProperty(fc.array(step, { maxLength: 24 }), lastTurn, async (steps, last) => {
+        const win = await build(steps, last);
         const problems = await allProblems(win);
         if (problems.length > 0) throw new Error(`${problems.join("\n")}\n${JSON.stringify(win.entries(), null, 1).slice(0, 3000)}`);
       }),
@@ -252,7 +325,8 @@ describe("generated window states", () => {
         const rendered = JSON.stringify([toAISDK(win), toOpenAI(win), toOpenAIResponses(win), toAnthropic(win)].map((r) => JSON.stringify(r)));
         for (const e of win.entries()) {
           if (e.state === "live" && e.span.message?.role === "tool-call") continue; // arguments, or held back
-          const text = e.state === "live" ? e.span.text : e.text;
+          // Live text as framed (line breaks of every kind become a break and a gutter).
+          const text = e.state === "live" ? frameUntrusted(e.span.text) : e.text;
           for (const r of [toAISDK(win), toOpenAI(win), toOpenAIResponses(win), toAnthropic(win)]) {
             expect(JSON.stringify(r)).toContain(JSON.stringify(text).slice(1, -1));
           }

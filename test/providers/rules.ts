@@ -8,6 +8,41 @@ import { modelMessageSchema, type ModelMessage } from "ai";
 
 const ANTHROPIC_ID = /^[a-zA-Z0-9_-]+$/;
 const OPENAI_ID_MAX = 40;
+/** OpenAI function names (`FunctionDefinition.name` in the SDK: "a-z, A-Z, 0-9, underscores and dashes, maximum length of 64"). */
+const OPENAI_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+/** Anthropic tool names, in definitions and in `tool_use` blocks. */
+const ANTHROPIC_TOOL_NAME = /^[a-zA-Z0-9_-]{1,128}$/;
+/** Whitespace as the Anthropic API's checks read it: `\s` and Python's `str.isspace` extras (U+001C–U+001F, NEL). */
+const SPACE = "[\\s\\x1c-\\x1f\\x85]";
+const BLANK = new RegExp(`^${SPACE}*$`);
+const TRAILING_SPACE = new RegExp(`${SPACE}$`);
+
+/**
+ * Tool definitions' names: the provider's pattern, and (Anthropic: "Tool names must be unique") one tool
+ * per name — a tool set built by spreading the agent's tools and the directive tools could hold two.
+ */
+export function toolDefinitionProblems(names: readonly unknown[], provider: "openai" | "anthropic"): string[] {
+  const pattern = provider === "openai" ? OPENAI_TOOL_NAME : ANTHROPIC_TOOL_NAME;
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  for (const [i, name] of names.entries()) {
+    if (typeof name !== "string" || !pattern.test(name)) problems.push(`tools[${i}]: name ${JSON.stringify(name)} does not match ${pattern}`);
+    else if (provider === "anthropic" && seen.has(name)) problems.push(`tools[${i}]: Tool names must be unique (${name})`);
+    else seen.add(name);
+  }
+  return problems;
+}
+
+/**
+ * Every string in a request body is well-formed UTF-16 (finding 25.9): a lone surrogate cannot be encoded
+ * as UTF-8, and the API answers 400 ("no low surrogate in string").
+ */
+export function wellFormedProblems(value: unknown, where = "body"): string[] {
+  if (typeof value === "string") return value.isWellFormed() ? [] : [`${where}: lone surrogate in ${JSON.stringify(value.slice(0, 80))}`];
+  if (Array.isArray(value)) return value.flatMap((v, i) => wellFormedProblems(v, `${where}[${i}]`));
+  if (typeof value === "object" && value !== null) return Object.entries(value).flatMap(([k, v]) => wellFormedProblems(v, `${where}.${k}`));
+  return [];
+}
 
 /** AI SDK 7: `standardizePrompt` (no system messages), `modelMessageSchema`, and the tool-result check of `convertToLanguageModelPrompt`. */
 export async function aiSDKProblems(prompt: { instructions?: string; messages: unknown[] }): Promise<string[]> {
@@ -59,12 +94,14 @@ export function openAIChatProblems(messages: readonly ChatMessage[]): string[] {
         else if (pending.has(c.id)) problems.push(`${where}: duplicate tool call id ${c.id}`);
         else pending.add(c.id);
         if (c.type !== "function" || typeof c.function?.name !== "string" || typeof c.function.arguments !== "string") problems.push(`${where}: malformed tool call`);
+        else if (!OPENAI_TOOL_NAME.test(c.function.name)) problems.push(`${where}: tool call name ${JSON.stringify(c.function.name)} does not match ${OPENAI_TOOL_NAME}`);
       }
     } else if (typeof m.content !== "string") {
       problems.push(`${where}: content must be a string without tool_calls`);
     }
   }
   if (pending.size > 0) problems.push(`calls without results at the end: ${[...pending].join(", ")}`);
+  problems.push(...wellFormedProblems(messages, "messages"));
   return problems;
 }
 
@@ -94,6 +131,7 @@ export function openAIResponsesProblems(input: readonly ResponsesItem[]): string
       else if (calls.has(item.call_id)) problems.push(`${where}: duplicate call_id ${item.call_id}`);
       else calls.add(item.call_id);
       if (typeof item.name !== "string" || typeof item.arguments !== "string") problems.push(`${where}: malformed function_call`);
+      else if (!OPENAI_TOOL_NAME.test(item.name)) problems.push(`${where}: function_call name ${JSON.stringify(item.name)} does not match ${OPENAI_TOOL_NAME}`);
     } else if (type === "function_call_output") {
       if (typeof item.call_id !== "string" || !calls.has(item.call_id)) problems.push(`${where}: No tool call found for function call output with call_id ${String(item.call_id)}`);
       else if (answered.has(item.call_id)) problems.push(`${where}: second output for ${item.call_id}`);
@@ -107,6 +145,7 @@ export function openAIResponsesProblems(input: readonly ResponsesItem[]): string
     }
   }
   for (const id of calls) if (!answered.has(id)) problems.push(`No tool output found for function call ${id}`);
+  problems.push(...wellFormedProblems(input, "input"));
   return problems;
 }
 
@@ -123,14 +162,15 @@ interface AnthropicBlockLike {
 
 /**
  * Anthropic Messages: the first message is the user's (Bedrock and Vertex refuse others); roles alternate; content is never empty and text is never blank; tool_use ids are
- * unique and match `^[a-zA-Z0-9_-]+$`, inputs are objects; the message after one with `tool_use` blocks
- * is a user message that opens with one `tool_result` per call; a `tool_result` answers only those.
+ * unique and match `^[a-zA-Z0-9_-]+$`, names match `^[a-zA-Z0-9_-]{1,128}$`, inputs are objects; the message after one with `tool_use` blocks
+ * is a user message that opens with one `tool_result` per call; a `tool_result` answers only those; a
+ * final assistant message does not end with whitespace; every string is well-formed.
  */
 export function anthropicProblems(body: { system?: unknown; messages: ReadonlyArray<{ role?: unknown; content?: unknown }> }): string[] {
   const problems: string[] = [];
   const ids = new Set<string>();
   if (body.system !== undefined && typeof body.system !== "string" && !Array.isArray(body.system)) problems.push("system must be a string or blocks");
-  if (typeof body.system === "string" && body.system.trim() === "") problems.push("system: text content blocks must contain non-whitespace text");
+  if (typeof body.system === "string" && BLANK.test(body.system)) problems.push("system: text content blocks must contain non-whitespace text");
   let expected: string[] = [];
   for (const [i, m] of body.messages.entries()) {
     const where = `messages[${i}]`;
@@ -152,14 +192,14 @@ export function anthropicProblems(body: { system?: unknown; messages: ReadonlyAr
     for (const [j, b] of blocks.entries()) {
       const at = `${where}.content[${j}]`;
       if (b.type === "text") {
-        if (typeof b.text !== "string" || b.text.trim() === "") problems.push(`${at}: text content blocks must contain non-whitespace text`);
+        if (typeof b.text !== "string" || BLANK.test(b.text)) problems.push(`${at}: text content blocks must contain non-whitespace text`);
       } else if (b.type === "tool_use") {
         if (m.role !== "assistant") problems.push(`${at}: tool_use in a user message`);
         if (typeof b.id !== "string" || !ANTHROPIC_ID.test(b.id)) problems.push(`${at}: tool_use id ${String(b.id)} does not match ${ANTHROPIC_ID}`);
         else if (ids.has(b.id)) problems.push(`${at}: tool_use ids must be unique (${b.id})`);
         else ids.add(b.id);
         if (typeof b.input !== "object" || b.input === null || Array.isArray(b.input)) problems.push(`${at}: tool_use input must be an object`);
-        if (typeof b.name !== "string" || b.name.length === 0) problems.push(`${at}: tool_use without name`);
+        if (typeof b.name !== "string" || !ANTHROPIC_TOOL_NAME.test(b.name)) problems.push(`${at}: tool_use name ${JSON.stringify(b.name)} does not match ${ANTHROPIC_TOOL_NAME}`);
         if (typeof b.id === "string") calls.push(b.id);
       } else if (b.type === "tool_result") {
         if (j >= expected.length) problems.push(`${at}: unexpected tool_result block (no tool_use right before, or not at the start)`);
@@ -172,5 +212,15 @@ export function anthropicProblems(body: { system?: unknown; messages: ReadonlyAr
     expected = calls;
   }
   if (expected.length > 0) problems.push(`tool_use without tool_result at the end: ${expected.join(", ")}`);
+  // The last turn may be the model's (a prefill); then its content must not end with whitespace.
+  const final = body.messages[body.messages.length - 1];
+  if (final?.role === "assistant") {
+    const blocks = typeof final.content === "string" ? [{ type: "text", text: final.content }] : Array.isArray(final.content) ? (final.content as AnthropicBlockLike[]) : [];
+    const last = blocks[blocks.length - 1];
+    if (last?.type === "text" && typeof last.text === "string" && TRAILING_SPACE.test(last.text)) {
+      problems.push(`messages[${body.messages.length - 1}]: final assistant content cannot end with trailing whitespace`);
+    }
+  }
+  problems.push(...wellFormedProblems(body, "body"));
   return problems;
 }

@@ -89,10 +89,8 @@ describe("real SDK clients against a provider that checks every request", () => 
   it("OpenAI Chat Completions, strict tools", async () => {
     const { win, t } = await setup();
     const client = new OpenAI({ apiKey: "test", baseURL: `${server.url}/v1`, maxRetries: 0 });
-    const tools = [
-      { type: "function" as const, function: { name: "readDeployLog", description: "Read a deploy's log", parameters: readLogSchema, strict: true } },
-      ...openAIChatTools(directiveTools(), { strict: true }),
-    ];
+    const own = [{ type: "function" as const, function: { name: "readDeployLog", description: "Read a deploy's log", parameters: readLogSchema, strict: true } }];
+    const tools = openAIChatTools(directiveTools(), { strict: true, agentTools: own });
     let answer: string | undefined;
     for (let i = 0; i < 6; i++) {
       const res = await client.chat.completions.create({ model: "gpt-test", messages: toOpenAI(win), tools });
@@ -109,10 +107,8 @@ describe("real SDK clients against a provider that checks every request", () => 
   it("OpenAI Responses, strict tools", async () => {
     const { win, t } = await setup();
     const client = new OpenAI({ apiKey: "test", baseURL: `${server.url}/v1`, maxRetries: 0 });
-    const tools = [
-      { type: "function" as const, name: "readDeployLog", description: "Read a deploy's log", parameters: readLogSchema, strict: true },
-      ...openAIResponsesTools(directiveTools(), { strict: true }),
-    ];
+    const own = [{ type: "function" as const, name: "readDeployLog", description: "Read a deploy's log", parameters: readLogSchema, strict: true }];
+    const tools = openAIResponsesTools(directiveTools(), { strict: true, agentTools: own });
     let answer: string | undefined;
     for (let i = 0; i < 6; i++) {
       const res = await client.responses.create({ model: "gpt-test", input: toOpenAIResponses(win), tools });
@@ -129,10 +125,8 @@ describe("real SDK clients against a provider that checks every request", () => 
   it("Anthropic Messages, strict tools, system apart, errors flagged", async () => {
     const { win, t } = await setup();
     const client = new Anthropic({ apiKey: "test", baseURL: server.url, maxRetries: 0 });
-    const tools = [
-      { name: "readDeployLog", description: "Read a deploy's log", input_schema: readLogSchema, strict: true },
-      ...anthropicTools(directiveTools(), { strict: true }),
-    ];
+    const own = [{ name: "readDeployLog", description: "Read a deploy's log", input_schema: readLogSchema, strict: true }];
+    const tools = anthropicTools(directiveTools(), { strict: true, agentTools: own });
     let answer: string | undefined;
     for (let i = 0; i < 6; i++) {
       const res = await client.messages.create({ model: "claude-test", max_tokens: 1024, ...toAnthropic(win), tools });
@@ -151,10 +145,16 @@ describe("real SDK clients against a provider that checks every request", () => 
     expect(errors.map((b) => b.content)).toEqual([expect.stringMatching(/^\[span_\d+\]\n│ directive ignored: accept_lossy/)]);
   });
 
-  it("the fake provider refuses what the real one would: a root oneOf schema, an orphan tool result", async () => {
+  it("the fake provider refuses what the real one would: a root oneOf schema, an orphan tool result, two tools of one name", async () => {
     const client = new OpenAI({ apiKey: "test", baseURL: `${server.url}/v1`, maxRetries: 0 });
     const bad = { type: "function" as const, function: { name: "prune", parameters: { oneOf: [{ type: "object" }] } } };
     await expect(client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "q" }], tools: [bad] })).rejects.toThrow(/Root schema must have type/);
     await expect(client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "q" }, { role: "tool", tool_call_id: "c1", content: "r" }] })).rejects.toThrow(/answers no pending call/);
+    // Finding 25.8: spreading an agent's own `search` beside the directive tools sends two tools of one name.
+    const anthropic = new Anthropic({ apiKey: "test", baseURL: server.url, maxRetries: 0 });
+    const own = { name: "search", description: "web search", input_schema: readLogSchema };
+    await expect(anthropic.messages.create({ model: "m", max_tokens: 8, messages: [{ role: "user", content: "q" }], tools: [own, ...anthropicTools(directiveTools())] }))
+      .rejects.toThrow(/Tool names must be unique \(search\)/);
+    expect(() => anthropicTools(directiveTools(), { agentTools: [own] })).toThrow(/your tool "search" and the directive tool "search"/);
   });
 });

@@ -89,7 +89,8 @@ describe("Transcript", () => {
   it(`generated loops: whatever the model calls and whatever is left pending, every rendering is valid (${fuzzRuns(400)} runs)`, { timeout: 120_000 }, async () => {
     const call = fc.record({
       id: fc.constantFrom("c1", "c2", "c3", "bad id"),
-      name: fc.constantFrom("get", "prune", "recall", "scratch"),
+      // Names no provider takes back in history (finding 25.8) among them.
+      name: fc.constantFrom("get", "prune", "recall", "scratch", "multi_tool_use.parallel", "functions.get", "名前"),
       arguments: fc.oneof(
         fc.record({ span_id: fc.constantFrom("span_1", "span_2", "span_3", "span_5", "#1", "#2"), mode: fc.constantFrom("drop", "summarize", "compress"), digest: fc.constantFrom(null, "gist"), accept_lossy: fc.constantFrom(null, true) }).map((a) => JSON.stringify(a)),
         fc.string({ maxLength: 12 }),
@@ -97,7 +98,7 @@ describe("Transcript", () => {
     });
     const turn = fc.record({ text: fc.option(fc.string({ maxLength: 10 })), calls: fc.array(call, { maxLength: 3 }), answer: fc.constantFrom("all", "some", "none") });
     await fc.assert(
-      fc.asyncProperty(fc.array(turn, { minLength: 1, maxLength: 6 }), async (turns) => {
+      fc.asyncProperty(fc.array(turn, { minLength: 1, maxLength: 6 }), fc.option(fc.constantFrom("done\n", "ok \n\n", "x\u2028", "")), async (turns, endOnModel) => {
         const { win, t } = setup();
         await t.user("question");
         for (const tr of turns) {
@@ -107,7 +108,9 @@ describe("Transcript", () => {
           const answered = tr.answer === "all" ? calls : tr.answer === "some" ? calls.slice(0, 1) : [];
           await t.handleToolCalls(answered, () => "ok");
         }
-        await t.user("next");
+        // A loop may end on the model's text (finding 25.10: Anthropic refuses it ending in whitespace).
+        if (endOnModel === null) await t.user("next");
+        else await t.assistant(endOnModel);
         const problems = [
           ...(await aiSDKProblems(toAISDK(win))),
           ...openAIChatProblems(toOpenAI(win)),

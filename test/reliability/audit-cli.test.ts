@@ -6,7 +6,10 @@
  * Seen to fail when broken on purpose (local edits of the built dist/ files the CLI runs, restored
  * afterwards): making `verifyAuditChain` skip the hash recomputation failed the tampering test on
  * "an edited record" (exit 0, "5 records" and no break); dropping the command's column check failed it
- * on "an edited status column".
+ * on "an edited status column". Finding 25.11: before the command checked that a record's stored text is
+ * its canonical serialisation, "a record with a key written twice" and "a record with other spacing"
+ * passed (exit 0, "chain ok"); before it cross-checked the session's counters, so did "a reset lossy budget
+ * counter" (seen again by making `counterProblem` in the built dist/ return null).
  */
 import { execFile, spawnSync } from "node:child_process";
 import { copyFileSync, rmSync, writeFileSync } from "node:fs";
@@ -121,6 +124,19 @@ describe("pruneguard audit", () => {
       /chain broken at record 6: foreign-record: record 6 belongs to store toolLog, session s-43/],
     ["a record that is not JSON", `UPDATE pruneguard_audit SET record = '{broken' WHERE id = ${at("s-42", 4)}`,
       /chain broken at record 4: unreadable/],
+    // Finding 25.11: JSON.parse keeps the last "status" (the sealed value, so the hash verifies and the column
+    // agrees), SQLite's json_extract reads the first: the text says two things. Refused as tampered.
+    ["Finding 25.11: a record with a key written twice", `UPDATE pruneguard_audit SET record = '{"status":"rejected",' || substr(record, 2) WHERE id = ${at("s-42", 1)}`,
+      /chain broken at record 1: non-canonical: record 1: its stored text names the key "status" twice/],
+    ["Finding 25.11: a record with other spacing", `UPDATE pruneguard_audit SET record = replace(record, '","', '", "') WHERE id = ${at("s-42", 2)}`,
+      /chain broken at record 2: non-canonical: record 2: its stored text is not the canonical serialisation of what it parses to/],
+    // The session spent its budget (record 3 is lossy): a counter reset to 0 would refill it.
+    ["Finding 25.11: a reset lossy budget counter", "UPDATE pruneguard_sessions SET lossy_used = 0 WHERE store = 'toolLog' AND session = 's-42'",
+      /chain broken at record 3: counter-mismatch: the session's lossy budget counter \(pruneguard_sessions\.lossy_used\) is 0, below the 1 lossy commitment its chain records \(record 3\)/],
+    ["Finding 25.11: a reset span counter", "UPDATE pruneguard_sessions SET next_span = 1 WHERE store = 'toolLog' AND session = 's-42'",
+      /counter-mismatch: the session's span counter \(pruneguard_sessions\.next_span\) is 1, below span_2 in its registry/],
+    ["Finding 25.11: a deleted counter row", "DELETE FROM pruneguard_sessions WHERE store = 'toolLog' AND session = 's-42'",
+      /counter-mismatch: the session's counters \(pruneguard_sessions\) are missing, though its registry holds span_2/],
   ];
 
   it("--verify exits 1 naming the record, for every kind of tampering", async () => {

@@ -61,4 +61,37 @@ describeWithServer("pruneguard audit --url (PostgreSQL)", () => {
     expect(missing.code).toBe(2);
     expect(missing.err).toMatch(/no audit table/);
   }, 60_000);
+
+  // Finding 25.11 on PostgreSQL: a record whose text names a key twice verifies under JSON.parse (the last
+  // value is the sealed one) and is refused as tampered; a lossy counter reset below the chain's lossy
+  // records is named. Before the fix both runs exited 0 ("chain ok").
+  itWithServer("Finding 25.11: --verify refuses a record with a key written twice and a reset lossy counter", async () => {
+    const schema = await freshSchema(pool, "auditcanon", schemas);
+    const store = new PostgresStore({ name: "toolLog", pool, schema });
+    const win = new ContextWindow({
+      session: "s-7", stores: { toolLog: store }, limits: { lossyBudget: 1 },
+      kinds: { note: { store: null, modes: ["drop"], lossy: "with-flag" } },
+    });
+    const a = await win.append({ kind: "note", text: "thinking" });
+    await win.applyDirective({ op: "prune", span_id: a, mode: "drop", accept_lossy: true });
+    await win.recall(a);
+    const args = ["--url", PG_URL, "--schema", schema, "--session", "s-7", "--verify", "--format", "json"] as const;
+    expect((await cli(...args)).code).toBe(0);
+    const audit = `${pg.escapeIdentifier(schema)}.audit`;
+
+    await pool.query(`UPDATE ${audit} SET record = '{"status":"rejected",' || substr(record, 2) WHERE seq = 1`);
+    const doubled = await cli(...args);
+    expect(doubled.code).toBe(1);
+    expect(JSON.parse(doubled.out).verify).toMatchObject({ ok: false, break: { seq: 1, problem: "non-canonical" } });
+    // Back as it was: the chain verifies again.
+    await pool.query(`UPDATE ${audit} SET record = '{' || substr(record, length('{"status":"rejected",') + 1) WHERE seq = 1`);
+    expect((await cli(...args)).code).toBe(0);
+
+    await pool.query(`UPDATE ${pg.escapeIdentifier(schema)}.sessions SET lossy_used = 0 WHERE session = 's-7'`);
+    const reset = await cli(...args);
+    expect(reset.code).toBe(1);
+    expect(JSON.parse(reset.out).verify).toMatchObject({
+      ok: false, break: { seq: 1, problem: "counter-mismatch", detail: expect.stringContaining(`${schema}.sessions.lossy_used`) },
+    });
+  }, 60_000);
 });

@@ -9,19 +9,39 @@
  * behaviour), the first test fails with `expected 'rejected' to be 'reversible'` (the window says nothing
  * was committed while the store holds the record) and the second gets `store-error` where it expects
  * `outcome-unknown` — the answer that invited the retry committing a second record.
+ *
+ * Finding 25.12: the same loss on every other write. A recall's audit record (a plain append) is read back
+ * before anything is retried, so one decision keeps one record; a span registration (one message, one
+ * implicit transaction) carries a token and is read back by it, so `append` succeeds with the span it
+ * registered or says that nothing was registered; a persist (idempotent) is run again. Seen to fail with
+ * the read-backs taken out (appendAudit and registerSpan rethrowing, persist not run again): the first
+ * recall test got no audit seq (`expected null …`: the record was queued for a retry that appends it a
+ * second time), the second counted 4 records for 3 decisions, the registration tests got `StoreError: …
+ * register failed: Connection terminated` from `append` although the span was registered, and the persist
+ * test found the span live without its handle. With the window's queue as it was (retrying every waiting
+ * record by appending it again), the queue test got `expected 4 to be 3`: the record that had committed
+ * was written twice.
  */
 import net from "node:net";
-import { afterAll, expect } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { verifyAuditChain } from "../../src/audit.js";
+import { OutcomeUnknownError, StoreError } from "../../src/errors.js";
 import { createPool, PostgresStore } from "../../src/postgres.js";
+import { MemoryStore } from "../../src/stores/memory.js";
+import type { AuditRecord } from "../../src/audit.js";
 import { ManualClock } from "../../src/types.js";
 import { ContextWindow } from "../../src/window/window.js";
 import { describeWithServer, dropSchemas, freshSchema, itWithServer, PG_URL, testPool } from "../stores/pg-helpers.js";
 
-/** A TCP proxy to the server that can drop a connection right after forwarding COMMIT, and refuse new ones. */
+/**
+ * A TCP proxy to the server that can drop a connection right after forwarding COMMIT (or, with `dropAfter`,
+ * a message containing that text: a script is one implicit transaction with no COMMIT of its own), and
+ * refuse new ones.
+ */
 class CommitDropper {
   readonly server: net.Server;
   dropNextCommit = false;
+  dropAfter: string | null = null;
   refuse = false;
   drops = 0;
   readonly #target: { host: string; port: number };
@@ -44,8 +64,10 @@ class CommitDropper {
       upstream.pipe(client);
       client.on("data", (chunk: Buffer) => {
         upstream.write(chunk);
-        if (this.dropNextCommit && chunk.includes("COMMIT")) {
+        const marker = this.dropAfter ?? (this.dropNextCommit ? "COMMIT" : null);
+        if (marker !== null && chunk.includes(marker)) {
           this.dropNextCommit = false;
+          this.dropAfter = null;
           this.drops++;
           // The server has the whole message; nothing it answers reaches the client.
           upstream.unpipe(client);
@@ -97,6 +119,7 @@ describeWithServer("a lost COMMIT acknowledgement on PostgreSQL", () => {
 
   const recordsOf = async (truth: PostgresStore, spanId: string) =>
     (await truth.auditLog("s")).filter((r) => r.op === "prune" && r.spanId === spanId && r.status !== "rejected");
+  const recallsOf = async (truth: PostgresStore, spanId: string) => (await truth.auditLog("s")).filter((r) => r.op === "recall" && r.spanId === spanId);
 
   itWithServer("the store reads back that it committed: the window answers reversible, one record, window and store agree", async () => {
     const { proxy, pool, store, truth, win } = await setUp();
@@ -148,4 +171,146 @@ describeWithServer("a lost COMMIT acknowledgement on PostgreSQL", () => {
       await proxy.close();
     }
   }, 30_000);
+
+  itWithServer("Finding 25.12: a recall's audit record whose COMMIT reply was lost is read back: one record per decision", async () => {
+    const { proxy, pool, store, truth, win } = await setUp();
+    try {
+      const id = await win.append({ kind: "tool", text: "the copy" });
+      proxy.dropNextCommit = true;
+      const out = await win.recall(id);
+      expect(proxy.drops).toBe(1);
+      expect(out).toMatchObject({ status: "found", text: "the copy" });
+      // The record committed and was read back: the answer has its seq, and nothing waits to be retried.
+      expect(out.auditSeq).toBe((await recallsOf(truth, id))[0]?.seq);
+      await win.recall(id);
+      expect(await recallsOf(truth, id)).toHaveLength(2);
+      expect(verifyAuditChain(await truth.auditLog("s"))).toBeNull();
+    } finally {
+      await store.close();
+      await pool.end();
+      await proxy.close();
+    }
+  }, 30_000);
+
+  itWithServer("Finding 25.12: when the read-back fails too, the record waits with the store's resolve and is never appended twice", async () => {
+    const { proxy, pool, store, truth, win } = await setUp();
+    try {
+      const id = await win.append({ kind: "tool", text: "the copy" });
+      proxy.dropNextCommit = true;
+      proxy.refuse = true;
+      expect(await win.recall(id)).toMatchObject({ status: "found", auditSeq: null });
+      await expect.poll(async () => (await recallsOf(truth, id)).length, { timeout: 5000 }).toBe(1);
+      // Still unreachable: the next decision waits behind the one in doubt.
+      expect(await win.recall(id)).toMatchObject({ status: "found", auditSeq: null });
+      expect(await recallsOf(truth, id)).toHaveLength(1);
+      proxy.refuse = false;
+      // Reachable again: the first is read back (committed, not written again), the second and third are written.
+      expect((await win.recall(id)).auditSeq).not.toBeNull();
+      const recalls = await recallsOf(truth, id);
+      expect(recalls).toHaveLength(3);
+      expect(new Set(recalls.map((r) => r.decided)).size).toBe(3);
+      expect(verifyAuditChain(await truth.auditLog("s"))).toBeNull();
+    } finally {
+      await store.close();
+      await pool.end();
+      await proxy.close();
+    }
+  }, 30_000);
+
+  itWithServer("Finding 25.12: a span registration whose reply was lost is read back by its token: append succeeds with the span it registered", async () => {
+    const { proxy, pool, store, truth, win } = await setUp();
+    try {
+      proxy.dropAfter = "RETURNING ordinal, span_id";
+      const id = await win.append({ kind: "note", text: "an unbacked note" });
+      expect(proxy.drops).toBe(1);
+      expect(id).toBe("span_1");
+      expect((await truth.sessionSpans("s")).map((r) => r.spanId)).toEqual(["span_1"]);
+      // The window holds it: recall answers from the window, never "lost in a restart".
+      expect(await win.recall(id)).toMatchObject({ status: "found", source: "window", text: "an unbacked note" });
+      expect(await win.append({ kind: "note", text: "the next one" })).toBe("span_2");
+      expect((await truth.sessionSpans("s")).map((r) => r.spanId)).toEqual(["span_1", "span_2"]);
+    } finally {
+      await store.close();
+      await pool.end();
+      await proxy.close();
+    }
+  }, 30_000);
+
+  itWithServer("Finding 25.12: a registration that cannot be read back makes append say so, and the next append takes the next id", async () => {
+    const { proxy, pool, store, truth, win } = await setUp();
+    try {
+      expect(await win.append({ kind: "note", text: "first" })).toBe("span_1");
+      proxy.dropAfter = "RETURNING ordinal, span_id";
+      proxy.refuse = true;
+      const failed = await win.append({ kind: "note", text: "an unbacked note" }).then(() => null, (err: unknown) => err);
+      expect(failed).toBeInstanceOf(OutcomeUnknownError);
+      expect(failed).toBeInstanceOf(StoreError);
+      expect(String((failed as Error).message)).toMatch(/reading back whether it registered failed too .*registered span no window has/);
+      expect(win.entries()).toHaveLength(1);
+      proxy.refuse = false;
+      // Its resolve reads back what happened: the server did register it.
+      await expect.poll(async () => (await truth.sessionSpans("s")).length, { timeout: 5000 }).toBe(2);
+      expect(await (failed as OutcomeUnknownError<{ spanId: string }>).resolve()).toMatchObject({ spanId: "span_2" });
+      expect(await win.append({ kind: "note", text: "an unbacked note" })).toBe("span_3");
+    } finally {
+      await store.close();
+      await pool.end();
+      await proxy.close();
+    }
+  }, 30_000);
+
+  itWithServer("Finding 25.12: a persist whose reply was lost is run again (idempotent): the span keeps its handle", async () => {
+    const { proxy, pool, store, truth, win } = await setUp();
+    try {
+      proxy.dropAfter = "FROM ins";
+      const id = await win.append({ kind: "tool", text: "the copy" });
+      expect(proxy.drops).toBe(1);
+      expect(win.entries()[0]).toMatchObject({ state: "live", handle: "#1" });
+      expect(await truth.lookup("s", { spanId: id })).toMatchObject({ status: "found", handle: "#1", text: "the copy" });
+      expect(await win.applyDirective({ op: "prune", span_id: id, mode: "drop" })).toMatchObject({ status: "reversible", handle: "#1" });
+    } finally {
+      await store.close();
+      await pool.end();
+      await proxy.close();
+    }
+  }, 30_000);
+});
+
+describe("Finding 25.12: the window's queue of unwritten audit records (no server needed)", () => {
+  it("an append whose outcome is unknown waits with the store's resolve, which is asked before it is appended again", async () => {
+    const inner = new MemoryStore({ name: "log" });
+    let lose = 0;
+    let reachable = true;
+    const store = new Proxy(inner, {
+      get(target, prop, receiver) {
+        if (prop !== "appendAudit") {
+          const v = Reflect.get(target, prop, receiver);
+          return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+        }
+        return async (session: string, draft: Parameters<MemoryStore["appendAudit"]>[1]) => {
+          if (!reachable) throw new Error("unreachable");
+          const record = await target.appendAudit(session, draft);
+          if (lose === 0) return record;
+          lose--;
+          // Committed, and the answer lost; asking again fails until the store is reachable.
+          const resolve = async (): Promise<AuditRecord | null> => {
+            if (!reachable) throw new Error("still unreachable");
+            return (await target.auditLog(session)).find((r) => r.hash === record.hash) ?? null;
+          };
+          throw new OutcomeUnknownError<AuditRecord>("log", "COMMIT sent, answer lost", resolve);
+        };
+      },
+    });
+    const win = new ContextWindow({ session: "s", stores: { log: store }, kinds });
+    const id = await win.append({ kind: "tool", text: "bytes" });
+    lose = 1;
+    expect(await win.recall(id)).toMatchObject({ status: "found", auditSeq: null });
+    reachable = false;
+    expect(await win.recall(id)).toMatchObject({ status: "found", auditSeq: null });
+    reachable = true;
+    expect((await win.recall(id)).auditSeq).toBe(3);
+    const recalls = (await inner.auditLog("s")).filter((r) => r.op === "recall");
+    expect(recalls).toHaveLength(3);
+    expect(verifyAuditChain(await inner.auditLog("s"))).toBeNull();
+  });
 });

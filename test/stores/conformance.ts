@@ -237,6 +237,37 @@ export function describeStoreConformance(label: string, factory: StoreFactory): 
       await store.close();
     });
 
+    // Finding 25.16: what recall reads for a span the window does not hold, by key; the same records a
+    // filter over the whole chain finds, the same row the whole registry holds, in this session only.
+    it("prunesOf and lookupSpan answer by key what the whole chain and registry would, per session", async () => {
+      const { store } = await make();
+      expect(store.prunesOf).toBeTypeOf("function");
+      expect(store.lookupSpan).toBeTypeOf("function");
+      const registered = await store.registerSpan("s1", { kind: "a", hash: contentHash("a"), group: null, message: null, store: "toolLog" });
+      const p = await store.persist({ session: "s1", spanId: "span_1", kind: "toolResult", text: "one", hash: contentHash("one") });
+      await store.appendAudit("s1", draft("rejected", "span_1", { handle: p.handle }));
+      await store.commitPrune({
+        session: "s1", items: [item("span_1", "one", p.handle)], holdUntil: null,
+        decide: (checks) => checks.map(() => ({ status: "reversible" as const, repersist: false, hold: true, audit: draft("reversible", "span_1", { handle: p.handle }) })),
+      });
+      await store.appendAudit("s1", { ...draft("found", "span_1", { handle: p.handle }), op: "recall" });
+      await store.appendAudit("s1", draft("lossy", "span_2"));
+      await store.appendAudit("s2", draft("lossy", "span_1"));
+      const byScan = async (id: string) => (await store.auditLog("s1")).filter((r) =>
+        r.op === "prune" && (r.status === "reversible" || r.status === "lossy") && (r.spanId === id || r.handle === id));
+      for (const id of ["span_1", p.handle, "span_2", "span_3", "#99", "nonsense"]) {
+        expect(await store.prunesOf!("s1", id), id).toEqual(await byScan(id));
+      }
+      expect((await store.prunesOf!("s1", "span_1")).map((r) => [r.seq, r.status])).toEqual([[2, "reversible"]]);
+      expect((await store.prunesOf!("s2", "span_1")).map((r) => r.status)).toEqual(["lossy"]);
+      expect(await store.prunesOf!("nobody", "span_1")).toEqual([]);
+      expect(registered.spanId).toBe("span_1");
+      expect(await store.lookupSpan!("s1", "span_1")).toEqual((await store.sessionSpans("s1"))[0]);
+      expect(await store.lookupSpan!("s1", "span_2")).toBeNull();
+      expect(await store.lookupSpan!("s2", "span_1")).toBeNull();
+      await store.close();
+    });
+
     it("counts the session's lossy budget inside the commit, and reserves and releases units on the same counter", async () => {
       const { store } = await make();
       const lossy = (left: number[]) => (checks: readonly CheckResult[], lossyLeft: number): PruneDecision[] => {

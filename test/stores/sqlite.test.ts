@@ -157,7 +157,8 @@ describe("SqliteStore audit table: keyed by (chain, seq), upgraded from the lega
     const indexes = db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'pruneguard_audit'").all();
     db.close();
     expect(columns).toEqual(["id", "status", "hash", "record"]);
-    expect(indexes).toEqual([]);
+    // No unique index beside the key: only the partial indexes over committed prunes (Finding 25.16, 25.11).
+    expect(indexes).toEqual([{ name: "pruneguard_audit_lossy" }, { name: "pruneguard_audit_span" }]);
   });
 
   it("still refuses a second record at a (store, session, seq), and a second chain for a (store, session)", async () => {

@@ -13,7 +13,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { fuzzRuns } from "../reliability/helpers.js";
 import type { ToolSet } from "ai";
-import { aiSDKTools, anthropicTools, ContextWindow, directiveSchema, directiveTools, ManualClock, MemoryStore, openAIChatTools, openAIResponsesTools } from "../../src/index.js";
+import { aiSDKTools, anthropicTools, ContextWindow, directiveSchema, directiveTools, ManualClock, MemoryStore, openAIChatTools, openAIResponsesTools, Transcript } from "../../src/index.js";
 
 const kinds = {
   note: { store: "log", modes: ["drop", "summarize", "compress"], lossy: "with-flag" },
@@ -203,5 +203,68 @@ describe("aiSDKTools", () => {
     // A span_id that is a number: the SDK did not refuse it; the window did, and audited it.
     expect(result.steps[0]!.toolResults[0]!.output).toMatchObject({ status: "invalid", isError: true });
     expect((await win.auditLog()).map((r) => r.status)).toEqual(["invalid"]);
+  });
+});
+
+/**
+ * Finding 25.8, second half: an agent with its own `search` tool, wired as the README showed it
+ * (`{ ...myTools, ...aiSDKTools(win) }`, `[...myTools, ...openAIChatTools(directiveTools())]`, a Transcript
+ * running its calls), lost that tool without a word: the directive tool of the same name replaced it, and
+ * the agent's runner was never called. Each builder and the Transcript now take the agent's tools and
+ * refuse a shared name at set-up, naming both; `directiveTools({ names })` resolves it.
+ * Seen failing before the fix: no builder threw, and the AI SDK set's `search` was the directive tool.
+ */
+describe("Finding 25.8: a directive tool never takes the name of one of the agent's tools", () => {
+  const collision = /your tool "search" and the directive tool "search" \(the search operation\) have one name.*directiveTools\(\{ names: \{ search: "context_search" \} \}\)/;
+  const renamed = () => directiveTools({ names: { search: "context_search" } });
+
+  it("each provider builder refuses a shared name, naming both, and returns the agent's tools with the directive tools", async () => {
+    const { tool } = await import("ai");
+    const { z } = await import("zod");
+    const win = window();
+    const schema = { type: "object" as const, properties: { q: { type: "string" } }, required: ["q"], additionalProperties: false as const };
+    const chatOwn: ChatCompletionFunctionTool[] = [{ type: "function", function: { name: "search", description: "web search", parameters: schema } }];
+    const responsesOwn: FunctionTool[] = [{ type: "function", name: "search", description: "web search", parameters: schema, strict: true }];
+    const anthropicOwn: AnthropicToolParam[] = [{ name: "search", description: "web search", input_schema: schema }];
+    let ran = 0;
+    const aiOwn: ToolSet = { search: tool({ description: "web search", inputSchema: z.object({ q: z.string() }), execute: async () => `hits ${++ran}` }) };
+
+    expect(() => openAIChatTools(directiveTools(), { strict: true, agentTools: chatOwn })).toThrow(collision);
+    expect(() => openAIResponsesTools(directiveTools(), { agentTools: responsesOwn })).toThrow(collision);
+    expect(() => anthropicTools(directiveTools(), { strict: true, agentTools: anthropicOwn })).toThrow(collision);
+    expect(() => aiSDKTools(win, directiveTools(), { agentTools: aiOwn })).toThrow(collision);
+    expect(() => openAIChatTools(directiveTools(), { agentTools: [{ type: "custom", custom: { name: "search" } }] })).toThrow(collision);
+
+    // Renamed, every builder sends the agent's tools first, then the directive tools, under their types.
+    const chat: ChatCompletionFunctionTool[] = openAIChatTools(renamed(), { strict: true, agentTools: chatOwn }) as ChatCompletionFunctionTool[];
+    expect(chat.map((t) => t.function.name)).toEqual(["search", "prune", "recall", "map", "context_search", "summarize_range"]);
+    const responses: FunctionTool[] = openAIResponsesTools(renamed(), { agentTools: responsesOwn });
+    expect(responses.map((t) => t.name)).toEqual(["search", "prune", "recall", "map", "context_search", "summarize_range"]);
+    const anthropic: AnthropicToolParam[] = anthropicTools(renamed(), { agentTools: anthropicOwn });
+    expect(anthropic.map((t) => t.name)).toEqual(["search", "prune", "recall", "map", "context_search", "summarize_range"]);
+    const ai: ToolSet = aiSDKTools(win, renamed(), { agentTools: aiOwn });
+    expect(Object.keys(ai)).toEqual(["search", "prune", "recall", "map", "context_search", "summarize_range"]);
+    // The agent's search is the agent's: its execute runs.
+    expect(await (ai["search"]!.execute as (input: unknown, options: unknown) => Promise<unknown>)({ q: "x" }, { toolCallId: "c1", messages: [] })).toBe("hits 1");
+  });
+
+  it("a Transcript refuses a shared name too, and with the directive tools renamed the agent's runner gets its calls", async () => {
+    const win = window();
+    const kindsOf = { user: "note", assistant: "note", toolCall: "note", toolResult: "note" } as const;
+    expect(() => new Transcript(win, kindsOf, { agentTools: ["search", "readLog"] })).toThrow(collision);
+    expect(() => new Transcript(win, kindsOf, { agentTools: { search: {} } })).toThrow(collision);
+    // With the directive tools renamed there is no collision: `search` goes to the runner, `context_search` to the window.
+    const t = new Transcript(win, kindsOf, { tools: renamed(), agentTools: ["search"] });
+    await t.user("find the request id");
+    const seen: string[] = [];
+    const results = await t.handleToolCalls(
+      [{ id: "c1", name: "search", arguments: '{"q":"req"}' }, { id: "c2", name: "context_search", arguments: '{"query":"request"}' }],
+      (call) => {
+        seen.push(call.name);
+        return "agent hits";
+      },
+    );
+    expect(seen).toEqual(["search"]);
+    expect(results.map((r) => [r.name, r.directive?.op ?? null])).toEqual([["search", null], ["context_search", "search"]]);
   });
 });

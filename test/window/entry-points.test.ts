@@ -16,6 +16,7 @@ describe("entry points", () => {
     expect(Object.keys(agent).sort()).toEqual([
       "ContextWindow",
       "DEFAULT_LIMITS",
+      "DEFAULT_COMPACTION",
       "DEFAULT_SEARCH_TOKENS",
       "DEFAULT_TOMBSTONE",
       "HANDLE",

@@ -9,10 +9,11 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ContextWindow, ManualClock, MemoryStore, toAnthropic, toOpenAI, type KindPolicy } from "../../src/index.js";
-import { frameUntrusted, GUTTER, oneLine, splitLines } from "../../src/render/framing.js";
+import { ContextWindow, ManualClock, MemoryStore, toAISDK, toAnthropic, toOpenAI, toOpenAIResponses, Transcript, type KindPolicy } from "../../src/index.js";
+import { wellFormedProblems } from "../providers/rules.js";
+import { cutUnits, frameUntrusted, GUTTER, oneLine, splitLines } from "../../src/render/framing.js";
 import { parseRuntimeLine, readRendered, type GrammarContext } from "../../src/render/grammar.js";
-import { DEFAULT_TOMBSTONE, grewLine, indexLine, invalidLine, rejectionLine, replacementHeader, tombstoneLine, uncertainCopyLine } from "../../src/render.js";
+import { DEFAULT_TOMBSTONE, formatUntil, grewLine, indexLine, invalidLine, rejectionLine, replacementHeader, tombstoneLine, uncertainCopyLine } from "../../src/render.js";
 import { fuzzRuns, HOUR } from "../reliability/helpers.js";
 
 const CTX: GrammarContext = { tombstone: DEFAULT_TOMBSTONE };
@@ -160,12 +161,12 @@ describe("framing: untrusted text never renders a runtime line", () => {
 
 describe("the runtime-line grammar", () => {
   it("parses every line form the runtime writes, as data", () => {
-    expect(parseRuntimeLine(indexLine("span_7", "#3"), CTX)).toEqual({ line: "index", spanId: "span_7", what: "pruned", handle: "#3", expiresIn: null, hint: null });
-    expect(parseRuntimeLine(indexLine("span_7", "t#3", null, 3 * HOUR + 5 * 60_000), CTX)).toEqual({
-      line: "index", spanId: "span_7", what: "pruned", handle: "t#3", expiresIn: "3h05m", hint: null,
+    expect(parseRuntimeLine(indexLine("span_7", "#3"), CTX)).toEqual({ line: "index", spanId: "span_7", what: "pruned", handle: "#3", until: null, hint: null });
+    expect(parseRuntimeLine(indexLine("span_7", "t#3", null, formatUntil(3 * HOUR + 5 * 60_000, 0)), CTX)).toEqual({
+      line: "index", spanId: "span_7", what: "pruned", handle: "t#3", until: "03:05Z", hint: null,
     });
-    expect(parseRuntimeLine(indexLine("span_7", "#3", "search q=req_7f3a9c2e41", 60_000), CTX)).toMatchObject({ expiresIn: "1m", hint: "search q=req_7f3a9c2e41" });
-    expect(parseRuntimeLine(replacementHeader("span_2", "summarize", "#1", 30_000), CTX)).toMatchObject({ what: "summary", expiresIn: "<1m" });
+    expect(parseRuntimeLine(indexLine("span_7", "#3", "search q=req_7f3a9c2e41", formatUntil(60_000, 0)), CTX)).toMatchObject({ until: "00:01Z", hint: "search q=req_7f3a9c2e41" });
+    expect(parseRuntimeLine(replacementHeader("span_2", "summarize", "#1", formatUntil(30 * HOUR, 0)), CTX)).toMatchObject({ what: "summary", until: "Jan 2 06:00Z" });
     expect(parseRuntimeLine(replacementHeader("span_2", "compress", null), CTX)).toEqual({ line: "unrecoverable", spanId: "span_2", what: "compressed" });
     expect(parseRuntimeLine(tombstoneLine("span_4"), CTX)).toEqual({ line: "unrecoverable", spanId: "span_4", what: "pruned" });
     expect(parseRuntimeLine(tombstoneLine("span_4", "{span} gone (no copy)"), { tombstone: "{span} gone (no copy)" })).toMatchObject({ line: "unrecoverable" });
@@ -277,4 +278,76 @@ describe("framing covers search answers, range summaries and tool results", () =
       { numRuns: fuzzRuns(60) },
     );
   }, 120_000);
+});
+
+/**
+ * Finding 25.9: runtime text cut by UTF-16 units left lone surrogates — a notice quoting a long unknown key
+ * (cut at 157 units before `oneLine`), a tool runner's error (cut at 2,000), a key or digest that JSON gave a
+ * lone surrogate (`"\ud800"`) — and a provider refuses a request holding one (Anthropic answers 400). With
+ * an astral character straddling every cut position, every notice, every `handleToolCall` and transcript
+ * result text, `render()` and every provider rendering is well-formed.
+ * Seen failing before the fix: `directive ignored: Unrecognized key: "a😀…\ud83d..."` at pad 1.
+ */
+describe("Finding 25.9: no runtime text holds a lone surrogate", () => {
+  /** Cut positions the runtime uses (oneLine's bounds, the invalid line's 157, hints' and errors' 2,000), each side. */
+  const pads = [...new Set([...Array.from({ length: 200 }, (_, i) => i), ...Array.from({ length: 24 }, (_, i) => 1_988 + i)])];
+  const ASTRAL = ["😀", "𝒜", "\u{10FFFF}", "\u{1F468}\u200d\u{1F469}"];
+
+  async function exercise(pad: number, astral: string, lone: string) {
+    const clock = new ManualClock(0);
+    const win = new ContextWindow({ session: "s", clock, stores: { log: new MemoryStore({ name: "log", clock }) }, kinds: KINDS });
+    // Odd pads put the astral character's first half at the cut, even ones its second half.
+    const text = `${"a".repeat(pad)}${astral.repeat(60)}${lone}`;
+    await win.append({ kind: "tool", text, message: { role: "tool-call", callId: "c1", toolName: text } });
+    await win.append({ kind: "tool", text, message: { role: "tool-result", callId: "c1", toolName: text } });
+    await win.append({ kind: "tool", text });
+    const answers = [
+      await win.handleToolCall({ name: "prune", arguments: JSON.stringify({ span_id: "span_3", mode: "drop", [text]: 1 }) }),
+      await win.handleToolCall({ name: "prune", arguments: JSON.stringify({ span_id: text, mode: "drop" }) }),
+      await win.handleToolCall({ name: "recall", arguments: { span_id: text } }),
+      await win.handleToolCall({ name: "search", arguments: { query: cutUnits(text, 200) } }),
+      await win.handleToolCall({ name: "search", arguments: { query: `${astral}${lone}` } }),
+      await win.handleToolCall({ name: "summarize_range", arguments: { from: text, to: "span_2", digest: text } }),
+      await win.handleToolCall({ name: "prune", arguments: { span_id: "span_3", mode: "summarize", digest: text } }),
+      await win.handleToolCall({ name: "summarize_range", arguments: { from: "span_1", to: "span_2", digest: text } }),
+      await win.handleToolCall({ name: "recall", arguments: { span_id: "span_3" } }),
+    ];
+    // The digests were taken: their text is what the renderings below carry.
+    expect(answers.slice(6, 8).map((a) => a!.outcome.status)).toEqual(["reversible", "summarized"]);
+    const t = new Transcript(win, { user: "note", assistant: "note", toolCall: "note", toolResult: "note" });
+    const results = await t.handleToolCalls([{ id: "c2", name: text, arguments: "{}" }]);
+    results.push(...(await t.handleToolCalls([{ id: "c3", name: "run", arguments: "{}" }], () => {
+      throw new Error(`${"e".repeat(pad + 1_800)}${astral.repeat(200)}`);
+    })));
+    const texts = [...answers.map((a) => a!.text), ...results.map((r) => r.text), ...win.notices(), win.render()];
+    for (const s of texts) {
+      expect(s.isWellFormed(), `pad ${pad}: ${JSON.stringify(s.slice(0, 60))}…${JSON.stringify(s.slice(-60))}`).toBe(true);
+      // Nor half of one escaped: a cut that split a pair would show up as `\ud83d` once `oneLine` escapes it.
+      if (lone === "") expect(s, `pad ${pad}`).not.toMatch(/\\ud[89a-f][0-9a-f]{2}/);
+    }
+    const problems = [
+      ...wellFormedProblems(toAISDK(win), "ai"), ...wellFormedProblems(toOpenAI(win), "openai"),
+      ...wellFormedProblems(toOpenAIResponses(win), "responses"), ...wellFormedProblems(toAnthropic(win), "anthropic"),
+    ];
+    expect(problems, `pad ${pad}`).toEqual([]);
+  }
+
+  it("an astral character at every cut position", async () => {
+    for (const pad of pads) await exercise(pad, ASTRAL[pad % ASTRAL.length]!, "");
+  }, 60_000);
+
+  it("lone surrogates from JSON, in keys, ids, digests and tool names, anywhere", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...pads), fc.constantFrom(...ASTRAL), fc.constantFrom("\ud800", "\udfff", "\udc00\ud83d"), async (pad, astral, lone) => {
+        await exercise(pad, astral, lone);
+      }),
+      { numRuns: fuzzRuns(40) },
+    );
+  }, 60_000);
+
+  it("oneLine escapes a lone surrogate and never cuts a pair", () => {
+    expect(oneLine("a\ud800b")).toBe("a\\ud800b");
+    expect(oneLine(`${"a".repeat(116)}😀😀😀`)).toBe(`${"a".repeat(116)}...`);
+    expect(oneLine(`${"a".repeat(118)}😀😀`).isWellFormed()).toBe(true);
+  });
 });

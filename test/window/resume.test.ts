@@ -86,10 +86,10 @@ describe("a resumed window keeps honest reversibility", () => {
     const first = new ContextWindow({ session: "s", clock, stores: { log }, kinds, limits });
     const ref = await first.append({ kind: "tool", text: "output kept for two hours" });
     await first.prune({ span: ref, mode: "drop" });
-    expect(first.render()).toBe("span_1 pruned, recall #1 for 2h00m");
+    expect(first.render()).toBe("span_1 pruned, recall #1 until 02:00Z");
     clock.advance(HOUR);
     const resumed = await ContextWindow.resume({ session: "s", clock, stores: { log }, kinds, limits });
-    expect(resumed.render()).toBe("span_1 pruned, recall #1 for 1h00m");
+    expect(resumed.render()).toBe("span_1 pruned, recall #1 until 02:00Z");
     clock.advance(HOUR);
     expect(resumed.render()).toBe("span_1 pruned, copy may be lost");
   });

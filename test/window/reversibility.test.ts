@@ -35,10 +35,11 @@ describe("reversible, reversible-until, or refused", () => {
     await win.append({ kind: "tool", text: "a bad gateway" });
     clock.advance(HOUR);
     const out = await win.applyDirective({ op: "prune", span_id: "span_1", mode: "drop" });
-    expect(out).toMatchObject({ status: "reversible", until: 2 * HOUR, line: "span_1 pruned, recall #1 for 1h00m" });
+    expect(out).toMatchObject({ status: "reversible", until: 2 * HOUR, line: "span_1 pruned, recall #1 until 02:00Z" });
     expect((await win.auditLog()).at(-1)).toMatchObject({ status: "reversible", until: 2 * HOUR });
     clock.advance(HOUR - 60_000);
-    expect(win.render()).toBe("span_1 pruned, recall #1 for 1m");
+    // The line says until when, so it does not tick: the same bytes a minute before the copy lapses.
+    expect(win.render()).toBe("span_1 pruned, recall #1 until 02:00Z");
     clock.advance(60_000);
     // The moment retention may rotate it, the line stops offering a recall — before any rotation ran.
     expect(win.render()).toBe("span_1 pruned, copy may be lost");
@@ -107,7 +108,7 @@ describe("reversible, reversible-until, or refused", () => {
     clock.set(8.5 * HOUR);
     await win.append({ kind: "tool", text: "late" });
     const late = await win.applyDirective({ op: "prune", span_id: "span_2", mode: "drop" });
-    expect(late).toMatchObject({ status: "reversible", until: 10.5 * HOUR, line: "span_2 pruned, recall #2 for 2h00m" });
+    expect(late).toMatchObject({ status: "reversible", until: 10.5 * HOUR, line: "span_2 pruned, recall #2 until 10:30Z" });
   });
 
   it("a copy deleted behind the runtime's back: checkCopies marks it before the model reads the line", async () => {
@@ -124,12 +125,16 @@ describe("reversible, reversible-until, or refused", () => {
 });
 
 describe("the lines stay short", () => {
-  it("an index line that says for how long is at most 17 o200k tokens (span_99999, #9999, 99h59m)", async () => {
-    const { indexLine, replacementHeader, uncertainCopyLine } = await import("../../src/render.js");
+  it("an index line that says until when is at most 17 o200k tokens (span_99999, #9999), 20 with the day when a day or more ahead", async () => {
+    const { formatUntil, indexLine, replacementHeader, uncertainCopyLine } = await import("../../src/render.js");
     const { countTokens } = await import("../../src/index.js");
     for (const id of ["span_7", "span_99999"]) {
-      for (const ms of [30_000, 59 * 60_000, (99 * 60 + 59) * 60_000]) expect(countTokens(indexLine(id, "#9999", null, ms))).toBeLessThanOrEqual(17);
-      expect(countTokens(replacementHeader(id, "summarize", "#9999", (99 * 60 + 59) * 60_000))).toBeLessThanOrEqual(17);
+      const now = Date.UTC(2026, 11, 3, 9, 0);
+      for (const ms of [30_000, 59 * 60_000, 23 * HOUR]) expect(countTokens(indexLine(id, "#9999", null, formatUntil(now + ms, now)))).toBeLessThanOrEqual(17);
+      for (const ms of [24 * HOUR, (99 * 60 + 59) * 60_000, 300 * HOUR]) {
+        expect(countTokens(indexLine(id, "#9999", null, formatUntil(now + ms, now)))).toBeLessThanOrEqual(20);
+        expect(countTokens(replacementHeader(id, "summarize", "#9999", formatUntil(now + ms, now)))).toBeLessThanOrEqual(20);
+      }
       expect(countTokens(uncertainCopyLine(id, "drop", "may be lost"))).toBeLessThanOrEqual(12);
     }
   });

@@ -2,7 +2,7 @@
 import { existsSync } from "node:fs";
 import * as path from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { verifyAuditChain, type AuditChainBreak, type AuditRecord } from "../../../src/audit.js";
+import { storedAuditProblem, verifyAuditChain, type AuditChainBreak, type AuditRecord } from "../../../src/audit.js";
 import { errorMessage } from "../../../src/errors.js";
 import { sqliteAuditRows } from "../../../src/stores/sqlite.js";
 import { CliError, ExitCode, type CliContext } from "../context.js";
@@ -19,7 +19,8 @@ interface AuditRow {
 /** A break `--verify` found: the chain's own, or a row whose columns disagree with its sealed record. */
 export interface AuditProblem {
   readonly seq: number;
-  readonly problem: AuditChainBreak["problem"] | "unreadable" | "column-mismatch" | "foreign-record" | "anchor-missing";
+  readonly problem:
+    | AuditChainBreak["problem"] | "unreadable" | "non-canonical" | "column-mismatch" | "foreign-record" | "anchor-missing" | "counter-mismatch";
   readonly detail: string;
 }
 
@@ -29,7 +30,23 @@ interface AuditSource {
   readonly label: string;
   sessions(): Promise<Array<{ store: string; session: string; n: number }>>;
   rows(store: string, session: string): Promise<AuditRow[]>;
+  /**
+   * The session's counters on this store and the highest position it registered (the counters are `null`
+   * when the row is missing); `null` when the store keeps no counters at all (written before they existed).
+   */
+  counters(store: string, session: string): Promise<SessionCounters | null>;
   close(): Promise<void>;
+}
+
+/** A session's counter row (`pruneguard_sessions` / `sessions`), as `--verify` cross-checks it. */
+interface SessionCounters {
+  /** Where the counters live, as the operator would look them up. */
+  readonly table: string;
+  /** `null`: the session has no counter row. */
+  readonly lossyUsed: number | null;
+  readonly nextSpan: number | null;
+  /** The highest ordinal registered for the session (`pruneguard_spans` / `spans`), 0 for none. */
+  readonly registered: number;
 }
 
 /** The action of `pruneguard audit` (registered in `audit.ts`). */
@@ -77,6 +94,21 @@ function openSqlite(file: string, cli: CliContext): AuditSource {
     rows: async (store, session) =>
       db.prepare(`SELECT seq, status, hash, record FROM ${audit} WHERE store = ? AND session = ? ORDER BY seq`)
         .all(store, session) as unknown as AuditRow[],
+    counters: async (store, session) => {
+      // Files written before the counters existed have no such table.
+      const has = (name: string) => db.prepare("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
+      if (!has("pruneguard_sessions")) return null;
+      const row = db.prepare("SELECT next_span, lossy_used FROM pruneguard_sessions WHERE store = ? AND session = ?").get(store, session) as
+        | { next_span: number; lossy_used: number }
+        | undefined;
+      const max = has("pruneguard_spans")
+        ? (db.prepare("SELECT coalesce(max(ordinal), 0) AS n FROM pruneguard_spans WHERE store = ? AND session = ?").get(store, session) as { n: number }).n
+        : 0;
+      return {
+        table: "pruneguard_sessions", lossyUsed: row === undefined ? null : Number(row.lossy_used),
+        nextSpan: row === undefined ? null : Number(row.next_span), registered: Number(max),
+      };
+    },
     close: async () => db.close(),
   };
 }
@@ -115,6 +147,23 @@ async function openPostgres(url: string, schema: string): Promise<AuditSource> {
       (await client.query(`SELECT store, session, count(*)::int AS n FROM ${table} GROUP BY store, session ORDER BY store, session`)).rows,
     rows: async (store, session) =>
       (await client.query(`SELECT seq::int AS seq, status, hash, record FROM ${table} WHERE store = $1 AND session = $2 ORDER BY seq`, [store, session])).rows,
+    counters: async (store, session) => {
+      const sessions = `${pg.escapeIdentifier(schema)}.sessions`;
+      const spans = `${pg.escapeIdentifier(schema)}.spans`;
+      // Schemas before version 3 have no counters.
+      const present = await client.query("SELECT to_regclass($1) IS NOT NULL AS s, to_regclass($2) IS NOT NULL AS p", [sessions, spans]);
+      if (present.rows[0]?.s !== true) return null;
+      const row = (await client.query(`SELECT next_span::bigint::text AS next_span, lossy_used::bigint::text AS lossy_used FROM ${sessions} WHERE store = $1 AND session = $2`, [store, session])).rows[0] as
+        | { next_span: string; lossy_used: string }
+        | undefined;
+      const max = present.rows[0]?.p === true
+        ? Number((await client.query(`SELECT coalesce(max(ordinal), 0)::text AS n FROM ${spans} WHERE store = $1 AND session = $2`, [store, session])).rows[0]?.n ?? 0)
+        : 0;
+      return {
+        table: `${schema}.sessions`, lossyUsed: row === undefined ? null : Number(row.lossy_used),
+        nextSpan: row === undefined ? null : Number(row.next_span), registered: max,
+      };
+    },
     close: async () => {
       await client.query("ROLLBACK").catch(() => undefined);
       await client.end().catch(() => undefined);
@@ -148,6 +197,8 @@ async function run(source: AuditSource, flags: AuditFlags, out: (t: string) => v
   /** The row each parsed record came from, so a break is named by the row a reader can find. */
   const rowOf: number[] = [];
   let problem: AuditProblem | null = null;
+  /** The first record whose text is not its canonical serialisation (reported unless something earlier or more specific is). */
+  let uncanonical: AuditProblem | null = null;
   for (const row of rows) {
     let rec: AuditRecord;
     try {
@@ -159,6 +210,12 @@ async function run(source: AuditSource, flags: AuditFlags, out: (t: string) => v
     }
     records.push(rec);
     rowOf.push(row.seq);
+    // The hash covers what the text parses to; a text that is not exactly that value's serialisation (a
+    // key written twice, above all) reads differently to other readers, so it counts as tampered.
+    if (uncanonical === null) {
+      const odd = storedAuditProblem(row.record, rec);
+      if (odd !== null) uncanonical = { seq: row.seq, problem: "non-canonical", detail: `record ${row.seq}: ${odd}` };
+    }
     if (problem !== null) continue;
     if (rec.store !== store || rec.session !== flags.session) {
       problem = { seq: row.seq, problem: "foreign-record", detail: `record ${row.seq} belongs to store ${rec.store}, session ${rec.session}` };
@@ -177,9 +234,11 @@ async function run(source: AuditSource, flags: AuditFlags, out: (t: string) => v
       // The earliest problem wins; on the same row, the row-level finding (more specific) stays.
       if (problem === null || rowSeq < problem.seq) problem = { seq: rowSeq, problem: chain.problem, detail: chain.detail };
     }
+    if (uncanonical !== null && (problem === null || uncanonical.seq < problem.seq)) problem = uncanonical;
     if (problem === null && flags.anchor !== undefined && !records.some((r) => r.hash === flags.anchor)) {
       problem = { seq: records.length, problem: "anchor-missing", detail: `no record has hash ${flags.anchor}: the chain was cut or replaced after it was anchored` };
     }
+    if (problem === null) problem = counterProblem(await source.counters(store, flags.session), records);
   }
   const head = records.at(-1)?.hash ?? null;
   if (flags.format === "json") {
@@ -197,6 +256,40 @@ async function run(source: AuditSource, flags: AuditFlags, out: (t: string) => v
     }
   }
   return flags.verify === true && problem !== null ? ExitCode.diagnostics : ExitCode.ok;
+}
+
+/**
+ * The session's counters checked against its verified chain. Every lossy commitment a store makes is added
+ * to its counter in the same transaction, so a lossy counter below the lossy records of the chain was reset
+ * or edited (and would hand the session its budget again); a span counter below the registry's highest
+ * position would mint an id twice.
+ */
+function counterProblem(counters: SessionCounters | null, records: readonly AuditRecord[]): AuditProblem | null {
+  if (counters === null) return null;
+  if (counters.lossyUsed === null || counters.nextSpan === null) {
+    // Registering a span creates the row, so a registry without it lost its counters (a session begun
+    // before them has no registry either); a store would rebuild them from its records and chain alone.
+    return counters.registered === 0 ? null : {
+      seq: records.length, problem: "counter-mismatch",
+      detail: `the session's counters (${counters.table}) are missing, though its registry holds span_${counters.registered}: the row was deleted`,
+    };
+  }
+  const lossy = records.filter((r) => r.status === "lossy").map((r) => r.seq);
+  if (counters.lossyUsed < lossy.length) {
+    const uncovered = lossy[Math.max(0, counters.lossyUsed)]!;
+    const list = lossy.length <= 8 ? lossy.join(", ") : `${lossy.slice(0, 8).join(", ")}, …`;
+    return {
+      seq: uncovered, problem: "counter-mismatch",
+      detail: `the session's lossy budget counter (${counters.table}.lossy_used) is ${counters.lossyUsed}, below the ${lossy.length} lossy commitment${lossy.length === 1 ? "" : "s"} its chain records (record${lossy.length === 1 ? "" : "s"} ${list}): it was reset or edited`,
+    };
+  }
+  if (counters.nextSpan < counters.registered) {
+    return {
+      seq: records.length, problem: "counter-mismatch",
+      detail: `the session's span counter (${counters.table}.next_span) is ${counters.nextSpan}, below span_${counters.registered} in its registry: it was reset or edited`,
+    };
+  }
+  return null;
 }
 
 function describe(r: AuditRecord): string[] {

@@ -8,7 +8,10 @@
  * transaction), so auditing never changes what it audits. Besides
  * the chain itself, `--verify` checks that each row's indexed columns (`seq`, `status`, `hash`) agree
  * with the sealed record: the store counts the lossy budget from the `status` column, so an edit there
- * must not pass unnoticed. A chain cannot see its own tail being cut off; `--anchor <hash>` checks that
+ * must not pass unnoticed. Each record's stored text must be exactly the canonical serialisation of what
+ * it parses to (a key written twice is tampering: readers disagree on its value), and the session's
+ * counters must cover the chain: a lossy budget counter below the lossy commitments the chain records was
+ * reset. A chain cannot see its own tail being cut off; `--anchor <hash>` checks that
  * a head recorded elsewhere earlier is still in the chain.
  *
  * This module only registers the command; `audit.run.ts` (node:sqlite, the audit chain) is loaded

@@ -66,8 +66,9 @@ export function isWireError(err: unknown): boolean {
 const commitUnknown = new WeakSet<object>();
 
 /**
- * The connection broke while the message carrying COMMIT was out: the server may or may not have
- * committed, and only reading back can tell.
+ * The connection broke while the message carrying COMMIT was out — an explicit transaction's last message,
+ * or a script, which is one implicit transaction: the server may or may not have committed, and only
+ * reading back can tell.
  */
 export function isCommitUnknown(err: unknown): boolean {
   const e = err instanceof StoreError ? err.cause : err;
@@ -117,11 +118,27 @@ export class PoolDriver implements Driver {
   async script(statements: readonly string[], timeoutMs: number | null): Promise<Row[][]> {
     const head = timeoutStatement(timeoutMs);
     this.stats.roundTrips++;
-    // pool.query releases the client with the error, so a broken connection is destroyed, not reused.
-    const result = await this.pool.query([...head, ...statements].join(";\n")).catch((err: unknown) => {
+    // What pool.query does, with one difference: a connection that breaks once the message is out marks
+    // the error commit-unknown (the message is one implicit transaction, and it may have run).
+    const client: PoolClient = await this.pool.connect().catch((err: unknown) => {
       throw wire(err);
     });
-    return rowsOf(result).slice(head.length);
+    let failed: unknown = null;
+    const onError = (err: unknown) => {
+      failed ??= err;
+    };
+    client.on("error", onError);
+    try {
+      return rowsOf(await client.query([...head, ...statements].join(";\n"))).slice(head.length);
+    } catch (err) {
+      failed ??= err;
+      if (isConnectionError(err) && err !== null && typeof err === "object") commitUnknown.add(err);
+      throw wire(err);
+    } finally {
+      client.removeListener("error", onError);
+      // Released with the error, as pool.query does, so a connection that failed is destroyed, not reused.
+      client.release(failed === null ? undefined : failed instanceof Error ? failed : new Error(String(failed)));
+    }
   }
 
   async transaction<T>(timeoutMs: number | null, fn: (tx: TxSession) => Promise<T>): Promise<T> {

@@ -4,7 +4,7 @@ import type { Driver } from "./driver.js";
 import { sql, tablesOf, type Tables } from "./sql.js";
 
 /** The schema version this code writes and reads. */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 5;
 
 function migrations(t: Tables): ReadonlyArray<{ version: number; statements: readonly string[] }> {
   return [
@@ -120,6 +120,26 @@ function migrations(t: Tables): ReadonlyArray<{ version: number; statements: rea
           PRIMARY KEY (store, session, ordinal),
           UNIQUE (store, session, span_id)
         )`,
+      ],
+    },
+    {
+      version: 4,
+      statements: [
+        // The session's start, recorded by its first window: the horizon (`limits.maxLengthMs`) counts from
+        // it in every window of the session, resumed or not. Sessions begun before stay empty until asked.
+        `ALTER TABLE ${t.sessions.text} ADD COLUMN IF NOT EXISTS started_at bigint`,
+      ],
+    },
+    {
+      version: 5,
+      statements: [
+        // A token each registration writes with its span, so a registration whose reply was lost (the
+        // connection dropped after the message was sent) can be read back exactly: it committed if, and
+        // only if, a span of the session carries its token. Rows registered before stay NULL.
+        `ALTER TABLE ${t.spans.text} ADD COLUMN IF NOT EXISTS token text`,
+        // Recall of a span the window does not hold (an unknown id above all) looks up the session's
+        // committed prunes of that span id by index instead of reading the session's whole chain.
+        `CREATE INDEX IF NOT EXISTS audit_span ON ${t.audit.text} (store, session, span_id) WHERE status IN ('reversible', 'lossy')`,
       ],
     },
   ];

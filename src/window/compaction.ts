@@ -1,0 +1,174 @@
+/**
+ * Compaction points: when what the model reads is rewritten. A prune is checked, held, audited and
+ * answered when it arrives (decide), but the rendering keeps showing the span until a compaction point
+ * (apply), because providers cache prompt prefixes and a rewrite at position p re-bills every token after
+ * p. Between compaction points the rendering only grows at its end, so every request shares the whole
+ * earlier prefix with the one before, byte for byte.
+ *
+ * A compaction point comes when the pending prunes would free the policy's `minFreedTokens`, when the
+ * rendering reaches `atTokens` (or the session's `maxTokens`), when code calls `compact()` or the model
+ * asks (`{"op":"compact"}`), and when a line already rendered would otherwise stop telling the truth (a
+ * copy's promise lapsed, or a copy was found lost). `"immediate"` makes every decision a compaction point.
+ *
+ * Nothing is lost by the deferral: the decided state (recall, search, map, range summaries) is the
+ * window's, and a pending span's copy is already held; the deferral changes only when its line appears.
+ */
+import { DEFAULT_COMPACTION, type CompactionPolicy } from "../policy/kinds.js";
+import { countTokens } from "../tokens.js";
+import type { WindowEntry } from "./view.js";
+
+/** When a decision reaches what the model reads. */
+export type WhenApplied =
+  /** At once: the decision was (or caused) a compaction point. */
+  | { readonly at: "now" }
+  /** At the next compaction point; `line` says so to the model (the tool result's second line). */
+  | {
+      readonly at: "next-compaction";
+      /** Tokens the pending prunes free when applied, this one included. */
+      readonly pendingTokens: number;
+      /** What pending prunes must free for the window to apply them by itself. */
+      readonly thresholdTokens: number;
+      /** Tokens of the rendering from the first pending span on: what applying now re-sends uncached. */
+      readonly rewriteTokens: number;
+      readonly line: string;
+    };
+
+/** What a compaction point did. */
+export interface CompactionReport {
+  /** Decisions applied (span ids whose lines changed: prune targets, group members, summaries). */
+  readonly applied: number;
+  /** Directive tool calls and results folded out of the window. */
+  readonly folded: number;
+  /** Tokens the rendering is smaller by. */
+  readonly freedTokens: number;
+  /** Tokens of the rendering from the first change on: what the next request sends uncached. */
+  readonly rewrittenTokens: number;
+}
+
+/** `980`, `9.8k`, `48k`: a token count as the model reads it. */
+export function tokensShort(n: number): string {
+  const v = Math.max(0, Math.round(n));
+  if (v < 1000) return String(v);
+  return v < 10_000 ? `${(v / 1000).toFixed(1)}k` : `${Math.round(v / 1000)}k`;
+}
+
+/** The line a pending decision adds to its answer, and the map to its head. */
+export function pendingLine(pendingTokens: number, thresholdTokens: number, rewriteTokens: number): string {
+  return `applies at the next compaction: ~${tokensShort(pendingTokens)} of ${tokensShort(thresholdTokens)} tokens pending; compacting now rewrites ~${tokensShort(rewriteTokens)} cached tokens`;
+}
+
+/** The rendered tokens of a view, about: a live span's count plus its header, a line by the tokenizer. */
+const viewTokens = new WeakMap<WindowEntry, number>();
+function tokensOf(v: WindowEntry): number {
+  let n = viewTokens.get(v);
+  if (n === undefined) viewTokens.set(v, (n = v.state === "live" ? v.span.tokens + 6 : countTokens(v.text)));
+  return n;
+}
+
+/**
+ * What the model reads between compaction points: the positions as the last compaction point rendered
+ * them, then the spans appended since; and what is pending. The window decides; this only remembers
+ * what was shown and says when it is due to change.
+ */
+export class ShownWindow {
+  readonly policy: CompactionPolicy | "immediate";
+  readonly #atTokens: number | null;
+  #views: WindowEntry[] = [];
+  /** Position in `#views` by span id. */
+  #at = new Map<string, number>();
+  #tokens = 0;
+  /** Span ids decided since the last compaction point (prune targets, group members, summaries). */
+  readonly #pending = new Set<string>();
+  #pendingTokens = 0;
+  #firstPending = Number.POSITIVE_INFINITY;
+  /** When a shown line stops being true (a copy's promise lapses): a compaction point then. */
+  #nextLapse = Number.POSITIVE_INFINITY;
+  /** Compaction points so far. */
+  count = 0;
+
+  constructor(policy: CompactionPolicy | "immediate" | null | undefined, maxTokens: number | null) {
+    this.policy = policy ?? "immediate"; // CHECKPOINT: DEFAULT_COMPACTION once the suites read compaction points
+    this.#atTokens = this.policy === "immediate" ? null : (this.policy.atTokens ?? maxTokens);
+  }
+
+  get immediate(): boolean {
+    return this.policy === "immediate";
+  }
+
+  get threshold(): number {
+    return this.policy === "immediate" ? 0 : this.policy.minFreedTokens;
+  }
+
+  /** The rendering as of now: what the last compaction point showed, and what was appended since. */
+  views(): readonly WindowEntry[] {
+    return this.#views;
+  }
+
+  /** A compaction point: `views` is now what the model reads; nothing is pending. */
+  reset(views: WindowEntry[], nextLapse: number): void {
+    this.#views = views;
+    this.#at = new Map(views.map((v, i) => [v.state === "live" ? v.span.id : v.spanId, i]));
+    this.#tokens = views.reduce((n, v) => n + tokensOf(v), 0);
+    this.#pending.clear();
+    this.#pendingTokens = 0;
+    this.#firstPending = Number.POSITIVE_INFINITY;
+    this.#nextLapse = nextLapse;
+    this.count++;
+  }
+
+  /** A span appended: it shows at the end at once (that changes nothing already rendered). */
+  appended(view: WindowEntry): void {
+    const id = view.state === "live" ? view.span.id : view.spanId;
+    this.#at.set(id, this.#views.length);
+    this.#views.push(view);
+    this.#tokens += tokensOf(view);
+  }
+
+  /** Decisions that change what `spanIds` show as; applying them frees `freed` tokens. */
+  decided(spanIds: readonly string[], freed: number): void {
+    for (const id of spanIds) {
+      this.#pending.add(id);
+      const at = this.#at.get(id);
+      if (at !== undefined && at < this.#firstPending) this.#firstPending = at;
+    }
+    this.#pendingTokens += freed;
+  }
+
+  isPending(spanId: string): boolean {
+    return this.#pending.has(spanId);
+  }
+
+  get pendingCount(): number {
+    return this.#pending.size;
+  }
+
+  /** Whether the window should apply what is pending now. */
+  due(): boolean {
+    if (this.#pending.size === 0) return false;
+    if (this.policy === "immediate") return true;
+    if (this.#pendingTokens >= this.policy.minFreedTokens) return true;
+    return this.#atTokens !== null && this.#tokens >= this.#atTokens;
+  }
+
+  /** Whether a shown line has stopped being true at `now`. */
+  lapsed(now: number): boolean {
+    return now >= this.#nextLapse;
+  }
+
+  /** Tokens of the rendering from the first pending position on. */
+  rewriteTokens(): number {
+    let n = 0;
+    for (let i = Math.min(this.#firstPending, this.#views.length); i < this.#views.length; i++) n += tokensOf(this.#views[i]!);
+    return n;
+  }
+
+  /** What a decision just recorded says about when it applies. */
+  applied(): WhenApplied {
+    if (this.#pending.size === 0) return { at: "now" };
+    const rewriteTokens = this.rewriteTokens();
+    return {
+      at: "next-compaction", pendingTokens: this.#pendingTokens, thresholdTokens: this.threshold, rewriteTokens,
+      line: pendingLine(this.#pendingTokens, this.threshold, rewriteTokens),
+    };
+  }
+}
