@@ -5,7 +5,7 @@
  * the same calls statically. They exist so authors get completion and type errors while writing, and so a
  * policy can be evaluated in a test without the compiler.
  */
-import type { KindPolicy, LossyRule, PinPattern } from "../src/policy/kinds.js";
+import { DEFAULT_COMPACTION, type CompactionPolicy, type KindPolicy, type LossyRule, type PinPattern } from "../src/policy/kinds.js";
 import { retentionMs, type Duration, type Forever } from "../src/policy/durations.js";
 import type { StoreSpec } from "./store.js";
 
@@ -23,6 +23,20 @@ export interface SessionSpec {
    * Absent: the runtime's default (400). At least 64, so the coverage line always fits.
    */
   readonly searchTokens?: number;
+  /**
+   * When the window applies the prunes it has decided (a compaction point); in between, the provider's
+   * prompt cache keeps every earlier prefix. `"immediate"`: each prune rewrites the window when it is
+   * decided. Absent: the runtime's default (`DEFAULT_COMPACTION`). An overlay's replaces its base's whole.
+   */
+  readonly compaction?: CompactionSpec | "immediate";
+}
+
+/** When pending prunes are applied: as soon as either is reached (or on an explicit request). */
+export interface CompactionSpec {
+  /** Apply once the pending prunes would free at least this many o200k tokens; at least 1,024. Absent: the default's. */
+  readonly minFreedTokens?: number;
+  /** Apply whatever is pending once the window renders this many tokens; above `minFreedTokens`. Absent: the window's `maxTokens`. */
+  readonly atTokens?: number;
 }
 
 /** The argument of `definePolicy`. */
@@ -43,6 +57,8 @@ export interface SessionValue {
   readonly maxLengthMs: number | null;
   readonly lossyBudget: number | null;
   readonly searchTokens: number | null;
+  /** `null`: the runtime's default (`DEFAULT_COMPACTION`). */
+  readonly compaction: CompactionPolicy | "immediate" | null;
 }
 
 /** A policy as plain data: what `definePolicy` and `extendPolicy` return. */
@@ -124,7 +140,7 @@ export function definePolicy<
     extends: null,
     stores: { ...spec.stores },
     kinds: { ...spec.kinds },
-    session: sessionValue(spec.session, { maxLengthMs: null, lossyBudget: null, searchTokens: null }),
+    session: sessionValue(spec.session, { maxLengthMs: null, lossyBudget: null, searchTokens: null, compaction: null }),
     pins: [...(spec.pins ?? [])],
     tombstone: spec.tombstone ?? null,
   });
@@ -166,7 +182,14 @@ function sessionValue(spec: SessionSpec | undefined, base: SessionValue): Sessio
     maxLengthMs: spec?.maxLength === undefined ? base.maxLengthMs : retentionMs(spec.maxLength),
     lossyBudget: spec?.lossyBudget ?? base.lossyBudget,
     searchTokens: spec?.searchTokens ?? base.searchTokens,
+    compaction: spec?.compaction === undefined ? base.compaction : compactionValue(spec.compaction),
   };
+}
+
+/** An object given whole: a field it leaves out takes the default, not the base's (overlays replace `compaction`). */
+function compactionValue(spec: CompactionSpec | "immediate"): CompactionPolicy | "immediate" {
+  if (spec === "immediate") return spec;
+  return { minFreedTokens: spec.minFreedTokens ?? DEFAULT_COMPACTION.minFreedTokens, atTokens: spec.atTokens ?? null };
 }
 
 function deepFreeze<T>(value: T): T {

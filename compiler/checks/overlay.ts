@@ -4,7 +4,9 @@
  * recoverably — a prune the base executes reversibly may be rejected under the overlay, never lossy. Beside
  * the fate: no lossy rule, mode or lossy budget the base does not allow, no shorter retention, no lost
  * holds, no dropped pin. Each violation is located at the overlay property that causes it and names a
- * concrete prune, computed from both fates, as its counterexample.
+ * concrete prune, computed from both fates, as its counterexample. Settings that bound what a prune costs
+ * (`session.searchTokens`, `session.compaction`) are not compared: they never change a fate, so an overlay
+ * may set them either way.
  */
 import { formatDuration } from "../../src/policy/durations.js";
 import { firstLoosening, fateOf, type Fate } from "../analysis/fate.js";

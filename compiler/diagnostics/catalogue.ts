@@ -208,6 +208,18 @@ export const catalogue = {
     template: "pin `{pin}`: pins run on an RE2 engine, which cannot run `{construct}`; {instead}",
     example: `pins: [pin("ord", "ord_\\\\d+(?=\\\\s)")],`,
   },
+  PG2013: {
+    category: "error",
+    title: "Compaction threshold too small",
+    template: "`compaction.minFreedTokens` must be a whole number of tokens of at least {min}, so that a compaction frees at least enough to pay for re-caching one block of the prompt; got {value}",
+    example: `session: { compaction: { minFreedTokens: 500 } },`,
+  },
+  PG2014: {
+    category: "error",
+    title: "Compaction limit not above the threshold",
+    template: "`compaction.atTokens` must be a whole number of tokens above `minFreedTokens` ({minFreed}{defaulted}): pending prunes never free more than the window renders, so a limit at or below the threshold is always reached first and `minFreedTokens` would decide no compaction; got {value}",
+    example: `session: { compaction: { minFreedTokens: 20_000, atTokens: 16_000 } },`,
+  },
   PG2101: {
     category: "error",
     title: "Overlay allows lossy where its base forbids it",

@@ -1,8 +1,9 @@
 /** The words generated code uses to explain a policy: file headers and the one-line JSDoc on each kind. */
 import { formatDuration } from "../../src/policy/durations.js";
+import { DEFAULT_COMPACTION } from "../../src/policy/kinds.js";
 import { describeFate } from "../analysis/fate.js";
 import { requestShapeOf } from "../analysis/requests.js";
-import type { KindIR, PolicyIR, StoreIR } from "../ir/schema.js";
+import type { KindIR, PolicyIR, SessionIR, StoreIR } from "../ir/schema.js";
 import { GENERATED_MARK } from "./files.js";
 
 /** The comment lines that head a generated file. */
@@ -26,6 +27,19 @@ export function describeStore(s: StoreIR): string {
   ];
   return `${s.name} (${traits.join(", ")})`;
 }
+
+/**
+ * When decided prunes reach the window, in a few words: `prunes applied once they free 20,000 tokens or
+ * the window renders 120,000`. `null` is the runtime's default, said as such.
+ */
+export function describeCompaction(c: SessionIR["compaction"]): string {
+  if (c === "immediate") return "each prune applied as it is decided (compaction: immediate)";
+  const { minFreedTokens, atTokens } = c ?? DEFAULT_COMPACTION;
+  const limit = atTokens === null ? "the window reaches its maxTokens, if set" : `the window renders ${tokens(atTokens)}`;
+  return `prunes applied once they free ${tokens(minFreedTokens)} tokens or ${limit}${c === null ? " (the default)" : ""}`;
+}
+
+const tokens = (n: number): string => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 
 /** What the policy says about one kind, on one line: store, modes, lossy rule, fate and why. */
 export function describeKind(kind: KindIR, policy: PolicyIR): string {

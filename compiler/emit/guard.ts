@@ -8,7 +8,7 @@ import { PRUNE_MODES, type PruneMode } from "../../src/types.js";
 import { formatDuration } from "../../src/policy/durations.js";
 import { requestShapeOf } from "../analysis/requests.js";
 import type { PinIR, PolicyIR } from "../ir/schema.js";
-import { describeStore, headerLines, isLargePolicy } from "./describe.js";
+import { describeCompaction, describeStore, headerLines, isLargePolicy } from "./describe.js";
 import type { EmitOptions, EmittedFile } from "./index.js";
 import { irHash } from "./ir-json.js";
 import { sha256 } from "./json.js";
@@ -36,7 +36,11 @@ export function emitGuard(policy: PolicyIR, options: EmitOptions): EmittedFile {
     policy.session.maxLengthMs === null ? "sessions have no length limit" : `sessions last up to ${formatDuration(policy.session.maxLengthMs)}`,
     policy.session.lossyBudget === null ? "no limit on lossy commitments" : `at most ${policy.session.lossyBudget} lossy commitment${policy.session.lossyBudget === 1 ? "" : "s"} each`,
     ...(policy.session.searchTokens === null ? [] : [`search answers of at most ${policy.session.searchTokens} tokens`]),
+    ...(policy.session.compaction === null ? [] : [describeCompaction(policy.session.compaction)]),
   ];
+  const { maxLengthMs, lossyBudget, searchTokens, compaction } = policy.session;
+  // Settings the policy leaves to the runtime's defaults are left out, so the literal says what is set.
+  const limits: Record<string, Value> = { maxLengthMs, lossyBudget, ...(searchTokens === null ? {} : { searchTokens }), ...(compaction === null ? {} : { compaction }) };
   const decls: Declaration[] = [
     { kind: "comment", lines: headerLines(policy, hash) },
     { kind: "import", names: ["ContextWindow", ...(large ? ["contentHash"] : []), "DEFAULT_LIMITS", "directiveSchema as buildDirectiveSchema", "directiveTools as buildDirectiveTools", "guardWindow", "openStores as openDeclaredStores"], from: options.runtimeImport },
@@ -53,7 +57,7 @@ export function emitGuard(policy: PolicyIR, options: EmitOptions): EmittedFile {
       ? [{ kind: "const", exported: false, doc: "Identifier patterns the policy pins: carried into any digest or compressed form that lost them.", name: "pin", value: Object.fromEntries([...pinRef.values()].map((p) => [p.key, { name: p.pin.name, pattern: p.pin.pattern }])), suffix: "satisfies Record<string, PinPattern>" } satisfies Declaration]
       : []),
     ...kindsDeclarations(policy, pinRef, large),
-    { kind: "const", exported: false, doc: `Session limits: ${session.join("; ")}.`, name: "session", type: "SessionLimits", value: { maxLengthMs: policy.session.maxLengthMs, lossyBudget: policy.session.lossyBudget, ...(policy.session.searchTokens === null ? {} : { searchTokens: policy.session.searchTokens }) } },
+    { kind: "const", exported: false, doc: `Session limits: ${session.join("; ")}.`, name: "session", type: "SessionLimits", value: limits },
     {
       kind: "const",
       doc: `The runtime form of policy \`${policy.name}\`, as \`ContextWindow\` takes it.`,

@@ -9,7 +9,7 @@ import { DURATION_UNITS, type DurationUnit } from "../../src/policy/durations.js
 import { pin as dslPin } from "../../dsl/pins.js";
 import { STORE_DEFAULTS } from "../../src/policy/stores.js";
 import type { PruneMode, LossyRule } from "../../src/types.js";
-import { MIN_SEARCH_TOKENS } from "../../src/policy/kinds.js";
+import { DEFAULT_COMPACTION, MIN_COMPACTION_TOKENS, MIN_SEARCH_TOKENS } from "../../src/policy/kinds.js";
 import { diagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
 import type { Location } from "../ir/location.js";
 import type { KindIR, PinIR, PolicyIR, SessionIR, StoreIR } from "../ir/schema.js";
@@ -22,7 +22,8 @@ type Obj = Extract<SValue, { t: "object" }>;
 const POLICY_KEYS = ["name", "stores", "kinds", "session", "pins", "tombstone"] as const;
 const STORE_KEYS = ["retention", "holds", "distinguishesAbsent", "writable"] as const;
 const KIND_KEYS = ["store", "modes", "lossy", "repersist", "pins", "compressTargetTokens"] as const;
-const SESSION_KEYS = ["maxLength", "lossyBudget", "searchTokens"] as const;
+const SESSION_KEYS = ["maxLength", "lossyBudget", "searchTokens", "compaction"] as const;
+const COMPACTION_KEYS = ["minFreedTokens", "atTokens"] as const;
 
 /** Applies a duration builder: `hours(2)` → 7 200 000 ms, marked as a duration. */
 export function applyDuration(unit: DurationUnit, args: readonly SValue[], location: Location, report: Report): SValue {
@@ -93,7 +94,7 @@ export function applyDefinePolicy(args: readonly SValue[], location: Location, f
     if (k) kinds.push(k);
     else ok = false;
   }
-  const session = readSession(o.get("session"), { maxLengthMs: null, lossyBudget: null, searchTokens: null, location, fields: {} }, report);
+  const session = readSession(o.get("session"), { maxLengthMs: null, lossyBudget: null, searchTokens: null, compaction: null, location, fields: {} }, report);
   const pins = o.has("pins") ? readPins(o.get("pins"), report) : [];
   const tombstone = readTombstone(o.get("tombstone"), report);
   if (name === undefined || stores === undefined || session === undefined || pins === undefined || tombstone === undefined || !ok) {
@@ -274,8 +275,43 @@ function readSession(e: ObjectEntry | undefined, base: SessionIR, report: Report
     report(diagnostic("PG1011", search.value.location, { message: `\`searchTokens\` must be an integer of at least ${MIN_SEARCH_TOKENS}, so the coverage line of a search answer always fits; got ${searchTokens}` }));
     searchTokens = undefined;
   }
-  if (maxLengthMs === undefined || lossyBudget === undefined || searchTokens === undefined) return undefined;
-  return { maxLengthMs, lossyBudget, searchTokens, location: e.keyLocation, fields };
+  const compaction = readCompaction(o.get("compaction"), base.compaction, report);
+  if (maxLengthMs === undefined || lossyBudget === undefined || searchTokens === undefined || compaction === undefined) return undefined;
+  return { maxLengthMs, lossyBudget, searchTokens, compaction, location: e.keyLocation, fields };
+}
+
+/**
+ * `session.compaction`: `"immediate"`, or an object whose absent fields take their defaults (never the
+ * base's: an overlay's `compaction` replaces its base's whole, like every other field it gives). A compaction
+ * must free at least enough to pay for re-caching one block of the prompt (PG2013), and a limit the window
+ * reaches before that much can be pending would leave `minFreedTokens` deciding nothing (PG2014).
+ */
+function readCompaction(e: ObjectEntry | undefined, base: SessionIR["compaction"], report: Report): SessionIR["compaction"] | undefined {
+  if (!e) return base;
+  const v = e.value;
+  if (v.t === "invalid") return undefined;
+  if (v.t === "string" && v.value === "immediate") return "immediate";
+  if (v.t !== "object") {
+    const what = v.t === "string" ? `${JSON.stringify(v.value)}${didYouMean(v.value, ["immediate"])}` : describe(v);
+    report(diagnostic("PG1011", v.location, { message: `\`compaction\` must be "immediate" or an object { minFreedTokens?, atTokens? }, not ${what}` }));
+    return undefined;
+  }
+  const o = readObject(v, "`session.compaction`", e.keyLocation, COMPACTION_KEYS, [], report);
+  if (!o) return undefined;
+  const min = o.get("minFreedTokens");
+  const at = o.get("atTokens");
+  let minFreedTokens = min ? readNumber(min, report) : DEFAULT_COMPACTION.minFreedTokens;
+  if (min && minFreedTokens !== undefined && !(Number.isInteger(minFreedTokens) && minFreedTokens >= MIN_COMPACTION_TOKENS)) {
+    report(diagnostic("PG2013", min.value.location, { value: minFreedTokens, min: MIN_COMPACTION_TOKENS }));
+    minFreedTokens = undefined;
+  }
+  let atTokens = at ? readNumber(at, report) : null;
+  if (at && atTokens !== undefined && atTokens !== null && minFreedTokens !== undefined && !(Number.isInteger(atTokens) && atTokens > minFreedTokens)) {
+    report(diagnostic("PG2014", at.value.location, { value: atTokens, minFreed: minFreedTokens, defaulted: min ? "" : ", the default" }));
+    atTokens = undefined;
+  }
+  if (minFreedTokens === undefined || atTokens === undefined) return undefined;
+  return { minFreedTokens, atTokens };
 }
 
 function readPins(e: ObjectEntry | undefined, report: Report): PinIR[] | undefined {

@@ -2,8 +2,9 @@
  * Lowering: IR → the runtime's policy object (`RuntimePolicy`, what `ContextWindow` takes) and the store
  * declarations a program needs to construct its stores. Locations and presets are dropped; nothing else.
  */
+import type { CompactionPolicy } from "../../src/policy/kinds.js";
 import type { KindPolicy, PinPattern, RuntimePolicy } from "../../src/types.js";
-import type { PinIR, PolicyIR, StoreIR } from "./schema.js";
+import type { PinIR, PolicyIR, SessionIR, StoreIR } from "./schema.js";
 
 /** What a program needs to construct one store: the runtime store options minus the clock, plus the engine. */
 export interface StoreDecl {
@@ -40,6 +41,7 @@ export function lowerToRuntime(ir: PolicyIR): LoweredPolicy {
       maxLengthMs: ir.session.maxLengthMs,
       lossyBudget: ir.session.lossyBudget,
       ...(ir.session.searchTokens === null ? {} : { searchTokens: ir.session.searchTokens }),
+      ...(ir.session.compaction === null ? {} : { compaction: lowerCompaction(ir.session.compaction) }),
     }),
     pins: lowerPins(ir.pins),
     ...(ir.tombstone === null ? {} : { tombstone: ir.tombstone.text }),
@@ -56,6 +58,10 @@ export function lowerToRuntime(ir: PolicyIR): LoweredPolicy {
       }),
   );
   return Object.freeze({ policy, stores: Object.freeze(stores) });
+}
+
+function lowerCompaction(c: Exclude<SessionIR["compaction"], null>): CompactionPolicy | "immediate" {
+  return c === "immediate" ? c : Object.freeze({ minFreedTokens: c.minFreedTokens, atTokens: c.atTokens });
 }
 
 function lowerPins(pins: readonly PinIR[]): readonly PinPattern[] {

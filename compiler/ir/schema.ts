@@ -8,7 +8,7 @@
  */
 import { z } from "zod";
 import { ENGINES } from "../../src/policy/stores.js";
-import { MIN_SEARCH_TOKENS } from "../../src/policy/kinds.js";
+import { MIN_COMPACTION_TOKENS, MIN_SEARCH_TOKENS } from "../../src/policy/kinds.js";
 import { PRUNE_MODES } from "../../src/types.js";
 import { Location } from "./location.js";
 
@@ -68,6 +68,16 @@ export const KindIR = z.strictObject({
 });
 export type KindIR = z.infer<typeof KindIR>;
 
+/** The runtime's `CompactionPolicy`, resolved: a field the policy leaves out holds its default. */
+export const CompactionIR = z
+  .strictObject({
+    minFreedTokens: z.int().min(MIN_COMPACTION_TOKENS),
+    /** `null`: the window's `maxTokens`, if it has one. */
+    atTokens: z.int().nullable(),
+  })
+  .refine((c) => c.atTokens === null || c.atTokens > c.minFreedTokens, { message: "atTokens must be above minFreedTokens", path: ["atTokens"] });
+export type CompactionIR = z.infer<typeof CompactionIR>;
+
 export const SessionIR = z.strictObject({
   /** Milliseconds; `null` when the policy sets no limit. */
   maxLengthMs: z.int().min(1).nullable(),
@@ -75,8 +85,10 @@ export const SessionIR = z.strictObject({
   lossyBudget: z.int().min(0).nullable(),
   /** Tokens one search answer may cost; `null`: the runtime's default. */
   searchTokens: z.int().min(MIN_SEARCH_TOKENS).nullable(),
+  /** When pending prunes are applied; `"immediate"`: as each is decided; `null`: the runtime's default. */
+  compaction: z.union([z.literal("immediate"), CompactionIR]).nullable(),
   location: Location,
-  fields: fieldLocations(["maxLength", "lossyBudget", "searchTokens"]),
+  fields: fieldLocations(["maxLength", "lossyBudget", "searchTokens", "compaction"]),
 });
 export type SessionIR = z.infer<typeof SessionIR>;
 

@@ -1,6 +1,8 @@
 // One failing fixture (code + location) and one passing fixture per check. Locations are 1-based; the
 // fixtures put the offending token at a known line so a moved location is a failing test.
 import { describe, expect, it } from "vitest";
+import { describeFate, fateOf } from "../../compiler/analysis/fate.js";
+import { DEFAULT_COMPACTION } from "../../src/policy/kinds.js";
 import { codes, col, compile, compileOne, compileOverlay, expectClean, expectDiagnostic, HEADER, ORG } from "./helpers.js";
 
 const policy = (kinds: string, extra = "", stores = `toolLog: store.sqlite({ retention: hours(2), holds: true })`) =>
@@ -114,6 +116,40 @@ describe("PG2009 / PG2011 / PG2012 pin patterns", () => {
   });
 });
 
+describe("PG2013 / PG2014 compaction thresholds", () => {
+  const kinds = `    a: { store: "toolLog", modes: ["drop"], lossy: "forbid" },`;
+  const withCompaction = (value: string) => `  session: { compaction: ${value} },`;
+  it("PG2013: a minFreedTokens below the minimum, at its value", () => {
+    const line = withCompaction(`{ minFreedTokens: 512 }`);
+    const d = expectDiagnostic(compileOne(policy(kinds, line)), "PG2013", 8, col(line, "512"));
+    expect(d.message).toContain("at least 1024");
+    expect(d.message).toContain("got 512");
+  });
+  it("PG2013: a minFreedTokens that is not a whole number of tokens", () => {
+    const line = withCompaction(`{ minFreedTokens: 20_000.5 }`);
+    expect(expectDiagnostic(compileOne(policy(kinds, line)), "PG2013", 8, col(line, "20_000.5")).message).toContain("got 20000.5");
+  });
+  it("PG2014: an atTokens not above minFreedTokens, at the atTokens value", () => {
+    const line = withCompaction(`{ minFreedTokens: 20_000, atTokens: 20_000 }`);
+    const d = expectDiagnostic(compileOne(policy(kinds, line)), "PG2014", 8, col(line, "20_000 }"));
+    expect(d.message).toContain("above `minFreedTokens` (20000)");
+  });
+  it("PG2014: compared with the default threshold when minFreedTokens is not written, and saying so", () => {
+    const line = withCompaction(`{ atTokens: ${DEFAULT_COMPACTION.minFreedTokens} }`);
+    const d = expectDiagnostic(compileOne(policy(kinds, line)), "PG2014", 8, col(line, `${DEFAULT_COMPACTION.minFreedTokens} }`));
+    expect(d.message).toContain(`(${DEFAULT_COMPACTION.minFreedTokens}, the default)`);
+  });
+  it("PG2014: an atTokens that is not a whole number of tokens", () => {
+    const line = withCompaction(`{ atTokens: 120_000.5 }`);
+    expectDiagnostic(compileOne(policy(kinds, line)), "PG2014", 8, col(line, "120_000.5"));
+  });
+  it("passes for both fields at their bounds, an empty object and \"immediate\"", () => {
+    for (const value of [`{ minFreedTokens: 1_024, atTokens: 1_025 }`, `{ minFreedTokens: 20_000, atTokens: 120_000 }`, `{}`, `"immediate"`]) {
+      expectClean(compileOne(policy(kinds, withCompaction(value))));
+    }
+  });
+});
+
 describe("PG21xx overlays may only tighten", () => {
   it("PG2101: lossy where the base forbids it, with a counterexample", () => {
     const d = expectDiagnostic(compileOverlay(`  kinds: { userTurn: { lossy: "with-flag" } },`), "PG2101", 5, 31, "team.policy.ts");
@@ -141,6 +177,36 @@ describe("PG21xx overlays may only tighten", () => {
   });
   it("PG2106: a larger lossy budget", () => {
     expectDiagnostic(compileOverlay(`  session: { lossyBudget: 10 },`), "PG2106", 5, 27, "team.policy.ts");
+  });
+  /** An overlay of `base` (ORG with another session) whose second argument is `body`, from line 5. */
+  const overlayOfOrg = (base: string, body: string) => compile({ "org.policy.ts": base, "team.policy.ts": `${HEADER}import org from "./org.policy.js";\nexport default extendPolicy(org, {\n  name: "team",\n${body}\n});\n` });
+  const withCompaction = (value: string) => ORG.replace("lossyBudget: 3 }", `lossyBudget: 3, compaction: ${value} }`);
+  it("compaction changes what a prune costs, never a kind's fate: an overlay may set it either way", () => {
+    const fates = (r: ReturnType<typeof compile>) => r.policies.map((p) => p.kinds.map((k) => `${p.name}.${k.name}: ${describeFate(fateOf(k, p))}`));
+    const immediate = withCompaction(`"immediate"`);
+    const deferred = withCompaction("{ minFreedTokens: 20_000, atTokens: 120_000 }");
+    for (const [base, body] of [
+      [immediate, `  session: { compaction: { minFreedTokens: 64_000, atTokens: 200_000 } },`],
+      [deferred, `  session: { compaction: "immediate" },`],
+      [deferred, `  session: { compaction: { minFreedTokens: 1_024 } },`],
+      [ORG, `  session: { compaction: "immediate" },`],
+    ] as const) {
+      const r = overlayOfOrg(base, body);
+      expectClean(r);
+      const [org, team] = fates(r);
+      expect(team!.map((f) => f.replace(/^team/, "org"))).toEqual(org);
+    }
+  });
+  it("an overlay's compaction replaces its base's whole: a field it leaves out takes the default, not the base's", () => {
+    const overlay = (body: string) => overlayOfOrg(withCompaction("{ minFreedTokens: 40_000, atTokens: 120_000 }"), body);
+    const team = (body: string) => overlay(body).policies.find((p) => p.name === "team")!.session.compaction;
+    const byDefault = DEFAULT_COMPACTION.minFreedTokens;
+    expect(team(`  session: { lossyBudget: 1 },`)).toEqual({ minFreedTokens: 40_000, atTokens: 120_000 });
+    expect(team(`  session: { compaction: { minFreedTokens: 30_000 } },`)).toEqual({ minFreedTokens: 30_000, atTokens: null });
+    // An atTokens under the base's threshold but above the default is valid: the base's threshold is gone.
+    expect(team(`  session: { compaction: { atTokens: ${byDefault + 1} } },`)).toEqual({ minFreedTokens: byDefault, atTokens: byDefault + 1 });
+    const line = `  session: { compaction: { atTokens: ${byDefault} } },`;
+    expect(expectDiagnostic(overlay(line), "PG2014", 5, col(line, `${byDefault} }`), "team.policy.ts").message).toContain(`(${byDefault}, the default)`);
   });
   it("passes for a real tightening", () => {
     expectClean(

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { colorEnabled } from "../../compiler/cli/main.js";
+import { DEFAULT_COMPACTION } from "../../src/policy/kinds.js";
 import { runCli as run } from "./helpers.js";
 
 const BIN = path.resolve("bin/pruneguard.js");
@@ -165,6 +166,26 @@ describe("pruneguard CLI", () => {
     expect(payments.stdout).toContain("reversible for 2h after append, then lossy only with flag");
     expect(org.stdout).toMatch(/^ {2}scratch: keeps uuid, gitSha; loses requestId, errorCode, filePath, fileName, sourcePosition, httpStatus, traceId, ticket$/m);
     expect(org.stdout).toMatch(/^ {2}userTurn: no lossy summarize \(lossy forbidden\)$/m);
+  });
+
+  it("explain says when prunes are applied (compaction), in text and in JSON, and that an unset one is the default", async () => {
+    const team = `import { extendPolicy } from "pruneguard/dsl";\nimport org from "./org.policy.js";\nexport default extendPolicy(org, { name: "team", session: { compaction: { minFreedTokens: 20_000, atTokens: 120_000 } } });\n`;
+    const fast = `import { extendPolicy } from "pruneguard/dsl";\nimport org from "./org.policy.js";\nexport default extendPolicy(org, { name: "fast", session: { compaction: "immediate" } });\n`;
+    const dir = project({ "org.policy.ts": GOOD, "team.policy.ts": team, "fast.policy.ts": fast });
+    const text = await run(["explain", "org.policy.ts", "team.policy.ts", "fast.policy.ts"], dir);
+    expect(text.code).toBe(0);
+    // One policy per argument, in path order: fast, org, team.
+    expect(text.stdout.match(/^compaction: .*$/gm)).toEqual([
+      "compaction: each prune applied as it is decided (compaction: immediate)",
+      `compaction: prunes applied once they free ${DEFAULT_COMPACTION.minFreedTokens.toLocaleString("en-US")} tokens or the window reaches its maxTokens, if set (the default)`,
+      "compaction: prunes applied once they free 20,000 tokens or the window renders 120,000",
+    ]);
+    const json = JSON.parse((await run(["explain", "org.policy.ts", "team.policy.ts", "fast.policy.ts", "--format", "json"], dir)).stdout) as { policies: Array<{ session: unknown }> };
+    expect(json.policies.map((p) => p.session)).toEqual([
+      { maxLengthMs: null, lossyBudget: null, searchTokens: null, compaction: "immediate" },
+      { maxLengthMs: null, lossyBudget: null, searchTokens: null, compaction: null },
+      { maxLengthMs: null, lossyBudget: null, searchTokens: null, compaction: { minFreedTokens: 20_000, atTokens: 120_000 } },
+    ]);
   });
 
   it("explain takes a folder and explains every policy in it; a file that is not a policy says what it expects", async () => {

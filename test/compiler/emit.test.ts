@@ -63,6 +63,33 @@ describe("types and guard emitters", () => {
     expect(org.directiveSchema.safeParse({ op: "prune", span_id: "span_1", mode: "drop", accept_lossy: "true" }).success).toBe(false);
   });
 
+  it("pass the policy's compaction to the runtime in the session limits, and say what it does; an unset one is left to the runtime", () => {
+    const guardOf = (compaction: string) => {
+      const r = compilePolicies({ files: { "p.policy.ts": `import { definePolicy } from "pruneguard/dsl";\nexport default definePolicy({ name: "p", stores: {}, kinds: {}, session: { lossyBudget: 2, compaction: ${compaction} } });\n` } });
+      expect(r.diagnostics).toEqual([]);
+      const text = emitAll(r.policies).find((f) => f.path === "p.guard.ts")!.contents;
+      return text.slice(text.indexOf("/**\n * Session limits"), text.indexOf("/** The runtime form"));
+    };
+    expect(guardOf("{ minFreedTokens: 20_000, atTokens: 120_000 }")).toBe(
+      [
+        "/**",
+        " * Session limits: sessions have no length limit; at most 2 lossy commitments each; prunes applied once they free 20,000",
+        " * tokens or the window renders 120,000.",
+        " */",
+        "const session: SessionLimits = {",
+        "  maxLengthMs: null,",
+        "  lossyBudget: 2,",
+        "  compaction: { minFreedTokens: 20_000, atTokens: 120_000 },",
+        "};",
+        "",
+        "",
+      ].join("\n"),
+    );
+    expect(guardOf(`"immediate"`)).toContain(`const session: SessionLimits = { maxLengthMs: null, lossyBudget: 2, compaction: "immediate" };`);
+    expect(guardOf(`"immediate"`).replace(/\n \* /g, " ")).toContain("each prune applied as it is decided (compaction: immediate).");
+    for (const p of result.policies) expect(byPath.get(`${p.name}.guard.ts`), "the examples leave compaction to the runtime's default").not.toContain("compaction");
+  });
+
   it("scale: a policy of 5,000 kinds emits a few dozen interfaces, not thousands", () => {
     const base = result.policies.find((p) => p.name === "org")!;
     const kinds = Array.from({ length: 5000 }, (_, i) => ({ ...base.kinds[i % base.kinds.length]!, name: `kind${i}` }));

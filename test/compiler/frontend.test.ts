@@ -2,6 +2,8 @@
 import { existsSync, rmSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { lowerToRuntime } from "../../compiler/index.js";
+import { DEFAULT_COMPACTION } from "../../src/policy/kinds.js";
 import { codes, col, compile, compileOne, compileOverlay, expectClean, expectDiagnostic, HEADER } from "./helpers.js";
 
 const ok = `export default definePolicy({ name: "p", stores: {}, kinds: { a: { store: null, modes: ["drop"], lossy: "with-flag" } } });\n`;
@@ -107,6 +109,37 @@ describe("PG1011 / PG1012 / PG1013 values", () => {
     const r = compileOne(`export default definePolicy({ name: "p", stores: {}, kinds: {}, session: { searchTokens: 250 } });\n`);
     expectClean(r);
     expect(r.policies[0]!.session.searchTokens).toBe(250);
+  });
+  const withCompaction = (value: string) => `export default definePolicy({ name: "p", stores: {}, kinds: {}, session: { compaction: ${value} } });`;
+  it("PG1011: a compaction that is neither \"immediate\" nor an object, located at the value, with a suggestion", () => {
+    const line = withCompaction(`"immediatly"`);
+    const d = expectDiagnostic(compileOne(`${line}\n`), "PG1011", 2, col(line, `"immediatly"`));
+    expect(d.message).toBe('`compaction` must be "immediate" or an object { minFreedTokens?, atTokens? }, not "immediatly" (did you mean `immediate`?)');
+    const number = withCompaction("20_000");
+    expect(expectDiagnostic(compileOne(`${number}\n`), "PG1011", 2, col(number, "20_000")).message).toContain("not a number");
+  });
+  it("PG1012: an unknown compaction property, at its key, with a suggestion", () => {
+    const line = withCompaction(`{ minFreedTokens: 20_000, atToken: 120_000 }`);
+    const d = expectDiagnostic(compileOne(`${line}\n`), "PG1012", 2, col(line, "atToken"));
+    expect(d.message).toBe("unknown property `atToken` in `session.compaction` (did you mean `atTokens`?)");
+  });
+  it("PG1011: a compaction threshold that is not a number, at the value", () => {
+    const line = withCompaction(`{ minFreedTokens: "20k" }`);
+    expectDiagnostic(compileOne(`${line}\n`), "PG1011", 2, col(line, `"20k"`));
+  });
+  it("session.compaction reaches the runtime policy: an object with its absent fields defaulted, or \"immediate\"", () => {
+    const lowered = (value: string) => {
+      const r = compileOne(`${withCompaction(value)}\n`);
+      expectClean(r);
+      return lowerToRuntime(r.policies[0]!).policy.session ?? {};
+    };
+    expect(lowered(`{ minFreedTokens: 20_000, atTokens: 120_000 }`).compaction).toEqual({ minFreedTokens: 20_000, atTokens: 120_000 });
+    expect(lowered(`{ atTokens: 120_000 }`).compaction).toEqual({ minFreedTokens: DEFAULT_COMPACTION.minFreedTokens, atTokens: 120_000 });
+    expect(lowered(`{}`).compaction).toEqual(DEFAULT_COMPACTION);
+    expect(lowered(`"immediate"`).compaction).toBe("immediate");
+    // Unset, it is left to the runtime's default: the lowered limits do not mention it.
+    const unset = compileOne(ok);
+    expect(lowerToRuntime(unset.policies[0]!).policy.session).not.toHaveProperty("compaction");
   });
   it("PG1012: a misspelt property, with a suggestion", () => {
     const d = expectDiagnostic(compileOne(`export default definePolicy({ name: "p", stores: { s: store.sqlite({ retension: hours(2) }) }, kinds: {} });\n`), "PG1012", 2, 70);

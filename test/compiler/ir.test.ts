@@ -19,6 +19,13 @@ describe("IR", () => {
     }
   });
 
+  it("holds the compaction rules the front end reports (PG2013, PG2014), so IR from elsewhere cannot break them", () => {
+    const p = compile({ "org.policy.ts": ORG }).policies[0]!;
+    const withCompaction = (compaction: unknown) => PolicyIR.safeParse({ ...p, session: { ...p.session, compaction } }).success;
+    expect([null, "immediate", { minFreedTokens: 1_024, atTokens: null }, { minFreedTokens: 20_000, atTokens: 20_001 }].map(withCompaction)).toEqual([true, true, true, true]);
+    expect([{ minFreedTokens: 1_023, atTokens: null }, { minFreedTokens: 20_000, atTokens: 20_000 }, { minFreedTokens: 20_000 }, "never"].map(withCompaction)).toEqual([false, false, false, false]);
+  });
+
   it("resolves an overlay: inherited nodes keep their base locations, overrides point into the overlay", () => {
     const r = compileOverlay(`  kinds: { toolResult: { modes: ["drop"] } },`);
     const team = r.policies.find((p) => p.name === "team")!;

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { compilePolicies, lowerToRuntime } from "../../compiler/index.js";
 import { days, definePolicy, extendPolicy, forever, hours, minutes, pins, seconds, store } from "../../dsl/index.js";
 import { formatDuration } from "../../src/policy/durations.js";
+import { DEFAULT_COMPACTION } from "../../src/policy/kinds.js";
 import org from "../../examples/policies/org.policy.js";
 import team from "../../examples/policies/team-search.policy.js";
 
@@ -33,17 +34,41 @@ describe("definePolicy / extendPolicy", () => {
   it("returns frozen plain data", () => {
     expect(Object.isFrozen(base)).toBe(true);
     expect(Object.isFrozen(base.kinds.tool.modes)).toBe(true);
-    expect(base.session).toEqual({ maxLengthMs: 28_800_000, lossyBudget: 3, searchTokens: null });
+    expect(base.session).toEqual({ maxLengthMs: 28_800_000, lossyBudget: 3, searchTokens: null, compaction: null });
   });
   it("an overlay replaces the fields it gives and keeps the rest", () => {
     const t = extendPolicy(base, { name: "team", kinds: { tool: { modes: ["drop"] } }, session: { lossyBudget: 1 } });
     expect(t.extends).toBe("org");
     expect(t.kinds.tool).toMatchObject({ store: "log", modes: ["drop"], lossy: "with-flag" });
-    expect(t.session).toEqual({ maxLengthMs: 28_800_000, lossyBudget: 1, searchTokens: null });
+    expect(t.session).toEqual({ maxLengthMs: 28_800_000, lossyBudget: 1, searchTokens: null, compaction: null });
+  });
+  it("normalises compaction: absent fields take their defaults; an overlay's replaces its base's whole", () => {
+    const deferred = definePolicy({ name: "org", stores: {}, kinds: {}, session: { compaction: { minFreedTokens: 20_000, atTokens: 120_000 } } });
+    expect(deferred.session.compaction).toEqual({ minFreedTokens: 20_000, atTokens: 120_000 });
+    expect(extendPolicy(deferred, { name: "team", session: { lossyBudget: 1 } }).session.compaction).toEqual({ minFreedTokens: 20_000, atTokens: 120_000 });
+    expect(extendPolicy(deferred, { name: "team", session: { compaction: { atTokens: 60_000 } } }).session.compaction).toEqual({ minFreedTokens: DEFAULT_COMPACTION.minFreedTokens, atTokens: 60_000 });
+    expect(extendPolicy(deferred, { name: "team", session: { compaction: "immediate" } }).session.compaction).toBe("immediate");
+    expect(definePolicy({ name: "org", stores: {}, kinds: {}, session: { compaction: {} } }).session.compaction).toEqual(DEFAULT_COMPACTION);
   });
 });
 
 describe("the compiler agrees with evaluating the DSL", () => {
+  it("for every form of session.compaction", () => {
+    const H = `import { definePolicy, extendPolicy } from "pruneguard/dsl";\n`;
+    const org = definePolicy({ name: "org", stores: {}, kinds: {}, session: { compaction: { minFreedTokens: 20_000, atTokens: 120_000 } } });
+    const orgSource = `${H}export default definePolicy({ name: "org", stores: {}, kinds: {}, session: { compaction: { minFreedTokens: 20_000, atTokens: 120_000 } } });\n`;
+    const overlays = [
+      [extendPolicy(org, { name: "team", session: { compaction: { atTokens: 60_000 } } }), `{ compaction: { atTokens: 60_000 } }`],
+      [extendPolicy(org, { name: "team", session: { compaction: "immediate" } }), `{ compaction: "immediate" }`],
+      [extendPolicy(org, { name: "team", session: { lossyBudget: 2 } }), `{ lossyBudget: 2 }`],
+    ] as const;
+    for (const [evaluated, session] of overlays) {
+      const team = `${H}import org from "./org.policy.js";\nexport default extendPolicy(org, { name: "team", session: ${session} });\n`;
+      const r = compilePolicies({ files: { "org.policy.ts": orgSource, "team.policy.ts": team } });
+      expect(r.diagnostics).toEqual([]);
+      for (const p of [org, evaluated]) expect(lowerToRuntime(r.policies.find((x) => x.name === p.name)!).policy.session?.compaction).toEqual(p.session.compaction);
+    }
+  });
   it("for the example policies", () => {
     const r = compilePolicies(["examples/policies/org.policy.ts", "examples/policies/team-search.policy.ts"]);
     for (const evaluated of [org, team]) {
@@ -58,7 +83,9 @@ describe("the compiler agrees with evaluating the DSL", () => {
         expect(lowered.pins).toEqual(k.pins ?? []);
       }
       for (const s of stores) expect({ ...s, name: undefined }).toEqual({ ...evaluated.stores[s.name as keyof typeof evaluated.stores], name: undefined });
-      expect(policy.session).toEqual(evaluated.session);
+      // Lowering leaves out what the policy leaves to the runtime's defaults (`null` in the DSL's value).
+      const { searchTokens, compaction, ...limits } = evaluated.session;
+      expect(policy.session).toEqual({ ...limits, ...(searchTokens === null ? {} : { searchTokens }), ...(compaction === null ? {} : { compaction }) });
       expect(policy.pins).toEqual(evaluated.pins);
     }
   });

@@ -46,6 +46,16 @@ extendPolicy(good, {
   },
 });
 
+definePolicy({ name: "org", stores: {}, kinds: {}, session: { compaction: { minFreedTokens: 20_000, atTokens: 120_000 } } });
+definePolicy({ name: "org", stores: {}, kinds: {}, session: { compaction: {} } });
+extendPolicy(good, { name: "team", session: { compaction: "immediate" } });
+
+// @ts-expect-error a misspelt compaction property is an excess property (TS2561 "Did you mean to write 'atTokens'?")
+definePolicy({ name: "org", stores: {}, kinds: {}, session: { compaction: { atToken: 120_000 } } });
+
+// @ts-expect-error compaction is "immediate" or an object; no other word (the compiler says so: PG1011)
+extendPolicy(good, { name: "team", session: { compaction: "never" } });
+
 // @ts-expect-error retention takes a duration, not a bare number
 store.sqlite({ retention: 7_200_000 });
 

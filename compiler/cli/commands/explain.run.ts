@@ -5,6 +5,7 @@ import { formatDuration } from "../../../src/policy/durations.js";
 import { DEFAULT_SEARCH_TOKENS } from "../../../src/policy/kinds.js";
 import { presetPins } from "../../../src/policy/pins.js";
 import { describeFate, fateOf } from "../../analysis/fate.js";
+import { describeCompaction } from "../../emit/describe.js";
 import { compilePolicies } from "../../index.js";
 import type { KindIR, PolicyIR } from "../../ir/schema.js";
 import { loadConfig, projectRoot } from "../config.js";
@@ -41,6 +42,13 @@ function explainData(p: PolicyIR) {
   return {
     name: p.name,
     extends: p.extends?.name ?? null,
+    // As the policy says it: `null` where it leaves a setting to the runtime's default.
+    session: {
+      maxLengthMs: p.session.maxLengthMs,
+      lossyBudget: p.session.lossyBudget,
+      searchTokens: p.session.searchTokens,
+      compaction: p.session.compaction,
+    },
     kinds: p.kinds.map((k) => {
       const store = p.stores.find((s) => s.name === k.store);
       return {
@@ -62,6 +70,7 @@ export function explainText(p: PolicyIR): string {
   const head = [
     `policy ${p.name}${p.extends ? ` (extends ${p.extends.name})` : ""}  —  ${p.file}`,
     `session: max ${p.session.maxLengthMs === null ? "unlimited" : formatDuration(p.session.maxLengthMs)}, lossy budget ${p.session.lossyBudget ?? "unlimited"}, search answers up to ${p.session.searchTokens ?? `${DEFAULT_SEARCH_TOKENS} (default)`} tokens`,
+    `compaction: ${describeCompaction(p.session.compaction)}`,
     `pins (all kinds): ${p.pins.map((x) => x.name).join(", ") || "none"}`,
     `tombstone: ${p.tombstone ? JSON.stringify(p.tombstone.text) : "runtime default"}`,
     "",
