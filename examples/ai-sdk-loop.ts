@@ -39,6 +39,8 @@ const script: Script[] = [
         { toolCallId: "call_4", toolName: "prune", input: JSON.stringify({ span_id: note, mode: "drop", accept_lossy: true }) },
         { toolCallId: "call_5", toolName: "prune", input: '{"span_id":"span_1","mode":"drop","accept_lossy":"true"}' },
         { toolCallId: "call_6", toolName: "prune", input: "{span_id: span_1" },
+        // The prunes are decided at once and applied at a compaction point; this model wants the room now.
+        { toolCallId: "call_6c", toolName: "compact", input: "{}" },
       ],
     };
   },

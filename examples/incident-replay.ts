@@ -114,6 +114,24 @@ function naiveSide(): Side {
 export type ModelStyle = "trial" | "map-first";
 
 function guardedSide(title: string, win: ReturnType<typeof createWindow>, toolLog: BackingStore, style: ModelStyle, outcomes: DirectiveOutcome[]): Side {
+  const decide = async (d: Record<string, unknown>): Promise<string> => {
+    if (style === "map-first") {
+      const map = await win.applyDirective({ op: "map" });
+      const f = map.status === "mapped" ? map.spans.find((s) => s.spanId === d.span_id) : undefined;
+      if (f === undefined || f.forecast === "never") return `map: ${f?.forecast ?? "no such span"} → model keeps the span`;
+      const directive = f.forecast === "lossy-with-flag" ? { ...d, accept_lossy: true } : d;
+      const out = await win.applyDirective(JSON.stringify(directive));
+      outcomes.push(out);
+      return `map: ${f.forecast} → ${describePrune(out)}`;
+    }
+    const first = await win.applyDirective(JSON.stringify(d));
+    outcomes.push(first);
+    if (first.status !== "rejected") return describePrune(first);
+    // The model reads the rejection line and chooses the explicit loss rather than overflowing.
+    const second = await win.applyDirective(JSON.stringify({ ...d, accept_lossy: true }));
+    outcomes.push(second);
+    return `rejected: "${first.line}" → model resends with accept_lossy: ${describePrune(second)}`;
+  };
   return {
     title,
     async append(kind, text) {
@@ -126,22 +144,11 @@ function guardedSide(title: string, win: ReturnType<typeof createWindow>, toolLo
       return `${r.rotated} record rotated out, ${r.keptByHold} kept by hold`;
     },
     async prune(d) {
-      if (style === "map-first") {
-        const map = await win.applyDirective({ op: "map" });
-        const f = map.status === "mapped" ? map.spans.find((s) => s.spanId === d.span_id) : undefined;
-        if (f === undefined || f.forecast === "never") return `map: ${f?.forecast ?? "no such span"} → model keeps the span`;
-        const directive = f.forecast === "lossy-with-flag" ? { ...d, accept_lossy: true } : d;
-        const out = await win.applyDirective(JSON.stringify(directive));
-        outcomes.push(out);
-        return `map: ${f.forecast} → ${describePrune(out)}`;
-      }
-      const first = await win.applyDirective(JSON.stringify(d));
-      outcomes.push(first);
-      if (first.status !== "rejected") return describePrune(first);
-      // The model reads the rejection line and chooses the explicit loss rather than overflowing.
-      const second = await win.applyDirective(JSON.stringify({ ...d, accept_lossy: true }));
-      outcomes.push(second);
-      return `rejected: "${first.line}" → model resends with accept_lossy: ${describePrune(second)}`;
+      const said = await decide(d);
+      // The model freed the block because it needs the room now, so it asks for the compaction point at
+      // once (`{"op":"compact"}`); otherwise the window would apply it with the next prunes that pay for it.
+      const c = await win.applyDirective({ op: "compact" });
+      return c.op === "compact" && c.status === "compacted" && c.applied > 0 ? `${said}; compact → applied now` : said;
     },
     async recall(id) {
       const r = await win.applyDirective({ op: "recall", span_id: id });

@@ -3,7 +3,7 @@ import { canonicalJson, contentHash } from "./hash.js";
 import type { Conditions, PruneMode } from "./types.js";
 
 /** What a decision was about. */
-export type AuditOp = "prune" | "recall" | "map" | "search" | "summarize_range";
+export type AuditOp = "prune" | "recall" | "map" | "search" | "summarize_range" | "compact";
 
 /** Every status a logged decision can end in (prune outcomes and recall answers). */
 export type AuditStatus =
@@ -17,6 +17,8 @@ export type AuditStatus =
   | "unavailable"
   /** A map directive was answered. */
   | "mapped"
+  /** A compaction point was asked for and made. */
+  | "compacted"
   | "match"
   | "no-match"
   | "lost";

@@ -60,7 +60,8 @@ export function directiveSchema(limits: DirectiveLimits = DEFAULT_LIMITS, modes:
     .meta({
       description:
         "Free a span of your context. The runtime checks that a durable copy exists first; if not, the prune is " +
-        "rejected unless accept_lossy is true, and the span stays. Answers with the line that now stands in its place.",
+        "rejected unless accept_lossy is true, and the span stays. Answers at once with the line that will stand in its " +
+        "place; the context is rewritten at the next compaction point. Send prune calls alongside your next tool call.",
     });
   const recall = z
     .strictObject({
@@ -81,6 +82,15 @@ export function directiveSchema(limits: DirectiveLimits = DEFAULT_LIMITS, modes:
       description:
         "Before pruning: list, for each live span, what a prune would be now (reversible, reversible for a time, " +
         "lossy only with accept_lossy, never) and the window's token use. Advisory; the prune still checks.",
+    });
+  // Asks for a compaction point now: pending prunes are applied and acted-on directive calls folded away.
+  const compact = z
+    .strictObject({ op: z.literal("compact") })
+    .meta({
+      description:
+        "Apply your pending prunes now instead of at the next compaction point. Each prune is decided at once but " +
+        "rewrites your context only at a compaction point, because every rewrite re-sends the cached prompt after it: " +
+        "compact only when you need the room now (the pending line says what it would rewrite).",
     });
   const search = z
     .strictObject({
@@ -122,8 +132,8 @@ export function directiveSchema(limits: DirectiveLimits = DEFAULT_LIMITS, modes:
         "Replace a run of your context (spans, index lines, earlier summaries) with one digest. Every span's copy is " +
         "checked and kept first, or nothing changes; recall the summary to expand it one level, a member for its text.",
     });
-  return z.discriminatedUnion("op", [prune, recall, map, search, summarizeRange], {
-    error: 'op must be "prune", "recall", "map", "search" or "summarize_range"',
+  return z.discriminatedUnion("op", [prune, recall, map, search, summarizeRange, compact], {
+    error: 'op must be "prune", "recall", "map", "search", "summarize_range" or "compact"',
   });
 }
 
@@ -133,6 +143,7 @@ export type RecallDirective = Extract<Directive, { op: "recall" }>;
 export type MapDirective = Extract<Directive, { op: "map" }>;
 export type SearchDirective = Extract<Directive, { op: "search" }>;
 export type SummarizeRangeDirective = Extract<Directive, { op: "summarize_range" }>;
+export type CompactDirective = Extract<Directive, { op: "compact" }>;
 
 export type ParsedDirective =
   | { readonly ok: true; readonly directive: Directive }
@@ -240,4 +251,4 @@ function opOf(value: unknown): Directive["op"] | null {
 }
 
 /** Every directive operation, in the union's order. */
-const OPS = ["prune", "recall", "map", "search", "summarize_range"] as const satisfies readonly Directive["op"][];
+const OPS = ["prune", "recall", "map", "search", "summarize_range", "compact"] as const satisfies readonly Directive["op"][];

@@ -1,5 +1,5 @@
 import type { RejectReason } from "./decision/reasons.js";
-import type { WhenApplied } from "./window/compaction.js";
+import type { CompactionReport, WhenApplied } from "./window/compaction.js";
 import type { WindowMap } from "./window/map.js";
 import type { Conditions, PruneMode } from "./types.js";
 
@@ -79,7 +79,7 @@ export interface DirectiveIssue {
 
 /** The directive did not parse; nothing was attempted. */
 export interface InvalidOutcome {
-  readonly op: "prune" | "recall" | "map" | "search" | "summarize_range" | null;
+  readonly op: "prune" | "recall" | "map" | "search" | "summarize_range" | "compact" | null;
   readonly status: "invalid";
   readonly issues: readonly DirectiveIssue[];
   readonly message: string;
@@ -254,4 +254,13 @@ export interface RangeRejectedOutcome {
 export type RangeOutcome = RangeSummaryOutcome | RangeRejectedOutcome;
 
 /** What `applyDirective` answers: never throws, always one of these. */
-export type DirectiveOutcome = PruneOutcome | RecallOutcome | WindowMap | SearchOutcome | RangeOutcome;
+/** A compaction point the model or code asked for: what it applied, folded and rewrote. */
+export interface CompactOutcome extends CompactionReport {
+  readonly op: "compact";
+  readonly status: "compacted";
+  /** `compacted: 3 decisions applied, 2 calls folded, ~11k tokens freed, ~48k rewritten`. */
+  readonly line: string;
+  readonly auditSeq: number | null;
+}
+
+export type DirectiveOutcome = PruneOutcome | RecallOutcome | WindowMap | SearchOutcome | RangeOutcome | CompactOutcome;

@@ -61,7 +61,7 @@ export function refusedPruneDraft(input: {
 }
 
 /** A directive that did not parse. */
-export function invalidDraft(op: "prune" | "recall" | "map" | "search" | "summarize_range" | null, directive: string): AuditDraft {
+export function invalidDraft(op: "prune" | "recall" | "map" | "search" | "summarize_range" | "compact" | null, directive: string): AuditDraft {
   return {
     op, status: "invalid", spanId: null, kind: null, mode: null, conditions: null, handle: null, repersisted: false,
     acceptLossy: false, reason: auditReason({ code: "parse" }), pinsCarried: 0, directive,
@@ -72,6 +72,14 @@ export function invalidDraft(op: "prune" | "recall" | "map" | "search" | "summar
 export function mapDraft(directive: string): AuditDraft {
   return {
     op: "map", status: "mapped", spanId: null, kind: null, mode: null, conditions: null, handle: null, repersisted: false,
+    acceptLossy: false, reason: null, pinsCarried: 0, directive,
+  };
+}
+
+/** A compaction point asked for (the directive or `compact()`). */
+export function compactDraft(directive: string): AuditDraft {
+  return {
+    op: "compact", status: "compacted", spanId: null, kind: null, mode: null, conditions: null, handle: null, repersisted: false,
     acceptLossy: false, reason: null, pinsCarried: 0, directive,
   };
 }

@@ -57,6 +57,13 @@ export function pendingLine(pendingTokens: number, thresholdTokens: number, rewr
   return `applies at the next compaction: ~${tokensShort(pendingTokens)} of ${tokensShort(thresholdTokens)} tokens pending; compacting now rewrites ~${tokensShort(rewriteTokens)} cached tokens`;
 }
 
+/** `compacted: 3 decisions applied, 2 calls folded, ~11k tokens freed, ~48k rewritten`. */
+export function compactedLine(r: CompactionReport): string {
+  if (r.applied === 0 && r.folded === 0) return "compacted: nothing was pending";
+  const folded = r.folded === 0 ? "" : `, ${r.folded} call${r.folded === 1 ? "" : "s"} folded`;
+  return `compacted: ${r.applied} decision${r.applied === 1 ? "" : "s"} applied${folded}, ~${tokensShort(r.freedTokens)} tokens freed, ~${tokensShort(r.rewrittenTokens)} rewritten`;
+}
+
 /** The rendered tokens of a view, about: a live span's count plus its header, a line by the tokenizer. */
 const viewTokens = new WeakMap<WindowEntry, number>();
 function tokensOf(v: WindowEntry): number {
@@ -87,7 +94,7 @@ export class ShownWindow {
   count = 0;
 
   constructor(policy: CompactionPolicy | "immediate" | null | undefined, maxTokens: number | null) {
-    this.policy = policy ?? "immediate"; // CHECKPOINT: DEFAULT_COMPACTION once the suites read compaction points
+    this.policy = policy ?? DEFAULT_COMPACTION;
     this.#atTokens = this.policy === "immediate" ? null : (this.policy.atTokens ?? maxTokens);
   }
 

@@ -9,7 +9,7 @@ import { cutUnits } from "../render/framing.js";
 import { computeCheck, unbackedCheck } from "../stores/check.js";
 import type { RecordState } from "../stores/records.js";
 import type {
-  DirectiveOutcome, InvalidOutcome, LossyOutcome, PruneOutcome, RangeOutcome, RangeRejectedOutcome, RecallOutcome, RejectedOutcome, RejectReason,
+  CompactOutcome, DirectiveOutcome, InvalidOutcome, LossyOutcome, PruneOutcome, RangeOutcome, RangeRejectedOutcome, RecallOutcome, RejectedOutcome, RejectReason,
   ReversibleOutcome, SearchOutcome,
 } from "../outcome.js";
 import type { SummarizeRangeDirective } from "../directive.js";
@@ -21,7 +21,7 @@ import { DEFAULT_SEARCH_TOKENS } from "../policy/kinds.js";
 import { defaultTools, directiveOf, toolCallResult, toolFor, type ToolCall, type ToolCallResult } from "../tools/call.js";
 import type { DirectiveTool } from "../tools/schemas.js";
 import type { KindPolicy, PinPattern, PruneMode, Span, SpanRef } from "../types.js";
-import { checkedPruneDraft, invalidDraft, mapDraft, refusedPruneDraft } from "./audit-drafts.js";
+import { checkedPruneDraft, compactDraft, invalidDraft, mapDraft, refusedPruneDraft } from "./audit-drafts.js";
 import { PendingAudit } from "./audit-queue.js";
 import { CallGroups, goneText, goneTokens, newSpan, prunedEntry, spanIdOf, type Entry, type GoneEntry, type LiveEntry } from "./entries.js";
 import { forecastSpan, mapLines, type SpanForecast, type WindowMap } from "./map.js";
@@ -31,7 +31,7 @@ import { persistFailures, planPrune, type PlannedMember, type PlanRejectReason, 
 import { recall } from "./recall.js";
 import { restoreEntries, SUMMARY_KIND, type Restored } from "./resume.js";
 import { search, type SearchRequest } from "./search.js";
-import { ShownWindow, type CompactionReport, type WhenApplied } from "./compaction.js";
+import { compactedLine, ShownWindow, type CompactionReport, type WhenApplied } from "./compaction.js";
 import { entryView, renderWindow, type WindowEntry } from "./view.js";
 
 const MAX_NOTICES = 3;
@@ -248,6 +248,7 @@ export class ContextWindow<K extends string = string> {
       if (d.op === "search") return await this.#search(d.query, d.regex === true, raw);
       if (this.#ended) return await this.#invalid(d.op, [{ path: "", message: "the session has ended" }], raw);
       if (d.op === "summarize_range") return await this.#summarizeRange(d.from, d.to, d.digest, raw);
+      if (d.op === "compact") return await this.#compactAsked(raw);
       return await this.#execute(d.span_id, d.mode, d.digest ?? null, d.accept_lossy === true, raw);
     } catch (err) {
       // Only a defect in the runtime itself gets here; the model still gets data, not an exception.
@@ -448,8 +449,15 @@ export class ContextWindow<K extends string = string> {
    * and what it rewrote. The window does this by itself when the policy's compaction settings say so;
    * call it when you know the cache is cold anyway (after a long pause), or before a summary step.
    */
-  compact(): Promise<CompactionReport> {
-    return this.#serial(async () => this.#compactNow());
+  compact(): Promise<CompactOutcome> {
+    return this.#serial(() => this.#compactAsked(directiveForAudit({ op: "compact" })));
+  }
+
+  /** A compaction point asked for, audited like every directive. */
+  async #compactAsked(raw: string): Promise<CompactOutcome> {
+    const report = this.#compactNow();
+    const seq = await this.#audit(this.#settings.auditStore, compactDraft(raw));
+    return { op: "compact", status: "compacted", ...report, line: compactedLine(report), auditSeq: seq };
   }
 
   /** The compaction point itself: synchronous, it touches no store (every decision it applies is committed). */
@@ -479,7 +487,7 @@ export class ContextWindow<K extends string = string> {
       if (m !== undefined && "callId" in m && this.#foldable.has(m.callId)) sides.set(m.callId, (sides.get(m.callId) ?? 0) | (m.role === "tool-call" ? 1 : 2));
     }
     const complete = new Set([...sides].filter(([, bits]) => bits === 3).map(([id]) => id));
-    let folded = 0;
+    let folded = 0; // spans removed: each complete call and its result
     for (let i = this.#entries.length - 1; i >= 0; i--) {
       const e = this.#entries[i]!;
       const m = e.state === "live" ? e.span.message : undefined;
@@ -489,8 +497,8 @@ export class ContextWindow<K extends string = string> {
       folded++;
     }
     for (const id of complete) this.#foldable.delete(id);
-    for (const [i, e] of this.#entries.entries()) if (e.state === "live") e.pos = i;
-    return folded;
+    if (folded > 0) for (const [i, e] of this.#entries.entries()) if (e.state === "live") e.pos = i;
+    return complete.size;
   }
 
   /** When the first shown line offering a recall stops being true: a copy's promise lapses. */
@@ -965,7 +973,7 @@ export class ContextWindow<K extends string = string> {
     };
   }
 
-  async #invalid(op: "prune" | "recall" | "map" | "search" | "summarize_range" | null, issues: InvalidOutcome["issues"], raw: string): Promise<InvalidOutcome> {
+  async #invalid(op: "prune" | "recall" | "map" | "search" | "summarize_range" | "compact" | null, issues: InvalidOutcome["issues"], raw: string): Promise<InvalidOutcome> {
     // A message that already names its field ("accept_lossy must be …") is not prefixed with it again.
     const message = issues.map((i) => (i.path && !i.message.startsWith(`${i.path} `) ? `${i.path}: ${i.message}` : i.message)).join("; ") || "invalid directive";
     const seq = await this.#audit(this.#settings.auditStore, invalidDraft(op, raw));

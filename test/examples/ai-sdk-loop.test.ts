@@ -11,11 +11,12 @@ describe("a multi-step AI SDK 7 agent through the ready tools (generateText, moc
       "step 1 prune → lossy: span_2 pruned, unrecoverable, contents unknown",
       "step 1 prune → invalid: directive ignored: accept_lossy must be the JSON value true or false",
       "step 1 prune → invalid: directive ignored: arguments are not valid JSON",
+      "step 1 compact → compacted: compacted: 3 decisions applied, ~597 tokens freed, ~683 rewritten",
       "step 2 recall → found: span_5 recalled (#3):",
       "step 2 recall → pruned-unrecoverable: span_2 pruned, unrecoverable, contents unknown",
       "step 2 recall → unknown: span_99: never in this session",
       "answer: Deploy 8812 failed on an upstream 502; request id req_7f3a9c2e41.",
-      "audit: prune:reversible, prune:reversible, prune:rejected, prune:lossy, prune:invalid, prune:invalid, recall:found, recall:pruned-unrecoverable, recall:unknown",
+      "audit: prune:reversible, prune:reversible, prune:rejected, prune:lossy, prune:invalid, prune:invalid, compact:compacted, recall:found, recall:pruned-unrecoverable, recall:unknown",
     ]);
     // The summarize took the tool call with it (a group), and both invalid calls reached the audit log.
     const audit = await win.auditLog();
@@ -26,7 +27,7 @@ describe("a multi-step AI SDK 7 agent through the ready tools (generateText, moc
     ]);
     // The model's invalid calls were answered with the window's own line, as tool errors.
     const outputs = result.steps[1]!.content.filter((p) => p.type === "tool-result");
-    expect(outputs).toHaveLength(5);
+    expect(outputs).toHaveLength(6);
     // Step 3 was sent the window after the prunes: the log's body is gone, its digest and handle are there,
     // and the recalled bytes came back through the recall tool's result.
     const third = JSON.stringify(prompts[2]);
@@ -39,8 +40,8 @@ describe("a multi-step AI SDK 7 agent through the ready tools (generateText, moc
     for (const p of prompts as Array<Array<{ role: string }>>) expect(p.filter((m) => m.role === "system").length).toBeLessThanOrEqual(1);
     // Every call and result of the run is in the window, paired.
     const roles = win.entries().map((e) => (e.state === "live" ? e.span.message?.role : e.message?.role));
-    expect(roles.filter((r) => r === "tool-call")).toHaveLength(9);
-    expect(roles.filter((r) => r === "tool-result")).toHaveLength(9);
+    expect(roles.filter((r) => r === "tool-call")).toHaveLength(10);
+    expect(roles.filter((r) => r === "tool-result")).toHaveLength(10);
   });
 
   it("prints the same every run", async () => {

@@ -18,6 +18,7 @@ import { withoutTrailingSpace } from "../../src/providers/render.js";
 import { frameUntrusted } from "../../src/render/framing.js";
 import { fuzzRuns, timeoutFor } from "../reliability/helpers.js";
 import { aiSDKProblems, anthropicProblems, openAIChatProblems, openAIResponsesProblems } from "./rules.js";
+import { immediate } from "../window/immediate.js";
 
 const kinds = {
   system: { store: null, modes: ["drop"], lossy: "with-flag" },
@@ -31,7 +32,7 @@ type Kind = keyof typeof kinds;
 
 function newWindow() {
   const clock = new ManualClock(0);
-  return new ContextWindow({ session: "s", clock, stores: { log: new MemoryStore({ name: "log", clock }) }, kinds });
+  return new ContextWindow(immediate({ session: "s", clock, stores: { log: new MemoryStore({ name: "log", clock }) }, kinds }));
 }
 
 async function conversation() {
@@ -148,7 +149,7 @@ describe("rendering to provider conversations", () => {
 
   it("tombstones are text in the pruned span's place, in its role", async () => {
     const clock = new ManualClock(0);
-    const win = new ContextWindow({ session: "s", clock, stores: {}, kinds: { note: { store: null, modes: ["drop"], lossy: "with-flag" } } });
+    const win = new ContextWindow(immediate({ session: "s", clock, stores: {}, kinds: { note: { store: null, modes: ["drop"], lossy: "with-flag" } } }));
     const a = await win.append({ kind: "note", text: "scratch", message: { role: "assistant" } });
     await win.prune({ span: a, mode: "drop", acceptLossy: true });
     expect(toOpenAI(win)).toEqual([{ role: "assistant", content: "span_1 pruned, unrecoverable, contents unknown" }]);

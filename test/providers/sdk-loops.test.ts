@@ -14,6 +14,7 @@ import {
 } from "../../src/index.js";
 import { LOOP_KINDS } from "../../examples/ai-sdk-loop.js";
 import { startFakeProvider, type FakeProvider, type ModelTurn } from "./fake-server.js";
+import { immediate } from "../window/immediate.js";
 
 const LOG = [
   "2026-11-13T09:02:11Z deploy 8812 started",
@@ -51,10 +52,10 @@ const runOwnTool = (call: ModelToolCall) => (call.name === "readDeployLog" ? LOG
 
 async function setup() {
   const clock = new ManualClock(Date.UTC(2026, 10, 13, 9, 0, 0));
-  const win = new ContextWindow({
+  const win = new ContextWindow(immediate({
     session: "sdk-loop", clock, stores: { log: new MemoryStore({ name: "log", clock }) },
     kinds: LOOP_KINDS,
-  });
+  }));
   const t = new Transcript(win, { system: "system", user: "turn", assistant: "turn", toolCall: "toolCall", toolResult: "toolResult" });
   await t.system("You are the deploy assistant.");
   await win.append({ kind: "note", text: "plan: read the log, then answer", message: { role: "assistant" } });

@@ -10,10 +10,11 @@ import { ContextWindow, ManualClock, MemoryStore, Transcript } from "../../src/i
 import { toAISDK, toAnthropic, toOpenAI, toOpenAIResponses } from "../../src/providers/index.js";
 import { fuzzRuns } from "../reliability/helpers.js";
 import { aiSDKProblems, anthropicProblems, openAIChatProblems, openAIResponsesProblems } from "./rules.js";
+import { immediate } from "../window/immediate.js";
 
 function setup() {
   const clock = new ManualClock(0);
-  const win = new ContextWindow({
+  const win = new ContextWindow(immediate({
     session: "s", clock, stores: { log: new MemoryStore({ name: "log", clock }) },
     kinds: {
       turn: { store: "log", modes: ["drop", "summarize"], lossy: "forbid" },
@@ -21,7 +22,7 @@ function setup() {
       result: { store: "log", modes: ["drop", "summarize", "compress"], lossy: "with-flag" },
       scratchResult: { store: null, modes: ["drop"], lossy: "with-flag" },
     },
-  });
+  }));
   const t = new Transcript(win, {
     user: "turn", assistant: "turn", toolCall: "call",
     toolResult: (tool) => (tool === "scratch" ? "scratchResult" : "result"),

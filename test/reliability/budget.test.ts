@@ -22,6 +22,7 @@ import { MemoryStore } from "../../src/stores/memory.js";
 import { ManualClock, type KindPolicy, type PruneMode } from "../../src/types.js";
 import { ContextWindow } from "../../src/window/window.js";
 import { fuzzRuns, HOUR, KINDS, RETENTION_MS, tempDir, timeoutFor, type Kind } from "./helpers.js";
+import { immediate } from "../window/immediate.js";
 
 vi.mock("../../src/decision/span.js", async (importOriginal) => {
   const real = await importOriginal<typeof import("../../src/decision/span.js")>();
@@ -64,7 +65,7 @@ describe("lossy budget and forbidden kinds", () => {
       fc.asyncProperty(fc.integer({ min: 0, max: 3 }), fc.array(stepArb, { minLength: 1, maxLength: 12 }), async (budget, steps) => {
         const clock = new ManualClock(10 * HOUR);
         const store = new MemoryStore({ name: "log", retentionMs: RETENTION_MS, clock });
-        const win = new ContextWindow({ session: "s", clock, stores: { log: store }, kinds: KINDS, limits: { lossyBudget: budget } });
+        const win = new ContextWindow(immediate({ session: "s", clock, stores: { log: store }, kinds: KINDS, limits: { lossyBudget: budget } }));
         const sealed = new Map<string, string>();
         let group = 0;
         for (const step of steps) {
@@ -108,7 +109,7 @@ describe("lossy budget and forbidden kinds", () => {
   it("once spent, accept_lossy is rejected with lossy-budget while reversible prunes still succeed", async () => {
     const clock = new ManualClock(0);
     const store = new MemoryStore({ name: "log", clock });
-    const win = new ContextWindow({ session: "s", clock, stores: { log: store }, kinds: KINDS, limits: { lossyBudget: 1 } });
+    const win = new ContextWindow(immediate({ session: "s", clock, stores: { log: store }, kinds: KINDS, limits: { lossyBudget: 1 } }));
     const a = await win.append({ kind: "scratch", text: "a" });
     const b = await win.append({ kind: "scratch", text: "b" });
     const c = await win.append({ kind: "tool", text: "c" });
@@ -123,10 +124,10 @@ describe("lossy budget and forbidden kinds", () => {
   it("a budget of zero forbids every lossy commitment; a group whose members would overspend is refused whole", async () => {
     const clock = new ManualClock(0);
     const store = new MemoryStore({ name: "log", clock });
-    const zero = new ContextWindow({ session: "z", clock, stores: { log: store }, kinds: KINDS, limits: { lossyBudget: 0 } });
+    const zero = new ContextWindow(immediate({ session: "z", clock, stores: { log: store }, kinds: KINDS, limits: { lossyBudget: 0 } }));
     const z = await zero.append({ kind: "scratch", text: "z" });
     expect(await zero.applyDirective({ op: "prune", span_id: z, mode: "drop", accept_lossy: true })).toMatchObject({ status: "rejected", reason: "lossy-budget" });
-    const one = new ContextWindow({ session: "g", clock, stores: { log: store }, kinds: KINDS, limits: { lossyBudget: 1 } });
+    const one = new ContextWindow(immediate({ session: "g", clock, stores: { log: store }, kinds: KINDS, limits: { lossyBudget: 1 } }));
     await one.append({ kind: "scratch", text: "call", group: "g" });
     const r = await one.append({ kind: "scratch", text: "result", group: "g" });
     expect(await one.applyDirective({ op: "prune", span_id: r, mode: "drop", accept_lossy: true })).toMatchObject({ status: "rejected" });
@@ -138,14 +139,14 @@ describe("lossy budget and forbidden kinds", () => {
     const path = join(dir, `restart-${files++}.db`);
     const clock = new ManualClock(0);
     const first = new SqliteStore({ name: "log", path, clock });
-    const w1 = new ContextWindow({ session: "s", clock, stores: { log: first }, kinds: KINDS, limits: { lossyBudget: 2 } });
+    const w1 = new ContextWindow(immediate({ session: "s", clock, stores: { log: first }, kinds: KINDS, limits: { lossyBudget: 2 } }));
     for (const t of ["a", "b"]) {
       const id = await w1.append({ kind: "scratch", text: t });
       expect((await w1.applyDirective({ op: "prune", span_id: id, mode: "drop", accept_lossy: true })).status).toBe("lossy");
     }
     await first.close();
     const second = new SqliteStore({ name: "log", path, clock });
-    const w2 = new ContextWindow({ session: "s", clock, stores: { log: second }, kinds: KINDS, limits: { lossyBudget: 2 } });
+    const w2 = new ContextWindow(immediate({ session: "s", clock, stores: { log: second }, kinds: KINDS, limits: { lossyBudget: 2 } }));
     const id = await w2.append({ kind: "scratch", text: "c" });
     expect(await w2.applyDirective({ op: "prune", span_id: id, mode: "drop", accept_lossy: true })).toMatchObject({ status: "rejected", reason: "lossy-budget" });
     await second.close();

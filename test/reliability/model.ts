@@ -15,6 +15,7 @@ import type { BackingStore } from "../../src/stores/store.js";
 import { ManualClock, type PruneMode } from "../../src/types.js";
 import { ContextWindow } from "../../src/window/window.js";
 import { freedSpanProblems, HOUR, KIND_NAMES, KINDS, RETENTION_MS, type Kind } from "./helpers.js";
+import { immediate } from "../window/immediate.js";
 
 /** One step, as data. `pick` chooses among existing spans modulo their count; `ghost` aims past them. */
 export type Op =
@@ -79,7 +80,7 @@ function newGen(n: number): Gen {
 }
 
 export function makeWindow(session: string, store: BackingStore, clock: ManualClock): ContextWindow {
-  return new ContextWindow({ session, clock, stores: { log: store }, kinds: KINDS, limits: { lossyBudget: LOSSY_BUDGET } });
+  return new ContextWindow(immediate({ session, clock, stores: { log: store }, kinds: KINDS, limits: { lossyBudget: LOSSY_BUDGET } }));
 }
 
 export function initial(store: BackingStore, clock: ManualClock, reopen: Real["reopen"]): { model: Model; real: Real } {

@@ -32,6 +32,7 @@ import type { AuditRecord } from "../../src/audit.js";
 import { ManualClock } from "../../src/types.js";
 import { ContextWindow } from "../../src/window/window.js";
 import { describeWithServer, dropSchemas, freshSchema, itWithServer, PG_URL, testPool } from "../stores/pg-helpers.js";
+import { immediate } from "../window/immediate.js";
 
 /**
  * A TCP proxy to the server that can drop a connection right after forwarding COMMIT (or, with `dropAfter`,
@@ -113,7 +114,7 @@ describeWithServer("a lost COMMIT acknowledgement on PostgreSQL", () => {
     const clock = new ManualClock(1_000_000);
     const store = new PostgresStore({ name: "log", pool, schema, clock });
     const truth = new PostgresStore({ name: "log", pool: direct, schema, clock });
-    const win = new ContextWindow({ session: "s", clock, stores: { log: store }, kinds, limits: { lossyBudget: 1 } });
+    const win = new ContextWindow(immediate({ session: "s", clock, stores: { log: store }, kinds, limits: { lossyBudget: 1 } }));
     return { proxy, pool, store, truth, win };
   }
 
@@ -301,7 +302,7 @@ describe("Finding 25.12: the window's queue of unwritten audit records (no serve
         };
       },
     });
-    const win = new ContextWindow({ session: "s", stores: { log: store }, kinds });
+    const win = new ContextWindow(immediate({ session: "s", stores: { log: store }, kinds }));
     const id = await win.append({ kind: "tool", text: "bytes" });
     lose = 1;
     expect(await win.recall(id)).toMatchObject({ status: "found", auditSeq: null });

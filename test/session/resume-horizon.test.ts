@@ -22,6 +22,7 @@ import { ContextWindow, ManualClock, MemoryStore, SqliteStore, verifyAuditChain 
 import type { BackingStore } from "../../src/index.js";
 import { migrate, PostgresStore } from "../../src/postgres.js";
 import { NO_SERVER, schemasDroppedAfterAll, testPool, uniqueSchema } from "../stores/pg-helpers.js";
+import { immediate } from "../window/immediate.js";
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -69,8 +70,8 @@ describe.each(variants)("Finding 25.5: a resumed window keeps the session's hori
     const { open, close } = make(clock);
     try {
       const first = open();
-      const a = new ContextWindow({ session: "a", clock, stores: first, kinds, limits });
-      let b = new ContextWindow({ session: "b", clock, stores: first, kinds, limits });
+      const a = new ContextWindow(immediate({ session: "a", clock, stores: first, kinds, limits }));
+      let b = new ContextWindow(immediate({ session: "b", clock, stores: first, kinds, limits }));
       const both = async <T>(op: (w: ContextWindow) => Promise<T>): Promise<T> => {
         const [x, y] = [await op(a), await op(b)];
         expect(y, "an outcome of the resumed session").toEqual(x);
@@ -91,7 +92,7 @@ describe.each(variants)("Finding 25.5: a resumed window keeps the session's hori
       expect(a.render()).toBe("span_1 pruned, recall #1: req_8f3a2c91\n\nspan_2 pruned, recall n#1 until 01:00Z: E1042");
 
       clock.set(HOUR + 50 * MIN);
-      b = await ContextWindow.resume({ session: "b", clock, stores: open(), kinds, limits });
+      b = await ContextWindow.resume(immediate({ session: "b", clock, stores: open(), kinds, limits }));
       renders("1:50");
       // Appended and pruned after the resume: the hold still ends at 2:00, the copy's retention at 2:50.
       const late = await both((w) => w.append({ kind: "tool", text: "late output req_0badf00d" }));
@@ -131,14 +132,14 @@ describe.each(variants)("Finding 25.5: a resumed window keeps the session's hori
     const clock = new ManualClock(0);
     const { open, close } = make(clock);
     try {
-      const first = new ContextWindow({ session: "s", clock, stores: open(), kinds, limits });
+      const first = new ContextWindow(immediate({ session: "s", clock, stores: open(), kinds, limits }));
       clock.set(5 * MIN); // the window's start, not its first append, begins the session
       const tool = await first.append({ kind: "tool", text: "output" });
       await first.prune({ span: tool, mode: "drop" });
       clock.set(HOUR);
-      await ContextWindow.resume({ session: "s", clock, stores: open(), kinds, limits });
+      await ContextWindow.resume(immediate({ session: "s", clock, stores: open(), kinds, limits }));
       clock.set(HOUR + 30 * MIN);
-      const again = await ContextWindow.resume({ session: "s", clock, stores: open(), kinds, limits });
+      const again = await ContextWindow.resume(immediate({ session: "s", clock, stores: open(), kinds, limits }));
       clock.set(2 * HOUR - 1);
       expect(again.render()).toBe(first.render());
       expect(again.render()).toMatch(/^span_1 pruned, recall #1(: |$)/);
@@ -148,7 +149,7 @@ describe.each(variants)("Finding 25.5: a resumed window keeps the session's hori
 
       // A window opened with the constructor on the session takes the session's start at its first append.
       clock.set(HOUR + 30 * MIN);
-      const other = new ContextWindow({ session: "s", clock, stores: open(), kinds, limits });
+      const other = new ContextWindow(immediate({ session: "s", clock, stores: open(), kinds, limits }));
       const mine = await other.append({ kind: "tool", text: "second worker output" });
       clock.set(HOUR + 40 * MIN);
       await other.prune({ span: mine, mode: "drop" });
@@ -168,7 +169,7 @@ describe("Finding 25.5: a session written before stores kept its start (SQLite)"
       log: new SqliteStore({ name: "log", path, clock, retentionMs: HOUR }),
       scratch: new SqliteStore({ name: "scratch", handlePrefix: "n", path, clock, retentionMs: HOUR, holds: false }),
     });
-    const first = new ContextWindow({ session: "s", clock, stores: open(), kinds, limits });
+    const first = new ContextWindow(immediate({ session: "s", clock, stores: open(), kinds, limits }));
     const tool = await first.append({ kind: "tool", text: "deploy log: GET /deploy -> 500 req_8f3a2c91" });
     clock.set(10 * MIN);
     await first.prune({ span: tool, mode: "drop" });
@@ -177,7 +178,7 @@ describe("Finding 25.5: a session written before stores kept its start (SQLite)"
     db.close();
 
     clock.set(HOUR + 50 * MIN);
-    const resumed = await ContextWindow.resume({ session: "s", clock, stores: open(), kinds, limits });
+    const resumed = await ContextWindow.resume(immediate({ session: "s", clock, stores: open(), kinds, limits }));
     // The copy was written at 0:00, the first decision made at 0:10: the session counts from 0:00.
     const check = new DatabaseSync(path);
     expect(check.prepare("SELECT started_at FROM pruneguard_sessions WHERE store = 'log' AND session = 's'").get()).toEqual({ started_at: 0 });

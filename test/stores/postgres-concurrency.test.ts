@@ -18,6 +18,7 @@ import type { CheckResult, PruneDecision, PruneItem } from "../../src/stores/sto
 import { ContextWindow } from "../../src/window/window.js";
 import { testDraft } from "./conformance.js";
 import { describeWithServer, dropSchemas, freshSchema, PG_URL, testPool } from "./pg-helpers.js";
+import { immediate } from "../window/immediate.js";
 
 const WORKER = fileURLToPath(new URL("./workers/pg-worker.mjs", import.meta.url));
 
@@ -260,11 +261,11 @@ describeWithServer("PostgresStore on the real server: processes, kills and fault
     const schema = await freshSchema(admin, "win", schemas);
     const pool = faultPool();
     const store = new PostgresStore({ name: "toolLog", pool, schema, statementTimeoutMs: 250 });
-    const window = new ContextWindow({
+    const window = new ContextWindow(immediate({
       session: "w1",
       kinds: { toolResult: { store: "toolLog", modes: ["drop", "summarize", "compress"], lossy: "with-flag" } },
       stores: { toolLog: store },
-    });
+    }));
     const ref = await window.append({ kind: "toolResult", text: "GET /v1/orders -> 502, request req_8f3a2c" });
     await window.append({ kind: "toolResult", text: "second result" });
     const before = window.render();

@@ -14,7 +14,7 @@ describe("generated guards in a provider loop", () => {
     const mode = directiveTools[0]!.inputSchema.properties["mode"] as { enum: string[] };
     expect(mode.enum).toEqual([...directiveModes]);
     const tools: ChatCompletionFunctionTool[] = openAIChatTools(directiveTools, { strict: true });
-    expect(tools.map((t) => t.function.name)).toEqual(["prune", "recall", "map", "search", "summarize_range"]);
+    expect(tools.map((t) => t.function.name)).toEqual(["prune", "recall", "map", "search", "summarize_range", "compact"]);
 
     const t = new Transcript(win, { user: "userTurn", assistant: "userTurn", toolCall: "toolCall", toolResult: "toolResult" });
     await t.user("Why did deploy 8812 fail?");

@@ -14,6 +14,7 @@ import { describe, expect, it } from "vitest";
 import { fuzzRuns } from "../reliability/helpers.js";
 import type { ToolSet } from "ai";
 import { aiSDKTools, anthropicTools, ContextWindow, directiveSchema, directiveTools, ManualClock, MemoryStore, openAIChatTools, openAIResponsesTools, Transcript } from "../../src/index.js";
+import { immediate } from "../window/immediate.js";
 
 const kinds = {
   note: { store: "log", modes: ["drop", "summarize", "compress"], lossy: "with-flag" },
@@ -22,7 +23,7 @@ const kinds = {
 
 function window() {
   const clock = new ManualClock(0);
-  return new ContextWindow({ session: "s", clock, stores: { log: new MemoryStore({ name: "log", clock }) }, kinds });
+  return new ContextWindow(immediate({ session: "s", clock, stores: { log: new MemoryStore({ name: "log", clock }) }, kinds }));
 }
 
 describe("directive tools", () => {
@@ -42,7 +43,7 @@ describe("directive tools", () => {
   });
 
   it("names are configurable, and a name providers refuse or a duplicate throws", () => {
-    expect(directiveTools({ names: { prune: "context_prune" } }).map((t) => t.name)).toEqual(["context_prune", "recall", "map", "search", "summarize_range"]);
+    expect(directiveTools({ names: { prune: "context_prune" } }).map((t) => t.name)).toEqual(["context_prune", "recall", "map", "search", "summarize_range", "compact"]);
     expect(() => directiveTools({ names: { prune: "context prune" } })).toThrow(TypeError);
     expect(() => directiveTools({ names: { prune: "recall" } })).toThrow(/two operations/);
     expect(() => directiveTools({ names: { purge: "x" } })).toThrow(/no operation purge/);
@@ -198,7 +199,7 @@ describe("aiSDKTools", () => {
     const { isStepCount } = await import("ai");
     const result = await generateText({ model, prompt: "go", tools, stopWhen: isStepCount(3) });
     const sent = seen[0] as Array<{ name: string; inputSchema: unknown; strict?: boolean }>;
-    expect(sent.map((t) => [t.name, t.strict])).toEqual([["prune", true], ["recall", true], ["map", true], ["search", true], ["summarize_range", true]]);
+    expect(sent.map((t) => [t.name, t.strict])).toEqual([["prune", true], ["recall", true], ["map", true], ["search", true], ["summarize_range", true], ["compact", true]]);
     expect(sent[0]!.inputSchema).toEqual(directiveTools()[0]!.strict.openai);
     // A span_id that is a number: the SDK did not refuse it; the window did, and audited it.
     expect(result.steps[0]!.toolResults[0]!.output).toMatchObject({ status: "invalid", isError: true });
@@ -237,13 +238,13 @@ describe("Finding 25.8: a directive tool never takes the name of one of the agen
 
     // Renamed, every builder sends the agent's tools first, then the directive tools, under their types.
     const chat: ChatCompletionFunctionTool[] = openAIChatTools(renamed(), { strict: true, agentTools: chatOwn }) as ChatCompletionFunctionTool[];
-    expect(chat.map((t) => t.function.name)).toEqual(["search", "prune", "recall", "map", "context_search", "summarize_range"]);
+    expect(chat.map((t) => t.function.name)).toEqual(["search", "prune", "recall", "map", "context_search", "summarize_range", "compact"]);
     const responses: FunctionTool[] = openAIResponsesTools(renamed(), { agentTools: responsesOwn });
-    expect(responses.map((t) => t.name)).toEqual(["search", "prune", "recall", "map", "context_search", "summarize_range"]);
+    expect(responses.map((t) => t.name)).toEqual(["search", "prune", "recall", "map", "context_search", "summarize_range", "compact"]);
     const anthropic: AnthropicToolParam[] = anthropicTools(renamed(), { agentTools: anthropicOwn });
-    expect(anthropic.map((t) => t.name)).toEqual(["search", "prune", "recall", "map", "context_search", "summarize_range"]);
+    expect(anthropic.map((t) => t.name)).toEqual(["search", "prune", "recall", "map", "context_search", "summarize_range", "compact"]);
     const ai: ToolSet = aiSDKTools(win, renamed(), { agentTools: aiOwn });
-    expect(Object.keys(ai)).toEqual(["search", "prune", "recall", "map", "context_search", "summarize_range"]);
+    expect(Object.keys(ai)).toEqual(["search", "prune", "recall", "map", "context_search", "summarize_range", "compact"]);
     // The agent's search is the agent's: its execute runs.
     expect(await (ai["search"]!.execute as (input: unknown, options: unknown) => Promise<unknown>)({ q: "x" }, { toolCallId: "c1", messages: [] })).toBe("hits 1");
   });

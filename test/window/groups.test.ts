@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { ContextWindow, ManualClock, MemoryStore } from "../../src/index.js";
 import { toOpenAI } from "../../src/providers/index.js";
+import { immediate } from "./immediate.js";
 
 const kinds = {
   call: { store: "log", modes: ["drop"], lossy: "with-flag" },
@@ -15,7 +16,7 @@ const kinds = {
 
 function window() {
   const clock = new ManualClock(0);
-  return new ContextWindow({ session: "s", clock, stores: { log: new MemoryStore({ name: "log", clock }) }, kinds });
+  return new ContextWindow(immediate({ session: "s", clock, stores: { log: new MemoryStore({ name: "log", clock }) }, kinds }));
 }
 
 describe("tool groups by position", () => {

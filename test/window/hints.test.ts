@@ -8,6 +8,7 @@ import { ContextWindow, countTokens, ManualClock, MemoryStore, type SpanMessage 
 import { DEFAULT_HINT_TOKENS, HINT_SCAN_CHARS, indexHint, MAX_HINT_TOKENS } from "../../src/hint.js";
 import { indexLine } from "../../src/render.js";
 import { fuzzRuns } from "../reliability/helpers.js";
+import { immediate } from "./immediate.js";
 
 const HINT = /^[A-Za-z0-9_./=:-]+(?: [A-Za-z0-9_./=:-]+)*$/;
 /** What an index line is, and nothing else: a runtime line a hint cannot extend into another one. */
@@ -70,11 +71,11 @@ describe("index-line hints", () => {
   it("a window's drops carry them within indexHintTokens (default 12); 0 turns them off; the bound is checked", async () => {
     const clock = new ManualClock(0);
     const make = (indexHintTokens?: number) =>
-      new ContextWindow({
+      new ContextWindow(immediate({
         session: "s", clock, stores: { log: new MemoryStore({ name: "log", clock }) },
         kinds: { t: { store: "log", modes: ["drop"], lossy: "forbid" } },
         ...(indexHintTokens === undefined ? {} : { indexHintTokens }),
-      });
+      }));
     expect(DEFAULT_HINT_TOKENS).toBe(12);
     const on = make();
     await on.append({ kind: "t", text: "X-Request-Id: req_7f3a9c2e41" });
@@ -90,10 +91,10 @@ describe("finding one identifier among 46 dropped tool results", () => {
   /** 46 calls, each result holding its own request id; every pair dropped; which recalls find `target`? */
   async function session(indexHintTokens: number) {
     const clock = new ManualClock(0);
-    const win = new ContextWindow({
+    const win = new ContextWindow(immediate({
       session: "s", clock, stores: { log: new MemoryStore({ name: "log", clock }) }, indexHintTokens,
       kinds: { call: { store: "log", modes: ["drop"], lossy: "forbid" }, result: { store: "log", modes: ["drop"], lossy: "forbid" } },
-    });
+    }));
     const id = (i: number) => `req_${(0x9e3779b1 * (i + 1) >>> 0).toString(16)}`;
     for (let i = 0; i < 46; i++) {
       await win.append({ kind: "call", text: `{"page":${i}}`, message: { role: "tool-call", callId: `c${i}`, toolName: "listOrders" } });

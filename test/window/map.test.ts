@@ -12,6 +12,7 @@ import { ContextWindow, countTokens, ManualClock, MemoryStore, type KindPolicy }
 import { DEFAULT_TOMBSTONE } from "../../src/render.js";
 import { readRendered } from "../../src/render/grammar.js";
 import { fuzzRuns, HOUR } from "../reliability/helpers.js";
+import { immediate } from "./immediate.js";
 
 const KINDS = {
   tool: { store: "log", modes: ["drop", "summarize", "compress"], lossy: "with-flag", repersist: true },
@@ -24,10 +25,10 @@ const KINDS = {
 function setup(o: { holds?: boolean; retentionMs?: number | null; maxLengthMs?: number | null; lossyBudget?: number | null; maxTokens?: number } = {}) {
   const clock = new ManualClock(0);
   const log = new MemoryStore({ name: "log", clock, retentionMs: o.retentionMs === undefined ? 2 * HOUR : o.retentionMs, holds: o.holds ?? true });
-  const win = new ContextWindow({
+  const win = new ContextWindow(immediate({
     session: "s", clock, stores: { log }, kinds: KINDS,
     limits: { maxLengthMs: o.maxLengthMs === undefined ? 8 * HOUR : o.maxLengthMs, lossyBudget: o.lossyBudget ?? null, ...(o.maxTokens ? { maxTokens: o.maxTokens } : {}) },
-  });
+  }));
   return { clock, log, win };
 }
 

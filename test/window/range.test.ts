@@ -7,6 +7,7 @@ import type { DirectiveOutcome, RangeSummaryOutcome, RecallOutcome, SearchOutcom
 import { MemoryStore } from "../../src/stores/memory.js";
 import { ManualClock, type KindPolicy } from "../../src/types.js";
 import { ContextWindow } from "../../src/window/window.js";
+import { immediate } from "./immediate.js";
 
 const HOUR = 3_600_000;
 const REQ = { name: "req", pattern: "req_[0-9a-f]{6,}" };
@@ -20,7 +21,7 @@ const KINDS: Record<string, KindPolicy> = {
 function setup() {
   const clock = new ManualClock(0);
   const store = new MemoryStore({ name: "log", retentionMs: 2 * HOUR, clock });
-  const win = new ContextWindow({ session: "s", clock, stores: { log: store }, kinds: KINDS });
+  const win = new ContextWindow(immediate({ session: "s", clock, stores: { log: store }, kinds: KINDS }));
   return { win, clock, store };
 }
 
@@ -144,7 +145,7 @@ describe("range summaries over members pruned earlier", () => {
     const path = join(mkdtempSync(join(tmpdir(), "pruneguard-range-")), "agent.db");
     const clock = new ManualClock(0);
     const log = new SqliteStore({ name: "log", path, retentionMs: 2 * HOUR, clock });
-    const win = new ContextWindow({ session: "s", clock, stores: { log }, kinds: KINDS });
+    const win = new ContextWindow(immediate({ session: "s", clock, stores: { log }, kinds: KINDS }));
     const del = (spanId: string) => {
       const db = new DatabaseSync(path);
       db.prepare("DELETE FROM pruneguard_records WHERE span_id = ?").run(spanId);

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ContextWindow, ManualClock, MemoryStore, SqliteStore, verifyAuditChain } from "../../src/index.js";
 import type { BackingStore } from "../../src/index.js";
+import { immediate } from "./immediate.js";
 
 const dir = mkdtempSync(join(tmpdir(), "pruneguard-resume-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -33,7 +34,7 @@ describe.each(variants)("ContextWindow.resume (%s)", (_label, make) => {
   it("restores every position, says what was lost, continues numbering and prunes normally", async () => {
     const clock = new ManualClock(0);
     const { open } = make(clock);
-    const first = new ContextWindow({ session: "s", clock, stores: { log: open() }, kinds, limits: { lossyBudget: 2 } });
+    const first = new ContextWindow(immediate({ session: "s", clock, stores: { log: open() }, kinds, limits: { lossyBudget: 2 } }));
     const live = await first.append({ kind: "tool", text: "live tool output req_1234abcd" });
     const dropped = await first.append({ kind: "tool", text: "dropped output" });
     const summarized = await first.append({ kind: "tool", text: "a long output that gets summarized E1042" });
@@ -44,7 +45,7 @@ describe.each(variants)("ContextWindow.resume (%s)", (_label, make) => {
     await first.prune({ span: tomb, mode: "drop", acceptLossy: true });
     const before = first.render();
 
-    const resumed = await ContextWindow.resume({ session: "s", clock, stores: { log: open() }, kinds, limits: { lossyBudget: 2 } });
+    const resumed = await ContextWindow.resume(immediate({ session: "s", clock, stores: { log: open() }, kinds, limits: { lossyBudget: 2 } }));
     expect(resumed.entries().map((e) => e.state)).toEqual(["live", "pruned", "pruned", "tombstone", "lost"]);
     // Everything but the lost line renders exactly as the first process rendered it.
     expect(resumed.render()).toBe(before.replace(`[${lost} note]\n│ a note only the first process had`, `${lost} lost in a restart, contents unknown`));
@@ -69,7 +70,7 @@ describe.each(variants)("ContextWindow.resume (%s)", (_label, make) => {
 
     // A window opened with the constructor, not resumed, does not show the old spans, but recall still
     // knows the session had them: the lost note is `lost`, not "never in this session".
-    const fresh = new ContextWindow({ session: "s", clock, stores: { log: open() }, kinds, limits: { lossyBudget: 2 } });
+    const fresh = new ContextWindow(immediate({ session: "s", clock, stores: { log: open() }, kinds, limits: { lossyBudget: 2 } }));
     expect(await fresh.recall(lost)).toMatchObject({ status: "lost", spanId: lost, kind: "note" });
     expect(await fresh.recall(dropped)).toMatchObject({ status: "found", text: "dropped output" });
     expect(await fresh.recall("span_99")).toMatchObject({ status: "unknown" });
@@ -83,12 +84,12 @@ describe("a resumed window keeps honest reversibility", () => {
     // No holds and two hours of retention, in a session of up to eight hours: the prune is reversible until then.
     const log = new MemoryStore({ name: "log", clock, retentionMs: 2 * HOUR, holds: false });
     const limits = { maxLengthMs: 8 * HOUR };
-    const first = new ContextWindow({ session: "s", clock, stores: { log }, kinds, limits });
+    const first = new ContextWindow(immediate({ session: "s", clock, stores: { log }, kinds, limits }));
     const ref = await first.append({ kind: "tool", text: "output kept for two hours" });
     await first.prune({ span: ref, mode: "drop" });
     expect(first.render()).toBe("span_1 pruned, recall #1 until 02:00Z");
     clock.advance(HOUR);
-    const resumed = await ContextWindow.resume({ session: "s", clock, stores: { log }, kinds, limits });
+    const resumed = await ContextWindow.resume(immediate({ session: "s", clock, stores: { log }, kinds, limits }));
     expect(resumed.render()).toBe("span_1 pruned, recall #1 until 02:00Z");
     clock.advance(HOUR);
     expect(resumed.render()).toBe("span_1 pruned, copy may be lost");
@@ -99,7 +100,7 @@ describe.each(variants)("ContextWindow.resume after range summaries and with los
   it("brings a summary's members back pruned with their copies, and search names lost spans as holes", async () => {
     const clock = new ManualClock(0);
     const { open } = make(clock);
-    const first = new ContextWindow({ session: "s", clock, stores: { log: open() }, kinds, limits: { lossyBudget: 2 } });
+    const first = new ContextWindow(immediate({ session: "s", clock, stores: { log: open() }, kinds, limits: { lossyBudget: 2 } }));
     const a = await first.append({ kind: "tool", text: "step one req_aaaa1111" });
     const b = await first.append({ kind: "tool", text: "step two" });
     const c = await first.append({ kind: "tool", text: "step three" });
@@ -109,7 +110,7 @@ describe.each(variants)("ContextWindow.resume after range summaries and with los
     // Both processes mint ids in the home store: the summary took span_5, the next append span_6.
     expect(await first.append({ kind: "tool", text: "after the summary" })).toBe("span_6");
 
-    const resumed = await ContextWindow.resume({ session: "s", clock, stores: { log: open() }, kinds, limits: { lossyBudget: 2 } });
+    const resumed = await ContextWindow.resume(immediate({ session: "s", clock, stores: { log: open() }, kinds, limits: { lossyBudget: 2 } }));
     // The summary's tree is not rebuilt: its members come back in their own places, pruned with their copies.
     expect(resumed.entries().map((e) => [e.state === "live" ? e.span.id : e.spanId, e.state])).toEqual([
       ["span_1", "pruned"], ["span_2", "pruned"], ["span_3", "pruned"], ["span_4", "lost"], ["span_6", "live"],
@@ -138,13 +139,13 @@ describe("range summaries and a policy kind named summary", () => {
     const clock = new ManualClock(0);
     const store = new MemoryStore({ name: "log", clock });
     const own = { ...kinds, summary: { store: "log", modes: ["drop"], lossy: "with-flag" } } as const;
-    const first = new ContextWindow({ session: "s", clock, stores: { log: store }, kinds: own });
+    const first = new ContextWindow(immediate({ session: "s", clock, stores: { log: store }, kinds: own }));
     const a = await first.append({ kind: "tool", text: "step one" });
     const b = await first.append({ kind: "tool", text: "step two" });
     expect(await first.summarizeRange({ from: a, to: b, digest: "two steps" })).toMatchObject({ status: "summarized" });
     const mine = await first.append({ kind: "summary", text: "the team's own weekly summary" });
 
-    const resumed = await ContextWindow.resume({ session: "s", clock, stores: { log: store }, kinds: own });
+    const resumed = await ContextWindow.resume(immediate({ session: "s", clock, stores: { log: store }, kinds: own }));
     expect(resumed.entries().map((e) => [e.state === "live" ? e.span.id : e.spanId, e.state, e.state === "live" ? e.span.kind : e.kind])).toEqual([
       [a, "pruned", "tool"], [b, "pruned", "tool"], [mine, "live", "summary"],
     ]);

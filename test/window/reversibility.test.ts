@@ -15,6 +15,7 @@ import { ContextWindow, ManualClock, MemoryStore, type KindPolicy } from "../../
 import { DEFAULT_TOMBSTONE } from "../../src/render.js";
 import { readRendered } from "../../src/render/grammar.js";
 import { fuzzRuns, HOUR } from "../reliability/helpers.js";
+import { immediate } from "./immediate.js";
 
 const KINDS = {
   tool: { store: "log", modes: ["drop", "summarize"], lossy: "with-flag" },
@@ -25,7 +26,7 @@ const KINDS = {
 function setup(o: { holds: boolean; retentionMs?: number | null; maxLengthMs?: number | null }) {
   const clock = new ManualClock(0);
   const log = new MemoryStore({ name: "log", clock, retentionMs: o.retentionMs === undefined ? 2 * HOUR : o.retentionMs, holds: o.holds });
-  const win = new ContextWindow({ session: "s", clock, stores: { log }, kinds: KINDS, limits: { maxLengthMs: o.maxLengthMs === undefined ? 8 * HOUR : o.maxLengthMs } });
+  const win = new ContextWindow(immediate({ session: "s", clock, stores: { log }, kinds: KINDS, limits: { maxLengthMs: o.maxLengthMs === undefined ? 8 * HOUR : o.maxLengthMs } }));
   return { clock, log, win };
 }
 

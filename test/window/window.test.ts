@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ContextWindow, IrreversiblePruneError, ManualClock, MemoryStore, countTokens, verifyAuditChain } from "../../src/index.js";
 import { contentHash } from "../../src/hash.js";
 import type { BackingStore, KindPolicy, PruneOutcome } from "../../src/index.js";
+import { immediate } from "./immediate.js";
 
 const HOUR = 3_600_000;
 const REQ = "req_8f3a2c91";
@@ -17,10 +18,10 @@ const KINDS = {
 function setup(opts: { store?: BackingStore; lossyBudget?: number; kinds?: Record<string, KindPolicy> } = {}) {
   const clock = new ManualClock(10 * HOUR);
   const toolLog = opts.store ?? new MemoryStore({ name: "toolLog", retentionMs: 2 * HOUR, clock });
-  const win = new ContextWindow({
+  const win = new ContextWindow(immediate({
     session: "s1", clock, stores: { toolLog }, kinds: (opts.kinds ?? KINDS) as Record<string, KindPolicy>,
     ...(opts.lossyBudget !== undefined ? { limits: { lossyBudget: opts.lossyBudget } } : {}),
-  });
+  }));
   return { clock, toolLog, win };
 }
 
@@ -41,20 +42,20 @@ describe("ContextWindow: appending", () => {
   it("refuses unknown kinds and misconfigured policies with clear errors", async () => {
     const { win } = setup();
     await expect(win.append({ kind: "nope", text: "x" })).rejects.toThrow(/unknown kind nope/);
-    expect(() => new ContextWindow({ session: "s", stores: {}, kinds: { k: { store: null, modes: ["drop"], lossy: "forbid", pins: [{ name: "bad", pattern: "a(?=b)" }] } } })).toThrow(/pin/);
-    expect(() => new ContextWindow({ session: "s", stores: {}, kinds: { k: { store: "missing", modes: ["drop"], lossy: "forbid" } } })).toThrow(/names store missing/);
-    expect(() => new ContextWindow({ session: "", stores: {}, kinds: {} })).toThrow(/session/);
+    expect(() => new ContextWindow(immediate({ session: "s", stores: {}, kinds: { k: { store: null, modes: ["drop"], lossy: "forbid", pins: [{ name: "bad", pattern: "a(?=b)" }] } } }))).toThrow(/pin/);
+    expect(() => new ContextWindow(immediate({ session: "s", stores: {}, kinds: { k: { store: "missing", modes: ["drop"], lossy: "forbid" } } }))).toThrow(/names store missing/);
+    expect(() => new ContextWindow(immediate({ session: "", stores: {}, kinds: {} }))).toThrow(/session/);
     const a = new MemoryStore({ name: "a" });
     const b = new MemoryStore({ name: "b" });
-    expect(() => new ContextWindow({ session: "s", stores: { a, b }, kinds: {} })).toThrow(/handlePrefix/);
-    expect(() => new ContextWindow({ session: "s", stores: { a, b: new MemoryStore({ name: "b", handlePrefix: "b" }) }, kinds: {} })).not.toThrow();
+    expect(() => new ContextWindow(immediate({ session: "s", stores: { a, b }, kinds: {} }))).toThrow(/handlePrefix/);
+    expect(() => new ContextWindow(immediate({ session: "s", stores: { a, b: new MemoryStore({ name: "b", handlePrefix: "b" }) }, kinds: {} }))).not.toThrow();
   });
 });
 
 describe("ContextWindow: its policy is its own", () => {
   it("mutating the kinds object after construction changes nothing", async () => {
     const kinds = { scratch: { store: null, modes: ["drop"], lossy: "forbid" } } as { scratch: { store: null; modes: ("drop" | "summarize")[]; lossy: "forbid" | "with-flag" } };
-    const win = new ContextWindow({ session: "s", stores: {}, kinds });
+    const win = new ContextWindow(immediate({ session: "s", stores: {}, kinds }));
     kinds.scratch.lossy = "with-flag";
     kinds.scratch.modes.push("summarize");
     const ref = await win.append({ kind: "scratch", text: "x" });
@@ -207,9 +208,9 @@ describe("ContextWindow: holds, rotation and re-persist", () => {
   it("two windows of one session get distinct span ids from the store; neither overwrites the other's copy", async () => {
     const clock = new ManualClock(0);
     const toolLog = new MemoryStore({ name: "toolLog", clock });
-    const first = new ContextWindow({ session: "s", clock, stores: { toolLog }, kinds: KINDS });
+    const first = new ContextWindow(immediate({ session: "s", clock, stores: { toolLog }, kinds: KINDS }));
     const a = await first.append({ kind: "toolResult", text: "the first writer's bytes" });
-    const second = new ContextWindow({ session: "s", clock, stores: { toolLog }, kinds: KINDS });
+    const second = new ContextWindow(immediate({ session: "s", clock, stores: { toolLog }, kinds: KINDS }));
     const b = await second.append({ kind: "toolResult", text: "the second writer's bytes" });
     expect([a, b]).toEqual(["span_1", "span_2"]);
     expect(await second.tryPrune({ span: b, mode: "drop" })).toMatchObject({ status: "reversible" });
@@ -223,7 +224,7 @@ describe("ContextWindow: holds, rotation and re-persist", () => {
     const toolLog = new MemoryStore({ name: "toolLog", clock });
     // A record the window did not write sits under the id the window is about to be given.
     await toolLog.persist({ session: "s", spanId: "span_1", kind: "toolResult", text: "someone else's bytes", hash: contentHash("someone else's bytes") });
-    const win = new ContextWindow({ session: "s", clock, stores: { toolLog }, kinds: KINDS });
+    const win = new ContextWindow(immediate({ session: "s", clock, stores: { toolLog }, kinds: KINDS }));
     const ref = await win.append({ kind: "toolResult", text: "other bytes under the same id" });
     expect(ref).toBe("span_1");
     const out = await win.tryPrune({ span: ref, mode: "drop" });
@@ -236,7 +237,7 @@ describe("ContextWindow: holds, rotation and re-persist", () => {
   it("a read-only store cannot re-persist", async () => {
     const clock = new ManualClock(0);
     const toolLog = new MemoryStore({ name: "toolLog", retentionMs: HOUR, clock, writable: false });
-    const win = new ContextWindow({ session: "s", clock, stores: { toolLog }, kinds: KINDS });
+    const win = new ContextWindow(immediate({ session: "s", clock, stores: { toolLog }, kinds: KINDS }));
     const ref = await win.append({ kind: "toolResult", text: "x" });
     expect(await win.tryPrune({ span: ref, mode: "drop" })).toMatchObject({ status: "rejected", failed: ["existence", "addressability"] });
   });
@@ -244,7 +245,7 @@ describe("ContextWindow: holds, rotation and re-persist", () => {
   it("a store that cannot tell pruned from absent makes every prune lossy, re-persist or not", async () => {
     const clock = new ManualClock(0);
     const toolLog = new MemoryStore({ name: "toolLog", retentionMs: HOUR, clock, distinguishesAbsent: false });
-    const win = new ContextWindow({ session: "s", clock, stores: { toolLog }, kinds: KINDS });
+    const win = new ContextWindow(immediate({ session: "s", clock, stores: { toolLog }, kinds: KINDS }));
     const ref = await win.append({ kind: "toolResult", text: "x" });
     expect(await win.tryPrune({ span: ref, mode: "drop" })).toMatchObject({ status: "rejected", failed: ["provenance"] });
     expect(await win.prune({ span: ref, mode: "drop", acceptLossy: true })).toMatchObject({ status: "lossy", failed: ["provenance"] });
@@ -286,8 +287,8 @@ describe("ContextWindow: recall never collapses its three answers", () => {
   it("recall of another session's span or handle is unknown", async () => {
     const clock = new ManualClock(0);
     const toolLog = new MemoryStore({ name: "toolLog", clock });
-    const a = new ContextWindow({ session: "a", clock, stores: { toolLog }, kinds: KINDS });
-    const b = new ContextWindow({ session: "b", clock, stores: { toolLog }, kinds: KINDS });
+    const a = new ContextWindow(immediate({ session: "a", clock, stores: { toolLog }, kinds: KINDS }));
+    const b = new ContextWindow(immediate({ session: "b", clock, stores: { toolLog }, kinds: KINDS }));
     const ref = await a.append({ kind: "toolResult", text: "secret of a" });
     await a.prune({ span: ref, mode: "drop" });
     expect(await b.recall("span_1")).toMatchObject({ status: "unknown" });
@@ -298,9 +299,9 @@ describe("ContextWindow: recall never collapses its three answers", () => {
   it("a window rebuilt over the same store still finds what an earlier process persisted", async () => {
     const clock = new ManualClock(0);
     const toolLog = new MemoryStore({ name: "toolLog", clock });
-    const first = new ContextWindow({ session: "s", clock, stores: { toolLog }, kinds: KINDS });
+    const first = new ContextWindow(immediate({ session: "s", clock, stores: { toolLog }, kinds: KINDS }));
     await first.prune({ span: await first.append({ kind: "toolResult", text: "before the crash" }), mode: "drop" });
-    const second = new ContextWindow({ session: "s", clock, stores: { toolLog }, kinds: KINDS });
+    const second = new ContextWindow(immediate({ session: "s", clock, stores: { toolLog }, kinds: KINDS }));
     expect(await second.recall("span_1")).toMatchObject({ status: "found", text: "before the crash" });
   });
 
@@ -465,7 +466,7 @@ describe("ContextWindow: store faults", () => {
     const clock = new ManualClock(0);
     const failing = new Set<string>();
     const inner = new MemoryStore({ name: "toolLog", clock });
-    const win = new ContextWindow({ session: "s", clock, stores: { toolLog: flaky(inner, failing) }, kinds: KINDS });
+    const win = new ContextWindow(immediate({ session: "s", clock, stores: { toolLog: flaky(inner, failing) }, kinds: KINDS }));
     const ref = await win.append({ kind: "toolResult", text: "precious" });
     failing.add("commitPrune").add("appendAudit");
     const out: PruneOutcome = await win.tryPrune({ span: ref, mode: "drop" });
@@ -483,7 +484,7 @@ describe("ContextWindow: store faults", () => {
     const clock = new ManualClock(0);
     const failing = new Set(["persist"]);
     const inner = new MemoryStore({ name: "toolLog", clock });
-    const win = new ContextWindow({ session: "s", clock, stores: { toolLog: flaky(inner, failing) }, kinds: KINDS });
+    const win = new ContextWindow(immediate({ session: "s", clock, stores: { toolLog: flaky(inner, failing) }, kinds: KINDS }));
     const ref = await win.append({ kind: "toolResult", text: "t" });
     failing.clear();
     expect(await win.prune({ span: ref, mode: "drop" })).toMatchObject({ status: "reversible", repersisted: true });
@@ -492,7 +493,7 @@ describe("ContextWindow: store faults", () => {
   it("recall of an id this window never saw, while a store is failing, is unavailable rather than unknown", async () => {
     const clock = new ManualClock(0);
     const failing = new Set<string>(["lookup"]);
-    const win = new ContextWindow({ session: "s", clock, stores: { toolLog: flaky(new MemoryStore({ name: "toolLog", clock }), failing) }, kinds: KINDS });
+    const win = new ContextWindow(immediate({ session: "s", clock, stores: { toolLog: flaky(new MemoryStore({ name: "toolLog", clock }), failing) }, kinds: KINDS }));
     expect(await win.recall("span_3")).toMatchObject({ status: "unavailable", spanId: "span_3" });
     failing.clear();
     expect(await win.recall("span_3")).toMatchObject({ status: "unknown" });
@@ -502,7 +503,7 @@ describe("ContextWindow: store faults", () => {
     const clock = new ManualClock(0);
     const failing = new Set(["persist"]);
     const inner = new MemoryStore({ name: "toolLog", clock });
-    const win = new ContextWindow({ session: "s", clock, stores: { toolLog: flaky(inner, failing) }, kinds: KINDS });
+    const win = new ContextWindow(immediate({ session: "s", clock, stores: { toolLog: flaky(inner, failing) }, kinds: KINDS }));
     const ref = await win.append({ kind: "plain", text: "t" });
     const out = await win.tryPrune({ span: ref, mode: "drop" });
     expect(out).toMatchObject({ status: "rejected", failed: ["existence", "addressability"] });
@@ -512,7 +513,7 @@ describe("ContextWindow: store faults", () => {
   it("recall against a failing store answers unavailable, not unknown", async () => {
     const clock = new ManualClock(0);
     const failing = new Set<string>();
-    const win = new ContextWindow({ session: "s", clock, stores: { toolLog: flaky(new MemoryStore({ name: "toolLog", clock }), failing) }, kinds: KINDS });
+    const win = new ContextWindow(immediate({ session: "s", clock, stores: { toolLog: flaky(new MemoryStore({ name: "toolLog", clock }), failing) }, kinds: KINDS }));
     const ref = await win.append({ kind: "toolResult", text: "t" });
     await win.prune({ span: ref, mode: "drop" });
     failing.add("lookup");
