@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import { compilerBench } from "./compiler.js";
 import { consumerTypesBench } from "./consumer-types.js";
 import { directiveBench } from "./directive.js";
+import { economyBench } from "./economy.js";
 import { pinsBench } from "./pins.js";
 import { postgresBench } from "./postgres.js";
 import { searchBench } from "./search.js";
@@ -18,7 +19,7 @@ import { untrustedTextBench } from "./untrusted-text.js";
 import { describeMachine } from "./machine.js";
 import { formatDetails, formatTable, isSkipped, type BenchContext, type Benchmark, type Row } from "./report.js";
 
-const BENCHMARKS: readonly Benchmark[] = [directiveBench, sqliteBench, postgresBench, compilerBench, consumerTypesBench, tokensBench, sqliteDriverBench, untrustedTextBench, pinsBench, searchBench];
+const BENCHMARKS: readonly Benchmark[] = [directiveBench, sqliteBench, postgresBench, compilerBench, consumerTypesBench, tokensBench, sqliteDriverBench, untrustedTextBench, pinsBench, searchBench, economyBench];
 
 interface Args {
   readonly quick: boolean;

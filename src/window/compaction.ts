@@ -5,9 +5,10 @@
  * p. Between compaction points the rendering only grows at its end, so every request shares the whole
  * earlier prefix with the one before, byte for byte.
  *
- * A compaction point comes when the pending prunes would free the policy's `minFreedTokens`, when the
- * rendering reaches `atTokens` (or the session's `maxTokens`), when code calls `compact()` or the model
- * asks (`{"op":"compact"}`), and when a line already rendered would otherwise stop telling the truth (a
+ * A compaction point comes at the first rendering after the pending prunes would free the policy's
+ * `minFreedTokens` or the rendering reached `atTokens` (or the session's `maxTokens`) — so the prune
+ * calls of one step are one rewrite — when code calls `compact()` or the model asks
+ * (`{"op":"compact"}`), and when a line already rendered would otherwise stop telling the truth (a
  * copy's promise lapsed, or a copy was found lost). `"immediate"` makes every decision a compaction point.
  *
  * Nothing is lost by the deferral: the decided state (recall, search, map, range summaries) is the
@@ -53,8 +54,9 @@ export function tokensShort(n: number): string {
 }
 
 /** The line a pending decision adds to its answer, and the map to its head. */
-export function pendingLine(pendingTokens: number, thresholdTokens: number, rewriteTokens: number): string {
-  return `applies at the next compaction: ~${tokensShort(pendingTokens)} of ${tokensShort(thresholdTokens)} tokens pending; compacting now rewrites ~${tokensShort(rewriteTokens)} cached tokens`;
+export function pendingLine(pendingTokens: number, thresholdTokens: number, rewriteTokens: number, due: boolean): string {
+  const when = due ? "applies before your next request" : "applies at the next compaction";
+  return `${when}: ~${tokensShort(pendingTokens)} of ${tokensShort(thresholdTokens)} tokens pending; compacting now rewrites ~${tokensShort(rewriteTokens)} cached tokens`;
 }
 
 /** `compacted: 3 decisions applied, 2 calls folded, ~11k tokens freed, ~48k rewritten`. */
@@ -175,7 +177,7 @@ export class ShownWindow {
     const rewriteTokens = this.rewriteTokens();
     return {
       at: "next-compaction", pendingTokens: this.#pendingTokens, thresholdTokens: this.threshold, rewriteTokens,
-      line: pendingLine(this.#pendingTokens, this.threshold, rewriteTokens),
+      line: pendingLine(this.#pendingTokens, this.threshold, rewriteTokens, this.due()),
     };
   }
 }

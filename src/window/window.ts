@@ -182,8 +182,6 @@ export class ContextWindow<K extends string = string> {
     this.#notices = [];
     this.#shown.appended(entryView(entry, this.#settings.clock.now(), this.#settings.tombstone));
     await this.#joinGroupFate(entry);
-    // Past the token limit, whatever is pending is applied now.
-    if (this.#shown.due()) this.#compactNow();
     return span.id as SpanRef<P>;
   }
 
@@ -438,9 +436,19 @@ export class ContextWindow<K extends string = string> {
    * compaction point (`compact()`), so consecutive renderings share their whole earlier prefix.
    */
   entries(): WindowEntry[] {
-    // A shown line whose promise lapsed would offer a recall that can no longer be honoured: rewrite now.
-    if (this.#shown.lapsed(this.#settings.clock.now())) this.#compactNow();
+    // Due (the pending decisions pay for the rewrite, or the window is at its limit): applied now, once for
+    // every decision since the last rendering, so a batch of prune calls is one rewrite. A shown line whose
+    // promise lapsed would offer a recall that can no longer be honoured: rewritten now too.
+    if (this.#shown.due() || this.#shown.lapsed(this.#settings.clock.now())) this.#compactNow();
     return [...this.#shown.views()];
+  }
+
+  /**
+   * How many compaction points the window has made: each is a rewrite of what the model reads from the
+   * first changed position on (a request after it re-sends that part of the prompt uncached).
+   */
+  get compactionPoints(): number {
+    return this.#shown.count;
   }
 
   /**
@@ -514,10 +522,14 @@ export class ContextWindow<K extends string = string> {
     return next;
   }
 
-  /** After a decision changed `spanIds` (freeing `freed` tokens when applied): apply it now or say when it will be. */
+  /**
+   * After a decision changed `spanIds` (freeing `freed` tokens when applied): applied now when every
+   * decision is a compaction point ("immediate"), else at the next compaction point — at the latest the
+   * next rendering once the pending decisions are due.
+   */
   #decided(spanIds: readonly string[], freed: number): WhenApplied {
     this.#shown.decided(spanIds, freed);
-    if (!this.#shown.due()) return this.#shown.applied();
+    if (!this.#shown.immediate) return this.#shown.applied();
     this.#compactNow();
     return { at: "now" };
   }
@@ -1043,7 +1055,7 @@ export class ContextWindow<K extends string = string> {
    */
   #noticeOn(entry: LiveEntry, line: string): void {
     entry.notice = line;
-    if (this.#shown.due() || this.#shown.immediate) this.#compactNow();
+    if (this.#shown.immediate) this.#compactNow();
     else this.#notice(line);
   }
 
