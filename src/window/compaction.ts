@@ -59,6 +59,19 @@ export function pendingLine(pendingTokens: number, thresholdTokens: number, rewr
   return `${when}: ~${tokensShort(pendingTokens)} of ${tokensShort(thresholdTokens)} tokens pending; compacting now rewrites ~${tokensShort(rewriteTokens)} cached tokens`;
 }
 
+/** What is pending, for the map: how many decisions, the tokens they free, what applying them now rewrites. */
+export interface PendingState {
+  readonly decisions: number;
+  readonly pendingTokens: number;
+  readonly thresholdTokens: number;
+  readonly rewriteTokens: number;
+}
+
+/** `pending: 3 decisions free ~12k of 12k tokens; compacting now rewrites ~48k cached tokens` (the map's second line). */
+export function mapPendingLine(p: PendingState): string {
+  return `pending: ${p.decisions} decision${p.decisions === 1 ? "" : "s"} free ~${tokensShort(p.pendingTokens)} of ${tokensShort(p.thresholdTokens)} tokens; compacting now rewrites ~${tokensShort(p.rewriteTokens)} cached tokens`;
+}
+
 /** `compacted: 3 decisions applied, 2 calls folded, ~11k tokens freed, ~48k rewritten`. */
 export function compactedLine(r: CompactionReport): string {
   if (r.applied === 0 && r.folded === 0) return "compacted: nothing was pending";
@@ -169,6 +182,12 @@ export class ShownWindow {
     let n = 0;
     for (let i = Math.min(this.#firstPending, this.#views.length); i < this.#views.length; i++) n += tokensOf(this.#views[i]!);
     return n;
+  }
+
+  /** What is pending now, or `null`. */
+  pendingState(): PendingState | null {
+    if (this.#pending.size === 0) return null;
+    return { decisions: this.#pending.size, pendingTokens: this.#pendingTokens, thresholdTokens: this.threshold, rewriteTokens: this.rewriteTokens() };
   }
 
   /** What a decision just recorded says about when it applies. */

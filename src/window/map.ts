@@ -12,6 +12,7 @@ import { decideGroup, type MemberInput } from "../decision/group.js";
 import type { KeepContext } from "../decision/keep.js";
 import type { RejectReason } from "../decision/reasons.js";
 import { formatRemaining } from "../render.js";
+import { mapPendingLine, type PendingState } from "./compaction.js";
 import type { CheckResult } from "../stores/store.js";
 import { PRUNE_MODES, type PruneMode } from "../types.js";
 
@@ -47,6 +48,8 @@ export interface WindowMap {
   /** The map as runtime lines (`map: …` then one line per span). */
   readonly line: string;
   readonly auditSeq: number | null;
+  /** Decisions not yet applied to what the model reads, and what applying them now would rewrite; `null`: none. */
+  readonly pending: PendingState | null;
 }
 
 /** One live span as the forecast sees it: its group's members (itself included) and their copy state. */
@@ -87,12 +90,13 @@ const NEVER_WHY: Partial<Record<RejectReason, string>> = {
 
 /**
  * The map's runtime lines: `map: 1234 tokens of 8000, 3 live spans`, then one per span —
+ * with `pending: 3 decisions free ~12k tokens; compacting now rewrites ~48k cached tokens` when some are,
  * `span_3 drop,summarize: reversible`, `… reversible for 1h59m`, `… lossy only with accept_lossy`,
  * `… never (lossy forbidden)`. At most 18 o200k tokens a span line (span_99999, all modes, 99h59m).
  */
-export function mapLines(tokens: WindowMap["tokens"], spans: readonly SpanForecast[], now: number): string {
+export function mapLines(tokens: WindowMap["tokens"], spans: readonly SpanForecast[], now: number, pending: PendingState | null = null): string {
   const head = `map: ${tokens.used} tokens${tokens.limit === null ? "" : ` of ${tokens.limit}`}, ${spans.length} live span${spans.length === 1 ? "" : "s"}`;
-  return [head, ...spans.map((s) => `${s.spanId} ${s.modes.join(",")}: ${forecastWords(s, now)}`)].join("\n");
+  return [head, ...(pending === null ? [] : [mapPendingLine(pending)]), ...spans.map((s) => `${s.spanId} ${s.modes.join(",")}: ${forecastWords(s, now)}`)].join("\n");
 }
 
 function forecastWords(s: SpanForecast, now: number): string {

@@ -309,7 +309,7 @@ export class ContextWindow<K extends string = string> {
     if (options.map !== true) return text;
     const forecasts = this.#forecasts((e) => predictedCheck(e, this.#storeOf(e), this.#settings.clock.now()), this.#lossyUsed ?? 0);
     const tokens = { used: countTokens(text), limit: this.#settings.limits.maxTokens ?? null };
-    return `${text}\n\n${mapLines(tokens, forecasts, this.#settings.clock.now())}`;
+    return `${text}\n\n${mapLines(tokens, forecasts, this.#settings.clock.now(), this.#shown.pendingState())}`;
   }
 
   /**
@@ -349,7 +349,8 @@ export class ContextWindow<K extends string = string> {
     const now = this.#settings.clock.now();
     const tokens = { used: countTokens(renderWindow(this.entries(), this.#notices)), limit: this.#settings.limits.maxTokens ?? null };
     const seq = await this.#audit(this.#settings.auditStore, mapDraft(raw));
-    return { op: "map", status: "mapped", tokens, spans: forecasts, line: mapLines(tokens, forecasts, now), auditSeq: seq };
+    const pending = this.#shown.pendingState();
+    return { op: "map", status: "mapped", tokens, spans: forecasts, line: mapLines(tokens, forecasts, now, pending), auditSeq: seq, pending };
   }
 
   /** One forecast per live span, from each member's check (`null`: its store could not be asked). */

@@ -260,3 +260,21 @@ describe("renderings are prefix-stable between compaction points", () => {
     }
   });
 });
+
+describe("the model can see the price", () => {
+  it("the map and the pending line say what compacting now would rewrite, as lines the grammar reads", async () => {
+    const { parseRuntimeLine } = await import("../../src/render/grammar.js");
+    const ctx = { tombstone: "{span} pruned, unrecoverable, contents unknown" };
+    const { win } = setup({ compaction: { minFreedTokens: 50_000, atTokens: null } });
+    for (let i = 1; i <= 3; i++) await win.append({ kind: "toolResult", text: output(i, 2_000) });
+    const out = await win.applyDirective({ op: "prune", span_id: "span_1", mode: "drop" });
+    if (out.status !== "reversible" || out.applies.at !== "next-compaction") throw new Error("expected a pending prune");
+    expect(out.applies.rewriteTokens).toBeGreaterThan(5_000);
+    const map = await win.map();
+    expect(map.pending).toMatchObject({ decisions: 1, thresholdTokens: 50_000 });
+    const lines = map.line.split("\n");
+    expect(lines[1]).toMatch(/^pending: 1 decision free ~\d\.\dk of 50k tokens; compacting now rewrites ~\d\.\dk cached tokens$/);
+    for (const line of [lines[1]!, out.applies.line, (await win.compact()).line]) expect(parseRuntimeLine(line, ctx)).not.toBeNull();
+    expect((await win.map()).pending).toBeNull();
+  });
+});
