@@ -52,9 +52,9 @@ export interface ToolExchange {
 export type Turn = TextTurn | ToolExchange;
 
 /** What renderers take: a window (anything with `entries()`) or its entries. */
-export type RenderSource = { entries(): readonly WindowEntry[] } | readonly WindowEntry[];
+export type RenderSource = { entries(): readonly WindowEntry[]; readonly compactedEntries?: number } | readonly WindowEntry[];
 
-function entriesOf(source: RenderSource): readonly WindowEntry[] {
+export function entriesOf(source: RenderSource): readonly WindowEntry[] {
   return Array.isArray(source) ? source : (source as { entries(): readonly WindowEntry[] }).entries();
 }
 

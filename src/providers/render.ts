@@ -7,8 +7,9 @@
  * rendering valid for any window state). The shapes are declared structurally so the runtime depends on
  * no SDK; tests assign the output to each SDK's own types and validate it with the SDKs' own checks.
  */
+import { contentHash } from "../hash.js";
 import { GUTTER } from "../render/framing.js";
-import { conversation, type RenderSource } from "./conversation.js";
+import { conversation, entriesOf, type RenderSource } from "./conversation.js";
 
 // ---- Vercel AI SDK ----------------------------------------------------------------------------------
 
@@ -128,12 +129,39 @@ export function toOpenAIResponses(source: RenderSource): OpenAIResponsesItem[] {
   return out;
 }
 
+/**
+ * A `prompt_cache_key` for the OpenAI requests of one session (Chat Completions and Responses): requests
+ * with one key are routed to the same cache, so the prefix a compaction point left stable is read from it.
+ * Derived from the session id, hashed, so the id itself is not sent.
+ */
+export function openAIPromptCacheKey(source: { readonly session: string }): string {
+  return `pruneguard-${contentHash(source.session).slice(0, 32)}`;
+}
+
 // ---- Anthropic Messages -----------------------------------------------------------------------------
 
-type AnthropicBlock =
+/** A prompt-cache breakpoint (Anthropic `cache_control`). */
+export interface AnthropicCacheControl {
+  type: "ephemeral";
+  ttl?: "5m" | "1h";
+}
+
+type AnthropicBlock = (
   | { type: "text"; text: string }
   | { type: "tool_use"; id: string; name: string; input: { readonly [key: string]: unknown } }
-  | { type: "tool_result"; tool_use_id: string; content: string; is_error?: boolean };
+  | { type: "tool_result"; tool_use_id: string; content: string; is_error?: boolean }
+) & { cache_control?: AnthropicCacheControl };
+
+/** Options of `toAnthropic`. */
+export interface AnthropicRenderOptions {
+  /**
+   * Place prompt-cache breakpoints: on the system prompt, on the last block the last compaction point
+   * rendered (that prefix stays byte-identical until the next one), and on the last block of the request.
+   * Three of the four the API allows, leaving one for the tools (`anthropicTools(…, { cacheControl: true })`).
+   * `true` is the default five-minute cache; `{ ttl: "1h" }` the hour-long one.
+   */
+  readonly cacheControl?: boolean | { readonly ttl: "5m" | "1h" };
+}
 
 export interface AnthropicMessage {
   role: "user" | "assistant";
@@ -150,7 +178,35 @@ export interface AnthropicMessage {
  * text ends in a line break would end with the empty framed line `\n│ `, so trailing whitespace and empty
  * framed lines are cut from that last block (`withoutTrailingSpace`). Nothing else changes.
  */
-export function toAnthropic(source: RenderSource): AnthropicPrompt {
+export function toAnthropic(source: RenderSource): AnthropicPrompt;
+export function toAnthropic(source: RenderSource, options: { readonly cacheControl: true | { readonly ttl: "5m" | "1h" } }): AnthropicCachedPrompt;
+export function toAnthropic(source: RenderSource, options: AnthropicRenderOptions): AnthropicPrompt | AnthropicCachedPrompt;
+export function toAnthropic(source: RenderSource, options: AnthropicRenderOptions = {}): AnthropicPrompt | AnthropicCachedPrompt {
+  const prompt = renderAnthropic(source);
+  if (options.cacheControl === undefined || options.cacheControl === false) return prompt;
+  const control: AnthropicCacheControl = options.cacheControl === true ? { type: "ephemeral" } : { type: "ephemeral", ttl: options.cacheControl.ttl };
+  const blocks = prompt.messages.flatMap((m) => m.content);
+  const mark = (i: number) => {
+    if (i >= 0 && i < blocks.length) blocks[i]!.cache_control = control;
+  };
+  // The compaction point's prefix renders as the first blocks of the whole: the last of them is stable.
+  const compacted = Array.isArray(source) ? undefined : (source as { readonly compactedEntries?: number }).compactedEntries;
+  if (compacted !== undefined && compacted > 0) {
+    const prefix = renderAnthropic(entriesOf(source).slice(0, compacted)).messages.reduce((n, m) => n + m.content.length, 0);
+    if (prefix < blocks.length) mark(prefix - 1);
+  }
+  mark(blocks.length - 1);
+  const { system, messages } = prompt;
+  return system === undefined ? { messages } : { system: [{ type: "text", text: system, cache_control: control }], messages };
+}
+
+/** `toAnthropic` with `cacheControl`: the system prompt is a text block carrying its breakpoint. */
+export interface AnthropicCachedPrompt {
+  system?: Array<{ type: "text"; text: string; cache_control: AnthropicCacheControl }>;
+  messages: AnthropicMessage[];
+}
+
+function renderAnthropic(source: RenderSource): AnthropicPrompt {
   const system: string[] = [];
   const messages: AnthropicMessage[] = [];
   const push = (role: "user" | "assistant", blocks: AnthropicBlock[]) => {

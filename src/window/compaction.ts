@@ -107,6 +107,8 @@ export class ShownWindow {
   #nextLapse = Number.POSITIVE_INFINITY;
   /** Compaction points so far. */
   count = 0;
+  /** How many of the views the last compaction point rendered (the rest were appended since). */
+  compacted = 0;
 
   constructor(policy: CompactionPolicy | "immediate" | null | undefined, maxTokens: number | null) {
     this.policy = policy ?? DEFAULT_COMPACTION;
@@ -135,6 +137,7 @@ export class ShownWindow {
     this.#pendingTokens = 0;
     this.#firstPending = Number.POSITIVE_INFINITY;
     this.#nextLapse = nextLapse;
+    this.compacted = views.length;
     this.count++;
   }
 

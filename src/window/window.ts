@@ -453,6 +453,15 @@ export class ContextWindow<K extends string = string> {
   }
 
   /**
+   * How many of `entries()` the last compaction point rendered; the rest were appended since. Renderers
+   * place a cache breakpoint there (`toAnthropic(win, { cacheControl: true })`): that prefix stays as it is
+   * until the next compaction point.
+   */
+  get compactedEntries(): number {
+    return this.#shown.compacted;
+  }
+
+  /**
    * Applies every pending decision to what the model reads now — a compaction point — and folds away the
    * directive tool calls already acted on (prune, map, compact) with their results. Returns what it freed
    * and what it rewrote. The window does this by itself when the policy's compaction settings say so;

@@ -338,3 +338,30 @@ describe("generated window states", () => {
     );
   });
 });
+
+// Issue 23, item 3: renderings that keep the cache, with breakpoints where the prefix is stable.
+describe("Anthropic prompt-cache breakpoints", () => {
+  it("mark the system prompt, the last block of the last compaction point, and the end; the SDK's request type takes them", async () => {
+    const { anthropicTools, directiveTools } = await import("../../src/index.js");
+    type Params = import("@anthropic-ai/sdk/resources/messages/messages").MessageCreateParamsNonStreaming;
+    const clock = new ManualClock(0);
+    const win = new ContextWindow({ session: "s", clock, stores: { log: new MemoryStore({ name: "log", clock }) }, kinds, limits: { compaction: { minFreedTokens: 50_000, atTokens: null } } });
+    await win.append({ kind: "system", text: "You are a deploy assistant.", message: { role: "system" } });
+    await win.append({ kind: "chat", text: "Why did deploy 8812 fail?", message: { role: "user" } });
+    await win.append({ kind: "toolCall", text: '{"deploy":8812}', message: { role: "tool-call", callId: "c1", toolName: "readLog" } });
+    await win.append({ kind: "toolResult", text: "502 from upstream", message: { role: "tool-result", callId: "c1", toolName: "readLog" } });
+    await win.compact();
+    await win.append({ kind: "chat", text: "and the request id?", message: { role: "user" } });
+    const cached = toAnthropic(win, { cacheControl: true });
+    const params: Params = { model: "claude-sonnet-4-5", max_tokens: 1024, ...cached, tools: anthropicTools(directiveTools(), { cacheControl: true }) };
+    expect(params.system).toEqual([{ type: "text", text: "[span_1]\n│ You are a deploy assistant.", cache_control: { type: "ephemeral" } }]);
+    const blocks = cached.messages.flatMap((m) => m.content);
+    const marked = blocks.flatMap((b, i) => (b.cache_control === undefined ? [] : [i]));
+    // The tool result is the last block the compaction point rendered; the new user turn is the end.
+    expect(marked).toEqual([blocks.findIndex((b) => b.type === "tool_result"), blocks.length - 1]);
+    expect((params.tools ?? []).filter((t) => "cache_control" in t && t.cache_control !== undefined)).toHaveLength(1);
+    // Without the option the rendering is the plain one, byte for byte.
+    expect(JSON.stringify(toAnthropic(win))).toBe(JSON.stringify({ ...cached, system: "[span_1]\n│ You are a deploy assistant.", messages: cached.messages.map((m) => ({ ...m, content: m.content.map(({ cache_control: _c, ...b }) => b) })) }));
+    expect(anthropicProblems(cached)).toEqual([]);
+  });
+});

@@ -36,6 +36,7 @@ describe("entry points", () => {
       "directiveSchema",
       "directiveTools",
       "openAIChatTools",
+      "openAIPromptCacheKey",
       "openAIResponsesTools",
       "pruneguardRepairToolCall",
       "toolResultText",
