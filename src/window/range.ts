@@ -7,16 +7,15 @@
  *
  * A run that holds a tombstone is refused: a digest over a hole would hide it.
  */
-import { decideGroup, type GroupDecision } from "../decision/group.js";
 import type { Keep, KeepContext } from "../decision/keep.js";
 import type { RejectReason } from "../decision/reasons.js";
 import { carryScanned, findPins } from "../pins.js";
 import { rejectionWhy } from "../render.js";
 import { frameUntrusted } from "../render/framing.js";
 import { contentHash } from "../hash.js";
-import type { BackingStore, CheckResult, LookupResult, PruneCommit, PruneDecision } from "../stores/store.js";
+import type { BackingStore, LookupResult, PruneCommit } from "../stores/store.js";
 import type { KindPolicy, PinPattern } from "../types.js";
-import { checkedPruneDraft } from "./audit-drafts.js";
+import { decider } from "./decide.js";
 import { goneText, kindOf, spanIdOf, type Entry, type GoneEntry, type LiveEntry, type SummaryEntry } from "./entries.js";
 
 /** A run the window can summarize. */
@@ -150,25 +149,12 @@ export async function commitRange(
   | { readonly commit: PruneCommit; readonly keeps: readonly (Keep | null)[] }
   | { readonly refusal: { readonly reason: RejectReason; readonly message: string; readonly auditSeq: number | null } }
 > {
-  const policies = plan.live.map((e) => ctx.policyOf(e.span.kind));
-  const last: { refusal: GroupDecision["refusal"]; keeps: (Keep | null)[] } = { refusal: null, keeps: [] };
-  const decide = (checks: readonly CheckResult[]): PruneDecision[] => {
-    const members = policies.map((policy) => ({ policy, store: ctx.store.capabilities, retentionMs: ctx.store.retentionMs }));
-    const group = decideGroup({ members, lead: 0, acceptLossy: false, lossyLeft: Number.POSITIVE_INFINITY, keep: ctx.keep }, checks);
-    last.refusal = group.refusal;
-    last.keeps = group.decisions.map((d) => (d.status === "reversible" ? d.keep : null));
-    return group.decisions.map((d, i) => {
-      const e = plan.live[i]!;
-      const audit = {
-        ...checkedPruneDraft(
-          { spanId: e.span.id, kind: e.span.kind, hash: e.span.hash, mode: "summarize", acceptLossy: false, pinsCarried: 0, directive: i === 0 ? raw : null },
-          d, checks[i]!,
-        ),
-        decided: ctx.decided + i,
-      };
-      return d.status === "reversible" ? { status: d.status, repersist: d.repersist, hold: true, audit } : { status: d.status, audit };
-    });
-  };
+  // The same decision step as a prune's: every live member in mode summarize, never lossy.
+  const { decide, last } = decider({
+    members: plan.live.map((e) => ({ policy: ctx.policyOf(e.span.kind), store: ctx.store.capabilities, retentionMs: ctx.store.retentionMs })),
+    lead: 0, acceptLossy: false, keep: ctx.keep, decided: ctx.decided, lossyLeft: () => Number.POSITIVE_INFINITY,
+    subjects: plan.live.map((e, i) => ({ spanId: e.span.id, kind: e.span.kind, hash: e.span.hash, mode: "summarize", acceptLossy: false, pinsCarried: 0, directive: i === 0 ? raw : null })),
+  });
   const commit = await ctx.store.commitPrune({
     session: ctx.session, holdUntil: ctx.holdUntil, decide,
     items: plan.live.map((e) => ({ spanId: e.span.id, kind: e.span.kind, backed: true, handle: e.handle, hash: e.span.hash, text: e.span.text })),

@@ -1,5 +1,5 @@
 import { directiveForAudit, inDecisionOrder, type AuditDraft, type AuditRecord } from "../audit.js";
-import { decideGroup, type GroupDecision } from "../decision/group.js";
+import type { GroupDecision } from "../decision/group.js";
 import { KEPT_FOR_SESSION, type Keep } from "../decision/keep.js";
 import { HANDLE, parseDirective, SPAN_ID } from "../directive.js";
 import { errorMessage, IrreversiblePruneError, OutcomeUnknownError } from "../errors.js";
@@ -15,13 +15,14 @@ import type {
 import type { SummarizeRangeDirective } from "../directive.js";
 import { commitRange, planRange, verifyPrunedMembers, summaryEntry } from "./range.js";
 import { compileQuery } from "../search/query.js";
-import type { BackingStore, CheckResult, LookupResult, PruneCommit, PruneCommitItem, PruneDecision, PruneItem } from "../stores/store.js";
+import type { BackingStore, CheckResult, LookupResult, PruneCommit, PruneCommitItem, PruneItem } from "../stores/store.js";
 import { countTokens } from "../tokens.js";
 import { DEFAULT_SEARCH_TOKENS } from "../policy/kinds.js";
 import { defaultTools, directiveOf, toolCallResult, toolFor, type ToolCall, type ToolCallResult } from "../tools/call.js";
 import type { DirectiveTool } from "../tools/schemas.js";
 import type { KindPolicy, PinPattern, PruneMode, Span, SpanRef } from "../types.js";
-import { checkedPruneDraft, compactDraft, invalidDraft, mapDraft, refusedPruneDraft } from "./audit-drafts.js";
+import { compactDraft, invalidDraft, mapDraft, refusedPruneDraft } from "./audit-drafts.js";
+import { decider } from "./decide.js";
 import { PendingAudit } from "./audit-queue.js";
 import { CallGroups, goneText, goneTokens, newSpan, prunedEntry, spanIdOf, type Entry, type GoneEntry, type LiveEntry } from "./entries.js";
 import { forecastSpan, mapLines, type SpanForecast, type WindowMap } from "./map.js";
@@ -723,27 +724,16 @@ export class ContextWindow<K extends string = string> {
       policy: p.policy, store: p.policy.store === null ? null : plan.store.capabilities, retentionMs: plan.store.retentionMs,
     }));
     // The store calls `decide` inside its transaction once per attempt; the attempt that commits is the last.
-    const last: { refusal: GroupDecision["refusal"]; keeps: (Keep | null)[] } = { refusal: null, keeps: [] };
-    const keep = { now: this.#settings.clock.now(), holdUntil: this.#holdUntil() };
-    const decided = this.#decide(plan.members.length);
-    const decide = (checks: readonly CheckResult[], lossyLeft: number): PruneDecision[] => {
-      const left = !counted ? Number.POSITIVE_INFINITY : inTransaction ? lossyLeft : Math.min(reserved, lossyLeft);
-      const group = decideGroup({ members, lead: plan.lead, acceptLossy, lossyLeft: left, keep }, checks);
-      last.refusal = group.refusal;
-      last.keeps = group.decisions.map((d) => (d.status === "reversible" ? d.keep : null));
-      return group.decisions.map((d, i) => {
-        const p = plan.members[i]!;
-        const audit = withDecided(decided + i, checkedPruneDraft(
-          {
-            spanId: p.entry.span.id, kind: p.entry.span.kind, hash: p.entry.span.hash, mode: p.mode, acceptLossy,
-            pinsCarried: p.pinsCarried.length, directive: i === plan.lead ? raw : null,
-          },
-          d,
-          checks[i]!,
-        ));
-        return d.status === "reversible" ? { status: d.status, repersist: d.repersist, hold: true, audit } : { status: d.status, audit };
-      });
-    };
+    const { decide, last } = decider({
+      members, lead: plan.lead, acceptLossy, keep: { now: this.#settings.clock.now(), holdUntil: this.#holdUntil() },
+      decided: this.#decide(plan.members.length),
+      // The budget left: counted in the transaction on the home store, or what was reserved on it beforehand.
+      lossyLeft: (left: number) => (!counted ? Number.POSITIVE_INFINITY : inTransaction ? left : Math.min(reserved, left)),
+      subjects: plan.members.map((p, i) => ({
+        spanId: p.entry.span.id, kind: p.entry.span.kind, hash: p.entry.span.hash, mode: p.mode, acceptLossy,
+        pinsCarried: p.pinsCarried.length, directive: i === plan.lead ? raw : null,
+      })),
+    });
     let commit: PruneCommit;
     try {
       if (this.#pendingAudit.size > 0) await this.#pendingAudit.flush();
@@ -1088,10 +1078,6 @@ export class ContextWindow<K extends string = string> {
 interface Doubt {
   resolve(): Promise<PruneCommit | null>;
   finish(commit: PruneCommit | null): Promise<void>;
-}
-
-function withDecided(decided: number, draft: AuditDraft): AuditDraft {
-  return { ...draft, decided };
 }
 
 function lossyCount(commit: PruneCommit): number {
