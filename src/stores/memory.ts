@@ -1,5 +1,5 @@
 import { EMPTY_CHAIN, sealChain, type AuditDraft, type AuditRecord } from "../audit.js";
-import { commitResult, planCommit } from "./commit.js";
+import { commitResult, lossySpent, planCommit } from "./commit.js";
 import { StoreBase } from "./options.js";
 import { copySearchAnswer, lookupAnswer, readOnly, spanTaken, storeLiteral } from "./records.js";
 import type {
@@ -170,6 +170,11 @@ export class MemoryStore extends StoreBase implements BackingStore {
     const granted = Math.max(0, Math.min(want, budget - s.lossyUsed));
     s.lossyUsed += granted;
     return granted;
+  }
+
+  async lossySpent(session: string): Promise<number> {
+    const s = this.#sessions.get(session);
+    return s === undefined ? 0 : lossySpent(s.lossyUsed, s.audit.filter((r) => r.status === "lossy").length);
   }
 
   async releaseLossy(session: string, units: number): Promise<void> {

@@ -523,6 +523,13 @@ export class PostgresStore extends StoreBase implements BackingStore {
     );
   }
 
+  async lossySpent(session: string): Promise<number> {
+    const [counter, chain] = await this.#run("lossy", () =>
+      this.#driver.script([sql`SELECT lossy_used FROM ${this.#t.sessions} WHERE store = ${this.name} AND session = ${session}`, this.#chainLossy(session)], this.#timeoutMs),
+    );
+    return lossySpent(Number(counter?.[0]?.["lossy_used"] ?? 0), Number(chain?.[0]?.["n"] ?? 0));
+  }
+
   async releaseLossy(session: string, units: number): Promise<void> {
     if (units <= 0) return;
     await this.#run("release", () =>

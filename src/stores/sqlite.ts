@@ -608,6 +608,10 @@ export class SqliteStore extends StoreBase implements BackingStore {
     });
   }
 
+  async lossySpent(session: string): Promise<number> {
+    return this.#immediate(() => this.#lossySpent(session));
+  }
+
   async releaseLossy(session: string, units: number): Promise<void> {
     if (units <= 0) return;
     this.#immediate(() => this.#q.addLossy.run(-units, this.name, session));

@@ -255,6 +255,12 @@ export interface BackingStore {
    * commitment made in another store); returns how many were granted (0 when it is spent).
    */
   reserveLossy(session: string, budget: number, want: number): Promise<number>;
+  /**
+   * The session's lossy budget spent, as its counter on this (home) store keeps it — the one count the
+   * budget is decided by: committed lossy prunes and units reserved for other stores. Never below the
+   * lossy commitments this store's chain records (a counter lowered behind the runtime reads as spent).
+   */
+  lossySpent(session: string): Promise<number>;
   /** Gives back reserved units that no lossy commitment used. */
   releaseLossy(session: string, units: number): Promise<void>;
   /** Releases the session's holds (for example when the session ends); their records age normally again. */

@@ -846,8 +846,8 @@ export class ContextWindow<K extends string = string> {
     const budget = this.#settings.limits.lossyBudget;
     if (!acceptLossy || budget === null || budget === undefined) return Number.POSITIVE_INFINITY;
     return (async () => {
-      let used = 0;
-      for (const s of this.#distinctStores()) used += await s.countLossy(this.session);
+      // The home store's counter is the budget's one count (the commit decides by it too).
+      const used = await this.#settings.auditStore.lossySpent(this.session);
       this.#lossyUsed = used;
       return budget - used;
     })();

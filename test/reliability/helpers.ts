@@ -66,7 +66,7 @@ export function tempDir(label: string): string {
 /** The methods of `BackingStore`, in the order the suites name them. */
 export const STORE_METHODS = [
   "persist", "commitPrune", "lookup", "appendAudit", "auditLog", "searchCopies", "countLossy", "releaseHolds", "rotate", "close",
-  "registerSpan", "sessionSpans", "noteReplacement", "reserveLossy", "releaseLossy", "sessionStart",
+  "registerSpan", "sessionSpans", "noteReplacement", "reserveLossy", "releaseLossy", "sessionStart", "lossySpent",
 ] as const;
 export type StoreMethod = (typeof STORE_METHODS)[number];
 
@@ -129,6 +129,7 @@ export class FaultyStore implements BackingStore {
   reserveLossy(...a: Parameters<BackingStore["reserveLossy"]>) { return this.#call("reserveLossy", () => this.inner.reserveLossy(...a)); }
   releaseLossy(...a: Parameters<BackingStore["releaseLossy"]>) { return this.#call("releaseLossy", () => this.inner.releaseLossy(...a)); }
   sessionStart(...a: Parameters<BackingStore["sessionStart"]>) { return this.#call("sessionStart", () => this.inner.sessionStart(...a)); }
+  lossySpent(...a: Parameters<BackingStore["lossySpent"]>) { return this.#call("lossySpent", () => this.inner.lossySpent(...a)); }
   close() { return this.inner.close(); }
 }
 

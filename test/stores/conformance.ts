@@ -350,6 +350,18 @@ export function describeStoreConformance(label: string, factory: StoreFactory): 
       await store.close();
     });
 
+    // Issue 23, item 7: the lossy budget has one count, the home store's counter, which the map reads too.
+    it("lossySpent reads the session's counter: reservations count, releases give back, other sessions apart", async () => {
+      const { store } = await make();
+      expect(await store.lossySpent("s1")).toBe(0);
+      expect(await store.reserveLossy("s1", 3, 2)).toBe(2);
+      expect(await store.lossySpent("s1")).toBe(2);
+      await store.releaseLossy("s1", 1);
+      expect(await store.lossySpent("s1")).toBe(1);
+      expect(await store.lossySpent("s2")).toBe(0);
+      await store.close();
+    });
+
     it("retention null keeps records forever", async () => {
       const { store, clock } = await make({ retentionMs: null });
       await store.persist({ session: "s1", spanId: "span_1", kind: "k", text: "t", hash: contentHash("t") });
