@@ -35,8 +35,17 @@ export interface ReversibleOutcome extends PruneBase {
   readonly pinsCarried: readonly string[];
   /** Other members of the span's group pruned with it. */
   readonly groupPruned: readonly string[];
+  /** What happened to each of them: a member can be lossy when the span is reversible (a call with no store). */
+  readonly group: readonly GroupMemberFate[];
   /** When the model's window shows it: now, or at the next compaction point (`line` then says so). */
   readonly applies: WhenApplied;
+}
+
+/** A group member's fate in a prune of its group, and the line that stands in its place. */
+export interface GroupMemberFate {
+  readonly spanId: string;
+  readonly status: "reversible" | "lossy";
+  readonly line: string;
 }
 
 /** No verified copy; the directive accepted the loss and the policy allowed it. A tombstone marks the hole. */
@@ -50,6 +59,7 @@ export interface LossyOutcome extends PruneBase {
   readonly grew: string | null;
   readonly pinsCarried: readonly string[];
   readonly groupPruned: readonly string[];
+  readonly group: readonly GroupMemberFate[];
   /** When the tombstone replaces the span in the model's window: now, or at the next compaction point. */
   readonly applies: WhenApplied;
 }

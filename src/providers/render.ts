@@ -70,6 +70,9 @@ export function toAISDK(source: RenderSource): AISDKPrompt {
       })),
     });
   }
+  // Anthropic (direct, Bedrock, Vertex) refuses a conversation that opens with the model's turn; every
+  // provider takes a neutral opening user turn (the same one `toAnthropic` puts there).
+  if (messages[0] !== undefined && messages[0].role !== "user") messages.unshift({ role: "user", content: [{ type: "text", text: ANTHROPIC_OPENING }] });
   return system.length > 0 ? { instructions: system.join("\n\n"), messages } : { messages };
 }
 

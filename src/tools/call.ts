@@ -81,9 +81,14 @@ export function toolResultText(outcome: DirectiveOutcome): string {
   }
   if (outcome.op === "recall" && outcome.status === "expanded") return `${outcome.spanId} expanded:\n${outcome.text}`;
   if (outcome.op === "search" && outcome.status !== "invalid") return outcome.text;
-  // A decision deferred to the next compaction point says so, and what applying it now would cost.
-  if ("applies" in outcome && outcome.applies.at === "next-compaction") return `${outcome.line}\n${outcome.applies.line}`;
-  return outcome.line;
+  // Group members whose fate differs from the span's are named with their own lines (a call with no store
+  // is lost while its result is kept); a decision deferred to the next compaction point says so.
+  const lines = [outcome.line];
+  if (outcome.op === "prune" && (outcome.status === "reversible" || outcome.status === "lossy")) {
+    for (const m of outcome.group) if (m.status !== outcome.status) lines.push(m.line);
+  }
+  if ("applies" in outcome && outcome.applies.at === "next-compaction") lines.push(outcome.applies.line);
+  return lines.join("\n");
 }
 
 /** The result of a handled call. */

@@ -204,7 +204,7 @@ export interface AISDKToolResult {
 export function aiSDKTools<T extends { readonly [name: string]: unknown } = { readonly [name: string]: never }>(
   window: ToolCallHandler,
   tools: readonly DirectiveTool[] = defaultTools(),
-  options: ProviderToolsWith<T> = {},
+  options: Omit<ProviderToolsWith<T>, "strict"> & { readonly strict?: boolean | "openai" | "anthropic" } = {},
 ): Record<string, T[keyof T] | AISDKTool> {
   const out: Record<string, T[keyof T] | AISDKTool> = {};
   if (options.agentTools !== undefined) {
@@ -215,9 +215,11 @@ export function aiSDKTools<T extends { readonly [name: string]: unknown } = { re
   for (const t of tools) {
     out[t.name] = {
       description: t.description,
-      // Strict: every property required, optional ones nullable — the form both OpenAI and Anthropic take.
-      inputSchema: passThrough(options.strict === true ? t.strict.openai : t.inputSchema),
-      ...(options.strict === true ? { strict: true } : {}),
+      // Strict in the provider's own form: OpenAI's (every property required, optional ones nullable, the
+      // default for `true`) or Anthropic's (no `pattern` and other keywords its strict mode does not take),
+      // for the AI SDK provider the model runs on (`@ai-sdk/openai`, `@ai-sdk/anthropic`).
+      inputSchema: passThrough(options.strict === "anthropic" ? t.strict.anthropic : options.strict === true || options.strict === "openai" ? t.strict.openai : t.inputSchema),
+      ...(options.strict === undefined || options.strict === false ? {} : { strict: true }),
       execute: async (input, call) => {
         const id = call?.toolCallId;
         const r = await window.handleToolCall({ name: t.name, arguments: unwrapUnparsed(input), ...(typeof id === "string" ? { id } : {}) }, tools);

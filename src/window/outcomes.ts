@@ -42,7 +42,7 @@ export function rejectedOutcome(r: Refusal): RejectedOutcome {
 }
 
 /** What a committed prune did to the window: the fields both committed outcomes share. */
-export type Applied = Pick<ReversibleOutcome, "spanId" | "kind" | "mode" | "line" | "tokensFreed" | "grew" | "pinsCarried" | "groupPruned" | "applies">;
+export type Applied = Pick<ReversibleOutcome, "spanId" | "kind" | "mode" | "line" | "tokensFreed" | "grew" | "pinsCarried" | "groupPruned" | "group" | "applies">;
 
 /** The outcome of a committed prune, from the lead span's commit item. */
 export function committedOutcome(applied: Applied, lead: PruneCommitItem, tombstone: string, until: number | null): ReversibleOutcome | LossyOutcome {

@@ -26,13 +26,21 @@ export type WindowEntry =
    * A range summary: one digest in the place of its members (span ids, one level), recallable by `spanId`;
    * `line` is its header (a runtime line), `text` the header and the digest framed.
    */
-  | { readonly state: "summary"; readonly spanId: string; readonly kind: "summary"; readonly members: readonly string[]; readonly message: null; readonly line: string; readonly text: string };
+  | {
+      readonly state: "summary"; readonly spanId: string; readonly kind: "summary"; readonly members: readonly string[];
+      /** The role its members had: the model's own turn when they were all its words and tool traffic, else the user's. */
+      readonly message: { readonly role: "system" | "user" | "assistant" };
+      readonly line: string; readonly text: string;
+    };
 
 /** An internal entry as its public view, at time `now`. */
 export function entryView(e: Entry, now: number, tombstone: string): WindowEntry {
   if (e.state === "live") return { state: "live", span: e.span, handle: e.handle, notice: e.notice };
   if (e.state === "summary") {
-    return { state: "summary", spanId: e.spanId, kind: "summary", members: e.members.map(spanIdOf), message: null, line: summaryHeader(e.spanId, e.members), text: e.text };
+    return {
+      state: "summary", spanId: e.spanId, kind: "summary", members: e.members.map(spanIdOf), message: { role: summaryRole(e.members) },
+      line: summaryHeader(e.spanId, e.members), text: e.text,
+    };
   }
   if (e.state === "lost") return { state: "lost", spanId: e.spanId, kind: e.kind, group: e.group, message: e.message, line: e.text, text: e.text };
   const common = {
@@ -40,6 +48,16 @@ export function entryView(e: Entry, now: number, tombstone: string): WindowEntry
   };
   if (e.state === "pruned") return { state: "pruned", ...common, handle: e.handle!, until: e.until };
   return { state: "tombstone", ...common };
+}
+
+/** The role a summary renders in: its members', when they agree on one speaker; tool traffic is the model's. */
+function summaryRole(members: readonly Entry[]): "system" | "user" | "assistant" {
+  const roles = new Set(members.map((m): "system" | "user" | "assistant" => {
+    const message = m.state === "live" ? m.span.message : m.state === "summary" ? { role: summaryRole(m.members) } : (m.message ?? undefined);
+    const role = message?.role ?? "user";
+    return role === "tool-call" || role === "tool-result" ? "assistant" : role;
+  }));
+  return roles.size === 1 ? [...roles][0]! : "user";
 }
 
 /** A live span as the model reads it: its header line, its text framed, its notice (a runtime line). */

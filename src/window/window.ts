@@ -65,6 +65,8 @@ export class ContextWindow<K extends string = string> {
   readonly #foldable = new Set<string>();
   /** Spans folded out of the window (runtime traffic): recall still answers for them; search does not name them. */
   readonly #folded = new Set<string>();
+  /** Call ids of every directive tool call the window answered: their calls and results are not searched. */
+  readonly #directiveCalls = new Set<string>();
   #notices: string[] = [];
   readonly #calls = new CallGroups();
   /** Groups with a pruned member, and whether any went lossy: a late member joins that fate. */
@@ -275,18 +277,20 @@ export class ContextWindow<K extends string = string> {
     }
     const tool = toolFor(name, tools);
     if (tool === undefined) return null;
+    let id: unknown;
+    try {
+      id = (call as { readonly id?: unknown }).id;
+    } catch {
+      id = undefined; // a hostile call object: nothing to fold or leave out of search by
+    }
+    // Known before it runs: a search must not find its own call's arguments as a live match.
+    if (typeof id === "string") this.#directiveCalls.add(id);
     const d = directiveOf(tool, args, this.#settings.directiveLimits.maxDirectiveChars);
     const outcome = "directive" in d
       ? await this.applyDirective(d.directive)
       : await this.#serial(() => this.#invalid(tool.op, [{ path: "", message: d.invalid }], directiveForAudit(args)));
     // A call the window acted on and answered in full is runtime traffic: folded at the next compaction point.
     // Search and recall answers stay: they carry text the model asked for.
-    let id: unknown;
-    try {
-      id = (call as { readonly id?: unknown }).id;
-    } catch {
-      id = undefined; // a hostile call object: nothing to fold by
-    }
     if (typeof id === "string" && FOLDED_OPS.has(tool.op) && outcome.status !== "invalid") this.#foldable.add(id);
     return toolCallResult(tool, outcome);
   }
@@ -388,6 +392,11 @@ export class ContextWindow<K extends string = string> {
       ));
     }
     return out;
+  }
+
+  #isDirectiveTraffic(e: Entry): boolean {
+    const m = e.state === "live" ? e.span.message : undefined;
+    return m !== undefined && "callId" in m && this.#directiveCalls.has(m.callId);
   }
 
   #storeOf(e: LiveEntry): BackingStore | null {
@@ -767,6 +776,11 @@ export class ContextWindow<K extends string = string> {
         grew: tokensFreed < 0 ? grewLine(spanId, -tokensFreed) : null,
         pinsCarried: plan.members[plan.lead]!.pinsCarried,
         groupPruned: plan.members.filter((p) => p.entry !== plan.target).map((p) => p.entry.span.id),
+        group: plan.members.flatMap((p) => {
+          const member = this.#byId.get(p.entry.span.id);
+          if (p.entry === plan.target || member === undefined || (member.state !== "pruned" && member.state !== "tombstone")) return [];
+          return [{ spanId: member.spanId, status: member.state === "tombstone" ? "lossy" as const : "reversible" as const, line: goneText(member, now, this.#settings.tombstone) }];
+        }),
       },
       lead,
       this.#settings.tombstone,
@@ -884,12 +898,18 @@ export class ContextWindow<K extends string = string> {
     if (!compiled.ok) return this.#invalid("search", [{ path: "query", message: compiled.message }], raw);
     return search(compiled.query, raw, {
       session: this.session,
-      entries: () => this.#entries,
+      // The directive tools' own calls and answers are the runtime's traffic, not what the model looks for.
+      entries: () => (this.#directiveCalls.size === 0 ? this.#entries : this.#entries.filter((e) => !this.#isDirectiveTraffic(e))),
       store: (name) => this.#settings.stores.get(name)!,
       auditStore: this.#settings.auditStore,
       budgetTokens: this.#settings.limits.searchTokens ?? DEFAULT_SEARCH_TOKENS,
       audit: (store, draft) => this.#audit(store, draft),
-      sessionSpans: async () => (await this.#settings.auditStore.sessionSpans(this.session)).map((s) => s.spanId).filter((id) => !this.#folded.has(id)),
+      // The session's spans besides this window's: folded traffic and the directive tools' own are this window's.
+      sessionSpans: async () =>
+        (await this.#settings.auditStore.sessionSpans(this.session)).map((s) => s.spanId).filter((id) => {
+          const e = this.#byId.get(id);
+          return !this.#folded.has(id) && (e === undefined || !this.#isDirectiveTraffic(e));
+        }),
     });
   }
 
