@@ -66,7 +66,10 @@ export type {
   SearchHole,
   SearchMatch,
   SearchOutcome,
+  CompactOutcome,
+  GroupMemberFate,
 } from "./outcome.js";
+export type { CompactionReport, PendingState, WhenApplied } from "./window/compaction.js";
 export { verifyAuditChain } from "./audit.js";
 export type { AuditChainBreak, AuditOp, AuditRecord, AuditStatus } from "./audit.js";
 export type { AuditReason } from "./decision/reasons.js";

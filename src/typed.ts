@@ -8,7 +8,7 @@
  * That keeps the consumer's type-check linear and cheap at thousands of kinds.
  */
 import type { AuditRecord } from "./audit.js";
-import type { DirectiveOutcome, InvalidOutcome, LossyOutcome, PruneOutcome, RangeOutcome, RecallOutcome, ReversibleOutcome, SearchOutcome } from "./outcome.js";
+import type { CompactOutcome, DirectiveOutcome, InvalidOutcome, LossyOutcome, PruneOutcome, RangeOutcome, RecallOutcome, ReversibleOutcome, SearchOutcome } from "./outcome.js";
 import type { SearchRequest } from "./window/search.js";
 import type { ToolCall, ToolCallResult } from "./tools/call.js";
 import type { DirectiveTool } from "./tools/schemas.js";
@@ -65,6 +65,12 @@ export interface GuardedWindow<K extends string, Requests extends { readonly [P 
   summarizeRange(request: { readonly from: string; readonly to: string; readonly digest: string }): Promise<RangeOutcome | InvalidOutcome>;
   /** Finds text again across live spans and pruned copies; names the pruned spans it could not search. */
   search(request: string | SearchRequest): Promise<SearchOutcome | InvalidOutcome>;
+  /** Applies pending decisions to what the model reads now (a compaction point); see `ContextWindow.compact`. */
+  compact(): Promise<CompactOutcome>;
+  /** Compaction points made so far. */
+  readonly compactionPoints: number;
+  /** How many of `entries()` the last compaction point rendered (renderers put a cache breakpoint there). */
+  readonly compactedEntries: number;
   render(options?: { readonly map?: boolean }): string;
   entries(): WindowEntry[];
   span(id: string): Span | undefined;
@@ -98,6 +104,13 @@ export function guardWindow<K extends string, Requests extends { readonly [P in 
     checkCopies: () => window.checkCopies(),
     search: (request) => window.search(request),
     summarizeRange: (request) => window.summarizeRange(request),
+    compact: () => window.compact(),
+    get compactionPoints() {
+      return window.compactionPoints;
+    },
+    get compactedEntries() {
+      return window.compactedEntries;
+    },
     render: (options) => window.render(options),
     entries: () => window.entries(),
     span: (id) => window.span(id),
