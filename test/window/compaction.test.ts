@@ -278,3 +278,42 @@ describe("the model can see the price", () => {
     expect((await win.map()).pending).toBeNull();
   });
 });
+
+// Issue 24, item 2: after a restart the rendered map agrees with map() and with the prunes it forecasts.
+describe("the map after resume", () => {
+  it("render({ map: true }), map() and the prunes agree for every fate, on a resumed window", async () => {
+    const { mkdtempSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const { SqliteStore } = await import("../../src/stores/sqlite.js");
+    const path = join(mkdtempSync(join(tmpdir(), "pruneguard-map-resume-")), "agent.db");
+    const clock = new ManualClock(Date.UTC(2026, 11, 3, 9, 0));
+    const kinds = {
+      tool: { store: "log", modes: ["drop"], lossy: "with-flag" },
+      strict: { store: "log", modes: ["drop"], lossy: "forbid" },
+      note: { store: null, modes: ["drop"], lossy: "with-flag" },
+      pinned: { store: null, modes: ["drop"], lossy: "forbid" },
+    } as const satisfies Record<string, KindPolicy>;
+    const options = () => ({ session: "s", clock, stores: { log: new SqliteStore({ name: "log", path, retentionMs: 2 * HOUR, clock }) }, kinds, limits: { maxLengthMs: 8 * HOUR, compaction: "immediate" as const } });
+    const first = new ContextWindow(options());
+    for (const kind of ["tool", "strict", "note", "pinned"] as const) await first.append({ kind, text: `a ${kind} span` });
+    clock.advance(10 * 60_000);
+    const resumed = await ContextWindow.resume(options());
+    const rendered = resumed.render({ map: true }).split("\n").filter((l) => /^span_\d+ drop: /.test(l));
+    const asked = (await resumed.map()).line.split("\n").filter((l) => /^span_\d+ drop: /.test(l));
+    expect(rendered).toEqual(asked);
+    // The unbacked spans' bytes lived only in the first process: they come back lost, not live.
+    expect(rendered).toEqual(["span_1 drop: reversible", "span_2 drop: reversible"]);
+    expect((await resumed.recall("span_3")).status).toBe("lost");
+    // New spans after the restart get every fate, and the map says each the way the prune then decides it.
+    for (const kind of ["note", "pinned"] as const) await resumed.append({ kind, text: `a new ${kind} span` });
+    const after = resumed.render({ map: true }).split("\n").filter((l) => /^span_\d+ drop: /.test(l));
+    expect(after).toEqual((await resumed.map()).line.split("\n").filter((l) => /^span_\d+ drop: /.test(l)));
+    expect(after).toEqual(["span_1 drop: reversible", "span_2 drop: reversible", "span_5 drop: lossy only with accept_lossy", "span_6 drop: never (lossy forbidden)"]);
+    expect((await resumed.applyDirective({ op: "prune", span_id: "span_1", mode: "drop" })).status).toBe("reversible");
+    expect((await resumed.applyDirective({ op: "prune", span_id: "span_2", mode: "drop" })).status).toBe("reversible");
+    expect((await resumed.applyDirective({ op: "prune", span_id: "span_5", mode: "drop" })).status).toBe("rejected");
+    expect((await resumed.applyDirective({ op: "prune", span_id: "span_5", mode: "drop", accept_lossy: true })).status).toBe("lossy");
+    expect((await resumed.applyDirective({ op: "prune", span_id: "span_6", mode: "drop", accept_lossy: true })).status).toBe("rejected");
+  });
+});
