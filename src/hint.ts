@@ -109,7 +109,11 @@ function keyArgument(head: string, fullLength: number): string | null {
   }
   if (typeof args !== "object" || args === null || Array.isArray(args)) return null;
   for (const [k, v] of Object.entries(args)) {
-    if (typeof v === "string" || typeof v === "number" || typeof v === "boolean") return `${k}=${String(v)}`;
+    if (typeof v !== "string" && typeof v !== "number" && typeof v !== "boolean") continue;
+    // Quoted faithfully or not at all: cleaning `cmd=git diff HEAD~1` to `cmd=git diff HEAD 1` would name a
+    // command that was never run, so an argument the hint alphabet cannot carry as it is gives no hint.
+    const text = `${k}=${String(v)}`;
+    return clean(text) === text.replace(/\s+/g, " ").trim() ? text : null;
   }
   return null;
 }

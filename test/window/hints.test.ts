@@ -128,3 +128,14 @@ describe("finding one identifier among 46 dropped tool results", () => {
     for (const line of hinted.win.render().split("\n\n")) expect(countTokens(line)).toBeLessThanOrEqual(12 + 1 + DEFAULT_HINT_TOKENS);
   });
 });
+
+// Issue 24, item 6: a hint names the tool's key argument as it was, or nothing of it.
+describe("hints quote key arguments faithfully", () => {
+  it("an argument the hint alphabet cannot carry as it is gives no argument hint, never a misquote", async () => {
+    const { indexHint } = await import("../../src/hint.js");
+    const call = (args: unknown) => ({ text: JSON.stringify(args), message: { role: "tool-call" as const, callId: "c", toolName: "run_command" } });
+    expect(indexHint(call({ cmd: "git diff HEAD~1" }), 12)).toBe("run_command");
+    expect(indexHint(call({ cmd: "git log -n 5" }), 12)).toBe("run_command cmd=git log -n 5");
+    expect(indexHint(call({ cmd: "cat span_7 notes" }), 12)).toBe("run_command");
+  });
+});
