@@ -69,13 +69,15 @@ export function compress(text: string, opts: CompressOptions): CompressResult {
   const found = scanPins(text, pins, scanOpts);
   const scores = lines.map((line) => score(line, found.ids));
   const costs = lines.map(countTokens);
+  // Each pinned identifier's first line, in order: the line a later question about it is most likely about.
+  const firsts = [...new Set(found.ids.map((id) => lines.findIndex((line) => containsPin(line, id))).filter((i) => i >= 0))].sort((a, b) => a - b);
 
   // Shrink the body's budget until body and carried pins fit together; each step is deterministic.
   let budget = target;
   let best: { body: Body; bodyTokens: number } | null = null;
   let fits = false;
   for (let attempt = 0; attempt < 24 && budget >= 0; attempt++) {
-    const body = buildBody(lines, costs, scores, budget, target, eol);
+    const body = buildBody(lines, costs, scores, firsts, budget, target, eol);
     const bodyTokens = countTokens(body.text);
     if (bodyTokens > target) {
       budget -= Math.max(1, bodyTokens - target);
@@ -166,6 +168,7 @@ function buildBody(
   lines: readonly string[],
   costs: readonly number[],
   scores: readonly number[],
+  firsts: readonly number[],
   budget: number,
   target: number,
   eol: string,
@@ -210,8 +213,16 @@ function buildBody(
     }
   }
 
-  // Error-ish and pinned lines, the strongest and latest first, within half of what is left.
+  // The last error-ish line (a tool output's verdict), each pinned identifier's first line in order, then
+  // error-ish and other pinned lines, the strongest and latest first, within half of what is left.
   const priorityLimit = Math.min(budget, used + Math.floor((target - used) / 2));
+  for (let i = n - 2; i >= 1; i--) {
+    if ((scores[i] as number) >= 2) {
+      tryTake(i, priorityLimit);
+      break;
+    }
+  }
+  for (const i of firsts) tryTake(i, priorityLimit);
   const candidates = [];
   for (let i = 1; i < n - 1; i++) if ((scores[i] as number) > 0) candidates.push(i);
   candidates.sort((a, b) => (scores[b] as number) - (scores[a] as number) || b - a);

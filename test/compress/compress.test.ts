@@ -187,3 +187,18 @@ describe("compress with pins against compress without", () => {
     expect(compared).toBeGreaterThan(30);
   });
 });
+
+// Issue 24, item 6: a grep output whose first hit is the one asked about later keeps that line, not only its id.
+describe("compress keeps each pinned identifier's first line", () => {
+  it("the first occurrence's line stays in the body, ahead of later lines", () => {
+    // Every hit carries a request id; the first is the one a later question is about.
+    const lines = [
+      "$ grep -rn 502 logs/",
+      ...Array.from({ length: 24 }, (_, i) => `logs/api.log:${100 + i}: upstream answered 502 Bad Gateway, X-Request-Id: req_${(0x1a2b3c4d + i * 977).toString(16)}`),
+      "24 matches",
+    ];
+    const r = compress(lines.join("\n"), { targetTokens: 300, pins: [pins.requestId] });
+    expect(r.text).toContain(lines[1]);
+    expect(r.tokens).toBeLessThanOrEqual(300);
+  });
+});
