@@ -8,6 +8,7 @@ import { MemoryStore } from "../../src/stores/memory.js";
 import { ManualClock, type KindPolicy } from "../../src/types.js";
 import { ContextWindow } from "../../src/window/window.js";
 import { immediate } from "./immediate.js";
+import { sqliteFile } from "./sqlite-file.js";
 
 const HOUR = 3_600_000;
 const REQ = { name: "req", pattern: "req_[0-9a-f]{6,}" };
@@ -137,20 +138,10 @@ describe("range summaries", () => {
 // Finding 25.4: a digest over a lost copy would hide the hole; the ids of members dropped earlier are carried.
 describe("range summaries over members pruned earlier", () => {
   async function sqliteSetup() {
-    const { mkdtempSync } = await import("node:fs");
-    const { tmpdir } = await import("node:os");
-    const { join } = await import("node:path");
-    const { SqliteStore } = await import("../../src/stores/sqlite.js");
-    const { DatabaseSync } = await import("node:sqlite");
-    const path = join(mkdtempSync(join(tmpdir(), "pruneguard-range-")), "agent.db");
     const clock = new ManualClock(0);
-    const log = new SqliteStore({ name: "log", path, retentionMs: 2 * HOUR, clock });
+    const { log, sql } = sqliteFile(clock, "range");
     const win = new ContextWindow(immediate({ session: "s", clock, stores: { log }, kinds: KINDS }));
-    const del = (spanId: string) => {
-      const db = new DatabaseSync(path);
-      db.prepare("DELETE FROM pruneguard_records WHERE span_id = ?").run(spanId);
-      db.close();
-    };
+    const del = (spanId: string) => sql("DELETE FROM pruneguard_records WHERE span_id = ?", spanId);
     return { win, log, del };
   }
 

@@ -12,6 +12,7 @@ import type { DirectiveOutcome, SearchOutcome } from "../../src/outcome.js";
 import { compileQuery, requiredLiteral, scanner, SEARCH_WORK_UNITS } from "../../src/search/query.js";
 import { compilePinPattern } from "../../src/policy/pins.js";
 import { contentHash } from "../../src/hash.js";
+import { sqliteFile } from "./sqlite-file.js";
 
 const HOUR = 3_600_000;
 const KINDS: Record<string, KindPolicy> = {
@@ -375,20 +376,9 @@ describe("empty-match refusal by the engine's analysis", () => {
 // Finding 25.3: coverage comes from everything the window and the stores know.
 describe("search coverage never hides a hole the window or a store knows of", () => {
   async function sqliteSetup() {
-    const { mkdtempSync } = await import("node:fs");
-    const { tmpdir } = await import("node:os");
-    const { join } = await import("node:path");
-    const { SqliteStore } = await import("../../src/stores/sqlite.js");
-    const { DatabaseSync } = await import("node:sqlite");
-    const path = join(mkdtempSync(join(tmpdir(), "pruneguard-search-holes-")), "agent.db");
     const clock = new ManualClock(0);
-    const log = new SqliteStore({ name: "log", path, retentionMs: 2 * HOUR, clock });
+    const { log, sql } = sqliteFile(clock, "search-holes");
     const open = () => new ContextWindow({ session: "s", clock, stores: { log }, kinds: KINDS });
-    const sql = (q: string, ...args: string[]) => {
-      const db = new DatabaseSync(path);
-      db.prepare(q).run(...args);
-      db.close();
-    };
     return { clock, log, open, sql };
   }
 
