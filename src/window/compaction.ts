@@ -98,7 +98,8 @@ export class ShownWindow {
   #views: WindowEntry[] = [];
   /** Position in `#views` by span id. */
   #at = new Map<string, number>();
-  #tokens = 0;
+  /** `#before[i]`: the tokens of the views before position i (one more entry than views), so a tail's cost is one subtraction. */
+  #before: number[] = [0];
   /** Span ids decided since the last compaction point (prune targets, group members, summaries). */
   readonly #pending = new Set<string>();
   #pendingTokens = 0;
@@ -132,7 +133,8 @@ export class ShownWindow {
   reset(views: WindowEntry[], nextLapse: number): void {
     this.#views = views;
     this.#at = new Map(views.map((v, i) => [v.state === "live" ? v.span.id : v.spanId, i]));
-    this.#tokens = views.reduce((n, v) => n + tokensOf(v), 0);
+    this.#before = [0];
+    for (const v of views) this.#before.push(this.#before[this.#before.length - 1]! + tokensOf(v));
     this.#pending.clear();
     this.#pendingTokens = 0;
     this.#firstPending = Number.POSITIVE_INFINITY;
@@ -146,7 +148,7 @@ export class ShownWindow {
     const id = view.state === "live" ? view.span.id : view.spanId;
     this.#at.set(id, this.#views.length);
     this.#views.push(view);
-    this.#tokens += tokensOf(view);
+    this.#before.push(this.#tokens + tokensOf(view));
   }
 
   /** Decisions that change what `spanIds` show as; applying them frees `freed` tokens. */
@@ -175,6 +177,11 @@ export class ShownWindow {
     return this.#atTokens !== null && this.#tokens >= this.#atTokens;
   }
 
+  /** Tokens of everything rendered now. */
+  get #tokens(): number {
+    return this.#before[this.#before.length - 1]!;
+  }
+
   /** Whether a shown line has stopped being true at `now`. */
   lapsed(now: number): boolean {
     return now >= this.#nextLapse;
@@ -182,9 +189,7 @@ export class ShownWindow {
 
   /** Tokens of the rendering from the first pending position on. */
   rewriteTokens(): number {
-    let n = 0;
-    for (let i = Math.min(this.#firstPending, this.#views.length); i < this.#views.length; i++) n += tokensOf(this.#views[i]!);
-    return n;
+    return this.#tokens - this.#before[Math.min(this.#firstPending, this.#views.length)]!;
   }
 
   /** What is pending now, or `null`. */
