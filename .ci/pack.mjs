@@ -3,8 +3,10 @@
 // (default dist/packages):
 //   pruneguard      the runtime and the policy DSL — what an agent process and a policy file import.
 //                   Its only dependencies are zod, gpt-tokenizer and re2js; `pg` is an optional peer.
-//   pruneguard-cli  the `pruneguard` command (compiler, check, explain, migrate, audit), with ts-morph,
-//                   commander, chokidar and tinyglobby. Installed as a devDependency, like a build tool.
+//   pruneguard-cli  the `pruneguard` command (init, compile, check, explain, diff, migrate, audit), with
+//                   ts-morph, commander, chokidar and tinyglobby, and `pruneguard-cli/testing`, the entry
+//                   point of policy tests (it needs the compiler). Installed as a devDependency, like a
+//                   build tool.
 // Prints the two tarball paths, one per line.
 import { execFileSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -48,6 +50,11 @@ writeFileSync(
       license: pkg.license,
       engines: pkg.engines,
       bin: { pruneguard: "./bin/pruneguard.js" },
+      // Policy tests import the compiler through this one entry; the command is the package's bin.
+      exports: {
+        "./testing": { types: "./dist/compiler/testing.d.ts", default: "./dist/compiler/testing.js" },
+        "./package.json": "./package.json",
+      },
       files: ["dist", "bin", "docs", "LICENSE", "README.md"],
       dependencies: Object.fromEntries([...Object.keys(pkg.dependencies), ...cliDeps].sort().map((n) => [n, version(n)])),
       peerDependencies: { pg: pkg.peerDependencies.pg },
@@ -59,7 +66,7 @@ writeFileSync(
 );
 writeFileSync(
   path.join(cliDir, "README.md"),
-  `# pruneguard-cli\n\nThe \`pruneguard\` command. Install it next to the runtime:\n\n\`\`\`sh\nnpm install pruneguard\nnpm install --save-dev pruneguard-cli\nnpx pruneguard --help\n\`\`\`\n\n\`pruneguard compile\` turns policy files into branded types and guard modules, \`pruneguard check\` fails CI when they are stale, \`pruneguard explain\` prints what each kind's prunes become, \`pruneguard migrate\` and \`pruneguard audit\` work on stores. See the pruneguard README and docs/.\n`,
+  `# pruneguard-cli\n\nThe \`pruneguard\` command. Install it next to the runtime:\n\n\`\`\`sh\nnpm install pruneguard\nnpm install --save-dev pruneguard-cli\nnpx pruneguard --help\n\`\`\`\n\n\`pruneguard init\` sets a package up, \`pruneguard compile\` turns policy files into branded types and guard modules, \`pruneguard check\` fails CI when they are stale, \`pruneguard explain\` prints what each kind's prunes become (also as markdown or one HTML page), \`pruneguard diff\` says what a change to the policies does and fails when it loosens one, \`pruneguard migrate\` and \`pruneguard audit\` work on stores. Policy tests import \`pruneguard-cli/testing\`. See docs/adopting.md and the pruneguard README.\n`,
 );
 const cli = npmPack(cliDir);
 process.stdout.write(`${runtime}\n${cli}\n`);

@@ -14,12 +14,13 @@ import { postgresBench } from "./postgres.js";
 import { searchBench } from "./search.js";
 import { sqliteBench } from "./sqlite.js";
 import { sqliteDriverBench } from "./sqlite-driver.js";
+import { telemetryBench } from "./telemetry.js";
 import { tokensBench } from "./tokens.js";
 import { untrustedTextBench } from "./untrusted-text.js";
 import { describeMachine } from "./machine.js";
 import { formatDetails, formatTable, isSkipped, type BenchContext, type Benchmark, type Row } from "./report.js";
 
-const BENCHMARKS: readonly Benchmark[] = [directiveBench, sqliteBench, postgresBench, compilerBench, consumerTypesBench, tokensBench, sqliteDriverBench, untrustedTextBench, pinsBench, searchBench, economyBench];
+const BENCHMARKS: readonly Benchmark[] = [directiveBench, sqliteBench, postgresBench, compilerBench, consumerTypesBench, tokensBench, sqliteDriverBench, untrustedTextBench, pinsBench, searchBench, economyBench, telemetryBench];
 
 interface Args {
   readonly quick: boolean;

@@ -9,6 +9,23 @@
 import module from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+// Side-effect free and dependency free: it can run on any Node, before anything that needs a newer one.
+import { unsupportedNode } from "../dist/src/node-version.js";
+
+// On a Node below the supported version, say so and stop (exit 2, as for any usage error), rather than
+// fail later with `No such built-in module: node:sqlite`.
+const unsupported = unsupportedNode();
+if (unsupported !== null) {
+  const argv = process.argv.slice(2);
+  try {
+    const { errorJson, wantsJson } = await import("../dist/compiler/cli/report.js");
+    if (wantsJson(argv)) process.stdout.write(errorJson(unsupported));
+  } catch {
+    // The JSON form needs the CLI's own modules; on a Node too old for them the message on stderr stands.
+  }
+  console.error(`pruneguard: ${unsupported}`);
+  process.exit(2);
+}
 
 const setting = process.env.PRUNEGUARD_COMPILE_CACHE;
 if (typeof module.enableCompileCache === "function" && setting !== "off" && setting !== "0") {

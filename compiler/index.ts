@@ -26,6 +26,12 @@ export interface CompileOptions {
   readonly root?: string;
   /** Reuse a host across compilations (`--watch`); the input's file system is then ignored. */
   readonly host?: SourceHost;
+  /**
+   * Validated policies by file, shared by the compilations of one build (one host, whose files do not change
+   * between them), so a base that several entries extend is validated once. The front end reads a file the
+   * same way whichever entry reached it, so its policy — and what validation makes of it — is the same.
+   */
+  readonly validated?: Map<string, ReturnType<typeof validatePolicy>>;
 }
 
 export interface CompileResult {
@@ -61,7 +67,11 @@ export function compilePolicies(input: CompileInput, options: CompileOptions = {
   const diagnostics: Diagnostic[] = [...front.diagnostics];
   const policies: PolicyIR[] = [];
   for (const candidate of front.policies) {
-    const v = validatePolicy(candidate);
+    let v = options.validated?.get(candidate.file);
+    if (v === undefined) {
+      v = validatePolicy(candidate);
+      options.validated?.set(candidate.file, v);
+    }
     diagnostics.push(...v.diagnostics);
     if (v.policy) policies.push(v.policy);
   }
@@ -97,3 +107,5 @@ export {
 } from "./emit/index.js";
 export { requestShapeOf, type LossyFlag, type RequestShape } from "./analysis/requests.js";
 export { describeFate, fateOf, type Fate } from "./analysis/fate.js";
+export { describeTimeline, timelineOf, type Phase, type Segment, type Timeline } from "./analysis/timeline.js";
+export { diffPolicy, diffPolicySets, type Direction, type FateChange, type JudgedChange, type PolicyDiff, type PolicySetDiff } from "./diff/index.js";

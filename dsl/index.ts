@@ -7,7 +7,7 @@
  * runtime's `src/policy/`.
  */
 export { definePolicy, extendPolicy } from "./policy.js";
-export type { CompactionSpec, KindOverride, KindSpec, OverlaySpec, Policy, PolicySpec, SessionSpec, SessionValue } from "./policy.js";
+export type { CompactionSpec, KindOverride, KindSpec, KnownKindProperties, OverlaySpec, Policy, PolicySpec, SessionSpec, SessionValue, TombstoneWording } from "./policy.js";
 export { store } from "./store.js";
 export type { Engine, StoreOptions, StoreSpec } from "./store.js";
 export { seconds, minutes, hours, days, forever } from "./durations.js";

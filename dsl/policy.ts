@@ -7,6 +7,7 @@
  */
 import { DEFAULT_COMPACTION, type CompactionPolicy, type KindPolicy, type LossyRule, type PinPattern } from "../src/policy/kinds.js";
 import { retentionMs, type Duration, type Forever } from "../src/policy/durations.js";
+import type { PruneguardTypeError } from "../src/policy/type-error.js";
 import type { StoreSpec } from "./store.js";
 
 /** One span kind as an author declares it: the runtime's `KindPolicy`, with `store` one of the policy's store names. */
@@ -39,17 +40,33 @@ export interface CompactionSpec {
   readonly atTokens?: number;
 }
 
+/**
+ * The properties a kind may declare, with a type error on any other. `kinds` is inferred into a `const`
+ * type parameter (so an overlay can see each base kind's modes and lossy rule), and TypeScript does not
+ * check an inferred object literal for properties its constraint lacks: without this, a misspelt
+ * `repersists: true` type-checks in the editor and only the compiler refuses it (PG1012). Each unknown
+ * property must then be a `PruneguardTypeError`, which no value is, so the editor underlines it where it
+ * is written and its message names the properties a kind takes.
+ */
+export type KnownKindProperties<K> = {
+  readonly [k in keyof K]: { readonly [p in Exclude<keyof K[k], KindProperty>]: PruneguardTypeError<`a kind has no property \`${p & string}\`; it declares store, modes, lossy, repersist, pins and compressTargetTokens`> };
+};
+type KindProperty = keyof KindSpec;
+
+/** Tombstone wording names the span it stands for, so a string without `{span}` is refused as it is typed. */
+export type TombstoneWording = `${string}{span}${string}`;
+
 /** The argument of `definePolicy`. */
 export interface PolicySpec<S extends Record<string, StoreSpec>, K extends Record<string, KindSpec<Extract<keyof S, string>>>> {
   /** Lower-case, dash-separated; used for output file names (`generated/<name>.ir.json`). */
   readonly name: string;
   readonly stores: S;
-  readonly kinds: K;
+  readonly kinds: K & KnownKindProperties<K>;
   readonly session?: SessionSpec;
   /** Pins that apply to every kind. */
   readonly pins?: readonly PinPattern[];
-  /** Tombstone wording; must contain `{span}` and fit in 13 tokens once filled. */
-  readonly tombstone?: string;
+  /** Tombstone wording; must contain `{span}` (a type error otherwise, PG2007) and fit in 13 tokens once filled. */
+  readonly tombstone?: TombstoneWording;
 }
 
 /** The normalised session limits a policy value carries. */
@@ -100,10 +117,10 @@ export interface OverlaySpec<P extends Policy<any, any>, S2 extends Record<strin
   readonly name: string;
   /** Stores added by the overlay; a store with the base's name replaces it (and may not retain for less). */
   readonly stores?: S2;
-  readonly kinds?: K2;
+  readonly kinds?: K2 & KnownKindProperties<K2>;
   readonly session?: SessionSpec;
   readonly pins?: readonly PinPattern[];
-  readonly tombstone?: string;
+  readonly tombstone?: TombstoneWording;
 }
 
 type Merge<A, B> = { readonly [k in keyof A | keyof B]: k extends keyof B ? B[k] : k extends keyof A ? A[k] : never };

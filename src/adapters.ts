@@ -5,6 +5,8 @@
  * chain (`sealChain`; `sealChainJson` also returns each record's JSON, for adapters that store it) and
  * answers with `commitResult`. `test/stores/conformance.ts` is the suite every adapter must pass.
  */
+// First: on a Node below the supported version, importing fails here, with one clear message.
+import "./assert-node.js";
 export type {
   BackingStore,
   CheckResult,

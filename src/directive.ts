@@ -132,9 +132,9 @@ export function directiveSchema(limits: DirectiveLimits = DEFAULT_LIMITS, modes:
         "Replace a run of your context (spans, index lines, earlier summaries) with one digest. Every span's copy is " +
         "checked and kept first, or nothing changes; recall the summary to expand it one level, a member for its text.",
     });
-  return z.discriminatedUnion("op", [prune, recall, map, search, summarizeRange, compact], {
-    error: 'op must be "prune", "recall", "map", "search", "summarize_range" or "compact"',
-  });
+  const members = [prune, recall, map, search, summarizeRange, compact] as const;
+  const ops = members.map((m) => JSON.stringify(m.shape.op.value));
+  return z.discriminatedUnion("op", members, { error: `op must be ${ops.slice(0, -1).join(", ")} or ${ops.at(-1)}` });
 }
 
 export type Directive = z.infer<ReturnType<typeof directiveSchema>>;
@@ -149,17 +149,57 @@ export type ParsedDirective =
   | { readonly ok: true; readonly directive: Directive }
   | { readonly ok: false; readonly op: Directive["op"] | null; readonly issues: DirectiveIssue[] };
 
-/** Schemas are built once per limits object: building one costs far more than parsing with it. */
-const schemas = new WeakMap<DirectiveLimits, ReturnType<typeof directiveSchema>>([[DEFAULT_LIMITS, directiveSchema()]]);
+type DirectiveSchema = ReturnType<typeof directiveSchema>;
 
-function schemaFor(limits: DirectiveLimits): ReturnType<typeof directiveSchema> {
-  let schema = schemas.get(limits);
-  if (!schema) {
-    schema = directiveSchema(limits);
-    schemas.set(limits, schema);
-  }
-  return schema;
+/**
+ * What the fast path (`fastDirective`) reads off a schema, so that the rules it applies are the schema's
+ * own: the members' keys (the only keys each takes; the order of a prune's result, checked), the modes and the
+ * digest's bounds. What it cannot read off — each field's type, and the refinement tying a digest to mode
+ * `summarize` — it states, and the property test holds those to the schema.
+ */
+interface FastRules {
+  /** The prune member's keys; `null` when they are not the ones, in the order, the fast path writes its result in. */
+  readonly prune: readonly string[] | null;
+  readonly recall: readonly string[];
+  readonly modes: readonly unknown[];
+  readonly digestMin: number;
+  readonly digestMax: number;
 }
+
+/** The order `fastDirective` writes a prune in (an object literal is several times faster than keys copied in a loop). */
+const PRUNE_KEYS = ["op", "span_id", "mode", "digest", "accept_lossy"];
+
+function fastRules(schema: DirectiveSchema): FastRules {
+  const member = <O extends Directive["op"]>(op: O) => schema.options.find((m) => m.shape.op.value === op)!;
+  const prune = member("prune") as DirectiveSchema["options"][0];
+  // `digest` is `string().min().max().nullish()`: optional, then nullable, then the string with its bounds.
+  const digest = prune.shape.digest.unwrap().unwrap();
+  const pruneKeys = Object.keys(prune.shape);
+  return {
+    // A schema whose prune has other keys, or another order, sends every prune to zod: slower, never different.
+    prune: pruneKeys.join() === PRUNE_KEYS.join() ? pruneKeys : null,
+    recall: Object.keys(member("recall").shape),
+    modes: prune.shape.mode.options,
+    digestMin: digest.minLength ?? 0,
+    digestMax: digest.maxLength ?? Number.POSITIVE_INFINITY,
+  };
+}
+
+/** Schemas are built once per limits object: building one costs far more than parsing with it. */
+const schemas = new WeakMap<DirectiveLimits, { readonly schema: DirectiveSchema; readonly fast: FastRules }>();
+
+function schemaFor(limits: DirectiveLimits): { readonly schema: DirectiveSchema; readonly fast: FastRules } {
+  let entry = schemas.get(limits);
+  if (!entry) {
+    const schema = directiveSchema(limits);
+    entry = { schema, fast: fastRules(schema) };
+    schemas.set(limits, entry);
+  }
+  return entry;
+}
+
+/** Every directive operation, in the union's order: the literals of the schema's members. */
+const OPS: ReadonlySet<string> = new Set(schemaFor(DEFAULT_LIMITS).schema.options.map((m) => m.shape.op.value));
 
 /**
  * Parses untrusted model output: a JSON string or an already-parsed value. Never throws.
@@ -184,8 +224,7 @@ export function parseDirective(input: unknown, limits: DirectiveLimits = DEFAULT
       const fast = fastDirective(value, limits);
       if (fast !== undefined) return { ok: true, directive: fast };
     }
-    const schema = schemaFor(limits);
-    const r = schema.safeParse(value);
+    const r = schemaFor(limits).schema.safeParse(value);
     if (r.success) return { ok: true, directive: r.data };
     const op = opOf(value);
     return {
@@ -200,55 +239,41 @@ export function parseDirective(input: unknown, limits: DirectiveLimits = DEFAULT
 }
 
 /**
- * A well-formed directive, checked by hand: the schema's rules for the values it accepts, spelled out, so
- * the common case skips zod (whose parse costs as much as the rest of a prune's bookkeeping). Returns
- * `undefined` for anything it is not sure of — an unknown key, a wrong type, a rule broken — and the
+ * A well-formed prune or recall, checked without zod (whose parse costs as much as the rest of a prune's
+ * bookkeeping) by the rules the schema states, read off it (`FastRules`): its keys, modes and digest bounds.
+ * Returns `undefined` for anything it is not sure of — an unknown key, a wrong type, a rule broken — and the
  * caller asks the schema. Property-tested: whatever it accepts, the schema accepts with the same result.
  * Only for values `JSON.parse` made (own data properties; a proxy or getter would be read twice).
  */
 export function fastDirective(value: unknown, limits: DirectiveLimits): Directive | undefined {
   if (value === null || typeof value !== "object" || Array.isArray(value)) return undefined;
   const o = value as Record<string, unknown>;
-  let op: unknown, spanId: unknown, mode: unknown, digest: unknown, acceptLossy: unknown;
-  for (const key of Object.keys(o)) {
-    const v = o[key];
-    if (key === "op") op = v;
-    else if (key === "span_id") spanId = v;
-    else if (key === "mode") mode = v;
-    else if (key === "digest") digest = v;
-    else if (key === "accept_lossy") acceptLossy = v;
-    else return undefined;
-  }
-  if (typeof spanId !== "string") return undefined;
-  if (op === "recall") {
-    // A recall takes nothing else, not even a null.
-    if (mode !== undefined || digest !== undefined || acceptLossy !== undefined) return undefined;
-    return SPAN_ID.test(spanId) || HANDLE.test(spanId) ? { op, span_id: spanId } : undefined;
-  }
-  if (op !== "prune" || !SPAN_ID.test(spanId) || !PRUNE_MODES.includes(mode as PruneMode)) return undefined;
+  const rules = schemaFor(limits).fast;
+  const op = o["op"];
+  const spanId = o["span_id"];
+  const keys = op === "prune" ? rules.prune : op === "recall" ? rules.recall : null;
+  // Strict, as the schema: the member's own keys only (a recall takes nothing else, not even a null).
+  // `for…in` sees what `JSON.parse` made: own properties, `__proto__` included.
+  if (keys === null || typeof spanId !== "string") return undefined;
+  for (const key in o) if (!keys.includes(key)) return undefined;
+  if (op === "recall") return SPAN_ID.test(spanId) || HANDLE.test(spanId) ? { op, span_id: spanId } : undefined;
+  const mode = o["mode"];
+  const digest = o["digest"];
+  const acceptLossy = o["accept_lossy"];
+  if (op !== "prune" || !SPAN_ID.test(spanId) || !rules.modes.includes(mode)) return undefined;
   // An optional field may be null (absent, as strict-mode tool calls send it); the schema keeps the null.
   if (acceptLossy !== undefined && acceptLossy !== null && typeof acceptLossy !== "boolean") return undefined;
-  // The schema's keys, in its order: op, span_id, mode, digest, accept_lossy.
-  const d: { op: "prune"; span_id: string; mode: PruneMode; digest?: string | null; accept_lossy?: boolean | null } = {
-    op, span_id: spanId, mode: mode as PruneMode,
-  };
-  if (mode === "summarize") {
-    if (typeof digest !== "string" || digest.length === 0 || digest.length > limits.maxDigestChars) return undefined;
-    d.digest = digest;
-  } else if (digest === null) {
-    d.digest = null;
-  } else if (digest !== undefined) {
-    return undefined;
-  }
-  if (acceptLossy !== undefined) d.accept_lossy = acceptLossy;
+  // The refinement: a digest with mode summarize, within its bounds, and with no other mode.
+  if (mode === "summarize" ? typeof digest !== "string" || digest.length < rules.digestMin || digest.length > rules.digestMax : digest != null) return undefined;
+  // The schema's result: the keys present, in its order (`PRUNE_KEYS`, checked against the schema's).
+  const d: PruneDirective = { op, span_id: spanId, mode: mode as PruneMode };
+  if (digest !== undefined) d.digest = digest as string | null;
+  if (acceptLossy !== undefined) d.accept_lossy = acceptLossy as boolean | null;
   return d;
 }
 
 function opOf(value: unknown): Directive["op"] | null {
   if (value === null || typeof value !== "object") return null;
   const op = Object.getOwnPropertyDescriptor(value, "op")?.value;
-  return typeof op === "string" && (OPS as readonly string[]).includes(op) ? (op as Directive["op"]) : null;
+  return typeof op === "string" && OPS.has(op) ? (op as Directive["op"]) : null;
 }
-
-/** Every directive operation, in the union's order. */
-const OPS = ["prune", "recall", "map", "search", "summarize_range", "compact"] as const satisfies readonly Directive["op"][];

@@ -6,8 +6,11 @@
  * migrations, the only module that loads `pg`), `pruneguard/adapters` (what a store-adapter author needs)
  * and `pruneguard/dsl` (policy authors).
  */
+// First: on a Node below the supported version, importing fails here, with one clear message.
+import "./assert-node.js";
 export { ContextWindow } from "./window/window.js";
 export type { AppendInput, ContextWindowOptions, PruneRequest } from "./window/options.js";
+export type { TelemetryAttributes, TelemetryAttributeValue, TelemetryInstrumentOptions, TelemetryMeter, TelemetryOptions, TelemetrySpan, TelemetryTracer } from "./telemetry.js";
 export type { WindowEntry } from "./window/view.js";
 export type { Forecast, SpanForecast, WindowMap } from "./window/map.js";
 export type { SearchRequest } from "./window/search.js";

@@ -18,13 +18,8 @@ import type { WindowMap } from "./window/map.js";
 import type { ContextWindow } from "./window/window.js";
 import type { PruneMode, Span, SpanRef } from "./types.js";
 
-/**
- * A readable compile error. A forbidden request type is this interface, so the compiler's message
- * quotes `E` ("… is not assignable to parameter of type PruneguardTypeError<'kind scratch …'>").
- */
-export interface PruneguardTypeError<E extends string> {
-  readonly __pruneguardTypeError__: E;
-}
+/** A readable compile error: a forbidden request type is one (defined with the policy vocabulary, which the DSL uses too). */
+export type { PruneguardTypeError } from "./policy/type-error.js";
 
 /**
  * Requests are data: a runtime value of any of the generated request interfaces. Declared here so

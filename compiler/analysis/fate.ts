@@ -101,17 +101,30 @@ export function outcomeAt(f: Fate, ageMs: number): Outcome {
   }
 }
 
+/** The span ages after 0 at which `outcomeAt` can change for this fate (a horizon, or a copy's retention). */
+export function changeAges(f: Fate): number[] {
+  return f.fate === "reversible-until-horizon" ? [f.horizonMs] : f.fate === "reversible-until-retention" ? [f.retentionMs] : [];
+}
+
+/**
+ * The overlay rule on one prune: going from `was` to `now` loosens when a prune that was executed reversibly,
+ * or never, becomes a lossy commitment. A reversible prune that becomes rejected is tighter.
+ */
+export function loosens(was: Outcome, now: Outcome): boolean {
+  return was !== "lossy" && now === "lossy";
+}
+
 /**
  * The earliest span age (0, or a horizon where an outcome changes) at which `looser` turns a prune that
  * `tighter` executes reversibly, or never, into a lossy one; `undefined` when there is none before
  * `untilMs` (the longest session `looser` allows; `null` is unlimited).
  */
 export function firstLoosening(tighter: Fate, looser: Fate, untilMs: number | null): { readonly ageMs: number; readonly was: Outcome } | undefined {
-  const ages = [0, ...[tighter, looser].flatMap((f) => (f.fate === "reversible-until-horizon" ? [f.horizonMs] : f.fate === "reversible-until-retention" ? [f.retentionMs] : []))].sort((a, b) => a - b);
+  const ages = [0, ...changeAges(tighter), ...changeAges(looser)].sort((a, b) => a - b);
   for (const ageMs of ages) {
     if (untilMs !== null && ageMs >= untilMs) break;
     const was = outcomeAt(tighter, ageMs);
-    if (was !== "lossy" && outcomeAt(looser, ageMs) === "lossy") return { ageMs, was };
+    if (loosens(was, outcomeAt(looser, ageMs))) return { ageMs, was };
   }
   return undefined;
 }

@@ -13,8 +13,9 @@ import { checkProvenance } from "./provenance.js";
 import { checkReferences } from "./references.js";
 import { checkRetention } from "./retention.js";
 import { checkTombstone } from "./tombstone.js";
+import { checkUnprunable } from "./unprunable.js";
 
-export const CHECKS: readonly Check[] = [checkReferences, checkProvenance, checkRetention, checkHolds, checkOverlay, checkPins, checkTombstone];
+export const CHECKS: readonly Check[] = [checkReferences, checkProvenance, checkRetention, checkHolds, checkOverlay, checkPins, checkTombstone, checkUnprunable];
 
 export function runChecks(policies: readonly PolicyIR[]): Diagnostic[] {
   const byFile = new Map(policies.map((p) => [p.file, p]));

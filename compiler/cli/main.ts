@@ -12,12 +12,14 @@ import { Command, CommanderError } from "commander";
 import { registerAudit } from "./commands/audit.js";
 import { registerCheck } from "./commands/check.js";
 import { registerCompile } from "./commands/compile.js";
+import { registerDiff } from "./commands/diff.js";
 import { registerExplain } from "./commands/explain.js";
+import { registerInit } from "./commands/init.js";
 import { registerMigrate } from "./commands/migrate.js";
 import { CliError, ExitCode, type CliContext, type CliIO, type RegisterCommand } from "./context.js";
-import { errorJson } from "./report.js";
+import { errorJson, wantsJson } from "./report.js";
 
-export const COMMANDS: readonly RegisterCommand[] = [registerCompile, registerCheck, registerExplain, registerMigrate, registerAudit];
+export const COMMANDS: readonly RegisterCommand[] = [registerInit, registerCompile, registerCheck, registerExplain, registerDiff, registerMigrate, registerAudit];
 
 /**
  * Whether to print ANSI colours: `FORCE_COLOR` wins (`0` or `false` turns colour off, anything else on),
@@ -37,11 +39,6 @@ const processIO = (): CliIO => ({
   color: colorEnabled(process.env, process.stderr.isTTY === true),
 });
 
-/** `--format json` (or `--format=json`) anywhere in the arguments: errors are then JSON on stdout too. */
-function wantsJson(argv: readonly string[]): boolean {
-  return argv.some((a, i) => a === "--format=json" || (a === "--format" && argv[i + 1] === "json"));
-}
-
 export async function main(argv: readonly string[], io: CliIO = processIO()): Promise<number> {
   let code: number = ExitCode.ok;
   const cli: CliContext = { io, exit: (c) => void (code = c) };
@@ -56,13 +53,15 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
       "after",
       [
         "",
-        "Exit codes: 0 clean, 1 diagnostics with errors (check: or stale output; audit --verify: a broken chain), 2 usage or I/O error.",
+        "Exit codes: 0 clean, 1 diagnostics with errors (check: or stale output; diff: a change loosens a policy; audit --verify: a broken chain), 2 usage or I/O error.",
         "Every command takes --format pretty|json and --help (with its exit codes and examples).",
         "",
         "Examples:",
+        "  pruneguard init",
         "  pruneguard compile policies --out generated",
         "  pruneguard check --format json",
         "  pruneguard explain policies/team.policy.ts",
+        "  pruneguard diff --base origin/main --format markdown",
       ].join("\n"),
     );
   for (const register of COMMANDS) register(program, cli);

@@ -6,8 +6,12 @@ import type { CliIO } from "./context.js";
 
 export type OutputFormat = "pretty" | "json";
 
-/** `--format pretty|json`, the same on every command; with `json`, errors (exit 2) are JSON on stdout too. */
-export const formatOption = () => new Option("--format <format>", "output format; json prints results and errors as data on stdout").choices(["pretty", "json"]).default("pretty");
+/**
+ * `--format pretty|json`, the same on every command; with `json`, errors (exit 2) are JSON on stdout too.
+ * A command with more renderings (`diff`: markdown; `explain`: markdown, html) lists them after these two.
+ */
+export const formatOption = (more: readonly string[] = [], what = "json prints results and errors as data on stdout") =>
+  new Option("--format <format>", `output format; ${what}`).choices(["pretty", "json", ...more]).default("pretty");
 
 /** `--root <dir>`: the only folder policy files are read from. */
 export const rootOption = () =>
@@ -16,6 +20,11 @@ export const rootOption = () =>
 /** The end of every command's `--help`: what its exit codes mean, and examples to copy. */
 export function helpFooter(exitCodes: string, examples: readonly string[]): string {
   return ["", `Exit codes: ${exitCodes}`, "", "Examples:", ...examples.map((e) => `  ${e}`)].join("\n");
+}
+
+/** `--format json` (or `--format=json`) anywhere in the arguments: errors are then JSON on stdout too. */
+export function wantsJson(argv: readonly string[]): boolean {
+  return argv.some((a, i) => a === "--format=json" || (a === "--format" && argv[i + 1] === "json"));
 }
 
 /** The JSON an error (exit 2) prints on stdout under `--format json`: one stable shape for every command. */

@@ -1,7 +1,58 @@
 /** A plain-text table for terminals and code review: padded columns, a rule under the header. */
 
-export function renderTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+/**
+ * A cell may hold several lines (`\n`). With `maxWidth`, the widest columns are narrowed until the table
+ * fits (never below their header or longest word), and their cells wrap onto continuation lines, so a
+ * reviewer's terminal does not wrap them.
+ */
+export function renderTable(header: readonly string[], rows: readonly (readonly string[])[], options: { readonly maxWidth?: number } = {}): string {
+  const longest = (cell: string) => Math.max(...cell.split("\n").map((l) => l.length));
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => longest(r[i] ?? ""))));
+  if (options.maxWidth !== undefined) fit(widths, header, rows, options.maxWidth);
   const line = (cells: readonly string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ").trimEnd();
-  return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");
+  const lines = (cells: readonly string[]): string[] => {
+    const wrapped = cells.map((c, i) => c.split("\n").flatMap((l) => wrap(l, widths[i] ?? l.length)));
+    const height = Math.max(1, ...wrapped.map((w) => w.length));
+    return Array.from({ length: height }, (_, k) => line(wrapped.map((w) => w[k] ?? "")));
+  };
+  return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...rows.flatMap(lines)].join("\n");
+}
+
+/** Narrows the widest column, one character at a time, until the columns and their gaps fit `maxWidth`. */
+function fit(widths: number[], header: readonly string[], rows: readonly (readonly string[])[], maxWidth: number): void {
+  const floor = header.map((h, i) => Math.max(h.length, ...rows.map((r) => longestWord(r[i] ?? ""))));
+  const total = () => widths.reduce((a, b) => a + b, 0) + 2 * (widths.length - 1);
+  while (total() > maxWidth) {
+    let widest = -1;
+    for (const [i, w] of widths.entries()) if (w > floor[i]! && (widest < 0 || w > widths[widest]!)) widest = i;
+    if (widest < 0) return;
+    widths[widest]!--;
+  }
+}
+
+const longestWord = (text: string): number => Math.max(0, ...text.split(/[ \n]/).map((w) => w.length));
+
+/** Words of `text` on lines of at most `width` characters (a word longer than that gets a line of its own). */
+export function wrap(text: string, width: number): string[] {
+  if (text.length <= width) return [text];
+  const out: string[] = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    if (line === "") line = word;
+    else if (line.length + 1 + word.length <= width) line += ` ${word}`;
+    else {
+      out.push(line);
+      line = word;
+    }
+  }
+  out.push(line);
+  return out;
+}
+
+/** `text` wrapped to `width`, continuation lines indented by `indent` spaces more than the first. */
+export function wrapIndented(text: string, width: number, indent: number): string {
+  const lead = /^ */.exec(text)![0];
+  const [first = "", ...rest] = wrap(text.slice(lead.length), width - lead.length);
+  const rewrapped = rest.length === 0 ? [] : wrap(rest.join(" "), width - lead.length - indent);
+  return [`${lead}${first}`, ...rewrapped.map((l) => `${lead}${" ".repeat(indent)}${l}`)].join("\n");
 }

@@ -140,6 +140,12 @@ export const catalogue = {
     template: "`{file}` is not a policy module (policy modules are named `*.policy.ts`); the compiler reads nothing else, so its contents are never parsed or shown",
     example: `pruneguard check notes.txt`,
   },
+  PG1021: {
+    category: "error",
+    title: "Relative import without a file extension",
+    template: "`{specifier}` has no file extension: under NodeNext module resolution TypeScript (like Node) finds a relative import only by its file's name, so the editor cannot resolve it either; write `{fix}`{found}",
+    example: `import org from "./org.policy";`,
+  },
 
   // ---- PG2xxx: semantics ----
   PG2001: {
@@ -300,6 +306,12 @@ export const catalogue = {
     title: "Pruned copies expire mid-session without holds",
     template: "store `{store}` cannot hold copies and retains them for {retention}, but {session}: a reversible prune of `{kind}` keeps its copy only until that retention ends, so the prune is {then} (declare the store with `holds: true`, or a retention at least as long as the session)",
     example: `stores: { toolLog: store.sqlite({ retention: hours(2), holds: false }) },\nsession: { maxLength: hours(8) },`,
+  },
+  PG3007: {
+    category: "warning",
+    title: "Kind can never be pruned",
+    template: "kind `{kind}` has no store and forbids lossy commitment, so every prune of it is rejected: it can never be pruned. To make it prunable, give it a store (`store: \"…\"`, for reversible prunes) or set `lossy: \"with-flag\"` (for lossy prunes with accept_lossy); if it must stay in the window, this is what it does",
+    example: `complianceNotice: { store: null, modes: ["drop"], lossy: "forbid" },`,
   },
 } as const satisfies Record<string, CatalogueEntry>;
 

@@ -17,6 +17,13 @@ export const IR_GENERATED = "by pruneguard compile; do not edit";
 export interface EmittedFile {
   readonly path: string;
   readonly contents: string;
+  /**
+   * What the build found at this path when it read the output folder to decide freshness (the incremental
+   * build reads the outputs a manifest names): the same bytes, other bytes, or nothing it would read (missing,
+   * a link, not a regular file, too large). Absent when the build did not read it. `writeEmitted` and
+   * `staleFiles` then do not read the file a second time.
+   */
+  readonly disk?: "same" | "differs" | "unreadable";
 }
 
 export interface EmitOptions {
@@ -38,7 +45,8 @@ export async function writeEmitted(outDir: string, files: readonly EmittedFile[]
   await Promise.all(dirs.map((d) => mkdir(d, { recursive: true })));
   const written = await mapConcurrently(files, async (f) => {
     const target = path.join(outDir, f.path);
-    if ((await readBounded(target, Buffer.byteLength(f.contents))) === f.contents) return undefined;
+    if (f.disk === "same") return undefined;
+    if (f.disk === undefined && (await readBounded(target, Buffer.byteLength(f.contents))) === f.contents) return undefined;
     // Through a temporary file and a rename: a link planted where an output goes is replaced, never written through.
     const temporary = `${target}.${process.pid}.tmp`;
     await writeFile(temporary, f.contents, "utf8");
@@ -99,7 +107,10 @@ export async function staleFiles(outDir: string, files: readonly EmittedFile[], 
   // Anything larger than twice the expected bytes differs without being read whole; a link is never followed.
   const current = await mapConcurrently(files, async (f) => {
     const file = path.join(outDir, f.path);
-    const text = await readBounded(file, 2 * Buffer.byteLength(f.contents) + 4096);
+    // What the build read already is not read again; only a file it could not read is told missing or not.
+    if (f.disk === "same") return f.contents;
+    if (f.disk === "differs") return null;
+    const text = f.disk === undefined ? await readBounded(file, 2 * Buffer.byteLength(f.contents) + 4096) : undefined;
     if (text !== undefined) return text;
     return (await lstat(file).catch(() => undefined)) === undefined ? undefined : null;
   });

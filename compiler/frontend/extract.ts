@@ -8,8 +8,7 @@
 import { DURATION_UNITS, type DurationUnit } from "../../src/policy/durations.js";
 import { pin as dslPin } from "../../dsl/pins.js";
 import { STORE_DEFAULTS } from "../../src/policy/stores.js";
-import type { PruneMode, LossyRule } from "../../src/types.js";
-import { DEFAULT_COMPACTION, MIN_COMPACTION_TOKENS, MIN_SEARCH_TOKENS } from "../../src/policy/kinds.js";
+import { DEFAULT_COMPACTION, LOSSY_RULES, MIN_COMPACTION_TOKENS, MIN_SEARCH_TOKENS, PRUNE_MODES } from "../../src/policy/kinds.js";
 import { diagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
 import type { Location } from "../ir/location.js";
 import type { KindIR, PinIR, PolicyIR, SessionIR, StoreIR } from "../ir/schema.js";
@@ -237,8 +236,8 @@ function readKind(e: ObjectEntry, base: KindIR | undefined, report: Report): Kin
   const storeEntry = o.get("store");
   let store: string | null | undefined = base?.store;
   if (storeEntry) store = storeEntry.value.t === "null" ? null : readString(storeEntry, "`store`", report, "a store name or null");
-  const modes = o.has("modes") ? readStrings(o.get("modes"), report) : base?.modes;
-  const lossy = o.has("lossy") ? readString(o.get("lossy"), "`lossy`", report, "\"forbid\" or \"with-flag\"") : base?.lossy;
+  const modes = o.has("modes") ? readChoices(o.get("modes"), `kinds.${e.key}.modes`, PRUNE_MODES, report) : base?.modes;
+  const lossy = o.has("lossy") ? readChoice(o.get("lossy")?.value, `kinds.${e.key}.lossy`, LOSSY_RULES, report) : base?.lossy;
   const repersist = o.has("repersist") ? readBoolean(o.get("repersist"), report) : (base?.repersist ?? false);
   const pins = o.has("pins") ? readPins(o.get("pins"), report) : (base?.pins ?? []);
   const target = o.get("compressTargetTokens");
@@ -249,8 +248,8 @@ function readKind(e: ObjectEntry, base: KindIR | undefined, report: Report): Kin
   return {
     name: e.key,
     store,
-    modes: modes as PruneMode[],
-    lossy: lossy as LossyRule,
+    modes,
+    lossy,
     repersist,
     pins,
     compressTargetTokens,
@@ -357,15 +356,34 @@ function readString(e: ObjectEntry | undefined, what: string, report: Report, ex
   return undefined;
 }
 
-function readStrings(e: ObjectEntry | undefined, report: Report): string[] | undefined {
+/**
+ * One of a closed set of words (a lossy rule), said as the runtime says it when the window is built
+ * (`kinds.audit.lossy: must be "forbid" or "with-flag", got "allow"`), at the value, with a suggestion.
+ */
+function readChoice<T extends string>(v: SValue | undefined, path: string, choices: readonly T[], report: Report): T | undefined {
+  if (v === undefined || v.t === "invalid") return undefined;
+  if (v.t === "string" && (choices as readonly string[]).includes(v.value)) return v.value as T;
+  const got = v.t === "string" ? `${JSON.stringify(v.value)}${didYouMean(v.value, choices)}` : describe(v);
+  report(diagnostic("PG1011", v.location, { message: `${path}: must be ${oneOf(choices)}, got ${got}` }));
+  return undefined;
+}
+
+/** An array of such words (a kind's modes); each wrong item is reported where it is written. */
+function readChoices<T extends string>(e: ObjectEntry | undefined, path: string, choices: readonly T[], report: Report): T[] | undefined {
   if (!e || e.value.t === "invalid") return undefined;
   const v = e.value;
-  if (v.t !== "array" || v.items.some((i) => i.t !== "string")) {
-    const bad = v.t === "array" ? (v.items.find((i) => i.t !== "string") ?? v) : v;
-    if (bad.t !== "invalid") report(diagnostic("PG1011", bad.location, { message: `\`${e.key}\` must be an array of strings, not containing ${describe(bad)}` }));
+  if (v.t !== "array") {
+    report(diagnostic("PG1011", v.location, { message: `${path}: must be an array of ${oneOf(choices)}, got ${describe(v)}` }));
     return undefined;
   }
-  return v.items.map((i) => (i as Extract<SValue, { t: "string" }>).value);
+  const items = v.items.map((i) => readChoice(i, path, choices, report));
+  return items.every((i) => i !== undefined) ? items : undefined;
+}
+
+/** `"a", "b" or "c"`. */
+function oneOf(choices: readonly string[]): string {
+  const quoted = choices.map((c) => JSON.stringify(c));
+  return quoted.length === 1 ? quoted[0]! : `${quoted.slice(0, -1).join(", ")} or ${quoted.at(-1)!}`;
 }
 
 function readBoolean(e: ObjectEntry | undefined, report: Report): boolean | undefined {

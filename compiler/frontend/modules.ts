@@ -248,18 +248,32 @@ export class ModuleLoader {
       );
       return invalidAll();
     }
-    const candidates = candidatePaths(path.posix.dirname(file.path), specifier);
+    const candidate = sourcePath(path.posix.dirname(file.path), specifier);
     // Outside the root nothing is read, not even probed for existence.
-    if (!isInside(this.#host.root, candidates[0]!)) {
-      report(diagnostic("PG1018", specLocation, { file: displayPath(this.#host.cwd, candidates[0]!), how: OUTSIDE["outside-root"], root: this.#host.root }));
+    if (!isInside(this.#host.root, candidate)) {
+      report(diagnostic("PG1018", specLocation, { file: displayPath(this.#host.cwd, candidate), how: OUTSIDE["outside-root"], root: this.#host.root }));
       return invalidAll();
     }
-    const target = candidates.find((c) => this.#host.fileExists(c));
-    if (!target) {
-      report(diagnostic("PG1008", specLocation, { specifier, candidates: candidates.map((c) => `\`${displayPath(this.#host.cwd, c)}\``).join(", ") }));
+    const shown = `\`${displayPath(this.#host.cwd, candidate)}\``;
+    const exists = this.#host.fileExists(candidate);
+    // As tsc resolves it under NodeNext (module and moduleResolution), which the editor uses: a relative
+    // import of an ES module names its file, so `./org.policy` finds nothing and `./org.policy.js` finds
+    // `org.policy.ts`. Accepting what the editor cannot resolve would leave the error to the editor alone.
+    if (extensionless(specifier)) {
+      // `./org` where `org.policy.ts` is there: the fix names the policy.
+      const asPolicy = `${candidate.slice(0, -".ts".length)}.policy.ts`;
+      const policy = !exists && !specifier.endsWith(".policy") && this.#host.fileExists(asPolicy);
+      const fix = policy ? `${specifier}.policy.js` : `${specifier}.js`;
+      const found = exists || policy ? `, which resolves to \`${displayPath(this.#host.cwd, policy ? asPolicy : candidate)}\`` : `, though no ${shown} exists either`;
+      report(diagnostic("PG1021", specLocation, { specifier, fix, found }));
       return invalidAll();
     }
-    if (!target.endsWith(".policy.ts")) {
+    if (!exists) {
+      report(diagnostic("PG1008", specLocation, { specifier, candidates: shown }));
+      return invalidAll();
+    }
+    const target = candidate;
+    if (!target.endsWith(".policy.ts") || !/\.[jt]s$/.test(specifier)) {
       report(
         diagnostic("PG1009", specLocation, {
           message: `\`${specifier}\` is not a policy module (policy modules are named \`*.policy.ts\`); a policy may import only other policies and \`pruneguard/dsl\``,
@@ -282,11 +296,22 @@ const OUTSIDE = {
   "link-outside-root": "is a symbolic link that leads outside the project root",
 } as const;
 
-function candidatePaths(dir: string, specifier: string): string[] {
+/** `./org.policy` and `./org`, not `./org.policy.js` or `./notes.json` (`.policy` is part of a policy's name). */
+function extensionless(specifier: string): boolean {
+  return specifier.endsWith(".policy") || !/\.[A-Za-z0-9]+$/.test(path.posix.basename(specifier));
+}
+
+/**
+ * The source file a relative import names: `./org.policy.js` is `org.policy.ts` (tsc maps the emitted
+ * name back to its source), `./org.policy.ts` itself (tsc takes it under `allowImportingTsExtensions` or
+ * `rewriteRelativeImportExtensions`), and an extensionless `./org.policy` the `.ts` file it would be if
+ * it were resolved at all (PG1021 says it is not).
+ */
+function sourcePath(dir: string, specifier: string): string {
   const base = path.posix.resolve(dir, specifier);
-  if (base.endsWith(".js")) return [`${base.slice(0, -3)}.ts`];
-  if (base.endsWith(".ts")) return [base];
-  return [`${base}.ts`, `${base}/index.ts`];
+  if (base.endsWith(".js")) return `${base.slice(0, -3)}.ts`;
+  if (base.endsWith(".ts") || !extensionless(specifier)) return base;
+  return `${base}.ts`;
 }
 
 function spanLocation(file: ParsedFile, display: string, start: number, length: number): Location {

@@ -3,7 +3,9 @@
  * every base it extends, by content hash), compiler and options are those the manifest recorded, and whose
  * output files on disk are the ones recorded, is neither re-read, re-validated, re-checked nor re-emitted:
  * its diagnostics come from the manifest. Every other entry is compiled on its own (its bases with it), so
- * what it reports and emits is exactly what a full compile of it would.
+ * what it reports and emits is exactly what a full compile of it would. The stale entries of one build share
+ * their work: each policy among them is validated once and emitted once, however many entries read it (a
+ * base and its overlays, a build with no manifest), so the base is not compiled again for each overlay.
  *
  * Correctness before speed: a changed base makes every entry that read it stale (its hash is among their
  * inputs); any error anywhere, or a policy name two entries share, falls back to one full compile of every
@@ -17,6 +19,7 @@ import { dedupeDiagnostics, isError, sortDiagnostics, type Diagnostic } from "..
 import { mapConcurrently, readBounded, type EmitOptions, type EmittedFile } from "../emit/files.js";
 import { sha256 } from "../emit/json.js";
 import type { SourceHost } from "../frontend/host.js";
+import type { CompileOptions, PolicyIR } from "../index.js";
 import { displayPath, isInside, resolvePath, toPosix } from "../frontend/paths.js";
 import { compilerFingerprint } from "./fingerprint.js";
 import { MANIFEST_FILE, readManifest, type Manifest, type ManifestUnit } from "./manifest.js";
@@ -116,18 +119,38 @@ export async function buildPolicies(entries: readonly string[], options: BuildOp
 
   const emitted = new Map<string, EmittedFile>();
   let host = options.host;
+  // Validations shared by every compile of this build, so the fallback to a full build reuses them too.
+  const validated: NonNullable<CompileOptions["validated"]> = new Map();
   if (stale.length > 0) {
     const compiler = await import("../index.js");
     host ??= compiler.createSourceHost({ cwd, ...(options.root === undefined ? {} : { root: options.root }) });
+    // Each entry is read on its own, which is how its unit learns exactly which files it reads and what a
+    // compile of it alone reports; what the entries share is validated and emitted once, by policy file.
+    const byPolicy = new Map<string, ReadonlyArray<{ file: EmittedFile; hash: string }>>();
+    const emitOnce = (p: PolicyIR) => {
+      let files = byPolicy.get(p.file);
+      if (files === undefined) {
+        files = compiler.emitAll([p], emit).map((f) => {
+          const hash = sha256(f.contents);
+          // What this build already read at the file's path: writing and drift checks need not read it again.
+          if (!outputHashes.has(f.path)) return { file: f, hash };
+          const before = outputHashes.get(f.path);
+          const disk: EmittedFile["disk"] = before === undefined ? "unreadable" : before === hash ? "same" : "differs";
+          return { file: { ...f, disk }, hash };
+        });
+        byPolicy.set(p.file, files);
+      }
+      return files;
+    };
     for (const i of stale) {
-      const r = compiler.compilePolicies([entries[i]!], { cwd, host });
-      if (r.hasErrors) return fullBuild(entries, options, host);
-      const files = compiler.emitAll(r.policies, emit);
-      for (const f of files) emitted.set(f.path, f);
+      const r = compiler.compilePolicies([entries[i]!], { cwd, host, validated });
+      if (r.hasErrors) return fullBuild(entries, options, host, validated);
+      const files = r.policies.flatMap(emitOnce).sort((a, b) => (a.file.path < b.file.path ? -1 : 1));
+      for (const f of files) emitted.set(f.file.path, f.file);
       for (const [p, text] of r.sources) sources.set(p, text);
       units.set(shown[i]!, {
         inputs: Object.fromEntries([...r.sources].map(([p, text]) => [p, sha256(text)])),
-        outputs: Object.fromEntries(files.map((f) => [f.path, sha256(f.contents)])),
+        outputs: Object.fromEntries(files.map((f) => [f.file.path, f.hash])),
         policies: r.policies.map((p) => ({ name: p.name, file: p.file })),
         diagnostics: [...r.diagnostics],
       });
@@ -141,7 +164,7 @@ export async function buildPolicies(entries: readonly string[], options: BuildOp
     for (const p of u.policies) {
       files.add(p.file);
       const other = fileOf.get(p.name);
-      if (other !== undefined && other !== p.file) return fullBuild(entries, options, host);
+      if (other !== undefined && other !== p.file) return fullBuild(entries, options, host, validated);
       fileOf.set(p.name, p.file);
     }
   }
@@ -163,9 +186,14 @@ export async function buildPolicies(entries: readonly string[], options: BuildOp
 }
 
 /** Every entry in one compile, as without a manifest: what a build with an error reports. */
-async function fullBuild(entries: readonly string[], options: BuildOptions, host: SourceHost | undefined): Promise<BuildResult> {
+async function fullBuild(
+  entries: readonly string[],
+  options: BuildOptions,
+  host: SourceHost | undefined,
+  validated: NonNullable<CompileOptions["validated"]>,
+): Promise<BuildResult> {
   const compiler = await import("../index.js");
-  const r = compiler.compilePolicies(entries, { cwd: options.cwd, ...(options.root === undefined ? {} : { root: options.root }), ...(host ? { host } : {}) });
+  const r = compiler.compilePolicies(entries, { cwd: options.cwd, ...(options.root === undefined ? {} : { root: options.root }), ...(host ? { host, validated } : {}) });
   const files = r.hasErrors ? [] : compiler.emitAll(r.policies, options.emit);
   return {
     diagnostics: r.diagnostics,

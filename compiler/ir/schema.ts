@@ -8,7 +8,7 @@
  */
 import { z } from "zod";
 import { ENGINES } from "../../src/policy/stores.js";
-import { MIN_COMPACTION_TOKENS, MIN_SEARCH_TOKENS } from "../../src/policy/kinds.js";
+import { LOSSY_RULES, MIN_COMPACTION_TOKENS, MIN_SEARCH_TOKENS } from "../../src/policy/kinds.js";
 import { PRUNE_MODES } from "../../src/types.js";
 import { Location } from "./location.js";
 
@@ -28,7 +28,7 @@ const fieldLocations = <const K extends string>(keys: readonly K[]) =>
   z.strictObject(Object.fromEntries(keys.map((k) => [k, Location.optional()])) as { [P in K]: z.ZodOptional<typeof Location> });
 
 export const PruneModeIR = z.enum(PRUNE_MODES as readonly ["drop", "summarize", "compress"]);
-export const LossyRuleIR = z.enum(["forbid", "with-flag"]);
+export const LossyRuleIR = z.enum(LOSSY_RULES as readonly ["forbid", "with-flag"]);
 export const EngineIR = z.enum(ENGINES as readonly ["memory", "sqlite", "postgres"]);
 
 export const PinIR = z.strictObject({

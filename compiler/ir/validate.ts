@@ -9,11 +9,9 @@ import { PolicyIR } from "./schema.js";
 export function validatePolicy(candidate: unknown): { policy: PolicyIR | undefined; diagnostics: Diagnostic[] } {
   const result = PolicyIR.safeParse(candidate);
   if (result.success) return { policy: result.data, diagnostics: [] };
-  const diagnostics = result.error.issues.map((issue) => {
-    const where = issue.path.length > 0 ? ` (at ${issue.path.map(String).join(".")})` : "";
-    const subject = describePath(candidate, issue.path);
-    return diagnostic("PG1011", locationFor(candidate, issue.path), { message: `${subject}: ${issue.message.toLowerCase()}${where}` });
-  });
+  const diagnostics = result.error.issues.map((issue) =>
+    diagnostic("PG1011", locationFor(candidate, issue.path), { message: `${describePath(candidate, issue.path)}: ${issue.message.toLowerCase()}` }),
+  );
   return { policy: undefined, diagnostics };
 }
 
@@ -32,15 +30,18 @@ function locationFor(root: unknown, path: readonly PropertyKey[]): Location | nu
   return best;
 }
 
+/**
+ * The failing path as the author wrote it, as the runtime names a field (`kinds.audit.lossy`): an element of
+ * the IR's arrays of kinds, stores and pins by its name, not its index, which the author never wrote.
+ */
 function describePath(root: unknown, path: readonly PropertyKey[]): string {
   let node: unknown = root;
-  let subject = "policy";
+  const parts: string[] = [];
   for (const key of path) {
-    if (!isRecord(node) && !Array.isArray(node)) break;
-    node = (node as Record<PropertyKey, unknown>)[key];
-    if (isRecord(node) && typeof node["name"] === "string" && typeof key === "number") subject = `\`${node["name"]}\``;
+    node = isRecord(node) ? (node as Record<PropertyKey, unknown>)[key] : undefined;
+    parts.push(typeof key === "number" && isRecord(node) && typeof node["name"] === "string" ? node["name"] : String(key));
   }
-  return subject;
+  return parts.length === 0 ? "policy" : parts.join(".");
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {

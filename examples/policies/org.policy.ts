@@ -36,6 +36,7 @@ export default definePolicy({
     // Nothing keeps a copy of the system prompt; it may go only as an explicit lossy commitment.
     systemHint: { store: null, modes: ["drop"], lossy: "with-flag" },
     // The compliance notice must stay in the window: no store, lossy forbidden, so it is never prunable.
+    // The compiler warns that it is (PG3007), as it does for every such kind; here that is the intent.
     complianceNotice: { store: null, modes: ["drop"], lossy: "forbid" },
   },
   // A search answer (matches and the coverage line) costs at most this many tokens in the window.

@@ -35,6 +35,7 @@ export default definePolicy({
     scratch: { store: "notes", modes: ["drop", "summarize"], lossy: "with-flag" },
     auditNote: { store: "archive", modes: ["drop"], lossy: "forbid" },
     systemHint: { store: null, modes: ["drop"], lossy: "with-flag" },
+    // Never prunable, on purpose, as in the org policy (the compiler's PG3007 warning says so).
     complianceNotice: { store: null, modes: ["drop"], lossy: "forbid" },
   },
   session: { maxLength: hours(8), lossyBudget: 5 },

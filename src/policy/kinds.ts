@@ -14,6 +14,7 @@ export const PRUNE_MODES: readonly PruneMode[] = ["drop", "summarize", "compress
  * - `with-flag`: only when the directive carries `accept_lossy: true` (the JSON value, nothing else).
  */
 export type LossyRule = "forbid" | "with-flag";
+export const LOSSY_RULES: readonly LossyRule[] = ["forbid", "with-flag"];
 
 /** A named identifier pattern whose matches are carried into any digest or compressed form that lost them. */
 export interface PinPattern {

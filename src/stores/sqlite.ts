@@ -219,6 +219,10 @@ export class SqliteStore extends StoreBase implements BackingStore {
   #open = true;
   /** The file's device and inode when the store opened it; `null` for an in-memory database. */
   readonly #identity: { readonly dev: number; readonly ino: number } | null;
+  /** When (`performance.now()`) the file was last found to be the one the store opened; reads trust it for `READ_CHECK_MS`. */
+  #checkedAt = Number.NEGATIVE_INFINITY;
+  /** Set once the file was found removed or replaced: every later call fails with it (the store must be reopened). */
+  #lost: StoreError | null = null;
   readonly #q: ReturnType<SqliteStore["prepare"]>;
   /** Runs `fn` inside `BEGIN IMMEDIATE … COMMIT` (rolled back if it throws). */
   readonly #immediate: <T>(fn: () => T) => T;
@@ -251,7 +255,7 @@ export class SqliteStore extends StoreBase implements BackingStore {
     const commit = this.#db.prepare("COMMIT");
     const rollback = this.#db.prepare("ROLLBACK");
     this.#immediate = <T>(fn: () => T): T => {
-      this.#assertHealthy();
+      this.#assertWritable();
       begin.run();
       this.#onCommit = [];
       let result: T;
@@ -488,16 +492,13 @@ export class SqliteStore extends StoreBase implements BackingStore {
         if (w.hold) this.#q.hold.run(txn.holdUntil, this.name, session, w.item.spanId);
       }
       // The counter is read only when the budget is asked for, but every lossy commitment is added to it.
-      if (plan.lossy > 0) {
-        this.#sessionRow(session);
-        this.#q.addLossy.run(plan.lossy, this.name, session);
-      }
+      if (plan.lossy > 0) this.#updateSession(session, () => (Number(this.#q.addLossy.run(plan.lossy, this.name, session).changes) > 0 ? true : undefined));
       return commitResult(plan, this.#append(session, plan.drafts));
     });
   }
 
   async lookup(session: string, key: LookupKey): Promise<LookupResult> {
-    this.#assertHealthy();
+    this.#assertReadable();
     const row = "handle" in key ? this.#q.byHandle.get(this.name, session, key.handle) : this.#q.bySpan.get(this.name, session, key.spanId);
     return lookupAnswer(row, this.capabilities);
   }
@@ -508,7 +509,7 @@ export class SqliteStore extends StoreBase implements BackingStore {
    * so the cost never depends on what other sessions hold.
    */
   async searchCopies(session: string, request: CopySearchRequest): Promise<CopySearch> {
-    this.#assertHealthy();
+    this.#assertReadable();
     if (request.copies.length === 0) return { candidates: [], more: false, gone: [] };
     const handles = JSON.stringify(request.copies.map((c) => c.handle));
     const rows = this.#q.searchCopies.all(storeLiteral(request.literal), this.name, session, handles);
@@ -520,13 +521,13 @@ export class SqliteStore extends StoreBase implements BackingStore {
   }
 
   async auditLog(session: string): Promise<AuditRecord[]> {
-    this.#assertHealthy();
+    this.#assertReadable();
     const chain = this.#chain(session, false);
     return chain === null ? [] : this.#q.auditLog.all(chain).map((r) => JSON.parse(r.record) as AuditRecord);
   }
 
   async countLossy(session: string): Promise<number> {
-    this.#assertHealthy();
+    this.#assertReadable();
     const chain = this.#chain(session, false);
     return chain === null ? 0 : (this.#q.countLossy.get(chain)?.n ?? 0);
   }
@@ -537,7 +538,7 @@ export class SqliteStore extends StoreBase implements BackingStore {
    * never deleted, only emptied by rotation).
    */
   async prunesOf(session: string, id: string): Promise<AuditRecord[]> {
-    this.#assertHealthy();
+    this.#assertReadable();
     const chain = this.#chain(session, false);
     if (chain === null) return [];
     const spans = new Set([id]);
@@ -565,10 +566,21 @@ export class SqliteStore extends StoreBase implements BackingStore {
     return this.#q.sessionRow.get(this.name, session)!;
   }
 
+  /**
+   * Runs an update of the session's counter row (inside the caller's transaction); when it touches nothing,
+   * the row is missing: it is created, then the update runs again. Every call after a session's first is one
+   * statement, where reading the row first was two.
+   */
+  #updateSession<T>(session: string, update: () => T | undefined): T {
+    const done = update();
+    if (done !== undefined) return done;
+    this.#q.ensureSession.run({ store: this.name, session });
+    return update()!;
+  }
+
   async registerSpan(session: string, span: SpanRegistration): Promise<RegisteredSpan> {
     return this.#immediate((): RegisteredSpan => {
-      this.#sessionRow(session);
-      const ordinal = this.#q.nextSpan.get(this.name, session)!.next_span;
+      const ordinal = this.#updateSession(session, () => this.#q.nextSpan.get(this.name, session)).next_span;
       const spanId = `span_${ordinal}`;
       this.#q.insertSpan.run({
         store: this.name, session, ordinal, spanId, kind: span.kind, hash: span.hash, grp: span.group,
@@ -579,21 +591,18 @@ export class SqliteStore extends StoreBase implements BackingStore {
   }
 
   async sessionSpans(session: string): Promise<RegisteredSpan[]> {
-    this.#assertHealthy();
+    this.#assertReadable();
     return this.#q.sessionSpans.all(this.name, session).map(registeredSpan);
   }
 
   async lookupSpan(session: string, spanId: string): Promise<RegisteredSpan | null> {
-    this.#assertHealthy();
+    this.#assertReadable();
     const row = this.#q.lookupSpan.get(this.name, session, spanId);
     return row === undefined ? null : registeredSpan(row);
   }
 
   async sessionStart(session: string, start: number): Promise<number> {
-    return this.#immediate((): number => {
-      this.#sessionRow(session);
-      return Number(this.#q.sessionStart.get(start, this.name, session)!.started_at);
-    });
+    return this.#immediate((): number => Number(this.#updateSession(session, () => this.#q.sessionStart.get(start, this.name, session)).started_at));
   }
 
   async noteReplacement(session: string, spanId: string, body: string): Promise<void> {
@@ -618,7 +627,7 @@ export class SqliteStore extends StoreBase implements BackingStore {
   }
 
   async releaseHolds(session: string): Promise<number> {
-    this.#assertHealthy();
+    this.#assertWritable();
     return Number(this.#q.releaseHolds.run(this.name, session).changes);
   }
 
@@ -636,24 +645,51 @@ export class SqliteStore extends StoreBase implements BackingStore {
   /**
    * Fails closed when the file this store opened is no longer the file at its path: removed (prunes would
    * go on "reversibly" into an unlinked inode that no other process and no restart can read) or replaced
-   * (another database now answers for the path). One `stat` per call; the check cannot see a file edited
-   * in place, which is what the audit chain and content hashes are for.
+   * (another database now answers for the path). Every write checks, with one `stat`, before its
+   * transaction begins: a write is what would put a copy, a hold or an audit record where nobody will find
+   * them, so no write ever skips it. Once the file is found gone, every later call fails (`#lost`).
+   * The check cannot see a file edited in place, which is what the audit chain and content hashes are for.
    */
-  #assertHealthy(): void {
+  #assertWritable(): void {
     if (!this.#open) throw new StoreError(this.name, "store is closed");
+    if (this.#lost !== null) throw this.#lost;
+    this.#checkIdentity();
+  }
+
+  /**
+   * Reads check the file at most once every `READ_CHECK_MS`, so `map()` and `checkCopies()`, which read
+   * once per span, do not pay a `stat` each. This stays safe because a read cannot lose anything: until the
+   * store next checks, it reads the file it opened, which still holds every copy and record this store
+   * wrote (an unlinked inode stays readable while it is open), and a copy it returns is checked against the
+   * content hash the window recorded, as always. What a read never does is vouch for a write to come: the
+   * prune, hold or re-persist it may lead to is a write, and checks the file again. A read-only user of the
+   * store (one that never writes) learns of a removed or replaced file within `READ_CHECK_MS`.
+   */
+  #assertReadable(): void {
+    if (!this.#open) throw new StoreError(this.name, "store is closed");
+    if (this.#lost !== null) throw this.#lost;
+    if (this.#identity === null || performance.now() - this.#checkedAt < READ_CHECK_MS) return;
+    this.#checkIdentity();
+  }
+
+  #checkIdentity(): void {
     if (this.#identity === null) return;
-    let now: { dev: number; ino: number };
+    let now: { dev: number; ino: number } | undefined;
     try {
-      now = statSync(this.path);
+      now = statSync(this.path, { throwIfNoEntry: false });
     } catch (err) {
-      if ((err as { code?: unknown }).code === "ENOENT") {
-        throw new StoreError(this.name, `database file ${this.path} was removed while the store had it open; refusing to write to a deleted file (reopen the store)`);
-      }
+      // Not a finding about the file (a permission or I/O error): this call fails, a later one checks again.
       throw new StoreError(this.name, `cannot stat database file ${this.path}: ${(err as Error).message}`, { cause: err });
     }
-    if (now.dev !== this.#identity.dev || now.ino !== this.#identity.ino) {
-      throw new StoreError(this.name, `database file ${this.path} was replaced by another file while the store had it open; refusing to continue (reopen the store)`);
+    if (now === undefined) {
+      this.#lost = new StoreError(this.name, `database file ${this.path} was removed while the store had it open; refusing to write to a deleted file (reopen the store)`);
+      throw this.#lost;
     }
+    if (now.dev !== this.#identity.dev || now.ino !== this.#identity.ino) {
+      this.#lost = new StoreError(this.name, `database file ${this.path} was replaced by another file while the store had it open; refusing to continue (reopen the store)`);
+      throw this.#lost;
+    }
+    this.#checkedAt = performance.now();
   }
 
   /** Runs SQLite's own integrity check; `"ok"` when the file is sound. */
@@ -669,6 +705,12 @@ export class SqliteStore extends StoreBase implements BackingStore {
     }
   }
 }
+
+/**
+ * How long a read trusts the last check that the file is the one the store opened (see `#assertReadable`);
+ * writes always check.
+ */
+export const READ_CHECK_MS = 1000;
 
 /** A database file's device and inode, or `null` for an in-memory or temporary database. */
 function fileIdentity(path: string): { readonly dev: number; readonly ino: number } | null {

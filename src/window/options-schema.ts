@@ -9,6 +9,7 @@ import { cutUnits, GUTTER, LINE_BREAK, oneLine } from "../render/framing.js";
 import { MIN_COMPACTION_TOKENS, MIN_SEARCH_TOKENS } from "../policy/kinds.js";
 import { clockSchema } from "../stores/options.js";
 import { PRUNE_MODES, type PruneMode } from "../types.js";
+import { MAX_QUERY_TEXT } from "../telemetry.js";
 
 /** Kind names appear in rendered headers (`[span_3 toolResult]`): identifiers, so no name can forge a line. */
 export const KIND_NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
@@ -85,7 +86,25 @@ export const windowOptionsSchema = z.object({
       maxQueryChars: z.number().int().positive().optional(),
     })
     .optional(),
+  telemetry: z
+    .union([
+      z.literal(false),
+      z.strictObject({
+        tracer: withMethods(["startSpan"], "an OpenTelemetry Tracer (trace.getTracer(...))").nullable().optional(),
+        meter: withMethods(["createCounter", "createHistogram"], "an OpenTelemetry Meter (metrics.getMeter(...))").nullable().optional(),
+        queryText: z.number().int().min(0).max(MAX_QUERY_TEXT, { error: `must be a whole number of characters from 0 to ${MAX_QUERY_TEXT}` }).optional(),
+      }),
+    ], { error: "must be false or { tracer?, meter?, queryText? }" })
+    .optional(),
 });
+
+/** An object with these methods (an OpenTelemetry tracer or meter: the runtime never imports their types). */
+function withMethods(methods: readonly string[], what: string) {
+  return z.custom<object>(
+    (v) => typeof v === "object" && v !== null && methods.every((m) => typeof (v as Record<string, unknown>)[m] === "function"),
+    { error: `must be ${what}, or null` },
+  );
+}
 
 export function show(v: unknown): string {
   try {

@@ -15,6 +15,7 @@ import { describeIssues, windowOptionsSchema } from "./options-schema.js";
 import { checkStoreDeclarations } from "../stores/open.js";
 import type { StoreDeclaration } from "../policy/stores.js";
 import type { BackingStore } from "../stores/store.js";
+import type { TelemetryOptions } from "../telemetry.js";
 import { systemClock, type Clock, type KindPolicy, type PinPattern, type PruneMode, type SessionLimits, type SpanMessage, type SpanRef } from "../types.js";
 
 /** Options of a `ContextWindow`. `kinds` is the runtime form of a policy (generated guards pass it). */
@@ -47,6 +48,13 @@ export interface ContextWindowOptions<K extends string> {
    * created. The engine may differ (a `MemoryStore` in tests): the promises are what decide a prune.
    */
   readonly declarations?: { readonly [name: string]: StoreDeclaration };
+  /**
+   * OpenTelemetry spans and metrics of every decision (docs/observability.md). Left out: the global
+   * tracer and meter providers of `@opentelemetry/api` when it is installed and an SDK registered them,
+   * else nothing. `{ tracer, meter }` gives them (`null` turns one off); `{ queryText: n }` records a
+   * search's first `n` characters (never by default). `false`: off, and the API is never loaded.
+   */
+  readonly telemetry?: TelemetryOptions | false;
 }
 
 /** A span to append. */

@@ -34,6 +34,7 @@ import { restoreEntries, SUMMARY_KIND, type Restored } from "./resume.js";
 import { search, type SearchRequest } from "./search.js";
 import { compactedLine, ShownWindow, type CompactionReport, type WhenApplied } from "./compaction.js";
 import { entryView, renderWindow, type WindowEntry } from "./view.js";
+import { createTelemetry, decide, type Telemetry } from "../telemetry.js";
 
 const MAX_NOTICES = 3;
 
@@ -81,6 +82,8 @@ export class ContextWindow<K extends string = string> {
   #tail: Promise<unknown> = Promise.resolve();
   /** Operations queued or running in `#serial`. */
   #queued = 0;
+  /** OpenTelemetry spans and metrics of the decisions (src/telemetry.ts); `null`: none, at no cost. */
+  readonly #telemetry: Telemetry | null;
 
   constructor(options: ContextWindowOptions<K>) {
     this.#settings = resolveWindowOptions(options);
@@ -88,6 +91,14 @@ export class ContextWindow<K extends string = string> {
     this.#startedAt = Math.floor(this.#settings.clock.now());
     this.#pendingAudit = new PendingAudit(this.session);
     this.#shown = new ShownWindow(this.#settings.limits.compaction, this.#settings.limits.maxTokens ?? null);
+    this.#telemetry = createTelemetry(options.telemetry, {
+      session: this.session,
+      span: (id) => {
+        const e = this.#byId.get(id);
+        return e === undefined ? undefined : { kind: e.state === "live" ? e.span.kind : e.kind, store: e.store };
+      },
+      storeOfKind: (kind) => (Object.hasOwn(this.#settings.kinds, kind) ? this.#settings.kinds[kind as K].store : undefined),
+    });
   }
 
   /**
@@ -107,7 +118,7 @@ export class ContextWindow<K extends string = string> {
   static async resume<K extends string>(options: ContextWindowOptions<K>): Promise<ContextWindow<K>> {
     const win = new ContextWindow(options);
     const settings = win.#settings;
-    const restored: Restored = await restoreEntries({
+    const restore = () => restoreEntries({
       session: win.session,
       home: settings.auditStore,
       stores: win.#distinctStores(),
@@ -118,6 +129,7 @@ export class ContextWindow<K extends string = string> {
       now: win.#startedAt,
       maxLengthMs: settings.limits.maxLengthMs ?? null,
     });
+    const restored: Restored = await (win.#telemetry === null ? restore() : win.#telemetry.resume(restore));
     win.#lastDecided = restored.lastDecided;
     // The session's horizon is the one it began with, not one restarted by the resume.
     win.#startedAt = restored.startedAt;
@@ -177,6 +189,7 @@ export class ContextWindow<K extends string = string> {
           entry.copiedAt = persisted.createdAt;
         } catch (err) {
           entry.persistError = errorMessage(err);
+          this.#telemetry?.storeFailure("append", policy.store, err);
         }
       }
     }
@@ -200,7 +213,7 @@ export class ContextWindow<K extends string = string> {
     if (fate === undefined) return;
     const lossy = fate === "lossy";
     const raw = directiveForAudit({ op: "prune", span_id: entry.span.id, mode: "drop", ...(lossy ? { accept_lossy: true } : {}), joins: group });
-    await this.#execute(entry.span.id, "drop", null, lossy, raw);
+    await decide(this.#telemetry, "prune", () => this.#execute(entry.span.id, "drop", null, lossy, raw));
   }
 
   /**
@@ -215,7 +228,7 @@ export class ContextWindow<K extends string = string> {
 
   /** The typed path without the throw: every outcome comes back as data. */
   tryPrune(request: PruneRequest<K>): Promise<PruneOutcome> {
-    return this.#serial(() => this.#tryPrune(request));
+    return this.#serial(() => decide(this.#telemetry, "prune", () => this.#tryPrune(request)));
   }
 
   async #tryPrune(request: PruneRequest<K>): Promise<PruneOutcome> {
@@ -232,7 +245,7 @@ export class ContextWindow<K extends string = string> {
    * a bad directive leaves the window unchanged and is audited with its reason.
    */
   applyDirective(input: unknown): Promise<DirectiveOutcome> {
-    return this.#serial(() => this.#applyDirective(input));
+    return this.#serial(() => decide(this.#telemetry, null, () => this.#applyDirective(input)));
   }
 
   async #applyDirective(input: unknown): Promise<DirectiveOutcome> {
@@ -288,7 +301,7 @@ export class ContextWindow<K extends string = string> {
     const d = directiveOf(tool, args, this.#settings.directiveLimits.maxDirectiveChars);
     const outcome = "directive" in d
       ? await this.applyDirective(d.directive)
-      : await this.#serial(() => this.#invalid(tool.op, [{ path: "", message: d.invalid }], directiveForAudit(args)));
+      : await this.#serial(() => decide(this.#telemetry, tool.op, () => this.#invalid(tool.op, [{ path: "", message: d.invalid }], directiveForAudit(args))));
     // A call the window acted on and answered in full is runtime traffic: folded at the next compaction point.
     // Search and recall answers stay: they carry text the model asked for.
     if (typeof id === "string" && FOLDED_OPS.has(tool.op) && outcome.status !== "invalid") this.#foldable.add(id);
@@ -301,7 +314,7 @@ export class ContextWindow<K extends string = string> {
    * `unavailable` when the store failed and the copy may still exist.
    */
   recall(query: string): Promise<RecallOutcome> {
-    return this.#serial(() => this.#recall(String(query), directiveForAudit({ op: "recall", span_id: query })));
+    return this.#serial(() => decide(this.#telemetry, "recall", () => this.#recall(String(query), directiveForAudit({ op: "recall", span_id: query }))));
   }
 
   /**
@@ -324,7 +337,7 @@ export class ContextWindow<K extends string = string> {
    * span) and audits the answer; the model's form is the directive `{"op":"map"}`.
    */
   map(): Promise<WindowMap> {
-    return this.#serial(() => this.#map(directiveForAudit({ op: "map" })));
+    return this.#serial(() => decide(this.#telemetry, "map", () => this.#map(directiveForAudit({ op: "map" }))));
   }
 
   async #map(raw: string): Promise<WindowMap> {
@@ -413,13 +426,13 @@ export class ContextWindow<K extends string = string> {
   search(request: string | SearchRequest): Promise<SearchOutcome | InvalidOutcome> {
     const { query, regex } = typeof request === "string" ? { query: request, regex: false } : request;
     const directive = { op: "search", query, ...(regex === undefined ? {} : { regex }) };
-    return this.#serial(async () => {
+    return this.#serial(() => decide(this.#telemetry, "search", async () => {
       const raw = directiveForAudit(directive);
       const parsed = parseDirective(directive, this.#settings.directiveLimits);
       if (!parsed.ok) return this.#invalid("search", parsed.issues, raw);
       const d = parsed.directive as Extract<typeof parsed.directive, { op: "search" }>;
       return this.#search(d.query, d.regex === true, raw);
-    });
+    }));
   }
 
   /**
@@ -431,14 +444,14 @@ export class ContextWindow<K extends string = string> {
    */
   summarizeRange(request: { readonly from: string; readonly to: string; readonly digest: string }): Promise<RangeOutcome | InvalidOutcome> {
     const directive = { op: "summarize_range", from: String(request.from), to: String(request.to), digest: request.digest };
-    return this.#serial(async () => {
+    return this.#serial(() => decide(this.#telemetry, "summarize_range", async () => {
       this.#assertOpen();
       const raw = directiveForAudit(directive);
       const parsed = parseDirective(directive, this.#settings.directiveLimits);
       if (!parsed.ok) return this.#invalid("summarize_range", parsed.issues, raw);
       const d = parsed.directive as SummarizeRangeDirective;
       return this.#summarizeRange(d.from, d.to, d.digest, raw);
-    });
+    }));
   }
 
   /**
@@ -478,7 +491,7 @@ export class ContextWindow<K extends string = string> {
    * call it when you know the cache is cold anyway (after a long pause), or before a summary step.
    */
   compact(): Promise<CompactOutcome> {
-    return this.#serial(() => this.#compactAsked(directiveForAudit({ op: "compact" })));
+    return this.#serial(() => decide(this.#telemetry, "compact", () => this.#compactAsked(directiveForAudit({ op: "compact" }))));
   }
 
   /** A compaction point asked for, audited like every directive. */
@@ -499,7 +512,9 @@ export class ContextWindow<K extends string = string> {
     const tokens = (vs: readonly WindowEntry[]) => vs.reduce((n, v) => n + (v.state === "live" ? v.span.tokens : countTokens(v.text)), 0);
     const freed = before.length === 0 ? 0 : tokens(before) - tokens(views);
     this.#shown.reset(views, this.#nextLapse(now));
-    return { applied: pending, folded, freedTokens: freed, rewrittenTokens: pending === 0 && folded === 0 ? 0 : rewritten };
+    const report = { applied: pending, folded, freedTokens: freed, rewrittenTokens: pending === 0 && folded === 0 ? 0 : rewritten };
+    this.#telemetry?.compaction(report, this.#shown.count);
+    return report;
   }
 
   /**
@@ -579,7 +594,7 @@ export class ContextWindow<K extends string = string> {
    * copies it found lost. A store that fails is skipped (its lines stay as they were).
    */
   checkCopies(): Promise<number> {
-    return this.#serial(async () => {
+    const check = async (): Promise<number> => {
       let lost = 0;
       // Members of range summaries too: an expansion shows their lines.
       const all: Entry[] = [];
@@ -606,7 +621,8 @@ export class ContextWindow<K extends string = string> {
       // Lines that offered a recall of a lost copy stop offering it now.
       if (lost > 0) this.#compactNow();
       return lost;
-    });
+    };
+    return this.#serial(() => (this.#telemetry === null ? check() : this.#telemetry.checkCopies(check)));
   }
 
   /** Every decision of this session, across its stores, oldest first. */
@@ -711,6 +727,8 @@ export class ContextWindow<K extends string = string> {
     const counted = acceptLossy && budget !== null && budget !== undefined;
     const inTransaction = counted && plan.store === home;
     let reserved = 0;
+    /** The session's lossy units left as the commit transaction counted them (for telemetry), `null`: not counted. */
+    let lossyCounted: number | null = null;
     if (counted && !inTransaction) {
       try {
         reserved = await home.reserveLossy(this.session, budget, plan.members.length);
@@ -737,7 +755,10 @@ export class ContextWindow<K extends string = string> {
       members, lead: plan.lead, acceptLossy, keep: { now: this.#settings.clock.now(), holdUntil: this.#holdUntil() },
       decided: this.#decide(plan.members.length),
       // The budget left: counted in the transaction on the home store, or what was reserved on it beforehand.
-      lossyLeft: (left: number) => (!counted ? Number.POSITIVE_INFINITY : inTransaction ? left : Math.min(reserved, left)),
+      lossyLeft: (left: number) => {
+        if (inTransaction) lossyCounted = left;
+        return !counted ? Number.POSITIVE_INFINITY : inTransaction ? left : Math.min(reserved, left);
+      },
       subjects: plan.members.map((p, i) => ({
         spanId: p.entry.span.id, kind: p.entry.span.kind, hash: p.entry.span.hash, mode: p.mode, acceptLossy,
         pinsCarried: p.pinsCarried.length, directive: i === plan.lead ? raw : null,
@@ -755,6 +776,7 @@ export class ContextWindow<K extends string = string> {
       return this.#storeFailed(plan.target, mode, raw, err);
     }
     await giveBack(lossyCount(commit));
+    if (lossyCounted !== null) this.#telemetry?.note({ "pruneguard.lossy_budget.left": lossyCounted - lossyCount(commit) });
     return this.#committed(plan, mode, commit, last.refusal, last.keeps);
   }
 

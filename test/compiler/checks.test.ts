@@ -305,6 +305,57 @@ describe("PG3006 pruned copies expire mid-session without holds", () => {
   });
 });
 
+describe("PG3007 a kind that can never be pruned", () => {
+  const notice = `    notice: { store: null, modes: ["drop"], lossy: "forbid" },`;
+  it("warns at the kind's name, saying what would make it prunable, and explain still says never prunable", () => {
+    const r = compileOne(policy(`    a: { store: "toolLog", modes: ["drop"], lossy: "forbid" },\n${notice}`));
+    const d = expectDiagnostic(r, "PG3007", 7, col(notice, "notice"));
+    expect(d.category).toBe("warning");
+    expect(r.hasErrors).toBe(false);
+    expect(d.message).toContain("kind `notice` has no store and forbids lossy commitment");
+    expect(d.message).toContain("give it a store");
+    expect(d.message).toContain('set `lossy: "with-flag"`');
+    const p = r.policies[0]!;
+    expect(describeFate(fateOf(p.kinds[1]!, p))).toBe("never prunable");
+  });
+  it("is quiet for a kind with no store that allows lossy with the flag, and for a forbid kind with a store", () => {
+    expect(codes(compileOne(policy(`    a: { store: "toolLog", modes: ["drop"], lossy: "forbid" },\n    b: { store: null, modes: ["drop"], lossy: "with-flag" },`)))).not.toContain("PG3007");
+  });
+  it("points into an overlay that moves a forbid kind to no store, at its `store: null`", () => {
+    const line = `  kinds: { userTurn: { store: null } },`;
+    const r = compileOverlay(line);
+    expectDiagnostic(r, "PG3007", 5, col(line, "null"), "team.policy.ts");
+    // Tighter than the base (its prunes were reversible, now rejected), so no error.
+    expect(r.hasErrors).toBe(false);
+    expect(r.diagnostics.filter((x) => x.code === "PG3007" && x.location?.file === "org.policy.ts")).toEqual([]);
+  });
+  it("points into an overlay that forbids lossy for a kind with no store, at its `lossy`", () => {
+    const base = `${HEADER}export default definePolicy({
+  name: "base",
+  stores: { log: store.sqlite({ retention: days(1) }) },
+  kinds: { a: { store: "log", modes: ["drop"], lossy: "with-flag" }, hint: { store: null, modes: ["drop"], lossy: "with-flag" } },
+});
+`;
+    const line = `  kinds: { hint: { lossy: "forbid" } },`;
+    const r = compile({ "base.policy.ts": base, "team.policy.ts": overlayOf("base", line) });
+    expectDiagnostic(r, "PG3007", 5, col(line, '"forbid"'), "team.policy.ts");
+    expect(r.diagnostics.filter((x) => x.code === "PG3007")).toHaveLength(1);
+  });
+  it("reports a base's unprunable kind once, in the base, when an overlay inherits or overrides it", () => {
+    const base = `${HEADER}export default definePolicy({
+  name: "base",
+  stores: { log: store.sqlite({ retention: days(1) }) },
+  kinds: { a: { store: "log", modes: ["drop"], lossy: "with-flag" }, ${notice.trim()} },
+});
+`;
+    for (const body of ["", `  kinds: { notice: { modes: ["drop"] } },`]) {
+      const r = compile({ "base.policy.ts": base, "team.policy.ts": overlayOf("base", body) });
+      const found = r.diagnostics.filter((x) => x.code === "PG3007");
+      expect(found.map((x) => `${x.location?.file}:${x.location?.line}:${x.location?.column}`), body).toEqual([`base.policy.ts:5:${col(`  kinds: { a: { store: "log", modes: ["drop"], lossy: "with-flag" }, ${notice.trim()} },`, "notice")}`]);
+    }
+  });
+});
+
 describe("the generated docs describe a store without holds truthfully", () => {
   it("a kind on it is reversible only while its copy lasts, or refused when it forbids lossy", async () => {
     const { describeKind } = await import("../../compiler/emit/describe.js");

@@ -4,7 +4,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { lowerToRuntime } from "../../compiler/index.js";
 import { DEFAULT_COMPACTION } from "../../src/policy/kinds.js";
-import { codes, col, compile, compileOne, compileOverlay, expectClean, expectDiagnostic, HEADER } from "./helpers.js";
+import { codes, col, compile, compileOne, compileOverlay, expectClean, expectDiagnostic, HEADER, ORG } from "./helpers.js";
 
 const ok = `export default definePolicy({ name: "p", stores: {}, kinds: { a: { store: null, modes: ["drop"], lossy: "with-flag" } } });\n`;
 
@@ -78,6 +78,19 @@ describe("imports", () => {
     const d = expectDiagnostic(compileOne(`import org from "./orgg.policy.js";\nexport default extendPolicy(org, { name: "t" });\n`), "PG1008", 2, 17);
     expect(d.message).toContain("orgg.policy.ts");
   });
+  // tsc under NodeNext (the editor) cannot resolve an extensionless relative import of an ES module, so
+  // the compiler refuses it too, with the import that both resolve (test/compiler/tsc-agreement.test.ts).
+  it("PG1021: an extensionless import, at the specifier, with the fix", () => {
+    const team = (spec: string) => ({ "org.policy.ts": ORG, "team.policy.ts": `${HEADER}import org from "${spec}";\nexport default extendPolicy(org, { name: "team" });\n` });
+    const d = expectDiagnostic(compile(team("./org.policy")), "PG1021", 2, 17, "team.policy.ts");
+    expect(d.message).toContain("write `./org.policy.js`, which resolves to `org.policy.ts`");
+    expect(d.category).toBe("error");
+    expect(expectDiagnostic(compile(team("./org")), "PG1021", 2, 17, "team.policy.ts").message).toContain("write `./org.policy.js`");
+    expect(expectDiagnostic(compile(team("./orgg.policy")), "PG1021", 2, 17, "team.policy.ts").message).toContain("write `./orgg.policy.js`, though no `orgg.policy.ts` exists either");
+    // What tsc resolves, the compiler resolves: the emitted name, and the source name (which tsc takes
+    // under allowImportingTsExtensions or rewriteRelativeImportExtensions; docs/policy-language.md).
+    for (const spec of ["./org.policy.js", "./org.policy.ts"]) expect(codes(compile(team(spec))), spec).toEqual([]);
+  });
   it("PG1009: a module that is not a policy", () => {
     const r = compile({ "p.policy.ts": `${HEADER}import { readFileSync } from "node:fs";\nimport helper from "./helper.js";\n${ok}`, "helper.ts": "export default 1;\n" });
     expectDiagnostic(r, "PG1009", 2, 30);
@@ -94,9 +107,30 @@ describe("imports", () => {
 });
 
 describe("PG1011 / PG1012 / PG1013 values", () => {
-  it("PG1011: an unknown mode, located at the modes field (from the IR schema)", () => {
-    const d = expectDiagnostic(compileOne(`export default definePolicy({ name: "p", stores: {}, kinds: { a: { store: null, modes: ["drop", "delete"], lossy: "with-flag" } } });\n`), "PG1011", 2, 88);
-    expect(d.message).toContain("modes");
+  // Worded as the runtime words the same mistake when a window is built (test/window/options.test.ts),
+  // not as the validator's raw text with an index path (`invalid option … (at kinds.0.lossy)`).
+  it("PG1011: an unknown mode, at the mode, worded as the runtime words it", () => {
+    const line = `export default definePolicy({ name: "p", stores: {}, kinds: { a: { store: null, modes: ["drop", "delete"], lossy: "with-flag" } } });`;
+    const d = expectDiagnostic(compileOne(`${line}\n`), "PG1011", 2, col(line, `"delete"`));
+    expect(d.message).toBe('kinds.a.modes: must be "drop", "summarize" or "compress", got "delete"');
+  });
+  it("PG1011: a lossy rule that is not one, at the value, worded as the runtime words it, with a suggestion", () => {
+    const kind = (lossy: string) => `export default definePolicy({ name: "p", stores: {}, kinds: { audit: { store: null, modes: ["drop"], lossy: ${lossy} } } });`;
+    const allow = kind(`"allow"`);
+    expect(expectDiagnostic(compileOne(`${allow}\n`), "PG1011", 2, col(allow, `"allow"`)).message).toBe('kinds.audit.lossy: must be "forbid" or "with-flag", got "allow"');
+    const typo = kind(`"with_flag"`);
+    expect(expectDiagnostic(compileOne(`${typo}\n`), "PG1011", 2, col(typo, `"with_flag"`)).message).toBe('kinds.audit.lossy: must be "forbid" or "with-flag", got "with_flag" (did you mean `with-flag`?)');
+    const bool = kind("true");
+    expect(expectDiagnostic(compileOne(`${bool}\n`), "PG1011", 2, col(bool, "true")).message).toBe('kinds.audit.lossy: must be "forbid" or "with-flag", got a boolean');
+    // An overlay's override is named the same way.
+    const overlay = `export default extendPolicy(org, { name: "team", kinds: { userTurn: { lossy: "Forbid" } } });`;
+    const r = compile({ "org.policy.ts": ORG, "team.policy.ts": `${HEADER}import org from "./org.policy.js";\n${overlay}\n` });
+    expect(expectDiagnostic(r, "PG1011", 3, col(overlay, `"Forbid"`), "team.policy.ts").message).toBe('kinds.userTurn.lossy: must be "forbid" or "with-flag", got "Forbid" (did you mean `forbid`?)');
+  });
+  it("PG1011 from the IR schema names the path as written, by names, not indexes", () => {
+    const d = compileOne(`export default definePolicy({ name: "p", stores: {}, kinds: { "not-an-id": { store: null, modes: ["drop"], lossy: "with-flag" } } });\n`).diagnostics.find((x) => x.code === "PG1011");
+    expect(d?.message).toMatch(/^kinds\.not-an-id\.name: must be an identifier/);
+    expect(d?.message).not.toContain("(at ");
   });
   it("PG1011: a bare number where a duration is expected", () => {
     expectDiagnostic(compileOne(`export default definePolicy({ name: "p", stores: { s: store.sqlite({ retention: 7200000 }) }, kinds: {} });\n`), "PG1011", 2, 81);

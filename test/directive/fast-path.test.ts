@@ -102,6 +102,23 @@ describe("directive fast path", () => {
     }
   });
 
+  it("names the operation of an invalid directive from the schema's own members, and lists them when op is unknown", () => {
+    const ops = directiveSchema().options.map((m) => m.shape.op.value);
+    expect(ops).toEqual(["prune", "recall", "map", "search", "summarize_range", "compact"]);
+    for (const op of ops) expect(parseDirective(JSON.stringify({ op, unexpected: 1 }))).toMatchObject({ ok: false, op });
+    const unknown = parseDirective('{"op":"forget"}');
+    expect(unknown).toMatchObject({ ok: false, op: null });
+    expect(!unknown.ok && unknown.issues[0]!.message).toBe('op must be "prune", "recall", "map", "search", "summarize_range" or "compact"');
+  });
+
+  it("reads the digest's bounds off the schema of the limits it is given", () => {
+    const text = (digest: string) => JSON.parse(JSON.stringify({ op: "prune", span_id: "span_1", mode: "summarize", digest }));
+    expect(fastDirective(text("12345"), TIGHT)).toMatchObject({ digest: "12345" });
+    expect(fastDirective(text("123456"), TIGHT)).toBeUndefined();
+    expect(fastDirective(text("123456"), DEFAULT_LIMITS)).toMatchObject({ digest: "123456" });
+    expect(fastDirective(text(""), DEFAULT_LIMITS)).toBeUndefined();
+  });
+
   it("leaves to the schema what only the schema may judge", () => {
     for (const text of [
       '{"op":"prune","span_id":"span_7","mode":"drop","accept_lossy":"true"}',

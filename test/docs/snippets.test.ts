@@ -5,8 +5,8 @@
 // How the blocks are compiled. Each block becomes one file of one program in a folder under the OS temp
 // directory, checked by the repository's TypeScript 7 `tsc` and, under the `user` profile below, by
 // TS 6 through ts-morph: the two compilers the type fixtures use (TS 6 is held to the marked lines, as
-// its codes may differ). Imports of `pruneguard`, `pruneguard/dsl`, `pruneguard/postgres` and
-// `pruneguard/adapters` resolve to this repository's sources (tsconfig `paths`); `ai`, `openai`,
+// its codes may differ). Imports of `pruneguard`, `pruneguard/dsl`, `pruneguard/postgres`,
+// `pruneguard/adapters` and `pruneguard-cli/testing` resolve to this repository's sources (tsconfig `paths`); `ai`, `openai`,
 // `@anthropic-ai/sdk` and the rest to the installed packages; `./generated/org.guard.js` to a copy of
 // the committed guards importing the runtime as `pruneguard`, as a user's do (the docs write agent code
 // from a project root with a `generated/` folder). Only errors inside the snippets count: the sources
@@ -164,6 +164,8 @@ function check(profile: Profile, offsets: ReadonlyMap<string, { snippet: Snippet
           "pruneguard/dsl": [path.join(ROOT, "dsl/index.ts")],
           "pruneguard/postgres": [path.join(ROOT, "src/postgres.ts")],
           "pruneguard/adapters": [path.join(ROOT, "src/adapters.ts")],
+          // The CLI package's one entry point, for policy tests.
+          "pruneguard-cli/testing": [path.join(ROOT, "compiler/testing.ts")],
         },
       },
       files: [...offsets.keys()],

@@ -56,6 +56,27 @@ definePolicy({ name: "org", stores: {}, kinds: {}, session: { compaction: { atTo
 // @ts-expect-error compaction is "immediate" or an object; no other word (the compiler says so: PG1011)
 extendPolicy(good, { name: "team", session: { compaction: "never" } });
 
+definePolicy({
+  name: "org",
+  stores: { toolLog: store.sqlite({ retention: hours(2) }) },
+  kinds: {
+    // @ts-expect-error a misspelt kind property is an error at the property, as the compiler's PG1012 is
+    toolResult: { store: "toolLog", modes: ["drop"], lossy: "with-flag", repersists: true },
+  },
+});
+
+extendPolicy(good, {
+  name: "team",
+  kinds: {
+    // @ts-expect-error so is one in an overlay's override of a base kind
+    toolResult: { modes: ["drop"], pinz: [] },
+  },
+});
+
+// @ts-expect-error a tombstone that does not name its span (the compiler says so: PG2007)
+definePolicy({ name: "org", stores: {}, kinds: {}, tombstone: "pruned, unrecoverable" });
+definePolicy({ name: "org", stores: {}, kinds: {}, tombstone: "{span} pruned, unrecoverable" });
+
 // @ts-expect-error retention takes a duration, not a bare number
 store.sqlite({ retention: 7_200_000 });
 

@@ -7,7 +7,8 @@
  * - runtime: a strict `tsc` with `skipLibCheck: false` type-checks a file importing `pruneguard` and
  *   `pruneguard/dsl`, the output runs a reversible prune, and the project holds neither ts-morph nor a
  *   database driver nor the CLI's dependencies;
- * - CLI: `pruneguard compile` turns a policy into a guard that the project's `tsc` accepts.
+ * - CLI: `pruneguard compile` turns a policy into a guard that the project's `tsc` accepts, and a policy test
+ *   importing `pruneguard-cli/testing` type-checks and runs with no test runner installed.
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -79,7 +80,7 @@ console.log(JSON.stringify({ status: outcome.status, recall: (await win.recall(r
     run(path.join(dir, "node_modules", ".bin", "tsc"), ["-p", "."], dir);
     expect(JSON.parse(run(process.execPath, ["out/index.js"], dir))).toEqual({ status: "reversible", recall: "found" });
     const installed = readdirSync(path.join(dir, "node_modules"));
-    for (const absent of ["ts-morph", "@ts-morph", "commander", "chokidar", "tinyglobby", "pg", "better-sqlite3"]) {
+    for (const absent of ["ts-morph", "@ts-morph", "commander", "chokidar", "tinyglobby", "pg", "better-sqlite3", "@opentelemetry"]) {
       expect(installed, `${absent} was installed with the runtime`).not.toContain(absent);
     }
     expect(existsSync(path.join(dir, "node_modules", "pruneguard", "LICENSE"))).toBe(true);
@@ -122,5 +123,32 @@ await win.prune({ span: ref, mode: "drop" });
 `,
     );
     run(path.join(dir, "node_modules", ".bin", "tsc"), ["-p", "."], dir);
+  });
+
+  it("exports pruneguard-cli/testing: a policy test type-checks strictly and runs, with no test runner installed", () => {
+    // The project the test above installed the two tarballs into and compiled a policy in.
+    const dir = path.join(work, "platform");
+    writeFileSync(
+      path.join(dir, "policy-test.ts"),
+      `import { compilePolicy, hours, PolicyExpectationError } from "pruneguard-cli/testing";
+const org = compilePolicy("policies/org.policy.ts");
+org.expectReversible("tool");
+let failed = "";
+try {
+  org.expectFateAt("scratch", hours(1), "reversible");
+} catch (err) {
+  if (err instanceof PolicyExpectationError) failed = err.counterexample?.actual ?? "";
+}
+const run = await org.session([{ append: "tool", text: "GET /deploy -> 500 req_8f3a2c91", as: "a" }, { advance: hours(3) }, { prune: "a", mode: "drop" }]);
+console.log(JSON.stringify({ failed, status: run.outcomes[0]?.status, rendered: run.rendered }));
+`,
+    );
+    run(path.join(dir, "node_modules", ".bin", "tsc"), ["-p", "."], dir);
+    expect(JSON.parse(run(process.execPath, ["out/policy-test.js"], dir))).toEqual({ failed: "lossy-with-flag", status: "reversible", rendered: "span_1 pruned, recall #1: req_8f3a2c91" });
+    // The one entry point: the compiler's modules are not importable by path.
+    const deep = spawnSync(process.execPath, ["--input-type=module", "-e", 'await import("pruneguard-cli/dist/compiler/index.js")'], { cwd: dir, encoding: "utf8" });
+    expect(deep.status).not.toBe(0);
+    expect(deep.stderr).toContain("ERR_PACKAGE_PATH_NOT_EXPORTED");
+    for (const absent of ["vitest", "jest", "mocha"]) expect(existsSync(path.join(dir, "node_modules", absent)), absent).toBe(false);
   });
 });

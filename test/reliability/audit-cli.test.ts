@@ -17,6 +17,7 @@ import { join } from "node:path";
 import { DatabaseSync as Database } from "node:sqlite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { contentHash, canonicalJson } from "../../src/hash.js";
+import { ContextWindow } from "../../src/index.js";
 import { SqliteStore } from "../../src/stores/sqlite.js";
 import { ManualClock } from "../../src/types.js";
 import { legacyFile } from "../stores/sqlite-legacy.js";
@@ -192,6 +193,44 @@ describe("pruneguard audit", () => {
     const columns = (db.prepare("SELECT name FROM pragma_table_info('pruneguard_audit')").all() as Array<{ name: string }>).map((c) => c.name);
     db.close();
     expect(columns).toContain("store");
+  });
+
+  // It used to say `no store toolLog in …` of a store whose copies were in the file, and to list a search
+  // as `search - match`, hiding what was searched for.
+  it("--store names a store without an audit chain as such, and a search is listed with its query", async () => {
+    const file = join(dir, "two-stores.db");
+    const clock = new ManualClock(Date.UTC(2026, 10, 13, 9, 0, 0));
+    const toolLog = new SqliteStore({ name: "toolLog", path: file, retentionMs: 2 * HOUR, clock });
+    const transcript = new SqliteStore({ name: "transcript", path: file, retentionMs: 2 * HOUR, clock, handlePrefix: "t" });
+    const win = new ContextWindow({
+      session: "s-7", stores: { toolLog, transcript }, auditStore: "transcript", clock,
+      kinds: { tool: { store: "toolLog", modes: ["drop"], lossy: "with-flag" } },
+    });
+    await win.append({ kind: "tool", text: "GET /deploy -> 500 req_7f3a9c" });
+    await win.search("req_7f3a");
+    await win.search({ query: "req_\\d+", regex: true });
+    await win.applyDirective({ op: "search", query: 'say "hi"\u001b[2J' });
+    await toolLog.close();
+    await transcript.close();
+
+    const none = cli(file, "--session", "s-7", "--store", "toolLog");
+    expect(none.code).toBe(2);
+    expect(none.err).toContain(`store toolLog in ${file} has no audit chain: it holds spans or copies, but no decision was recorded in it`);
+    expect(none.err).toContain("stores with an audit chain: transcript");
+    expect(none.err).not.toContain("no store toolLog");
+    expect(cli(file, "--store", "toolLog").err).toContain("has no audit chain");
+    const missing = cli(file, "--session", "s-7", "--store", "nope");
+    expect(missing.code).toBe(2);
+    expect(missing.err).toContain(`no store nope in ${file} (stores: toolLog, transcript)`);
+
+    const listed = cli(file, "--session", "s-7");
+    expect(listed.code, listed.err).toBe(0);
+    expect(listed.out).toMatch(/span\/query/);
+    expect(listed.out).toMatch(/1\s+\S+\s+search\s+match\s+"req_7f3a"\s/);
+    expect(listed.out).toMatch(/2\s+\S+\s+search\s+match\s+\/req_\\d\+\/\s/);
+    // Untrusted text: quoted, and the escape sequence that would clear the terminal written out.
+    expect(listed.out).toContain(String.raw`"say \"hi\"\u001b[2J"`);
+    expect(listed.out).not.toContain("\u001b");
   });
 
   it("usage and I/O errors exit 2 with one line and no stack trace", async () => {

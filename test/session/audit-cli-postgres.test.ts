@@ -94,4 +94,25 @@ describeWithServer("pruneguard audit --url (PostgreSQL)", () => {
       ok: false, break: { seq: 1, problem: "counter-mismatch", detail: expect.stringContaining(`${schema}.sessions.lossy_used`) },
     });
   }, 60_000);
+
+  // As on SQLite (test/reliability/audit-cli.test.ts): a store with copies but no chain is named as such.
+  itWithServer("--store names a store without an audit chain as such, and a search is listed with its query", async () => {
+    const schema = await freshSchema(pool, "auditnochain", schemas);
+    const toolLog = new PostgresStore({ name: "toolLog", pool, schema });
+    const transcript = new PostgresStore({ name: "transcript", pool, schema, handlePrefix: "t" });
+    const win = new ContextWindow({
+      session: "s-9", stores: { toolLog, transcript }, auditStore: "transcript",
+      kinds: { tool: { store: "toolLog", modes: ["drop"], lossy: "with-flag" } },
+    });
+    await win.append({ kind: "tool", text: "GET /deploy -> 500 req_7f3a9c" });
+    await win.search("req_7f3a");
+    const none = await cli("--url", PG_URL, "--schema", schema, "--session", "s-9", "--store", "toolLog");
+    expect(none.code).toBe(2);
+    expect(none.err).toContain(`store toolLog in postgres:${schema} has no audit chain`);
+    expect(none.err).toContain("stores with an audit chain: transcript");
+    expect((await cli("--url", PG_URL, "--schema", schema, "--session", "s-9", "--store", "nope")).err).toContain("(stores: toolLog, transcript)");
+    const listed = await cli("--url", PG_URL, "--schema", schema, "--session", "s-9");
+    expect(listed.code, listed.err).toBe(0);
+    expect(listed.out).toMatch(/1\s+\S+\s+search\s+match\s+"req_7f3a"\s/);
+  }, 60_000);
 });

@@ -95,6 +95,32 @@ describe("SqliteStore specifics", () => {
     await b.close();
   });
 
+  // Issue 28: the counter row is updated first and created only when the update finds none.
+  it("a session's first registration creates its counter after what the file holds of it; later ones, on any connection, count on", async () => {
+    const path = join(dir, "counter.db");
+    const a = new SqliteStore({ name: "log", path });
+    const reg = { kind: "k", hash: contentHash("k"), group: null, message: null, store: "log" };
+    // A session begun before the counters existed: a copy of span_5, no counter row.
+    await a.persist({ session: "old", spanId: "span_5", kind: "k", text: "t", hash: contentHash("t") });
+    expect((await a.registerSpan("old", reg)).spanId).toBe("span_6");
+    expect((await a.registerSpan("new", reg)).spanId).toBe("span_1");
+    const b = new SqliteStore({ name: "log", path });
+    expect((await b.registerSpan("old", reg)).spanId).toBe("span_7");
+    expect((await a.registerSpan("old", reg)).spanId).toBe("span_8");
+    expect((await b.registerSpan("new", reg)).spanId).toBe("span_2");
+    // The session's start and its lossy counter go through the same row.
+    expect(await b.sessionStart("fresh", 42)).toBe(42);
+    expect(await a.sessionStart("fresh", 99)).toBe(42);
+    expect((await a.registerSpan("fresh", reg)).spanId).toBe("span_1");
+    const db = new DatabaseSync(path);
+    expect(db.prepare("SELECT session, next_span FROM pruneguard_sessions WHERE store = 'log' ORDER BY session").all()).toEqual([
+      { session: "fresh", next_span: 1 }, { session: "new", next_span: 2 }, { session: "old", next_span: 8 },
+    ]);
+    db.close();
+    await a.close();
+    await b.close();
+  });
+
   it("uses WAL journaling", async () => {
     const path = join(dir, "wal.db");
     const s = new SqliteStore({ name: "a", path });

@@ -8,6 +8,7 @@ import { sqliteAuditRows } from "../../../src/stores/sqlite.js";
 import { CliError, ExitCode, type CliContext } from "../context.js";
 import type { AuditFlags } from "./audit.js";
 import { renderTable } from "../table.js";
+import { DEFAULT_TIMELINE_ROWS, timelineHtml, type TimelineChain, type TimelineCopy, type TimelineSpan } from "../timeline.js";
 
 interface AuditRow {
   readonly seq: number;
@@ -29,12 +30,21 @@ interface AuditSource {
   /** How the source is named in output (a file name, or `postgres:<schema>`: never the URL, which may carry a password). */
   readonly label: string;
   sessions(): Promise<Array<{ store: string; session: string; n: number }>>;
+  /**
+   * Every store the source holds anything of (copies, handles, registered spans, counters, audit records),
+   * so that a store without an audit chain is told apart from one that is not there at all.
+   */
+  stores(): Promise<string[]>;
   rows(store: string, session: string): Promise<AuditRow[]>;
   /**
    * The session's counters on this store and the highest position it registered (the counters are `null`
    * when the row is missing); `null` when the store keeps no counters at all (written before they existed).
    */
   counters(store: string, session: string): Promise<SessionCounters | null>;
+  /** For the timeline page: the spans a store registered for the session (none when it keeps no registry). */
+  registry(store: string, session: string, content: boolean): Promise<TimelineSpan[]>;
+  /** For the timeline page: the session's copies in every store, their bytes only with `content`. */
+  copies(session: string, content: boolean): Promise<TimelineCopy[]>;
   close(): Promise<void>;
 }
 
@@ -86,8 +96,14 @@ function openSqlite(file: string, cli: CliContext): AuditSource {
   }
   // Either schema of the audit table (files written before it was keyed by chain are read as they are).
   const audit = sqliteAuditRows(db);
+  const has = (name: string) => db.prepare("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
   return {
     label: file,
+    stores: async () => {
+      const tables = ["pruneguard_records", "pruneguard_handles", "pruneguard_spans", "pruneguard_sessions", "pruneguard_chains"].filter(has);
+      const union = [...tables.map((t) => `SELECT store FROM ${t}`), `SELECT store FROM ${audit}`].join(" UNION ");
+      return (db.prepare(`SELECT store FROM (${union}) ORDER BY store`).all() as Array<{ store: string }>).map((r) => r.store);
+    },
     sessions: async () =>
       db.prepare(`SELECT store, session, count(*) AS n FROM ${audit} GROUP BY store, session ORDER BY store, session`)
         .all() as unknown as Array<{ store: string; session: string; n: number }>,
@@ -96,7 +112,6 @@ function openSqlite(file: string, cli: CliContext): AuditSource {
         .all(store, session) as unknown as AuditRow[],
     counters: async (store, session) => {
       // Files written before the counters existed have no such table.
-      const has = (name: string) => db.prepare("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
       if (!has("pruneguard_sessions")) return null;
       const row = db.prepare("SELECT next_span, lossy_used FROM pruneguard_sessions WHERE store = ? AND session = ?").get(store, session) as
         | { next_span: number; lossy_used: number }
@@ -109,6 +124,13 @@ function openSqlite(file: string, cli: CliContext): AuditSource {
         nextSpan: row === undefined ? null : Number(row.next_span), registered: Number(max),
       };
     },
+    registry: async (store, session, content) =>
+      !has("pruneguard_spans") ? [] : (db.prepare(`SELECT ordinal, span_id, kind, backing${content ? ", replacement" : ""} FROM pruneguard_spans WHERE store = ? AND session = ? ORDER BY ordinal`)
+        .all(store, session) as Array<{ ordinal: number; span_id: string; kind: string; backing: string | null; replacement?: string | null }>)
+        .map((r) => ({ ordinal: Number(r.ordinal), spanId: r.span_id, kind: r.kind, backing: r.backing, ...(content ? { replacement: r.replacement ?? null } : {}) })),
+    copies: async (session, content) =>
+      !has("pruneguard_records") ? [] : (db.prepare(`SELECT store, span_id, handle, created_at, expired_at, held, held_until${content ? ", text" : ""} FROM pruneguard_records WHERE session = ? ORDER BY store, created_at`)
+        .all(session) as unknown as CopyRow[]).map((r) => copyOf(r, content)),
     close: async () => db.close(),
   };
 }
@@ -143,6 +165,13 @@ async function openPostgres(url: string, schema: string): Promise<AuditSource> {
   const table = `${pg.escapeIdentifier(schema)}.audit`;
   return {
     label: `postgres:${schema}`,
+    stores: async () => {
+      const names = ["records", "handles", "sessions", "spans"].map((t) => `${pg.escapeIdentifier(schema)}.${t}`);
+      // Tables a schema before version 3 lacks (sessions, spans) are left out.
+      const present = (await client.query("SELECT t FROM unnest($1::text[]) AS t WHERE to_regclass(t) IS NOT NULL", [names])).rows.map((r: { t: string }) => r.t);
+      const union = [...present, table].map((t) => `SELECT store FROM ${t}`).join(" UNION ");
+      return (await client.query(`SELECT store FROM (${union}) s ORDER BY store`)).rows.map((r: { store: string }) => r.store);
+    },
     sessions: async () =>
       (await client.query(`SELECT store, session, count(*)::int AS n FROM ${table} GROUP BY store, session ORDER BY store, session`)).rows,
     rows: async (store, session) =>
@@ -164,6 +193,21 @@ async function openPostgres(url: string, schema: string): Promise<AuditSource> {
         nextSpan: row === undefined ? null : Number(row.next_span), registered: max,
       };
     },
+    registry: async (store, session, content) => {
+      const spans = `${pg.escapeIdentifier(schema)}.spans`;
+      if ((await client.query("SELECT to_regclass($1) IS NOT NULL AS p", [spans])).rows[0]?.p !== true) return [];
+      const rows = (await client.query(`SELECT ordinal::text AS ordinal, span_id, kind, backing${content ? ", replacement" : ""} FROM ${spans} WHERE store = $1 AND session = $2 ORDER BY ordinal`, [store, session])).rows as
+        Array<{ ordinal: string; span_id: string; kind: string; backing: string | null; replacement?: string | null }>;
+      return rows.map((r) => ({ ordinal: Number(r.ordinal), spanId: r.span_id, kind: r.kind, backing: r.backing, ...(content ? { replacement: r.replacement ?? null } : {}) }));
+    },
+    copies: async (session, content) => {
+      const records = `${pg.escapeIdentifier(schema)}.records`;
+      const rows = (await client.query(
+        `SELECT store, span_id, handle, created_at::text AS created_at, expired_at::text AS expired_at, held, held_until::text AS held_until${content ? ", text" : ""} FROM ${records} WHERE session = $1 ORDER BY store, created_at`,
+        [session],
+      )).rows as CopyRow[];
+      return rows.map((r) => copyOf(r, content));
+    },
     close: async () => {
       await client.query("ROLLBACK").catch(() => undefined);
       await client.end().catch(() => undefined);
@@ -176,21 +220,22 @@ async function run(source: AuditSource, flags: AuditFlags, out: (t: string) => v
   const sessions = await source.sessions();
   const stores = [...new Set(sessions.map((s) => s.store))];
   if (flags.anchor !== undefined && flags.verify !== true) throw new CliError("--anchor needs --verify");
+  if (flags.store !== undefined && !stores.includes(flags.store)) await noChain(source, flags.store, stores);
   if (flags.session === undefined) {
     if (flags.verify === true) throw new CliError("--verify needs --session");
+    if (flags.format === "html") throw new CliError("--format html needs --session: the page shows one session");
     const shown = sessions.filter((s) => flags.store === undefined || s.store === flags.store);
     if (flags.format === "json") out(`${JSON.stringify({ file, sessions: shown }, null, 2)}\n`);
     else out(`${shown.length === 0 ? "no audit records" : renderTable(["store", "session", "records"], shown.map((s) => [s.store, s.session, String(s.n)]))}\n`);
     return ExitCode.ok;
   }
+  if (flags.format === "html") return timeline(source, flags as AuditFlags & { session: string }, sessions, out);
   let store = flags.store;
   if (store === undefined) {
     const withSession = [...new Set(sessions.filter((s) => s.session === flags.session).map((s) => s.store))];
     if (withSession.length > 1) throw new CliError(`session ${flags.session} has records in stores ${withSession.join(", ")}; choose one with --store`);
     store = withSession[0] ?? stores[0];
     if (store === undefined) throw new CliError(`${file} holds no audit records`);
-  } else if (!stores.includes(store) && stores.length > 0) {
-    throw new CliError(`no store ${store} in ${file} (stores: ${stores.join(", ")})`);
   }
   const rows = await source.rows(store, flags.session);
   const records: AuditRecord[] = [];
@@ -248,7 +293,7 @@ async function run(source: AuditSource, flags: AuditFlags, out: (t: string) => v
     }, null, 2)}\n`);
   } else {
     out(`store ${store}, session ${flags.session}: ${records.length} record${records.length === 1 ? "" : "s"}\n`);
-    if (records.length > 0) out(`${renderTable(["seq", "at", "op", "status", "span", "kind", "mode", "handle", "lossy", "reason"], records.map(describe))}\n`);
+    if (records.length > 0) out(`${renderTable(["seq", "at", "op", "status", "span/query", "kind", "mode", "handle", "lossy", "reason"], records.map(describe))}\n`);
     if (flags.verify === true) {
       out(problem === null
         ? `chain ok: ${records.length} records, head ${head ?? "(empty)"}\n`
@@ -292,10 +337,112 @@ function counterProblem(counters: SessionCounters | null, records: readonly Audi
   return null;
 }
 
+/**
+ * `--store` names a store with no audit chain in the source: say which of the two it is. A store can hold
+ * copies and never a record (its kinds were appended but never pruned, and the window's other decisions
+ * are recorded in its home store), which is not the same as a store that is not there.
+ */
+async function noChain(source: AuditSource, store: string, withChain: readonly string[]): Promise<void> {
+  const present = await source.stores();
+  const chains = withChain.length > 0 ? `stores with an audit chain: ${withChain.join(", ")}` : `no store in ${source.label} has one yet`;
+  if (present.includes(store)) {
+    throw new CliError(
+      `store ${store} in ${source.label} has no audit chain: it holds spans or copies, but no decision was recorded in it (a prune is recorded in the store that keeps the span's copy, every other decision in the window's home store); ${chains}`,
+    );
+  }
+  if (present.length > 0) throw new CliError(`no store ${store} in ${source.label} (stores: ${present.join(", ")})`);
+}
+
 function describe(r: AuditRecord): string[] {
   const at = typeof r.at === "number" && Number.isFinite(r.at) ? new Date(r.at).toISOString() : String(r.at);
   return [
-    String(r.seq), at, r.op ?? "-", String(r.status), r.spanId ?? "-", r.kind ?? "-", r.mode ?? "-", r.handle ?? "-",
+    String(r.seq), at, r.op ?? "-", String(r.status), subject(r), r.kind ?? "-", r.mode ?? "-", r.handle ?? "-",
     r.acceptLossy ? "accept" : "-", r.reason ?? "-",
   ];
+}
+
+/** The longest query shown in the table; the JSON output has the whole directive. */
+const QUERY_SHOWN = 40;
+
+/**
+ * What a record is about: its span, or for a search the query it looked for (`"req_7f3a"`, or `/req_\d+/`
+ * for a pattern), read from the directive the record keeps. The query is untrusted text: written as a JSON
+ * string with every control, format and separator character escaped, so it cannot move the terminal's
+ * cursor or break the table's line.
+ */
+function subject(r: AuditRecord): string {
+  if (r.op !== "search") return r.spanId ?? "-";
+  let d: unknown;
+  try {
+    d = JSON.parse(r.directive ?? "");
+  } catch {
+    return "-"; // a directive cut at its bound, or one that did not parse (an invalid search)
+  }
+  if (typeof d !== "object" || d === null || typeof (d as { query?: unknown }).query !== "string") return "-";
+  const { query, regex } = d as { query: string; regex?: unknown };
+  const cut = [...query].length > QUERY_SHOWN ? `${[...query].slice(0, QUERY_SHOWN).join("")}…` : query;
+  // What a terminal would act on is written out; a pattern is shown as written, a literal as a JSON string.
+  const visible = (t: string) => t.replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, (c) => `\\u${c.codePointAt(0)!.toString(16).padStart(4, "0")}`);
+  return regex === true ? `/${visible(cut)}/` : visible(JSON.stringify(cut));
+}
+
+/** A copy's row as either engine returns it (PostgreSQL's bigints as text). */
+interface CopyRow {
+  readonly store: string;
+  readonly span_id: string;
+  readonly handle: string;
+  readonly created_at: number | string;
+  readonly expired_at: number | string | null;
+  readonly held: number | boolean;
+  readonly held_until: number | string | null;
+  readonly text?: string | null;
+}
+
+function copyOf(r: CopyRow, content: boolean): TimelineCopy {
+  const n = (v: number | string | null) => (v === null ? null : Number(v));
+  return {
+    store: r.store, spanId: r.span_id, handle: r.handle, createdAt: Number(r.created_at), expiredAt: n(r.expired_at), held: r.held === true || r.held === 1,
+    heldUntil: n(r.held_until), ...(content ? { text: r.text ?? null } : {}),
+  };
+}
+
+/**
+ * `--format html`: the session as one timeline page on stdout. Every store's chain of the session (or the
+ * one `--store` names) is read and verified exactly as `--verify` does it — by this command's own JSON path —
+ * and the page shows each result first; the exit code is 1 for a broken chain only with `--verify`, as for
+ * the other formats. The home store's registry gives the spans' positions; every store's records their
+ * copies and holds.
+ */
+async function timeline(
+  source: AuditSource, flags: AuditFlags & { session: string }, sessions: ReadonlyArray<{ store: string; session: string }>, out: (t: string) => void,
+): Promise<ExitCode> {
+  const rows = flags.rows === undefined ? DEFAULT_TIMELINE_ROWS : Number(flags.rows);
+  if (!Number.isInteger(rows) || rows < 0) throw new CliError(`--rows must be a whole number (0: all), got ${flags.rows}`);
+  const stores = flags.store !== undefined ? [flags.store] : [...new Set(sessions.filter((s) => s.session === flags.session).map((s) => s.store))];
+  if (stores.length === 0) throw new CliError(`no audit records of session ${flags.session} in ${source.label}`);
+  if (flags.anchor !== undefined && stores.length > 1) throw new CliError(`--anchor checks one chain: session ${flags.session} has chains in ${stores.join(", ")}; choose one with --store`);
+  const content = flags.content === true;
+  const chains: TimelineChain[] = [];
+  const spans: TimelineSpan[] = [];
+  for (const store of stores) {
+    let json = "";
+    await run(source, { ...flags, store, format: "json", verify: true }, (t) => void (json += t));
+    const read = JSON.parse(json) as { records: AuditRecord[]; verify: { head: string | null; break: AuditProblem | null } };
+    const counters = await source.counters(store, flags.session);
+    chains.push({ store, records: read.records, problem: read.verify.break, head: read.verify.head, lossyUsed: counters?.lossyUsed ?? null });
+  }
+  // The registry is the home store's, which may keep no chain of its own for the session: ask every store.
+  const seen = new Set<string>();
+  for (const store of await source.stores()) {
+    for (const span of await source.registry(store, flags.session, content)) {
+      if (seen.has(span.spanId)) continue;
+      seen.add(span.spanId);
+      spans.push(span);
+    }
+  }
+  out(timelineHtml({
+    source: source.label, session: flags.session, chains, spans: spans.sort((a, b) => a.ordinal - b.ordinal), copies: await source.copies(flags.session, content),
+    content, rows, generatedAt: Date.now(),
+  }));
+  return flags.verify === true && chains.some((c) => c.problem !== null) ? ExitCode.diagnostics : ExitCode.ok;
 }

@@ -14,6 +14,9 @@
  * reset. A chain cannot see its own tail being cut off; `--anchor <hash>` checks that
  * a head recorded elsewhere earlier is still in the chain.
  *
+ * `--format html --session S` writes the session as one self-contained timeline page (`../timeline.ts`):
+ * every store's chain of it, verified, with its spans, copies and holds; content only with `--content`.
+ *
  * This module only registers the command; `audit.run.ts` (node:sqlite, the audit chain) is loaded
  * when it runs.
  */
@@ -29,7 +32,12 @@ export interface AuditFlags {
   readonly anchor?: string;
   readonly url?: string;
   readonly schema?: string;
-  readonly format: "pretty" | "json";
+  /** `html`: one session as a self-contained timeline page (`../timeline.ts`), on stdout. */
+  readonly format: "pretty" | "json" | "html";
+  /** With `html`: span text, digests and directives (queries) in the page. */
+  readonly content?: boolean;
+  /** With `html`: the most entries a table lists (0: all). */
+  readonly rows?: string;
 }
 
 export const registerAudit: RegisterCommand = (program, cli) => {
@@ -43,7 +51,9 @@ export const registerAudit: RegisterCommand = (program, cli) => {
     .option("--session <id>", "the session to list (without it: list the sessions in the file)")
     .option("--verify", "check the chain: exit 1 naming the first edited, dropped or reordered record")
     .option("--anchor <hash>", "with --verify: a head hash recorded earlier that must still be in the chain (detects a cut tail)")
-    .addOption(formatOption())
+    .addOption(formatOption(["html"], "json prints results and errors as data on stdout; html writes one session as a self-contained timeline page (with --session)"))
+    .option("--content", "with --format html: include span text, digests and directives (queries); without it the page has none")
+    .option("--rows <n>", "with --format html: the most decisions and spans each table lists (0: all)", "2000")
     .addHelpText("after", [
       "",
       "Exit codes: 0 ok, 1 the chain is broken (with --verify), 2 usage or I/O error.",
@@ -53,6 +63,7 @@ export const registerAudit: RegisterCommand = (program, cli) => {
       "  pruneguard audit agent.db --session s-42                   # that session's decisions",
       "  pruneguard audit agent.db --store toolLog --session s-42 --verify --format json",
       "  pruneguard audit --url postgres://app@db:5432/agents --schema pruneguard --session s-42 --verify",
+      "  pruneguard audit agent.db --session s-42 --format html > s-42.html   # the session as a timeline page",
     ].join("\n"))
     .action(async (file: string | undefined, flags: AuditFlags) => (await import("./audit.run.js")).runAudit(file, flags, cli));
 };

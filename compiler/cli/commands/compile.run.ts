@@ -49,27 +49,40 @@ async function compileOnce(s: Settings, cli: CliContext, host?: SourceHost): Pro
   const shown = (p: string) => path.posix.join(s.out.split(path.sep).join("/"), p);
   // All or nothing: with errors nothing is written, so the output folder never mixes files of two compilations.
   if (r.hasErrors) {
-    printDiagnostics(io, r, s.format, { written: [], removed: [], wroteNothing: true });
+    printDiagnostics(io, r, s.format, { written: [], unchanged: [], removed: [], wroteNothing: true });
     if (s.format === "pretty") io.stderr(`Wrote nothing to ${s.out}: the policies have errors. The files there are unchanged; fix the errors and compile again.\n`);
     return { code: ExitCode.diagnostics, read };
   }
   let removed: string[];
+  let changed: string[];
   try {
-    await writeEmitted(outDir, r.emitted);
+    changed = await writeEmitted(outDir, r.emitted);
     removed = await removeOrphans(outDir, r.outputs.map((p) => ({ path: p })));
     // Last, so a manifest never describes outputs that are not on disk.
     if (r.manifest && r.key) await writeManifest(outDir, r.manifest, r.key);
   } catch (error) {
     throw new CliError(`cannot write to ${s.out}: ${(error as Error).message}`);
   }
-  const written = r.outputs.map(shown);
-  printDiagnostics(io, r, s.format, { written, removed: removed.map(shown), wroteNothing: false });
+  // Honest counts: a file whose bytes are already on disk is not rewritten (`writeEmitted` returns the
+  // ones it wrote), and one an incremental build did not re-emit is unchanged too.
+  const rewritten = new Set(changed);
+  const written = r.outputs.filter((p) => rewritten.has(p)).map(shown);
+  const unchanged = r.outputs.filter((p) => !rewritten.has(p)).map(shown);
+  printDiagnostics(io, r, s.format, { written, unchanged, removed: removed.map(shown), wroteNothing: false });
   if (s.format === "pretty") {
-    const unchanged = r.reused > 0 ? ` (${r.reused} of ${r.entries} polic${r.entries === 1 ? "y" : "ies"} unchanged since the last compile)` : "";
-    io.stdout(`Wrote ${written.length} file${written.length === 1 ? "" : "s"} to ${s.out}${unchanged}.\n`);
+    io.stdout(`${compileSummary(written.length, unchanged.length, s.out, r)}\n`);
     for (const f of removed) io.stdout(`Removed ${shown(f)}: no policy generates it any more.\n`);
   }
   return { code: ExitCode.ok, read };
+}
+
+/** `Wrote 2 files to generated; 7 were already up to date.`, or that nothing needed writing. */
+function compileSummary(written: number, unchanged: number, out: string, r: { readonly reused: number; readonly entries: number }): string {
+  const files = (n: number) => `${n} file${n === 1 ? "" : "s"}`;
+  const reused = r.reused > 0 ? ` (${r.reused} of ${r.entries} polic${r.entries === 1 ? "y" : "ies"} unchanged since the last compile)` : "";
+  if (written === 0) return `Nothing to write: ${unchanged === 1 ? "the file" : `the ${files(unchanged)}`} in ${out} ${unchanged === 1 ? "is" : "are"} up to date${reused}.`;
+  const rest = unchanged === 0 ? "" : `; ${unchanged} ${unchanged === 1 ? "was" : "were"} already up to date`;
+  return `Wrote ${files(written)} to ${out}${rest}${reused}.`;
 }
 
 /** Watches the inputs and every file they read; one project is reused, only changed files are re-parsed. */
