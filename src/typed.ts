@@ -34,6 +34,8 @@ export interface AnyPruneRequest {
 /** A window whose `append` brands refs with their kind's request type, and whose `prune` checks it. */
 export interface GuardedWindow<K extends string, Requests extends { readonly [P in K]: unknown }> {
   readonly session: string;
+  /** Type only (never set): the prune request each kind accepts, so refs made for this window elsewhere (a `Transcript`'s) carry it. */
+  readonly "~requests"?: Requests;
   /**
    * Appends a span; the ref carries the prune request its kind accepts. `const P` infers the same kind
    * (the literal `kind` as written) and costs tsc less per call against a large `K` (BENCHMARKS.md,

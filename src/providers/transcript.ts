@@ -79,7 +79,7 @@ const MAX_ERROR_CHARS = 2_000;
  * AI SDK, pass `aiSDKPrepareStep()` to `generateText`).
  * Gotcha: render the window (`toOpenAI(win)`, …) for every request; the transcript only appends.
  */
-export class Transcript<K extends string> {
+export class Transcript<K extends string, const M extends KindMapping<K> = KindMapping<K>, W extends TranscriptWindow<K> = TranscriptWindow<K>> {
   readonly #window: TranscriptWindow<K>;
   readonly #kinds: KindMapping<K>;
   readonly #tools: readonly DirectiveTool[];
@@ -89,7 +89,7 @@ export class Transcript<K extends string> {
    * `tools`: the directive tools (an array, as before), or options with them and your own tools, so a
    * directive tool cannot take one of your tools' names (finding 25.8).
    */
-  constructor(window: TranscriptWindow<K>, kinds: KindMapping<K>, tools: readonly DirectiveTool[] | TranscriptOptions = defaultTools()) {
+  constructor(window: W & TranscriptWindow<K>, kinds: M & KindMapping<K>, tools: readonly DirectiveTool[] | TranscriptOptions = defaultTools()) {
     const options: TranscriptOptions = Array.isArray(tools) ? { tools } : (tools as TranscriptOptions);
     this.#window = window;
     this.#kinds = kinds;
@@ -98,18 +98,18 @@ export class Transcript<K extends string> {
   }
 
   /** Appends a user turn. */
-  user(text: string): Promise<SpanRef<K, unknown>> {
-    return this.#append(this.#kinds.user, text, { role: "user" });
+  user(text: string): Promise<RefOf<W, M["user"]>> {
+    return this.#append(this.#kinds.user, text, { role: "user" }) as Promise<RefOf<W, M["user"]>>;
   }
 
   /** Appends a system span (the mapping's `system` kind, else its `user` kind). */
-  system(text: string): Promise<SpanRef<K, unknown>> {
-    return this.#append(this.#kinds.system ?? this.#kinds.user, text, { role: "system" });
+  system(text: string): Promise<RefOf<W, SystemKind<K, M>>> {
+    return this.#append(this.#kinds.system ?? this.#kinds.user, text, { role: "system" }) as Promise<RefOf<W, SystemKind<K, M>>>;
   }
 
   /** Appends the model's text turn. */
-  assistant(text: string): Promise<SpanRef<K, unknown>> {
-    return this.#append(this.#kinds.assistant, text, { role: "assistant" });
+  assistant(text: string): Promise<RefOf<W, M["assistant"]>> {
+    return this.#append(this.#kinds.assistant, text, { role: "assistant" }) as Promise<RefOf<W, M["assistant"]>>;
   }
 
   /** Appends a tool call the model made. */
@@ -251,6 +251,18 @@ export class Transcript<K extends string> {
     return this.#window.append({ kind, text, message });
   }
 }
+
+/**
+ * The ref a window's `append` returns for kind `P`: a guard's window brands it with the kind's prune
+ * request (`"~requests"`), so a prune of a transcript's ref is checked as one of `append`'s; a plain
+ * `ContextWindow` gives a plain ref.
+ */
+export type RefOf<W, P extends string> = W extends { readonly "~requests"?: infer R }
+  ? P extends keyof R ? SpanRef<P, R[P]> : SpanRef<P, unknown>
+  : SpanRef<P, unknown>;
+
+/** The kind a transcript's system spans get: the mapping's `system`, else its `user`. */
+type SystemKind<K extends string, M extends KindMapping<K>> = M["system"] extends K ? M["system"] : M["user"];
 
 function kindOf<K extends string>(k: K | ((toolName: string) => K), toolName: string): K {
   return typeof k === "function" ? k(toolName) : k;

@@ -217,7 +217,7 @@ export class ContextWindow<K extends string = string> {
   }
 
   /**
-   * The typed path: prunes or throws `IrreversiblePruneError` (with the audited outcome) when the runtime
+   * The code path: prunes or throws `IrreversiblePruneError` (with the audited outcome) when the runtime
    * cannot prove the prune reversible and no allowed lossy commitment was requested.
    */
   async prune(request: PruneRequest<K>): Promise<ReversibleOutcome | LossyOutcome> {
@@ -226,7 +226,7 @@ export class ContextWindow<K extends string = string> {
     return outcome;
   }
 
-  /** The typed path without the throw: every outcome comes back as data. */
+  /** The code path without the throw: every outcome comes back as data. */
   tryPrune(request: PruneRequest<K>): Promise<PruneOutcome> {
     return this.#serial(() => decide(this.#telemetry, "prune", () => this.#tryPrune(request)));
   }
