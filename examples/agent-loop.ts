@@ -96,6 +96,9 @@ export async function agentLoop(write: (line: string) => void = (l) => process.s
     say(`model ${raw} → schema ${parsed.success ? "ok" : "refuses"}; window: ${outcome.status}`);
   }
   say(`directive tools for the model: ${directiveTools.map((t) => `${t.name}(${Object.keys(t.inputSchema.properties).join(", ")})`).join(", ")}`);
+  // The prunes were decided at once; the window the model reads changes at a compaction point.
+  const c = await win.compact();
+  say(`compact: ${c.line}`);
   say("");
   say(win.render().split("\n").slice(0, 6).map((l) => `  | ${l}`).join("\n"));
   await win.end();
