@@ -12,9 +12,26 @@ import { join } from "node:path";
 // Side-effect free and dependency free: it can run on any Node, before anything that needs a newer one.
 import { unsupportedNode } from "../dist/src/node-version.js";
 
-// On a Node below the supported version, say so and stop (exit 2, as for any usage error), rather than
-// fail later with `No such built-in module: node:sqlite`.
+// On a Node below the supported version, run on the Node the project pins (the `node` package in its
+// node_modules, as this repository's devDependency does) when there is one, saying so; otherwise say
+// what is needed and stop (exit 2, as for any usage error), rather than fail later with
+// `No such built-in module: node:sqlite`. PRUNEGUARD_REEXEC=off stops at the message.
 const unsupported = unsupportedNode();
+if (unsupported !== null && process.env.PRUNEGUARD_REEXEC !== "off") {
+  const { spawnSync } = await import("node:child_process");
+  const { existsSync } = await import("node:fs");
+  const { dirname, resolve } = await import("node:path");
+  const { fileURLToPath } = await import("node:url");
+  const here = dirname(fileURLToPath(import.meta.url));
+  const exe = process.platform === "win32" ? "node.exe" : "bin/node";
+  const pinned = [resolve(here, "../node_modules/node", exe), resolve(here, "../../node", exe), resolve(process.cwd(), "node_modules/node", exe)]
+    .find((p) => existsSync(p) && unsupportedNode(spawnSync(p, ["--version"], { encoding: "utf8" }).stdout?.trim().replace(/^v/, "")) === null);
+  if (pinned !== undefined) {
+    console.error(`pruneguard: Node.js ${process.versions.node} is too old; running on the project's Node.js (${pinned})`);
+    const r = spawnSync(pinned, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: "inherit", env: { ...process.env, PRUNEGUARD_REEXEC: "off" } });
+    process.exit(r.status ?? 2);
+  }
+}
 if (unsupported !== null) {
   const argv = process.argv.slice(2);
   try {

@@ -56,7 +56,7 @@ const WHY = old === undefined ? `no Node.js older than ${needed} on the PATH out
 if (old === undefined) console.warn(`skipped "on an older Node": ${WHY}`);
 
 (old === undefined ? describe.skip : describe)(`on an older Node${old ? ` (${old.version}, ${old.bin})` : ` [skipped: ${WHY}]`}`, () => {
-  const run = (args: readonly string[]) => spawnSync(old!.bin, args, { encoding: "utf8", env: { ...process.env, PRUNEGUARD_COMPILE_CACHE: "off" } });
+  const run = (args: readonly string[]) => spawnSync(old!.bin, args, { encoding: "utf8", env: { ...process.env, PRUNEGUARD_COMPILE_CACHE: "off", PRUNEGUARD_REEXEC: "off" } });
   beforeAll(() => {
     for (const built of ["dist/src/index.js", "dist/src/node-version.js", "dist/compiler/cli/main.js"]) {
       expect(existsSync(built), `${built} is missing: run npm run build first`).toBe(true);
@@ -94,5 +94,12 @@ if (old === undefined) console.warn(`skipped "on an older Node": ${WHY}`);
     const json = run(["bin/pruneguard.js", "check", "--format", "json"]);
     expect(json.status).toBe(2);
     expect(JSON.parse(json.stdout)).toEqual({ error: { message, exitCode: 2 } });
+  });
+
+  it("where the project pins a supported Node (node_modules/node, as this repository does), the CLI runs on it and says so", () => {
+    const r = spawnSync(old!.bin, ["bin/pruneguard.js", "--version"], { encoding: "utf8", env: { ...process.env, PRUNEGUARD_COMPILE_CACHE: "off" } });
+    expect(r.status).toBe(0);
+    expect(r.stderr).toMatch(/^pruneguard: Node\.js [\d.]+ is too old; running on the project's Node\.js \(.*node_modules\/node\/bin\/node\)\n$/);
+    expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
   });
 });
