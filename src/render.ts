@@ -136,6 +136,7 @@ const COPY_PROBLEM: Record<CheckResult["copy"], string> = {
   expired: "copy expired",
   "hash-mismatch": "stored copy differs",
   "no-handle": "no handle",
+  unbacked: "no backing store",
 };
 
 /** Why, in a few words a model can act on. */

@@ -42,5 +42,5 @@ export function computeCheck(
 
 /** The check result for a kind that names no store: nothing backs it, nothing can be addressed. */
 export function unbackedCheck(): CheckResult {
-  return { conditions: { existence: false, addressability: false, provenance: false }, copy: "no-handle", handle: null, expiresAt: null };
+  return { conditions: { existence: false, addressability: false, provenance: false }, copy: "unbacked", handle: null, expiresAt: null };
 }

@@ -51,7 +51,7 @@ export type LookupResult =
 export interface CheckResult {
   readonly conditions: Conditions;
   /** Why existence failed, when it did. */
-  readonly copy: "ok" | "absent" | "expired" | "hash-mismatch" | "no-handle";
+  readonly copy: "ok" | "absent" | "expired" | "hash-mismatch" | "no-handle" | "unbacked";
   readonly handle: string | null;
   /** When the copy would expire without a hold (`null`: never). */
   readonly expiresAt: number | null;

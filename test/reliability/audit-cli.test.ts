@@ -88,8 +88,8 @@ describe("pruneguard audit", () => {
     expect(r.code, r.err).toBe(0);
     expect(r.out).toContain("store toolLog, session s-42: 5 records");
     expect(r.out).toMatch(/1\s+2026-11-13T09:00:00.000Z\s+prune\s+reversible\s+span_1\s+tool\s+drop\s+#1/);
-    expect(r.out).toMatch(/2\s+\S+\s+prune\s+rejected\s+span_2\s+scratch\s+drop\s+-\s+-\s+not-reversible:no-handle/);
-    expect(r.out).toMatch(/3\s+\S+\s+prune\s+lossy\s+span_2\s+scratch\s+drop\s+-\s+accept\s+no-handle/);
+    expect(r.out).toMatch(/2\s+\S+\s+prune\s+rejected\s+span_2\s+scratch\s+drop\s+-\s+-\s+not-reversible:unbacked/);
+    expect(r.out).toMatch(/3\s+\S+\s+prune\s+lossy\s+span_2\s+scratch\s+drop\s+-\s+accept\s+unbacked/);
     expect(r.out).toMatch(/5\s+\S+\s+prune\s+invalid\s+-.*parse/);
     expect(r.out).toMatch(/chain ok: 5 records, head [0-9a-f]{64}/);
   });

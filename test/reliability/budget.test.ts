@@ -118,7 +118,8 @@ describe("lossy budget and forbidden kinds", () => {
     expect(refused).toMatchObject({ status: "rejected", reason: "lossy-budget" });
     expect(refused.status === "rejected" && refused.line).toBe("span_2 kept: prune rejected (no backing store, lossy budget spent)");
     expect((await win.applyDirective({ op: "prune", span_id: c, mode: "drop", accept_lossy: true })).status).toBe("reversible");
-    expect((await store.auditLog("s")).map((r) => r.reason)).toEqual(["no-handle", "lossy-budget:no-handle", null]);
+    // The reason recorded is the one the model was told: no backing store.
+    expect((await store.auditLog("s")).map((r) => r.reason)).toEqual(["unbacked", "lossy-budget:unbacked", null]);
   });
 
   it("a budget of zero forbids every lossy commitment; a group whose members would overspend is refused whole", async () => {

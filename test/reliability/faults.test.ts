@@ -246,7 +246,7 @@ describe("fault injection inside the SQLite transaction", () => {
         const log = await store.auditLog("s");
         expect(verifyAuditChain(log)).toBeNull();
         expect(log.map((r) => `${r.spanId}:${r.status}:${r.reason ?? ""}`)).toEqual([
-          "span_9:unknown:", "span_2:rejected:store-error", "span_1:lossy:no-handle", "span_2:reversible:repersisted:expired",
+          "span_9:unknown:", "span_2:rejected:store-error", "span_1:lossy:unbacked", "span_2:reversible:repersisted:expired",
         ]);
       } finally {
         await store.close();

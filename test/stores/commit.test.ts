@@ -41,7 +41,7 @@ describe("planCommit", () => {
   it("checks each backed item against the record the adapter found, and an unbacked one against nothing", () => {
     let seen: readonly CheckResult[] = [];
     planCommit(store(), txn([item("span_1", "#1"), item("span_2", null, false)], (c) => ((seen = c), c.map(() => rejected))), access([record("span_1", "#1")]));
-    expect(seen.map((c) => c.copy)).toEqual(["ok", "no-handle"]);
+    expect(seen.map((c) => c.copy)).toEqual(["ok", "unbacked"]);
     expect(seen[1]!.conditions).toEqual({ existence: false, addressability: false, provenance: false });
   });
 

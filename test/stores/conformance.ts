@@ -198,7 +198,7 @@ export function describeStoreConformance(label: string, factory: StoreFactory): 
         session: "s1", items: [item("span_1", "call", null, false), item("span_2", "result", p.handle)], holdUntil: null,
         decide: (checks) => checks.map((c) => ({ status: "rejected" as const, audit: draft("rejected", null, { reason: c.copy }) })),
       });
-      expect(commit.items.map((i) => i.check.copy)).toEqual(["no-handle", "ok"]);
+      expect(commit.items.map((i) => i.check.copy)).toEqual(["unbacked", "ok"]);
       expect(commit.items.map((i) => i.audit.seq)).toEqual([1, 2]);
       await store.close();
     });
