@@ -18,6 +18,7 @@
  * most `rows` entries each (the first and last halves, and every decision that needs attention first).
  */
 import { inDecisionOrder, type AuditRecord } from "../../src/audit.js";
+import { escapeHtml } from "./html.js";
 
 /** One store's chain of the session, read and verified as `audit --verify` does. */
 export interface TimelineChain {
@@ -74,10 +75,7 @@ export const DEFAULT_TIMELINE_ROWS = 2_000;
 /** Characters of span text or a directive shown per cell with `--content`. */
 const CONTENT_CHARS = 600;
 
-/** HTML text: `&`, `<`, `>` and quotes escaped, so nothing from the store becomes markup. */
-function e(text: string): string {
-  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
-}
+const e = escapeHtml;
 
 /** A record's time (ms): the decision clock where it has one, else when the store wrote it. */
 function timeOf(r: AuditRecord): number {

@@ -9,12 +9,8 @@
 import { formatDuration } from "../../../src/policy/durations.js";
 import { describePhase, describeSpan, describeTimeline, PHASES, type Phase, type Timeline } from "../../analysis/timeline.js";
 import type { PolicyDiff } from "../../diff/index.js";
+import { escapeHtml } from "../html.js";
 import type { KindView, PolicyView } from "./view.js";
-
-/** HTML text: `&`, `<`, `>` and quotes escaped, so nothing from a policy file becomes markup. */
-export function escapeHtml(text: string): string {
-  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
-}
 
 const e = escapeHtml;
 
