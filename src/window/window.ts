@@ -68,6 +68,9 @@ export class ContextWindow<K extends string = string> {
   readonly #folded = new Set<string>();
   /** Call ids of every directive tool call the window answered: their calls and results are not searched. */
   readonly #directiveCalls = new Set<string>();
+  /** The directive tools' names the window was handed (`handleToolCall`): their calls, answered or not, are not searched either. */
+  readonly #directiveNames = new Set<string>();
+  readonly #seenTools = new WeakSet<readonly DirectiveTool[]>();
   #notices: string[] = [];
   readonly #calls = new CallGroups();
   /** Groups with a pruned member, and whether any went lossy: a late member joins that fate. */
@@ -288,6 +291,10 @@ export class ContextWindow<K extends string = string> {
     } catch {
       return null; // not a readable call at all
     }
+    if (!this.#seenTools.has(tools)) {
+      this.#seenTools.add(tools);
+      for (const t of tools) this.#directiveNames.add(t.name);
+    }
     const tool = toolFor(name, tools);
     if (tool === undefined) return null;
     let id: unknown;
@@ -409,7 +416,7 @@ export class ContextWindow<K extends string = string> {
 
   #isDirectiveTraffic(e: Entry): boolean {
     const m = e.state === "live" ? e.span.message : undefined;
-    return m !== undefined && "callId" in m && this.#directiveCalls.has(m.callId);
+    return m !== undefined && "callId" in m && (this.#directiveCalls.has(m.callId) || this.#directiveNames.has(m.toolName));
   }
 
   #storeOf(e: LiveEntry): BackingStore | null {
@@ -921,7 +928,7 @@ export class ContextWindow<K extends string = string> {
     return search(compiled.query, raw, {
       session: this.session,
       // The directive tools' own calls and answers are the runtime's traffic, not what the model looks for.
-      entries: () => (this.#directiveCalls.size === 0 ? this.#entries : this.#entries.filter((e) => !this.#isDirectiveTraffic(e))),
+      entries: () => (this.#directiveNames.size === 0 ? this.#entries : this.#entries.filter((e) => !this.#isDirectiveTraffic(e))),
       store: (name) => this.#settings.stores.get(name)!,
       auditStore: this.#settings.auditStore,
       budgetTokens: this.#settings.limits.searchTokens ?? DEFAULT_SEARCH_TOKENS,

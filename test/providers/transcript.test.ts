@@ -91,9 +91,10 @@ describe("Transcript", () => {
     const call = fc.record({
       id: fc.constantFrom("c1", "c2", "c3", "bad id"),
       // Names no provider takes back in history (finding 25.8) among them.
-      name: fc.constantFrom("get", "prune", "recall", "scratch", "multi_tool_use.parallel", "functions.get", "名前"),
+      name: fc.constantFrom("get", "prune", "recall", "scratch", "multi_tool_use.parallel", "functions.get", "名前", "search", "map", "compact"),
       arguments: fc.oneof(
         fc.record({ span_id: fc.constantFrom("span_1", "span_2", "span_3", "span_5", "#1", "#2"), mode: fc.constantFrom("drop", "summarize", "compress"), digest: fc.constantFrom(null, "gist"), accept_lossy: fc.constantFrom(null, true) }).map((a) => JSON.stringify(a)),
+        fc.constantFrom('{"query":"gist"}', '{"query":"span_id"}', "{}"),
         fc.string({ maxLength: 12 }),
       ),
     });
@@ -102,12 +103,21 @@ describe("Transcript", () => {
       fc.asyncProperty(fc.array(turn, { minLength: 1, maxLength: 6 }), fc.option(fc.constantFrom("done\n", "ok \n\n", "x\u2028", "")), async (turns, endOnModel) => {
         const { win, t } = setup();
         await t.user("question");
+        const handled = new Set<string>();
         for (const tr of turns) {
           const calls = await t.appendOpenAIChat({
             choices: [{ message: { content: tr.text, tool_calls: tr.calls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } })) } }],
           });
           const answered = tr.answer === "all" ? calls : tr.answer === "some" ? calls.slice(0, 1) : [];
-          await t.handleToolCalls(answered, () => "ok");
+          const results = await t.handleToolCalls(answered, () => "ok");
+          for (const r of results) if (r.directive !== null) handled.add(r.id);
+          // A search never matches the calls and answers of the directive tools the window handled, its own
+          // call included (issue 24, item 6).
+          const traffic = new Set(win.entries().flatMap((e) => (e.state === "live" && e.span.message && "callId" in e.span.message && handled.has(e.span.message.callId) ? [e.span.id] : [])));
+          for (const r of results) {
+            if (r.directive?.outcome.op !== "search" || r.directive.outcome.status === "invalid") continue;
+            for (const m of r.directive.outcome.matches) expect({ match: m.spanId, traffic: traffic.has(m.spanId) }).toEqual({ match: m.spanId, traffic: false });
+          }
         }
         // A loop may end on the model's text (finding 25.10: Anthropic refuses it ending in whitespace).
         if (endOnModel === null) await t.user("next");
@@ -119,6 +129,14 @@ describe("Transcript", () => {
           ...anthropicProblems(toAnthropic(win)),
         ];
         expect(problems).toEqual([]);
+        // A compaction point folds the directive calls acted on with their results, never leaving one orphaned.
+        await win.compact();
+        expect([
+          ...(await aiSDKProblems(toAISDK(win))),
+          ...openAIChatProblems(toOpenAI(win)),
+          ...openAIResponsesProblems(toOpenAIResponses(win)),
+          ...anthropicProblems(toAnthropic(win)),
+        ]).toEqual([]);
       }),
       { numRuns: fuzzRuns(400) },
     );
