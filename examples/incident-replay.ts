@@ -293,7 +293,8 @@ export async function replay(options: ReplayOptions = {}): Promise<ReplayResult>
 }
 
 function printTable(titles: readonly string[], rows: readonly Row[], write: (l: string) => void): void {
-  const W = 40;
+  // Three sides side by side in 98 columns: a terminal's width, with room to spare.
+  const W = 28;
   const wrap = (s: string): string[] => {
     const out: string[] = [];
     let line = "";
@@ -309,7 +310,10 @@ function printTable(titles: readonly string[], rows: readonly Row[], write: (l: 
     return out;
   };
   const sep = ["-".repeat(5), ...titles.map(() => "-".repeat(W))].join("-+-");
-  write(["turn".padEnd(5), ...titles.map((t) => t.padEnd(W))].join(" | ").trimEnd());
+  const heads = titles.map(wrap);
+  for (let i = 0; i < Math.max(...heads.map((h) => h.length)); i++) {
+    write([(i === 0 ? "turn" : "").padEnd(5), ...heads.map((h) => (h[i] ?? "").padEnd(W))].join(" | ").trimEnd());
+  }
   write(sep);
   for (const r of rows) {
     const cols = r.cells.map(wrap);
