@@ -46,7 +46,9 @@ export const tokensBench: Benchmark = {
     const rows: Row[] = [
       line("tombstone (o200k / cl100k)", [tombstoneLine("span_7"), tombstoneLine("span_99999")], 13),
       line("index line", [indexLine("span_7", "#3"), indexLine("span_99999", "#9999")], 12),
-      line("index line of a prune reversible until a time", [indexLine("span_7", "#3", null, formatUntil(59 * 60_000, 0)), indexLine("span_99999", "#9999", null, formatUntil((99 * 60 + 59) * 60_000, 0))], 17),
+      // A clock time, so the line does not tick: `until 17:05Z` the same day, with the day when later.
+      line("index line of a prune reversible until a time (the same day)", [indexLine("span_7", "#3", null, formatUntil(59 * 60_000, 0)), indexLine("span_99999", "#9999", null, formatUntil(23 * 3_600_000, 0))], 17),
+      line("index line of a prune reversible until a later day", [indexLine("span_7", "#3", null, formatUntil(25 * 3_600_000, 0)), indexLine("span_99999", "#9999", null, formatUntil((99 * 60 + 59) * 60_000, 0))], 20),
       // With the hint of what it hid (default budget 12 tokens, plus 1 for ": ").
       line("index line with hint", [
         indexLine("span_7", "#3", indexHint({ text: '{"deploy":8812}', message: { role: "tool-call", callId: "c", toolName: "readDeployLog" } }, DEFAULT_HINT_TOKENS)),
