@@ -66,9 +66,7 @@ export class ContextWindow<K extends string = string> {
   readonly #foldable = new Set<string>();
   /** Spans folded out of the window (runtime traffic): recall still answers for them; search does not name them. */
   readonly #folded = new Set<string>();
-  /** Call ids of every directive tool call the window answered: their calls and results are not searched. */
-  readonly #directiveCalls = new Set<string>();
-  /** The directive tools' names the window was handed (`handleToolCall`): their calls, answered or not, are not searched either. */
+  /** The directive tools' names the window was handed (`handleToolCall`): their calls and answers, answered or not, are not searched. */
   readonly #directiveNames = new Set<string>();
   readonly #seenTools = new WeakSet<readonly DirectiveTool[]>();
   #notices: string[] = [];
@@ -301,10 +299,9 @@ export class ContextWindow<K extends string = string> {
     try {
       id = (call as { readonly id?: unknown }).id;
     } catch {
-      id = undefined; // a hostile call object: nothing to fold or leave out of search by
+      id = undefined; // a hostile call object: nothing to fold by
     }
-    // Known before it runs: a search must not find its own call's arguments as a live match.
-    if (typeof id === "string") this.#directiveCalls.add(id);
+
     const d = directiveOf(tool, args, this.#settings.directiveLimits.maxDirectiveChars);
     const outcome = "directive" in d
       ? await this.applyDirective(d.directive)
@@ -416,7 +413,8 @@ export class ContextWindow<K extends string = string> {
 
   #isDirectiveTraffic(e: Entry): boolean {
     const m = e.state === "live" ? e.span.message : undefined;
-    return m !== undefined && "callId" in m && (this.#directiveCalls.has(m.callId) || this.#directiveNames.has(m.toolName));
+    // By the tool's name, not the call id: a provider may reuse an id for one of the agent's own tools.
+    return m !== undefined && "callId" in m && this.#directiveNames.has(m.toolName);
   }
 
   #storeOf(e: LiveEntry): BackingStore | null {
@@ -534,14 +532,17 @@ export class ContextWindow<K extends string = string> {
     const sides = new Map<string, number>();
     for (const e of this.#entries) {
       const m = e.state === "live" ? e.span.message : undefined;
-      if (m !== undefined && "callId" in m && this.#foldable.has(m.callId)) sides.set(m.callId, (sides.get(m.callId) ?? 0) | (m.role === "tool-call" ? 1 : 2));
+      // By id and name: a provider may reuse an id for one of the agent's own tools, which never folds.
+      if (m !== undefined && "callId" in m && this.#foldable.has(m.callId) && this.#directiveNames.has(m.toolName)) {
+        sides.set(m.callId, (sides.get(m.callId) ?? 0) | (m.role === "tool-call" ? 1 : 2));
+      }
     }
     const complete = new Set([...sides].filter(([, bits]) => bits === 3).map(([id]) => id));
     let folded = 0; // spans removed: each complete call and its result
     for (let i = this.#entries.length - 1; i >= 0; i--) {
       const e = this.#entries[i]!;
       const m = e.state === "live" ? e.span.message : undefined;
-      if (e.state !== "live" || m === undefined || !("callId" in m) || !complete.has(m.callId)) continue;
+      if (e.state !== "live" || m === undefined || !("callId" in m) || !complete.has(m.callId) || !this.#directiveNames.has(m.toolName)) continue;
       this.#entries.splice(i, 1);
       this.#folded.add(e.span.id);
       folded++;

@@ -6,7 +6,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ContextWindow, ManualClock, MemoryStore, Transcript } from "../../src/index.js";
+import { ContextWindow, ManualClock, MemoryStore, Transcript, type WindowEntry } from "../../src/index.js";
 import { toAISDK, toAnthropic, toOpenAI, toOpenAIResponses } from "../../src/providers/index.js";
 import { fuzzRuns } from "../reliability/helpers.js";
 import { aiSDKProblems, anthropicProblems, openAIChatProblems, openAIResponsesProblems } from "./rules.js";
@@ -87,6 +87,7 @@ describe("Transcript", () => {
     expect(tool).toEqual(["text", "error-text", "error-text"]);
   });
 
+  const DIRECTIVE_NAMES = new Set(["prune", "recall", "map", "search", "summarize_range", "compact"]);
   it(`generated loops: whatever the model calls and whatever is left pending, every rendering is valid (${fuzzRuns(400)} runs)`, { timeout: 120_000 }, async () => {
     const call = fc.record({
       id: fc.constantFrom("c1", "c2", "c3", "bad id"),
@@ -103,17 +104,15 @@ describe("Transcript", () => {
       fc.asyncProperty(fc.array(turn, { minLength: 1, maxLength: 6 }), fc.option(fc.constantFrom("done\n", "ok \n\n", "x\u2028", "")), async (turns, endOnModel) => {
         const { win, t } = setup();
         await t.user("question");
-        const handled = new Set<string>();
         for (const tr of turns) {
           const calls = await t.appendOpenAIChat({
             choices: [{ message: { content: tr.text, tool_calls: tr.calls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } })) } }],
           });
           const answered = tr.answer === "all" ? calls : tr.answer === "some" ? calls.slice(0, 1) : [];
           const results = await t.handleToolCalls(answered, () => "ok");
-          for (const r of results) if (r.directive !== null) handled.add(r.id);
-          // A search never matches the calls and answers of the directive tools the window handled, its own
-          // call included (issue 24, item 6).
-          const traffic = new Set(win.entries().flatMap((e) => (e.state === "live" && e.span.message && "callId" in e.span.message && handled.has(e.span.message.callId) ? [e.span.id] : [])));
+          // A search never matches a directive tool's call or answer, its own call included, whatever the
+          // ids (a provider may reuse one for the agent's own tool) (issue 24, item 6).
+          const traffic = new Set(win.entries().flatMap((e) => (e.state === "live" && e.span.message && "callId" in e.span.message && DIRECTIVE_NAMES.has(e.span.message.toolName) ? [e.span.id] : [])));
           for (const r of results) {
             if (r.directive?.outcome.op !== "search" || r.directive.outcome.status === "invalid") continue;
             for (const m of r.directive.outcome.matches) expect({ match: m.spanId, traffic: traffic.has(m.spanId) }).toEqual({ match: m.spanId, traffic: false });
@@ -129,8 +128,13 @@ describe("Transcript", () => {
           ...anthropicProblems(toAnthropic(win)),
         ];
         expect(problems).toEqual([]);
-        // A compaction point folds the directive calls acted on with their results, never leaving one orphaned.
+        // A compaction point folds the directive calls acted on with their results, never leaving one orphaned,
+        // and never one of the agent's own calls, even under an id a directive call reused.
+        const idOf = (e: WindowEntry) => (e.state === "live" ? e.span.id : e.spanId);
+        const own = win.entries().filter((e) => e.state === "live" && e.span.message && "callId" in e.span.message && !DIRECTIVE_NAMES.has(e.span.message.toolName)).map(idOf);
         await win.compact();
+        const after = new Set(win.entries().map(idOf));
+        expect(own.filter((id) => !after.has(id))).toEqual([]);
         expect([
           ...(await aiSDKProblems(toAISDK(win))),
           ...openAIChatProblems(toOpenAI(win)),
