@@ -118,13 +118,24 @@ describeWithServer("a lost COMMIT acknowledgement on PostgreSQL", () => {
     return { proxy, pool, store, truth, win };
   }
 
+  /** Runs `test` against a window whose store talks through the proxy, and closes all of it afterwards. */
+  async function withProxy(test: (s: Awaited<ReturnType<typeof setUp>>) => Promise<void>): Promise<void> {
+    const set = await setUp();
+    try {
+      await test(set);
+    } finally {
+      await set.store.close();
+      await set.pool.end();
+      await set.proxy.close();
+    }
+  }
+
   const recordsOf = async (truth: PostgresStore, spanId: string) =>
     (await truth.auditLog("s")).filter((r) => r.op === "prune" && r.spanId === spanId && r.status !== "rejected");
   const recallsOf = async (truth: PostgresStore, spanId: string) => (await truth.auditLog("s")).filter((r) => r.op === "recall" && r.spanId === spanId);
 
   itWithServer("the store reads back that it committed: the window answers reversible, one record, window and store agree", async () => {
-    const { proxy, pool, store, truth, win } = await setUp();
-    try {
+    await withProxy(async ({ proxy, pool, store, truth, win }) => {
       const id = await win.append({ kind: "tool", text: "the copy" });
       proxy.dropNextCommit = true;
       const out = await win.applyDirective({ op: "prune", span_id: id, mode: "drop" });
@@ -137,16 +148,11 @@ describeWithServer("a lost COMMIT acknowledgement on PostgreSQL", () => {
       expect(await win.applyDirective({ op: "prune", span_id: id, mode: "drop" })).toMatchObject({ status: "rejected", reason: "already-pruned" });
       expect(await recordsOf(truth, id)).toHaveLength(1);
       expect(verifyAuditChain(await truth.auditLog("s"))).toBeNull();
-    } finally {
-      await store.close();
-      await pool.end();
-      await proxy.close();
-    }
+    });
   }, 30_000);
 
   itWithServer("the read-back fails too: the span is in doubt, retries commit nothing, and the next directive after recovery settles it", async () => {
-    const { proxy, pool, store, truth, win } = await setUp();
-    try {
+    await withProxy(async ({ proxy, pool, store, truth, win }) => {
       const id = await win.append({ kind: "note", text: "an unbacked note" });
       proxy.dropNextCommit = true;
       proxy.refuse = true; // the read-back cannot reach the server either
@@ -166,16 +172,11 @@ describeWithServer("a lost COMMIT acknowledgement on PostgreSQL", () => {
       expect(await truth.countLossy("s")).toBe(1);
       expect(await win.recall(id)).toMatchObject({ status: "pruned-unrecoverable", reason: "lossy" });
       expect(verifyAuditChain(await truth.auditLog("s"))).toBeNull();
-    } finally {
-      await store.close();
-      await pool.end();
-      await proxy.close();
-    }
+    });
   }, 30_000);
 
   itWithServer("Finding 25.12: a recall's audit record whose COMMIT reply was lost is read back: one record per decision", async () => {
-    const { proxy, pool, store, truth, win } = await setUp();
-    try {
+    await withProxy(async ({ proxy, pool, store, truth, win }) => {
       const id = await win.append({ kind: "tool", text: "the copy" });
       proxy.dropNextCommit = true;
       const out = await win.recall(id);
@@ -186,16 +187,11 @@ describeWithServer("a lost COMMIT acknowledgement on PostgreSQL", () => {
       await win.recall(id);
       expect(await recallsOf(truth, id)).toHaveLength(2);
       expect(verifyAuditChain(await truth.auditLog("s"))).toBeNull();
-    } finally {
-      await store.close();
-      await pool.end();
-      await proxy.close();
-    }
+    });
   }, 30_000);
 
   itWithServer("Finding 25.12: when the read-back fails too, the record waits with the store's resolve and is never appended twice", async () => {
-    const { proxy, pool, store, truth, win } = await setUp();
-    try {
+    await withProxy(async ({ proxy, pool, store, truth, win }) => {
       const id = await win.append({ kind: "tool", text: "the copy" });
       proxy.dropNextCommit = true;
       proxy.refuse = true;
@@ -211,16 +207,11 @@ describeWithServer("a lost COMMIT acknowledgement on PostgreSQL", () => {
       expect(recalls).toHaveLength(3);
       expect(new Set(recalls.map((r) => r.decided)).size).toBe(3);
       expect(verifyAuditChain(await truth.auditLog("s"))).toBeNull();
-    } finally {
-      await store.close();
-      await pool.end();
-      await proxy.close();
-    }
+    });
   }, 30_000);
 
   itWithServer("Finding 25.12: a span registration whose reply was lost is read back by its token: append succeeds with the span it registered", async () => {
-    const { proxy, pool, store, truth, win } = await setUp();
-    try {
+    await withProxy(async ({ proxy, pool, store, truth, win }) => {
       proxy.dropAfter = "RETURNING ordinal, span_id";
       const id = await win.append({ kind: "note", text: "an unbacked note" });
       expect(proxy.drops).toBe(1);
@@ -230,16 +221,11 @@ describeWithServer("a lost COMMIT acknowledgement on PostgreSQL", () => {
       expect(await win.recall(id)).toMatchObject({ status: "found", source: "window", text: "an unbacked note" });
       expect(await win.append({ kind: "note", text: "the next one" })).toBe("span_2");
       expect((await truth.sessionSpans("s")).map((r) => r.spanId)).toEqual(["span_1", "span_2"]);
-    } finally {
-      await store.close();
-      await pool.end();
-      await proxy.close();
-    }
+    });
   }, 30_000);
 
   itWithServer("Finding 25.12: a registration that cannot be read back makes append say so, and the next append takes the next id", async () => {
-    const { proxy, pool, store, truth, win } = await setUp();
-    try {
+    await withProxy(async ({ proxy, pool, store, truth, win }) => {
       expect(await win.append({ kind: "note", text: "first" })).toBe("span_1");
       proxy.dropAfter = "RETURNING ordinal, span_id";
       proxy.refuse = true;
@@ -253,27 +239,18 @@ describeWithServer("a lost COMMIT acknowledgement on PostgreSQL", () => {
       await expect.poll(async () => (await truth.sessionSpans("s")).length, { timeout: 5000 }).toBe(2);
       expect(await (failed as OutcomeUnknownError<{ spanId: string }>).resolve()).toMatchObject({ spanId: "span_2" });
       expect(await win.append({ kind: "note", text: "an unbacked note" })).toBe("span_3");
-    } finally {
-      await store.close();
-      await pool.end();
-      await proxy.close();
-    }
+    });
   }, 30_000);
 
   itWithServer("Finding 25.12: a persist whose reply was lost is run again (idempotent): the span keeps its handle", async () => {
-    const { proxy, pool, store, truth, win } = await setUp();
-    try {
+    await withProxy(async ({ proxy, pool, store, truth, win }) => {
       proxy.dropAfter = "FROM ins";
       const id = await win.append({ kind: "tool", text: "the copy" });
       expect(proxy.drops).toBe(1);
       expect(win.entries()[0]).toMatchObject({ state: "live", handle: "#1" });
       expect(await truth.lookup("s", { spanId: id })).toMatchObject({ status: "found", handle: "#1", text: "the copy" });
       expect(await win.applyDirective({ op: "prune", span_id: id, mode: "drop" })).toMatchObject({ status: "reversible", handle: "#1" });
-    } finally {
-      await store.close();
-      await pool.end();
-      await proxy.close();
-    }
+    });
   }, 30_000);
 });
 
