@@ -6,7 +6,7 @@
  * directive text (`JSON.parse` + the directive schema, the least any runtime must do with untrusted
  * output), and a naive executor that parses and deletes the span with no check.
  */
-import { ContextWindow, DEFAULT_LIMITS, directiveSchema, MemoryStore, parseDirective, type SpanRef } from "../src/index.js";
+import { ContextWindow, DEFAULT_LIMITS, directiveSchema, MemoryStore, parseDirective, type ContextWindowOptions, type SpanRef } from "../src/index.js";
 import { GENESIS_HASH, sealAudit, type AuditDraft } from "../src/audit.js";
 import { DEFAULT_HINT_TOKENS, indexHint } from "../src/hint.js";
 import { indexLineTokens } from "../src/render.js";
@@ -14,8 +14,8 @@ import { compareMicro, type MicroResult, type MicroTask } from "./measure.js";
 import { fmtMs, fmtOps, goalAtMost, ratio, type Benchmark, type Row } from "./report.js";
 
 /** Spans appended per window: a fresh window per batch keeps the window's size (and cost) constant. */
-const BATCH = 256;
-const TEXT = "HTTP/1.1 200 OK\n" + '{"step":7,"status":"ok","duration_ms":312,"node":"worker-3"}\n'.repeat(12);
+export const BATCH = 256;
+export const TEXT = "HTTP/1.1 200 OK\n" + '{"step":7,"status":"ok","duration_ms":312,"node":"worker-3"}\n'.repeat(12);
 
 /** The hint a drop of TEXT gets. */
 const HINT = indexHint({ text: TEXT }, DEFAULT_HINT_TOKENS);
@@ -70,7 +70,7 @@ export const directiveBench: Benchmark = {
           const o = await untrusted.window.applyDirective(directives[untrusted.take()]!);
           lastStatus = o.status;
         },
-        options: { beforeEach: () => untrusted.ready() },
+        options: { beforeEach: async () => void (await untrusted.ready()) },
       },
       {
         name: "naive parse + delete",
@@ -86,7 +86,7 @@ export const directiveBench: Benchmark = {
           const o = await typed.window.tryPrune({ span: typed.refs[typed.take()]!, mode: "drop" });
           lastTyped = o.status;
         },
-        options: { beforeEach: () => typed.ready() },
+        options: { beforeEach: async () => void (await typed.ready()) },
       },
       // Components of the subject, to say where its time goes (BENCHMARKS.md, "what limits it").
       {
@@ -101,7 +101,7 @@ export const directiveBench: Benchmark = {
         fn: async () => {
           lastNoHint = (await noHints.window.applyDirective(directives[noHints.take()]!)).status;
         },
-        options: { beforeEach: () => noHints.ready() },
+        options: { beforeEach: async () => void (await noHints.ready()) },
       },
     ];
     const rounds = ctx.quick ? 2 : 5;
@@ -166,14 +166,15 @@ export const directiveBench: Benchmark = {
 };
 
 /** Windows of BATCH live spans on a fresh memory store; `ready()` (untimed) refills when used up. */
-class WindowPool {
+/** Windows of `BATCH` live tool results, refilled when used up (untimed); benchmarks 1 and 12 prune from them. */
+export class WindowPool {
   #window: ContextWindow<"toolResult"> | null = null;
   refs: Array<SpanRef<"toolResult">> = [];
   #next = BATCH;
   #session = 0;
-  readonly #options: { readonly indexHintTokens?: number };
+  readonly #options: Pick<ContextWindowOptions<"toolResult">, "indexHintTokens" | "telemetry">;
 
-  constructor(options: { readonly indexHintTokens?: number } = {}) {
+  constructor(options: Pick<ContextWindowOptions<"toolResult">, "indexHintTokens" | "telemetry"> = {}) {
     this.#options = options;
   }
 
@@ -186,8 +187,9 @@ class WindowPool {
     return this.#next++;
   }
 
-  async ready(): Promise<void> {
-    if (this.#next < BATCH) return;
+  /** Refills the window when its spans are used up; `true` when it did. */
+  async ready(): Promise<boolean> {
+    if (this.#next < BATCH) return false;
     const mem = new MemoryStore({ name: "mem" });
     const win = new ContextWindow({
       session: `s${++this.#session}`,
@@ -199,5 +201,6 @@ class WindowPool {
     for (let i = 0; i < BATCH; i++) this.refs.push(await win.append({ kind: "toolResult", text: TEXT }));
     this.#window = win;
     this.#next = 0;
+    return true;
   }
 }

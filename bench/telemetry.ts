@@ -13,12 +13,10 @@ import { context } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
 import { BatchSpanProcessor, InMemorySpanExporter, TracerProvider } from "@opentelemetry/sdk-trace";
-import { ContextWindow, MemoryStore, type ContextWindowOptions } from "../src/index.js";
+import { BATCH, WindowPool } from "./directive.js";
 import { compareMicro, type MicroResult, type MicroTask } from "./measure.js";
 import { fmtMs, fmtOps, type Benchmark, type Row } from "./report.js";
 
-const BATCH = 256;
-const TEXT = "HTTP/1.1 200 OK\n" + '{"step":7,"status":"ok","duration_ms":312,"node":"worker-3"}\n'.repeat(12);
 
 export const telemetryBench: Benchmark = {
   id: 12,
@@ -86,37 +84,3 @@ export const telemetryBench: Benchmark = {
   },
 };
 
-/** Windows of BATCH live spans on a fresh memory store; `ready()` (untimed) refills when used up and says so. */
-class WindowPool {
-  #window: ContextWindow<"toolResult"> | null = null;
-  #next = BATCH;
-  #session = 0;
-  readonly #options: Pick<ContextWindowOptions<"toolResult">, "telemetry">;
-
-  constructor(options: Pick<ContextWindowOptions<"toolResult">, "telemetry">) {
-    this.#options = options;
-  }
-
-  get window(): ContextWindow<"toolResult"> {
-    return this.#window!;
-  }
-
-  take(): number {
-    return this.#next++;
-  }
-
-  async ready(): Promise<boolean> {
-    if (this.#next < BATCH) return false;
-    const mem = new MemoryStore({ name: "mem" });
-    const win = new ContextWindow({
-      session: `s${++this.#session}`,
-      stores: { mem },
-      kinds: { toolResult: { store: "mem", modes: ["drop", "summarize"], lossy: "with-flag" } },
-      ...this.#options,
-    });
-    for (let i = 0; i < BATCH; i++) await win.append({ kind: "toolResult", text: TEXT });
-    this.#window = win;
-    this.#next = 0;
-    return true;
-  }
-}
