@@ -17,6 +17,7 @@ import type {
   ContextWindowOptions,
   DirectiveTool,
   GuardedWindow,
+  KindTable,
   OpenStoresOptions,
   PinPattern,
   PruneMode,
@@ -50,7 +51,7 @@ const pin = {
 } satisfies Record<string, PinPattern>;
 
 /** Each kind's runtime rules; `Requests` in the types module says what they mean for a prune. */
-const kinds: RuntimePolicy<SpanKind>["kinds"] = {
+const kinds: KindTable<SpanKind> = {
   toolResult: {
     store: "toolLog",
     modes: ["drop", "summarize", "compress"],

@@ -87,6 +87,7 @@ export type {
   Clock,
   Conditions,
   KindPolicy,
+  KindTable,
   LossyRule,
   PinPattern,
   PruneMode,

@@ -31,8 +31,12 @@ export interface AnyPruneRequest {
   readonly acceptLossy?: boolean;
 }
 
-/** A window whose `append` brands refs with their kind's request type, and whose `prune` checks it. */
-export interface GuardedWindow<K extends string, Requests extends { readonly [P in K]: unknown }> {
+/**
+ * A window whose `append` brands refs with their kind's request type, and whose `prune` checks it.
+ * `K` is constrained by `Requests`' keys rather than `Requests` by a mapped type over `K`: the same
+ * rule (every kind has a request), which tsc checks without building a type of one property per kind.
+ */
+export interface GuardedWindow<K extends keyof Requests & string, Requests> {
   readonly session: string;
   /** Type only (never set): the prune request each kind accepts, so refs made for this window elsewhere (a `Transcript`'s) carry it. */
   readonly "~requests"?: Requests;
@@ -44,11 +48,14 @@ export interface GuardedWindow<K extends string, Requests extends { readonly [P 
   append<const P extends K>(input: AppendInput<P>): Promise<SpanRef<P, Requests[P]>>;
   /**
    * Prunes through the runtime check. Throws `IrreversiblePruneError` when the copy cannot be verified
-   * and the request did not accept a loss its policy allows.
+   * and the request did not accept a loss its policy allows. `S` is inferred from the ref, never
+   * written: matching the ref's own `SpanRef<S, R>` lets tsc take `R` from its type arguments and
+   * relate the ref by identity, where a `SpanRef<string, R>` parameter compared every ref's brand
+   * structurally (a cost per distinct kind; BENCHMARKS.md, figure 5).
    */
-  prune<R>(span: SpanRef<string, R>, request: NoInfer<R>): Promise<ReversibleOutcome | LossyOutcome>;
+  prune<S extends string, R>(span: SpanRef<S, R>, request: NoInfer<R>): Promise<ReversibleOutcome | LossyOutcome>;
   /** `prune` without the throw: every outcome as data. */
-  tryPrune<R>(span: SpanRef<string, R>, request: NoInfer<R>): Promise<PruneOutcome>;
+  tryPrune<S extends string, R>(span: SpanRef<S, R>, request: NoInfer<R>): Promise<PruneOutcome>;
   /** The untrusted path for model output; never throws. */
   applyDirective(input: unknown): Promise<DirectiveOutcome>;
   /** A provider's call to a directive tool: the outcome and the tool result's text, `null` for other tools. */
@@ -77,7 +84,7 @@ export interface GuardedWindow<K extends string, Requests extends { readonly [P 
 }
 
 /** Wraps a runtime window in its typed face; generated `createWindow` functions call this. */
-export function guardWindow<K extends string, Requests extends { readonly [P in K]: unknown }>(
+export function guardWindow<K extends keyof Requests & string, Requests>(
   window: ContextWindow<K>,
 ): GuardedWindow<K, Requests> {
   const asRequest = (span: string, request: unknown): PruneRequest<K> => {

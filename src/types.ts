@@ -4,7 +4,7 @@
  */
 
 export { PRUNE_MODES } from "./policy/kinds.js";
-export type { KindPolicy, LossyRule, PinPattern, PruneMode, RuntimePolicy, SessionLimits } from "./policy/kinds.js";
+export type { KindPolicy, KindTable, LossyRule, PinPattern, PruneMode, RuntimePolicy, SessionLimits } from "./policy/kinds.js";
 
 /** A source of time. Injected so tests and the replay can simulate hours in microseconds. */
 export interface Clock {

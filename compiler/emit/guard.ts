@@ -47,7 +47,7 @@ export function emitGuard(policy: PolicyIR, options: EmitOptions): EmittedFile {
     {
       kind: "import",
       typeOnly: true,
-      names: ["BackingStore", "Clock", "ContextWindowOptions", "DirectiveTool", "GuardedWindow", "OpenStoresOptions", ...(pinRef.size > 0 ? ["PinPattern"] : []), "PruneMode", "RuntimePolicy", "SessionLimits"],
+      names: ["BackingStore", "Clock", "ContextWindowOptions", "DirectiveTool", "GuardedWindow", "KindTable", "OpenStoresOptions", ...(pinRef.size > 0 ? ["PinPattern"] : []), "PruneMode", "RuntimePolicy", "SessionLimits"],
       from: options.runtimeImport,
     },
     { kind: "import", typeOnly: true, names: ["Requests", "SpanKind", "StoreName"], from: types },
@@ -214,7 +214,7 @@ function kindsDeclarations(policy: PolicyIR, pinRef: PinRef, large: boolean): De
       exported: false,
       doc,
       name: "kinds",
-      type: 'RuntimePolicy<SpanKind>["kinds"]',
+      type: 'KindTable<SpanKind>',
       value: Object.fromEntries(policy.kinds.map((k) => [k.name, runtimeKind(k, (key) => code(member("pin", pinRef.get(key)!.key)))])),
     }];
   }
@@ -235,15 +235,15 @@ function kindsDeclarations(policy: PolicyIR, pinRef: PinRef, large: boolean): De
       doc: "Parses `kindsJson` once its hash is verified: an edited or truncated string fails when the module loads, not at a prune.",
       name: "loadKinds",
       params: "",
-      returns: 'RuntimePolicy<SpanKind>["kinds"]',
+      returns: 'KindTable<SpanKind>',
       body: [
         `if (contentHash(kindsJson) !== kindsHash) throw new Error(${quote(`${guardFile(policy)}: kindsJson does not match its hash; regenerate it with \`pruneguard compile\``)});`,
         hasPins
-          ? 'return JSON.parse(kindsJson, (key, value: unknown) => (key === "pins" ? (value as Array<keyof typeof pin>).map((p) => pin[p]) : value)) as RuntimePolicy<SpanKind>["kinds"];'
-          : 'return JSON.parse(kindsJson) as RuntimePolicy<SpanKind>["kinds"];',
+          ? 'return JSON.parse(kindsJson, (key, value: unknown) => (key === "pins" ? (value as Array<keyof typeof pin>).map((p) => pin[p]) : value)) as KindTable<SpanKind>;'
+          : 'return JSON.parse(kindsJson) as KindTable<SpanKind>;',
       ],
     },
-    { kind: "const", exported: false, doc, name: "kinds", type: 'RuntimePolicy<SpanKind>["kinds"]', value: code("loadKinds()") },
+    { kind: "const", exported: false, doc, name: "kinds", type: 'KindTable<SpanKind>', value: code("loadKinds()") },
   ];
 }
 

@@ -91,9 +91,16 @@ export const DEFAULT_COMPACTION: CompactionPolicy = Object.freeze({ minFreedToke
 /** The smallest `minFreedTokens` a policy may set: a rewrite must at least pay for re-caching one block. */
 export const MIN_COMPACTION_TOKENS = 1_024;
 
+/**
+ * A policy's kinds and their runtime rules. One alias for every place that holds the table (the policy,
+ * the window's options and settings), so tsc relates them by identity: at thousands of kinds, two
+ * spellings of the same mapped type cost a property-by-property comparison (BENCHMARKS.md, figure 5).
+ */
+export type KindTable<Kinds extends string = string> = { readonly [K in Kinds]: KindPolicy };
+
 /** The runtime form of a whole policy: what `ContextWindow` needs to dispose of a directive. */
 export interface RuntimePolicy<Kinds extends string = string> {
-  readonly kinds: { readonly [K in Kinds]: KindPolicy };
+  readonly kinds: KindTable<Kinds>;
   readonly session?: SessionLimits;
   /** Pins that apply to every kind. */
   readonly pins?: readonly PinPattern[];

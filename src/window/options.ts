@@ -16,13 +16,13 @@ import { checkStoreDeclarations } from "../stores/open.js";
 import type { StoreDeclaration } from "../policy/stores.js";
 import type { BackingStore } from "../stores/store.js";
 import type { TelemetryOptions } from "../telemetry.js";
-import { systemClock, type Clock, type KindPolicy, type PinPattern, type PruneMode, type SessionLimits, type SpanMessage, type SpanRef } from "../types.js";
+import { systemClock, type Clock, type KindPolicy, type KindTable, type PinPattern, type PruneMode, type SessionLimits, type SpanMessage, type SpanRef } from "../types.js";
 
 /** Options of a `ContextWindow`. `kinds` is the runtime form of a policy (generated guards pass it). */
 export interface ContextWindowOptions<K extends string> {
   /** The session this window belongs to; every store call is scoped to it. */
   readonly session: string;
-  readonly kinds: { readonly [P in K]: KindPolicy };
+  readonly kinds: KindTable<K>;
   /** The stores kinds name, by name. */
   readonly stores: { readonly [name: string]: BackingStore };
   readonly clock?: Clock;
@@ -80,7 +80,7 @@ export interface PruneRequest<K extends string = string> {
 /** The options, checked, with defaults filled in. */
 export interface WindowSettings<K extends string> {
   readonly session: string;
-  readonly kinds: { readonly [P in K]: KindPolicy };
+  readonly kinds: KindTable<K>;
   readonly stores: ReadonlyMap<string, BackingStore>;
   readonly auditStore: BackingStore;
   readonly clock: Clock;
@@ -158,7 +158,7 @@ export function kindPins(windowPins: readonly PinPattern[], policy: KindPolicy):
   return [...windowPins, ...(policy.pins ?? [])];
 }
 
-function freezeKinds<K extends string>(kinds: { readonly [P in K]: KindPolicy }): { readonly [P in K]: KindPolicy } {
+function freezeKinds<K extends string>(kinds: KindTable<K>): KindTable<K> {
   const out: Record<string, KindPolicy> = Object.create(null) as Record<string, KindPolicy>;
   for (const [name, k] of Object.entries<KindPolicy>(kinds)) {
     out[name] = Object.freeze({
@@ -167,5 +167,5 @@ function freezeKinds<K extends string>(kinds: { readonly [P in K]: KindPolicy })
       ...(k.pins ? { pins: Object.freeze(k.pins.map((p) => Object.freeze({ ...p }))) } : {}),
     });
   }
-  return Object.freeze(out) as { readonly [P in K]: KindPolicy };
+  return Object.freeze(out) as KindTable<K>;
 }
