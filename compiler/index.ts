@@ -81,7 +81,7 @@ export function compilePolicies(input: CompileInput, options: CompileOptions = {
 }
 
 export { catalogue, type CatalogueEntry, type DiagnosticCode } from "./diagnostics/catalogue.js";
-export { Diagnostic as DiagnosticSchema, isError, type RelatedInformation } from "./diagnostics/diagnostic.js";
+export { isDiagnostic, isError, type RelatedInformation } from "./diagnostics/diagnostic.js";
 export type { Diagnostic } from "./diagnostics/diagnostic.js";
 export { codeFrame, diagnosticsToJson, formatDiagnostic, formatDiagnostics, summarize, type FormatOptions } from "./diagnostics/format.js";
 export { createSourceHost, type SourceHost } from "./frontend/index.js";

@@ -10,21 +10,47 @@
  */
 import { readFile, stat } from "node:fs/promises";
 import * as path from "node:path";
-import { z } from "zod";
 import { DEFAULT_EMIT_OPTIONS } from "../emit/files.js";
+import { isRecord } from "../ir/location.js";
 import { CliError } from "./context.js";
 
-export const ProjectConfig = z.strictObject({
+export interface ProjectConfig {
   /** Policy files, folders or globs, relative to the working directory. */
-  policies: z.array(z.string().min(1)).min(1).optional(),
+  readonly policies?: readonly string[];
   /** The output folder. */
-  out: z.string().min(1).optional(),
+  readonly out?: string;
   /** The module specifier generated guards import the runtime from. */
-  runtimeImport: z.string().min(1).optional(),
+  readonly runtimeImport?: string;
   /** The project root, relative to the working directory: nothing outside it is read. */
-  root: z.string().min(1).optional(),
-});
-export type ProjectConfig = z.infer<typeof ProjectConfig>;
+  readonly root?: string;
+}
+
+const STRING_KEYS = ["out", "runtimeImport", "root"] as const;
+const KEYS: readonly string[] = ["policies", ...STRING_KEYS];
+
+/**
+ * The `"pruneguard"` field as a `ProjectConfig`, or the first problem with it: the member's path and what
+ * is wrong. Written out rather than with zod, which every command would load at start-up for four members
+ * (~30 ms; BENCHMARKS.md, figure 4).
+ */
+export function parseProjectConfig(field: unknown): { config: ProjectConfig } | { path: string; problem: string } {
+  const what = (v: unknown): string => (v === null ? "null" : Array.isArray(v) ? "an array" : typeof v === "object" ? "an object" : `${typeof v} ${JSON.stringify(v)}`);
+  if (!isRecord(field)) return { path: "", problem: `expected an object, got ${what(field)}` };
+  const unknown = Object.keys(field).filter((k) => !KEYS.includes(k));
+  if (unknown.length > 0) return { path: "", problem: `unknown key${unknown.length > 1 ? "s" : ""} ${unknown.map((k) => JSON.stringify(k)).join(", ")} (known: ${KEYS.join(", ")})` };
+  const { policies } = field;
+  if (policies !== undefined) {
+    if (!Array.isArray(policies)) return { path: ".policies", problem: `expected an array of policy files, folders or globs, got ${what(policies)}` };
+    if (policies.length === 0) return { path: ".policies", problem: "expected at least one entry (leave it out for the default, policies/**/*.policy.ts)" };
+    const bad = policies.findIndex((p) => typeof p !== "string" || p.length === 0);
+    if (bad >= 0) return { path: `.policies.${bad}`, problem: `expected a non-empty string, got ${what(policies[bad])}` };
+  }
+  for (const key of STRING_KEYS) {
+    const v = field[key];
+    if (v !== undefined && (typeof v !== "string" || v.length === 0)) return { path: `.${key}`, problem: `expected a non-empty string, got ${what(v)}` };
+  }
+  return { config: field as ProjectConfig };
+}
 
 export const DEFAULT_OUT = "generated";
 
@@ -49,12 +75,9 @@ export async function loadConfig(cwd: string): Promise<ResolvedConfig> {
     }
     const field = typeof pkg === "object" && pkg !== null ? (pkg as Record<string, unknown>)["pruneguard"] : undefined;
     if (field !== undefined) {
-      const r = ProjectConfig.safeParse(field);
-      if (!r.success) {
-        const i = r.error.issues[0]!;
-        throw new CliError(`package.json "pruneguard"${i.path.length > 0 ? `.${i.path.join(".")}` : ""}: ${i.message}`);
-      }
-      config = r.data;
+      const r = parseProjectConfig(field);
+      if ("problem" in r) throw new CliError(`package.json "pruneguard"${r.path}: ${r.problem}`);
+      config = r.config;
     }
   }
   return {

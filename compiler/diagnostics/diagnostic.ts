@@ -1,20 +1,39 @@
-/** Diagnostics as data: the one shape every phase reports, and the one way to make one. */
-import { z } from "zod";
-import { Location } from "../ir/location.js";
+/**
+ * Diagnostics as data: the one shape every phase reports, and the one way to make one. Plain interfaces
+ * and a plain check, without zod, like `Location`: the incremental build replays diagnostics from its
+ * manifest without loading it.
+ */
+import { hasExactKeys, isLocation, isRecord, type Location } from "../ir/location.js";
 import { catalogue, renderTemplate, type DiagnosticCode, type Params } from "./catalogue.js";
 
-export const RelatedInformation = z.strictObject({ message: z.string(), location: Location });
-export type RelatedInformation = z.infer<typeof RelatedInformation>;
+export interface RelatedInformation {
+  message: string;
+  location: Location;
+}
 
-export const Diagnostic = z.strictObject({
-  code: z.string().regex(/^PG[123]\d{3}$/),
-  category: z.enum(["error", "warning"]),
-  message: z.string(),
+export interface Diagnostic {
+  /** `PG` and four digits: 1xxx front end, 2xxx IR, 3xxx checks (docs/diagnostics.md). */
+  code: string;
+  category: "error" | "warning";
+  message: string;
   /** `null` only for diagnostics about the whole run (none today); every policy diagnostic has a location. */
-  location: Location.nullable(),
-  related: z.array(RelatedInformation),
-});
-export type Diagnostic = z.infer<typeof Diagnostic>;
+  location: Location | null;
+  related: RelatedInformation[];
+}
+
+/** Whether `v` is a `Diagnostic` (exactly its members; a code of the form `PG[123]nnn`), as read back from disk. */
+export function isDiagnostic(v: unknown): v is Diagnostic {
+  if (!isRecord(v) || !hasExactKeys(v, ["code", "category", "message", "location", "related"])) return false;
+  return (
+    typeof v.code === "string" &&
+    /^PG[123]\d{3}$/.test(v.code) &&
+    (v.category === "error" || v.category === "warning") &&
+    typeof v.message === "string" &&
+    (v.location === null || isLocation(v.location)) &&
+    Array.isArray(v.related) &&
+    v.related.every((r) => isRecord(r) && hasExactKeys(r, ["message", "location"]) && typeof r.message === "string" && isLocation(r.location))
+  );
+}
 
 /** Makes a diagnostic from the catalogue. The category comes from the catalogue, never from the caller. */
 export function diagnostic<C extends DiagnosticCode>(

@@ -3,8 +3,8 @@
  * emitters, with nothing heavier than `node:fs` below it, so an incremental build that finds nothing to
  * do (and `pruneguard check` on it) never loads the emitters, the IR schema or the runtime's modules.
  */
-import { constants } from "node:fs";
-import { lstat, mkdir, open, readdir, rename, rm, writeFile } from "node:fs/promises";
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { lstat, mkdir, readdir, rename, rm, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 
 /** The first line of every generated TypeScript file; `check` and `compile` recognise their files by it. */
@@ -62,16 +62,31 @@ export async function writeEmitted(outDir: string, files: readonly EmittedFile[]
  * request: this is the only way the compiler reads them, so none can make it read without end or outside it.
  */
 export async function readBounded(file: string, limit: number): Promise<string | undefined> {
-  let handle;
+  return readBoundedSync(file, limit);
+}
+
+const READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+
+/**
+ * `readBounded`, synchronously: four system calls and no promise per file. The incremental build reads every
+ * input and output a manifest names this way (a `check` with nothing to do is mostly these reads; through
+ * `fs/promises` file handles they cost ~2× as much, BENCHMARKS.md, figure 4). It never reads more than
+ * the size `fstat` reported plus one byte: a file that grows while it is read is `undefined`, like one too large.
+ */
+export function readBoundedSync(file: string, limit: number): string | undefined {
+  let fd: number | undefined;
   try {
-    handle = await open(file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
-    const st = await handle.stat();
+    fd = openSync(file, READ_FLAGS);
+    const st = fstatSync(fd);
     if (!st.isFile() || st.size > limit) return undefined;
-    return await handle.readFile("utf8");
+    const buffer = Buffer.allocUnsafe(st.size + 1);
+    let total = 0;
+    for (let n = -1; n !== 0 && total < buffer.length; total += n) n = readSync(fd, buffer, total, buffer.length - total, null);
+    return total > st.size ? undefined : buffer.toString("utf8", 0, total);
   } catch {
     return undefined;
   } finally {
-    await handle?.close().catch(() => undefined);
+    if (fd !== undefined) closeSync(fd);
   }
 }
 

@@ -11,41 +11,74 @@
  */
 import { rename, writeFile } from "node:fs/promises";
 import * as path from "node:path";
-import { z } from "zod";
-import { Diagnostic } from "../diagnostics/diagnostic.js";
+import { isDiagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
 import { readBounded } from "../emit/files.js";
+import { hasExactKeys, isRecord } from "../ir/location.js";
 import { seal, verifySeal } from "./seal.js";
 
 export const MANIFEST_FILE = ".pruneguard-manifest.json";
 const MANIFEST_VERSION = 2;
 /** A manifest larger than this is not read: about 20,000 entries' worth, far past any real project. */
 export const MAX_MANIFEST_BYTES = 32 * 1024 * 1024;
+/** The longest path a manifest records: relative, POSIX (confined by the build). */
+const MAX_RECORDED_PATH = 1024;
 
-/** A path as the manifest records it: relative, POSIX, at most 1,024 characters (confined by the build). */
-const RecordedPath = z.string().min(1).max(1024);
-const Hashes = z.record(RecordedPath, z.string().regex(/^[0-9a-f]{64}$/));
+/** Content hashes by path. */
+export type Hashes = Record<string, string>;
 
-export const ManifestUnit = z.strictObject({
+export interface ManifestUnit {
   /** Every file the entry's compilation read, by reported path: the entry and its bases. */
-  inputs: Hashes,
+  inputs: Hashes;
   /** The files it emitted, by path in the output folder. */
-  outputs: Hashes,
+  outputs: Hashes;
   /** The policies it compiled (the entry's and its bases'), to find names two entries share. */
-  policies: z.array(z.strictObject({ name: z.string(), file: z.string() })),
-  diagnostics: z.array(Diagnostic),
-});
-export type ManifestUnit = z.infer<typeof ManifestUnit>;
+  policies: Array<{ name: string; file: string }>;
+  diagnostics: Diagnostic[];
+}
 
-export const Manifest = z.strictObject({
-  manifest: z.literal(MANIFEST_VERSION),
+export interface Manifest {
+  manifest: typeof MANIFEST_VERSION;
   /** `compilerFingerprint()` of the compiler that wrote it. */
-  compiler: z.string(),
+  compiler: string;
   /** The options that change the output: the runtime import, and the project root (relative to the cwd). */
-  options: z.strictObject({ runtimeImport: z.string(), root: z.string() }),
+  options: { runtimeImport: string; root: string };
   /** By entry file, as reported (relative to the working directory). */
-  units: z.record(z.string(), ManifestUnit),
-});
-export type Manifest = z.infer<typeof Manifest>;
+  units: Record<string, ManifestUnit>;
+}
+
+const isHashes = (v: unknown): v is Hashes =>
+  isRecord(v) &&
+  Object.entries(v).every(([p, h]) => p.length >= 1 && p.length <= MAX_RECORDED_PATH && typeof h === "string" && /^[0-9a-f]{64}$/.test(h));
+
+const isUnit = (v: unknown): v is ManifestUnit =>
+  isRecord(v) &&
+  hasExactKeys(v, ["inputs", "outputs", "policies", "diagnostics"]) &&
+  isHashes(v.inputs) &&
+  isHashes(v.outputs) &&
+  Array.isArray(v.policies) &&
+  v.policies.every((p) => isRecord(p) && hasExactKeys(p, ["name", "file"]) && typeof p.name === "string" && typeof p.file === "string") &&
+  Array.isArray(v.diagnostics) &&
+  v.diagnostics.every(isDiagnostic);
+
+/**
+ * Whether `v` (parsed JSON) is a manifest of this version: exactly the members `writeManifest` writes,
+ * each of its type. A plain check rather than a zod schema, so that a `check` with nothing to do never
+ * loads zod (BENCHMARKS.md, figure 4); test/compiler/incremental.test.ts holds it to the shapes above.
+ */
+export function isManifest(v: unknown): v is Manifest {
+  return (
+    isRecord(v) &&
+    hasExactKeys(v, ["manifest", "compiler", "options", "units"]) &&
+    v.manifest === MANIFEST_VERSION &&
+    typeof v.compiler === "string" &&
+    isRecord(v.options) &&
+    hasExactKeys(v.options, ["runtimeImport", "root"]) &&
+    typeof v.options.runtimeImport === "string" &&
+    typeof v.options.root === "string" &&
+    isRecord(v.units) &&
+    Object.values(v.units).every(isUnit)
+  );
+}
 
 /**
  * The manifest in `outDir`, or `undefined` when there is none, it is larger than `MAX_MANIFEST_BYTES`, its
@@ -60,8 +93,8 @@ export async function readManifest(outDir: string, key: Buffer): Promise<Manifes
   const body = text.slice(newline + 1);
   if (!verifySeal(key, body, text.slice(0, newline))) return undefined;
   try {
-    const r = Manifest.safeParse(JSON.parse(body));
-    return r.success ? r.data : undefined;
+    const parsed: unknown = JSON.parse(body);
+    return isManifest(parsed) ? parsed : undefined;
   } catch {
     return undefined;
   }

@@ -10,9 +10,24 @@ import { z } from "zod";
 import { ENGINES } from "../../src/policy/stores.js";
 import { LOSSY_RULES, MIN_COMPACTION_TOKENS, MIN_SEARCH_TOKENS } from "../../src/policy/kinds.js";
 import { PRUNE_MODES } from "../../src/types.js";
-import { Location } from "./location.js";
+import type { Diagnostic } from "../diagnostics/diagnostic.js";
+import { LOCATION_POSITIONS, type Location as LocationData } from "./location.js";
 
-export { Location };
+/** `Location` (./location.ts) as a zod schema, for the IR's nodes: the same members and rules as `isLocation`. */
+export const Location = z.strictObject({
+  file: z.string(),
+  ...(Object.fromEntries(LOCATION_POSITIONS.map((k) => [k, z.int().min(1)])) as Record<(typeof LOCATION_POSITIONS)[number], z.ZodInt>),
+}) satisfies z.ZodType<LocationData>;
+export type Location = LocationData;
+
+/** A diagnostic (`compiler/diagnostics/diagnostic.ts`) as a zod schema: the same members and rules as `isDiagnostic`. */
+export const DiagnosticSchema = z.strictObject({
+  code: z.string().regex(/^PG[123]\d{3}$/),
+  category: z.enum(["error", "warning"]),
+  message: z.string(),
+  location: Location.nullable(),
+  related: z.array(z.strictObject({ message: z.string(), location: Location })),
+}) satisfies z.ZodType<Diagnostic>;
 
 /** Kind and store names become TypeScript identifiers in generated code. */
 export const Identifier = z
