@@ -23,6 +23,7 @@ import type {
   PruneMode,
   RuntimePolicy,
   SessionLimits,
+  TelemetryOptions,
 } from "../src/index.js";
 import type { Requests, SpanKind, StoreName } from "./org.types.js";
 
@@ -119,6 +120,14 @@ export interface CreateWindowOptions {
    * policy's first.
    */
   readonly auditStore?: StoreName;
+  /**
+   * OpenTelemetry spans and metrics of every decision, as `ContextWindowOptions.telemetry` (docs/observability.md).
+   * Left out: the global tracer and meter providers of `@opentelemetry/api`, when it is installed and an SDK registered
+   * them; else nothing. `{ tracer, meter }` gives them (`null` turns one off; a field left out is taken from the global
+   * API); `{ queryText: n }` records a search's first `n` characters (never by default). `false`: off, and the API is
+   * never loaded.
+   */
+  readonly telemetry?: TelemetryOptions | false;
 }
 
 /** A context window typed by policy `org`: `prune` takes only the request a ref's kind accepts. */
@@ -136,6 +145,7 @@ function windowOptions(options: CreateWindowOptions): ContextWindowOptions<SpanK
       archive: options.stores.archive,
     },
     ...(options.clock === undefined ? {} : { clock: options.clock }),
+    ...(options.telemetry === undefined ? {} : { telemetry: options.telemetry }),
     limits: session,
     declarations: storeDeclarations,
     pins: policy.pins ?? [],

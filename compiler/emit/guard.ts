@@ -47,7 +47,7 @@ export function emitGuard(policy: PolicyIR, options: EmitOptions): EmittedFile {
     {
       kind: "import",
       typeOnly: true,
-      names: ["BackingStore", "Clock", "ContextWindowOptions", "DirectiveTool", "GuardedWindow", "KindTable", "OpenStoresOptions", ...(pinRef.size > 0 ? ["PinPattern"] : []), "PruneMode", "RuntimePolicy", "SessionLimits"],
+      names: ["BackingStore", "Clock", "ContextWindowOptions", "DirectiveTool", "GuardedWindow", "KindTable", "OpenStoresOptions", ...(pinRef.size > 0 ? ["PinPattern"] : []), "PruneMode", "RuntimePolicy", "SessionLimits", "TelemetryOptions"],
       from: options.runtimeImport,
     },
     { kind: "import", typeOnly: true, names: ["Requests", "SpanKind", "StoreName"], from: types },
@@ -104,6 +104,12 @@ export function emitGuard(policy: PolicyIR, options: EmitOptions): EmittedFile {
         ...(first
           ? [{ doc: `The store that logs decisions touching no store (invalid directives, unbacked kinds); default \`${first.name}\`, the policy's first.`, name: "auditStore", type: "StoreName", optional: true }]
           : []),
+        {
+          doc: "OpenTelemetry spans and metrics of every decision, as `ContextWindowOptions.telemetry` (docs/observability.md). Left out: the global tracer and meter providers of `@opentelemetry/api`, when it is installed and an SDK registered them; else nothing. `{ tracer, meter }` gives them (`null` turns one off; a field left out is taken from the global API); `{ queryText: n }` records a search's first `n` characters (never by default). `false`: off, and the API is never loaded.",
+          name: "telemetry",
+          type: "TelemetryOptions | false",
+          optional: true,
+        },
       ],
     },
     {
@@ -125,6 +131,7 @@ export function emitGuard(policy: PolicyIR, options: EmitOptions): EmittedFile {
         "  kinds,",
         ...storesArgument(policy),
         "  ...(options.clock === undefined ? {} : { clock: options.clock }),",
+        "  ...(options.telemetry === undefined ? {} : { telemetry: options.telemetry }),",
         "  limits: session,",
         "  declarations: storeDeclarations,",
         ...(policy.pins.length > 0 ? ["  pins: policy.pins ?? [],"] : []),
