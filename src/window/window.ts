@@ -695,7 +695,8 @@ export class ContextWindow<K extends string = string> {
   }
 
   async #execute(spanId: string, mode: PruneMode, digest: string | null, acceptLossy: boolean, raw: string): Promise<PruneOutcome> {
-    if (!(await this.#settle(spanId))) {
+    // No prune in doubt (the common case): no promise to await.
+    if (this.#doubts.size > 0 && !(await this.#settle(spanId))) {
       const entry = this.#byId.get(spanId);
       return this.#refuseEarly({
         spanId, kind: entry ? (entry.state === "live" ? entry.span.kind : entry.kind) : null, mode, reason: { code: "outcome-unknown" },
@@ -783,7 +784,7 @@ export class ContextWindow<K extends string = string> {
       await giveBack(0);
       return this.#storeFailed(plan.target, mode, raw, err);
     }
-    await giveBack(lossyCount(commit));
+    if (reserved > 0) await giveBack(lossyCount(commit));
     if (lossyCounted !== null) this.#telemetry?.note({ "pruneguard.lossy_budget.left": lossyCounted - lossyCount(commit) });
     return this.#committed(plan, mode, commit, last.refusal, last.keeps);
   }
