@@ -149,6 +149,10 @@ export class MemoryStore extends StoreBase implements BackingStore {
     return [...(this.#session(session).spans)];
   }
 
+  async sessionSpanCount(session: string): Promise<number> {
+    return this.#session(session).spans.length;
+  }
+
   async lookupSpan(session: string, spanId: string): Promise<RegisteredSpan | null> {
     return this.#session(session).spans.find((r) => r.spanId === spanId) ?? null;
   }

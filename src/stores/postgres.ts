@@ -459,6 +459,14 @@ export class PostgresStore extends StoreBase implements BackingStore {
     return (rows ?? []).map((r) => registeredSpan(r as unknown as SpanRow));
   }
 
+  async sessionSpanCount(session: string): Promise<number> {
+    const [rows] = await this.#run("span count", () =>
+      this.#driver.script([sql`SELECT next_span FROM ${this.#t.sessions} WHERE store = ${this.name} AND session = ${session}`], this.#timeoutMs),
+    );
+    const row = rows?.[0];
+    return row === undefined ? 0 : Number(row["next_span"]);
+  }
+
   async lookupSpan(session: string, spanId: string): Promise<RegisteredSpan | null> {
     // PostgreSQL text cannot hold NUL: no span id has one.
     if (spanId.includes("\0")) return null;

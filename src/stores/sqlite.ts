@@ -595,6 +595,11 @@ export class SqliteStore extends StoreBase implements BackingStore {
     return this.#q.sessionSpans.all(this.name, session).map(registeredSpan);
   }
 
+  async sessionSpanCount(session: string): Promise<number> {
+    this.#assertReadable();
+    return this.#q.sessionRow.get(this.name, session)?.next_span ?? 0;
+  }
+
   async lookupSpan(session: string, spanId: string): Promise<RegisteredSpan | null> {
     this.#assertReadable();
     const row = this.#q.lookupSpan.get(this.name, session, spanId);

@@ -233,6 +233,12 @@ export interface BackingStore {
   /** Every span registered in the session, in position order. */
   sessionSpans(session: string): Promise<RegisteredSpan[]>;
   /**
+   * How many span ids the session has minted: its spans are `span_1` … `span_<n>` (none minted: 0). Optional:
+   * one counter read that lets a search skip reading the whole registry when its window knows every span;
+   * without it the window reads `sessionSpans`.
+   */
+  sessionSpanCount?(session: string): Promise<number>;
+  /**
    * One span registered in the session, by its id, or `null`. Optional: the SQL adapters answer it by key;
    * without it the window reads the whole registry (`sessionSpans`).
    */

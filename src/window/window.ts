@@ -936,12 +936,24 @@ export class ContextWindow<K extends string = string> {
       budgetTokens: this.#settings.limits.searchTokens ?? DEFAULT_SEARCH_TOKENS,
       audit: (store, draft) => this.#audit(store, draft),
       // The session's spans besides this window's: folded traffic and the directive tools' own are this window's.
-      sessionSpans: async () =>
-        (await this.#settings.auditStore.sessionSpans(this.session)).map((s) => s.spanId).filter((id) => {
+      sessionSpans: async () => {
+        const home = this.#settings.auditStore;
+        // The session's span ids are span_1 … span_<n>: when this window knows each of them, no other window
+        // appended any, and the registry (a row per span) need not be read.
+        if (home.sessionSpanCount !== undefined && this.#knowsSpans(await home.sessionSpanCount(this.session))) return [];
+        return (await home.sessionSpans(this.session)).map((s) => s.spanId).filter((id) => {
           const e = this.#byId.get(id);
           return !this.#folded.has(id) && (e === undefined || !this.#isDirectiveTraffic(e));
-        }),
+        });
+      },
     });
+  }
+
+  /** Whether the window holds every one of `span_1` … `span_<n>`. */
+  #knowsSpans(n: number): boolean {
+    if (n > this.#byId.size) return false;
+    for (let k = 1; k <= n; k++) if (!this.#byId.has(`span_${k}`)) return false;
+    return true;
   }
 
   async #summarizeRange(from: string, to: string, digest: string, raw: string): Promise<RangeOutcome> {

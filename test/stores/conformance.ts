@@ -268,6 +268,19 @@ export function describeStoreConformance(label: string, factory: StoreFactory): 
       await store.close();
     });
 
+    it("sessionSpanCount is the number of span ids the session minted, per session", async () => {
+      const { store } = await make();
+      expect(store.sessionSpanCount).toBeTypeOf("function");
+      expect(await store.sessionSpanCount!("s1")).toBe(0);
+      for (const kind of ["a", "b", "c"]) await store.registerSpan("s1", { kind, hash: contentHash(kind), group: null, message: null, store: "toolLog" });
+      await store.registerSpan("s2", { kind: "a", hash: contentHash("a"), group: null, message: null, store: "toolLog" });
+      expect(await store.sessionSpanCount!("s1")).toBe(3);
+      expect((await store.sessionSpans("s1")).map((r) => r.spanId)).toEqual(["span_1", "span_2", "span_3"]);
+      expect(await store.sessionSpanCount!("s2")).toBe(1);
+      expect(await store.sessionSpanCount!("nobody")).toBe(0);
+      await store.close();
+    });
+
     it("counts the session's lossy budget inside the commit, and reserves and releases units on the same counter", async () => {
       const { store } = await make();
       const lossy = (left: number[]) => (checks: readonly CheckResult[], lossyLeft: number): PruneDecision[] => {

@@ -416,6 +416,34 @@ describe("search coverage never hides a hole the window or a store knows of", ()
     await log.close();
   });
 
+  it("reads the registry only when the session has spans the window does not know", async () => {
+    const { open, log } = await sqliteSetup();
+    let reads = 0;
+    const sessionSpans = log.sessionSpans.bind(log);
+    log.sessionSpans = async (session: string) => (reads++, sessionSpans(session));
+    const a = open();
+    const first = await a.append({ kind: "tool", text: "first req_aaaaaa01" });
+    await a.prune({ span: first, mode: "drop" });
+    await a.append({ kind: "tool", text: "second" });
+    // Every span of the session is this window's: one counter read, no registry read, and nothing named elsewhere.
+    const known = searched(await a.search("req_aaaaaa01"));
+    expect(known.matches.map((m) => m.spanId)).toEqual(["span_1"]);
+    expect(known.coverage.holes).toEqual([]);
+    expect(reads).toBe(0);
+    // Another window of the session appends: the count no longer matches, the registry is read, its span named.
+    const b = await ContextWindow.resume({ session: "s", clock: new ManualClock(0), stores: { log }, kinds: KINDS });
+    await b.append({ kind: "tool", text: "b's own" });
+    reads = 0;
+    const r = searched(await a.search("req_aaaaaa01"));
+    expect(r.coverage.holes).toEqual([{ spanId: "span_3", why: "elsewhere" }]);
+    expect(reads).toBe(1);
+    // b resumed with every span: it knows all three, so it reads no registry either.
+    reads = 0;
+    expect(searched(await b.search("second")).coverage.holes).toEqual([]);
+    expect(reads).toBe(0);
+    await log.close();
+  });
+
   it("a literal holding a NUL finds the copy on SQLite that holds it", async () => {
     const { open, log } = await sqliteSetup();
     const win = open();
