@@ -47,6 +47,14 @@ export class PendingAudit {
     }
   }
 
+  /**
+   * Queues a record to be written with the next one (or the next `flush`), in order: for decisions made
+   * where nothing can be awaited (an automatic compaction point, inside a rendering).
+   */
+  defer(store: BackingStore, draft: AuditDraft): void {
+    this.#queue.push({ store, draft, resolve: null });
+  }
+
   /** Writes every waiting record, oldest first; throws (keeping the rest) when a store still fails or still cannot say. */
   async flush(): Promise<void> {
     while (this.#queue.length > 0) {

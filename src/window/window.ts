@@ -468,7 +468,7 @@ export class ContextWindow<K extends string = string> {
     // Due (the pending decisions pay for the rewrite, or the window is at its limit): applied now, once for
     // every decision since the last rendering, so a batch of prune calls is one rewrite. A shown line whose
     // promise lapsed would offer a recall that can no longer be honoured: rewritten now too.
-    if (this.#shown.due() || this.#shown.lapsed(this.#settings.clock.now())) this.#compactNow();
+    if (this.#shown.due() || this.#shown.lapsed(this.#settings.clock.now())) this.#compactAutomatically();
     return [...this.#shown.views()];
   }
 
@@ -504,6 +504,17 @@ export class ContextWindow<K extends string = string> {
     const report = this.#compactNow();
     const seq = await this.#audit(this.#settings.auditStore, compactDraft(raw));
     return { op: "compact", status: "compacted", ...report, line: compactedLine(report), auditSeq: seq };
+  }
+
+  /**
+   * A compaction point the window makes by itself, inside a rendering: audited like one asked for, with no
+   * directive. A rendering cannot await a store, so the record is queued and written, in decision order,
+   * with the next record (or by `auditLog()` and `end()`); it says when the window wrote it, not when it
+   * compacted. One that applied and folded nothing (a lapsed promise rewritten) is not audited.
+   */
+  #compactAutomatically(): void {
+    const report = this.#compactNow();
+    if (report.applied > 0 || report.folded > 0) this.#pendingAudit.defer(this.#settings.auditStore, { ...compactDraft(null), decided: this.#decide(1) });
   }
 
   /** The compaction point itself: synchronous, it touches no store (every decision it applies is committed). */
@@ -635,6 +646,8 @@ export class ContextWindow<K extends string = string> {
 
   /** Every decision of this session, across its stores, oldest first. */
   async auditLog(): Promise<AuditRecord[]> {
+    // Records waiting to be written (an automatic compaction point's) are written first, when the store can.
+    if (this.#pendingAudit.size > 0) await this.#pendingAudit.flush().catch(() => undefined);
     const all: AuditRecord[] = [];
     for (const store of this.#distinctStores()) all.push(...(await store.auditLog(this.session)));
     return inDecisionOrder(all);
@@ -653,6 +666,7 @@ export class ContextWindow<K extends string = string> {
     return this.#serial(async () => {
       if (this.#ended) return;
       this.#ended = true;
+      if (this.#pendingAudit.size > 0) await this.#pendingAudit.flush().catch(() => undefined);
       for (const store of this.#distinctStores()) await store.releaseHolds(this.session);
     });
   }

@@ -65,6 +65,42 @@ describe("decide now, apply at a compaction point", () => {
     expect(win.render().split("\n\n").slice(0, 3)).toEqual(["span_1 pruned, recall #1", "span_2 pruned, recall #2", "span_3 pruned, recall #3"]);
   });
 
+  it("a compaction point the window makes by itself is audited, in decision order, with no directive", async () => {
+    const { win, log } = setup({ compaction: { minFreedTokens: 1_500, atTokens: null } });
+    for (let i = 1; i <= 3; i++) await win.append({ kind: "toolResult", text: output(i, 1_000) });
+    await win.applyDirective({ op: "prune", span_id: "span_1", mode: "drop" });
+    await win.applyDirective({ op: "prune", span_id: "span_2", mode: "drop" });
+    // The rendering compacts: it cannot await the store, so the record waits for the next write.
+    expect(win.render().startsWith("span_1 pruned, recall #1\n\nspan_2 pruned, recall #2")).toBe(true);
+    expect(win.compactionPoints).toBe(1);
+    expect(win.pendingAudit).toBe(1);
+    expect((await log.auditLog("s")).map((r) => r.op)).toEqual(["prune", "prune"]);
+    // The next decision writes it first; the chain holds it between the decisions it came between.
+    await win.applyDirective({ op: "map" });
+    const records = await win.auditLog();
+    expect(records.map((r) => `${r.op}:${r.status}`)).toEqual(["prune:reversible", "prune:reversible", "compact:compacted", "map:mapped"]);
+    expect(records[2]!.directive).toBeNull();
+    expect(win.pendingAudit).toBe(0);
+    // Renderings with nothing new to apply make no compaction point, and no record.
+    win.render();
+    win.render();
+    expect(win.compactionPoints).toBe(1);
+    expect(win.pendingAudit).toBe(0);
+  });
+
+  it("auditLog() and end() write a waiting compaction record", async () => {
+    const { win, log } = setup({ compaction: { minFreedTokens: 1_024, atTokens: null } });
+    await win.append({ kind: "toolResult", text: output(1, 1_500) });
+    await win.applyDirective({ op: "prune", span_id: "span_1", mode: "drop" });
+    win.render();
+    expect((await win.auditLog()).map((r) => r.op)).toEqual(["prune", "compact"]);
+    await win.append({ kind: "toolResult", text: output(2, 1_500) });
+    await win.applyDirective({ op: "prune", span_id: "span_2", mode: "drop" });
+    win.render();
+    await win.end();
+    expect((await log.auditLog("s")).map((r) => r.op)).toEqual(["prune", "compact", "prune", "compact"]);
+  });
+
   it("applies what is pending once the window renders past atTokens", async () => {
     const { win } = setup({ compaction: { minFreedTokens: 50_000, atTokens: 3_000 } });
     await win.append({ kind: "toolResult", text: output(1, 1_000) });
