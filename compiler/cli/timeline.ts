@@ -7,10 +7,10 @@
  * What it shows: each chain's verification result first (a page built from a tampered chain says so before
  * anything else); counts; the decisions over time, one lane per kind of answer (prunes reversible, reversible
  * until a time, lossy, rejected; recalls found or not; searches with and without a match; maps; compaction
- * points asked for; invalid directives); the session's spans by position and time (each prune and recall at
- * its span's position); the lossy budget spent over time; then the decisions and the spans as tables (copies,
- * holds, each span's fate). Only compaction points that were asked for (`compact`) are in the audit chain;
- * the automatic ones are in the traces (docs/observability.md).
+ * points, asked for and the window's own; invalid directives); the session's spans by position and time (each
+ * prune and recall at its span's position); the lossy budget spent over time; then the decisions and the spans
+ * as tables (copies, holds, each span's fate). A compaction point the window made by itself is a `compact`
+ * record with no directive (docs/observability.md).
  *
  * Content only on request (`--content`): without it the page has no span text, digest, directive or query,
  * only ids, kinds, stores, handles, times, statuses and reasons. Everything from the store is untrusted and
@@ -100,6 +100,7 @@ const LANES = [
   { id: "search-none", label: "search: no match", color: "#5d4037" },
   { id: "map", label: "map", color: "#546e7a" },
   { id: "compact", label: "compaction point (asked)", color: "#37474f" },
+  { id: "compact-auto", label: "compaction point (automatic)", color: "#90a4ae" },
   { id: "invalid", label: "invalid directive", color: "#9e9e9e" },
 ] as const;
 type Lane = (typeof LANES)[number]["id"];
@@ -117,7 +118,7 @@ function laneOf(r: AuditRecord): Lane {
     case "map":
       return "map";
     case "compact":
-      return "compact";
+      return r.directive === null ? "compact-auto" : "compact";
     default:
       return "invalid";
   }
@@ -197,7 +198,7 @@ export function timelineHtml(input: TimelineInput): string {
     card(byLane.get("prune-rejected") ?? 0, "rejected"),
     card(count((r) => r.op === "recall"), `recalls (${byLane.get("recall-found") ?? 0} found)`),
     card(count((r) => r.op === "search"), `searches (${count((r) => r.op === "search" && r.reason === "search:holes")} with holes)`),
-    card(byLane.get("compact") ?? 0, "compaction points asked for"),
+    card((byLane.get("compact") ?? 0) + (byLane.get("compact-auto") ?? 0), `compaction points (${byLane.get("compact") ?? 0} asked for)`),
     card(byLane.get("invalid") ?? 0, "invalid directives"),
     card(held, `copies held (of ${input.copies.length})`),
     "</div>",
@@ -206,9 +207,12 @@ export function timelineHtml(input: TimelineInput): string {
   out.push('<h2 id="spans-chart">Spans by position and time</h2>', spanChart(records, input.spans));
   out.push('<h2 id="lossy">Lossy budget spent over time</h2>', lossyChart(records, input.chains));
   const compactions = records.filter((r) => r.op === "compact" && r.status === "compacted");
+  const times = (rs: readonly AuditRecord[]) => `${rs.slice(0, 50).map((r) => e(iso(timeOf(r)))).join(", ")}${rs.length > 50 ? ", …" : ""}`;
+  const asked = compactions.filter((r) => r.directive !== null);
+  const automatic = compactions.filter((r) => r.directive === null);
   out.push(
     '<h2 id="compactions">Compaction points</h2>',
-    `<p class="note">${compactions.length === 0 ? "No compaction point was asked for (compact)." : `${compactions.length} asked for (compact): ${compactions.slice(0, 50).map((r) => e(iso(timeOf(r)))).join(", ")}${compactions.length > 50 ? ", …" : ""}.`} The window's automatic compaction points are not audited: they are spans (pruneguard.compaction) in its traces.</p>`,
+    `<p class="note">${asked.length === 0 ? "None was asked for (compact)." : `${asked.length} asked for (compact): ${times(asked)}.`} ${automatic.length === 0 ? "The window made none by itself." : `${automatic.length} made by the window itself, recorded when the window next wrote to its store: ${times(automatic)}.`}</p>`,
   );
   const attention = records.filter(needsAttention);
   out.push(

@@ -45,13 +45,14 @@ async function smallSession(): Promise<void> {
   const clock = new ManualClock(Date.UTC(2026, 11, 3, 9, 0, 0));
   const toolLog = new SqliteStore({ path: small, name: "toolLog", clock });
   const short = new SqliteStore({ path: small, name: "short", clock, holds: false, retentionMs: HOUR, handlePrefix: "s" });
-  const win = new ContextWindow({ session: "s1", clock, stores: { toolLog, short }, auditStore: "toolLog", kinds: KINDS, limits: { lossyBudget: 1, maxLengthMs: 8 * HOUR } });
+  const win = new ContextWindow({ session: "s1", clock, stores: { toolLog, short }, auditStore: "toolLog", kinds: KINDS, limits: { lossyBudget: 1, maxLengthMs: 8 * HOUR, compaction: { minFreedTokens: 50_000, atTokens: 1 } } });
   const ids = [];
   for (let i = 0; i < 8; i++) {
     ids.push(await win.append({ kind: i % 4 === 3 ? "scratch" : i % 4 === 2 ? "shortLived" : "toolResult", text: TEXT(i) }));
     clock.advance(60_000);
   }
   await win.applyDirective({ op: "prune", span_id: ids[0], mode: "summarize", digest: `billing failed ${DIGEST}` });
+  win.render(); // past atTokens with a prune pending: a compaction point the window makes by itself
   clock.advance(30_000);
   await win.applyDirective({ op: "prune", span_id: ids[2], mode: "drop" }); // reversible until: no holds on `short`
   await win.applyDirective({ op: "prune", span_id: ids[3], mode: "drop" }); // rejected: no store, no accept_lossy
@@ -108,10 +109,11 @@ describe("audit --format html", () => {
     expect(page.match(/data-verify="ok"/g)).toHaveLength(2); // both chains: toolLog and short
     expect(page.indexOf('id="verify"')).toBeLessThan(page.indexOf('id="summary"'));
     // Every kind of answer is there: prunes reversible, until, lossy, rejected; recalls; search; map; compact; invalid.
-    for (const label of ["prune: reversible (", "prune: reversible until (", "prune: lossy (tombstone) (", "prune: rejected (", "recall: found (", "recall: not found (", "search: match (", "map (", "compaction point (asked) (", "invalid directive ("]) {
+    for (const label of ["prune: reversible (", "prune: reversible until (", "prune: lossy (tombstone) (", "prune: rejected (", "recall: found (", "recall: not found (", "search: match (", "map (", "compaction point (asked) (", "compaction point (automatic) (", "invalid directive ("]) {
       expect(page, label).toContain(label);
     }
     expect(page).toContain("1 lossy commitment; 1 prune refused because the budget was spent.");
+    expect(page).toMatch(/1 asked for \(compact\): [^.]+\. [1-9]\d* made by the window itself/);
     expect(page).toMatch(/lossy-budget:/);
     expect(page).toMatch(/<td>s#1<\/td>/); // the copy kept only until a time, in store short
     expect(page).toContain("held until");
