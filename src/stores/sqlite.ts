@@ -27,6 +27,51 @@ interface Typed<P extends unknown[], R> {
 }
 const typed = <P extends unknown[], R>(statement: StatementSync): Typed<P, R> => statement as unknown as Typed<P, R>;
 
+/**
+ * Whether this Node's `node:sqlite` reads text back whole. Node 22's stops at the first NUL (it reads the
+ * value as a C string, though it wrote every byte); Node 24's reads the value's bytes. Asked once, of an
+ * in-memory database.
+ */
+let readsNul: boolean | undefined;
+function textReadsWhole(Database: typeof DatabaseSync): boolean {
+  if (readsNul === undefined) {
+    const db = new Database(":memory:");
+    try {
+      readsNul = (db.prepare("SELECT ? AS t").get("a\0b") as { t: unknown }).t === "a\0b";
+    } finally {
+      db.close();
+    }
+  }
+  return readsNul;
+}
+
+/**
+ * How a statement reads a column of span text or a replacement body. Where text reads whole, as it is;
+ * elsewhere as its bytes (`CAST(… AS BLOB)`, which SQLite returns as written, NULs included), turned back
+ * into text by `decodingText`. So a copy holding a NUL is recoverable on Node 22 too, not a hole.
+ */
+type TextColumn = (expr: string, as: string) => string;
+const wholeText: TextColumn = (expr, as) => (expr === as ? as : `${expr} AS ${as}`);
+const blobText: TextColumn = (expr, as) => `CAST(${expr} AS BLOB) AS ${as}`;
+
+/** `statement`, with the named columns of every row it returns turned from bytes (UTF-8) back into text. */
+function decodingText<P extends unknown[], R>(statement: Typed<P, R>, columns: readonly string[]): Typed<P, R> {
+  const decode = (row: R | undefined): R | undefined => {
+    if (row === undefined) return row;
+    const r = row as Record<string, unknown>;
+    for (const c of columns) {
+      const v = r[c];
+      if (v instanceof Uint8Array) r[c] = Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString("utf8");
+    }
+    return row;
+  };
+  return {
+    get: (...params) => decode(statement.get(...params)),
+    all: (...params) => statement.all(...params).map((row) => decode(row)!),
+    run: (...params) => statement.run(...params),
+  };
+}
+
 interface AuditRow {
   record: string;
 }
@@ -250,7 +295,7 @@ export class SqliteStore extends StoreBase implements BackingStore {
     this.#createSchema();
     this.#identity = fileIdentity(options.path);
     migrateDocs(this.#db);
-    this.#q = this.prepare();
+    this.#q = this.prepare(textReadsWhole(Database));
     const begin = this.#db.prepare("BEGIN IMMEDIATE");
     const commit = this.#db.prepare("COMMIT");
     const rollback = this.#db.prepare("ROLLBACK");
@@ -302,15 +347,21 @@ export class SqliteStore extends StoreBase implements BackingStore {
     }
   }
 
-  private prepare() {
+  private prepare(wholeTextReads: boolean) {
     const db = this.#db;
     const prep = <P extends unknown[], R = unknown>(sql: string) => typed<P, R>(db.prepare(sql));
+    // Statements that read span text or a replacement body (see `TextColumn`).
+    const text = wholeTextReads ? wholeText : blobText;
+    const prepText = <P extends unknown[], R = unknown>(sql: string, columns: readonly string[]) =>
+      wholeTextReads ? prep<P, R>(sql) : decodingText(prep<P, R>(sql), columns);
     return {
-      bySpan: prep<[string, string, string], StoredRecord>(
-        "SELECT handle, span_id AS spanId, kind, text, hash, created_at AS createdAt, expired_at AS expiredAt FROM pruneguard_records WHERE store = ? AND session = ? AND span_id = ?",
+      bySpan: prepText<[string, string, string], StoredRecord>(
+        `SELECT handle, span_id AS spanId, kind, ${text("text", "text")}, hash, created_at AS createdAt, expired_at AS expiredAt FROM pruneguard_records WHERE store = ? AND session = ? AND span_id = ?`,
+        ["text"],
       ),
-      byHandle: prep<[string, string, string], StoredRecord>(
-        "SELECT handle, span_id AS spanId, kind, text, hash, created_at AS createdAt, expired_at AS expiredAt FROM pruneguard_records WHERE store = ? AND session = ? AND handle = ?",
+      byHandle: prepText<[string, string, string], StoredRecord>(
+        `SELECT handle, span_id AS spanId, kind, ${text("text", "text")}, hash, created_at AS createdAt, expired_at AS expiredAt FROM pruneguard_records WHERE store = ? AND session = ? AND handle = ?`,
+        ["text"],
       ),
       nextHandle: prep<[string, string], { next: number }>(
         `INSERT INTO pruneguard_handles (store, session, next) VALUES (?, ?, 1)
@@ -330,10 +381,11 @@ export class SqliteStore extends StoreBase implements BackingStore {
       releaseHolds: prep<[string, string]>(
         "UPDATE pruneguard_records SET held = 0, held_until = NULL WHERE store = ? AND session = ? AND held = 1",
       ),
-      searchCopies: prep<[string, string, string, string], { handle: string; spanId: string; kind: string; hash: string; rotated: number; text: string | null }>(
+      searchCopies: prepText<[string, string, string, string], { handle: string; spanId: string; kind: string; hash: string; rotated: number; text: string | null }>(
         `SELECT handle, span_id AS spanId, kind, hash, text IS NULL AS rotated,
-                CASE WHEN text IS NOT NULL AND instr(text, ?1) > 0 THEN text END AS text
+                ${text("CASE WHEN text IS NOT NULL AND instr(text, ?1) > 0 THEN text END", "text")}
          FROM pruneguard_records WHERE store = ?2 AND session = ?3 AND handle IN (SELECT value FROM json_each(?4))`,
+        ["text"],
       ),
       chain: prep<[string, string], { chain: number }>("SELECT chain FROM pruneguard_chains WHERE store = ? AND session = ?"),
       newChain: prep<[string, string], { chain: number }>("INSERT INTO pruneguard_chains (store, session) VALUES (?, ?) RETURNING chain"),
@@ -388,11 +440,13 @@ export class SqliteStore extends StoreBase implements BackingStore {
         `INSERT INTO pruneguard_spans (store, session, ordinal, span_id, kind, hash, grp, message, backing)
          VALUES (@store, @session, @ordinal, @spanId, @kind, @hash, @grp, @message, @backing)`,
       ),
-      sessionSpans: prep<[string, string], SpanRow>(
-        "SELECT ordinal, span_id, kind, hash, grp, message, backing, replacement FROM pruneguard_spans WHERE store = ? AND session = ? ORDER BY ordinal",
+      sessionSpans: prepText<[string, string], SpanRow>(
+        `SELECT ordinal, span_id, kind, hash, grp, message, backing, ${text("replacement", "replacement")} FROM pruneguard_spans WHERE store = ? AND session = ? ORDER BY ordinal`,
+        ["replacement"],
       ),
-      lookupSpan: prep<[string, string, string], SpanRow>(
-        "SELECT ordinal, span_id, kind, hash, grp, message, backing, replacement FROM pruneguard_spans WHERE store = ? AND session = ? AND span_id = ?",
+      lookupSpan: prepText<[string, string, string], SpanRow>(
+        `SELECT ordinal, span_id, kind, hash, grp, message, backing, ${text("replacement", "replacement")} FROM pruneguard_spans WHERE store = ? AND session = ? AND span_id = ?`,
+        ["replacement"],
       ),
       noteReplacement: prep<[string, string, string, string]>(
         "UPDATE pruneguard_spans SET replacement = ? WHERE store = ? AND session = ? AND span_id = ?",

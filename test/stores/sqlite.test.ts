@@ -17,6 +17,29 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describeStoreConformance("SqliteStore (file, WAL)", async (o) => new SqliteStore({ ...o, path: join(dir, `conf-${n++}.db`) }));
 
 describe("SqliteStore specifics", () => {
+  it("reads back text holding NULs whole, on every supported Node (a copy, its search, a replacement body)", async () => {
+    const path = join(dir, "nul.db");
+    const store = new SqliteStore({ name: "toolLog", path, retentionMs: 1000, clock: new ManualClock(0) });
+    const text = "head\0middle\0\0tail ✓";
+    expect((await store.registerSpan("s", { kind: "k", hash: contentHash(text), group: null, message: null, store: "toolLog" })).spanId).toBe("span_1");
+    const p = await store.persist({ session: "s", spanId: "span_1", kind: "k", text, hash: contentHash(text) });
+    expect(await store.lookup("s", { handle: p.handle })).toMatchObject({ status: "found", text, hash: contentHash(text) });
+    expect(await store.lookup("s", { spanId: "span_1" })).toMatchObject({ status: "found", text });
+    const found = await store.searchCopies("s", { copies: [{ handle: p.handle, hash: contentHash(text) }], literal: "\0middle\0", limit: 8 });
+    expect(found.candidates.map((c) => c.text)).toEqual([text]);
+    await store.noteReplacement("s", "span_1", "digest\0with a NUL");
+    expect((await store.sessionSpans("s"))[0]!.replacement).toBe("digest\0with a NUL");
+    expect((await store.lookupSpan!("s", "span_1"))!.replacement).toBe("digest\0with a NUL");
+    // A record written by another version as TEXT reads the same way (the bytes are the same either way).
+    await store.close();
+    const db = new DatabaseSync(path);
+    db.prepare("UPDATE pruneguard_records SET text = ? WHERE span_id = 'span_1'").run("plain text");
+    db.close();
+    const again = new SqliteStore({ name: "toolLog", path, retentionMs: 1000, clock: new ManualClock(0) });
+    expect(await again.lookup("s", { handle: p.handle })).toMatchObject({ status: "found", text: "plain text" });
+    await again.close();
+  });
+
   it("survives reopening the file: records, holds and the audit chain persist", async () => {
     const path = join(dir, "reopen.db");
     const clock = new ManualClock(0);
