@@ -125,11 +125,12 @@ function openSqlite(file: string, cli: CliContext): AuditSource {
       };
     },
     registry: async (store, session, content) =>
-      !has("pruneguard_spans") ? [] : (db.prepare(`SELECT ordinal, span_id, kind, backing${content ? ", replacement" : ""} FROM pruneguard_spans WHERE store = ? AND session = ? ORDER BY ordinal`)
-        .all(store, session) as Array<{ ordinal: number; span_id: string; kind: string; backing: string | null; replacement?: string | null }>)
-        .map((r) => ({ ordinal: Number(r.ordinal), spanId: r.span_id, kind: r.kind, backing: r.backing, ...(content ? { replacement: r.replacement ?? null } : {}) })),
+      // Text as its bytes (`CAST … AS BLOB`), decoded here: Node 22's node:sqlite reads text only up to a NUL.
+      !has("pruneguard_spans") ? [] : (db.prepare(`SELECT ordinal, span_id, kind, backing${content ? ", CAST(replacement AS BLOB) AS replacement" : ""} FROM pruneguard_spans WHERE store = ? AND session = ? ORDER BY ordinal`)
+        .all(store, session) as Array<{ ordinal: number; span_id: string; kind: string; backing: string | null; replacement?: Uint8Array | string | null }>)
+        .map((r) => ({ ordinal: Number(r.ordinal), spanId: r.span_id, kind: r.kind, backing: r.backing, ...(content ? { replacement: utf8(r.replacement) } : {}) })),
     copies: async (session, content) =>
-      !has("pruneguard_records") ? [] : (db.prepare(`SELECT store, span_id, handle, created_at, expired_at, held, held_until${content ? ", text" : ""} FROM pruneguard_records WHERE session = ? ORDER BY store, created_at`)
+      !has("pruneguard_records") ? [] : (db.prepare(`SELECT store, span_id, handle, created_at, expired_at, held, held_until${content ? ", CAST(text AS BLOB) AS text" : ""} FROM pruneguard_records WHERE session = ? ORDER BY store, created_at`)
         .all(session) as unknown as CopyRow[]).map((r) => copyOf(r, content)),
     close: async () => db.close(),
   };
@@ -395,14 +396,19 @@ interface CopyRow {
   readonly expired_at: number | string | null;
   readonly held: number | boolean;
   readonly held_until: number | string | null;
-  readonly text?: string | null;
+  readonly text?: Uint8Array | string | null;
+}
+
+/** A text column read as bytes, as text again (`null` and absent stay so). */
+function utf8(v: Uint8Array | string | null | undefined): string | null {
+  return v instanceof Uint8Array ? Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString("utf8") : (v ?? null);
 }
 
 function copyOf(r: CopyRow, content: boolean): TimelineCopy {
   const n = (v: number | string | null) => (v === null ? null : Number(v));
   return {
     store: r.store, spanId: r.span_id, handle: r.handle, createdAt: Number(r.created_at), expiredAt: n(r.expired_at), held: r.held === true || r.held === 1,
-    heldUntil: n(r.held_until), ...(content ? { text: r.text ?? null } : {}),
+    heldUntil: n(r.held_until), ...(content ? { text: utf8(r.text) } : {}),
   };
 }
 
