@@ -33,11 +33,22 @@ const KEYS: readonly string[] = ["policies", ...STRING_KEYS];
  * is wrong. Written out rather than with zod, which every command would load at start-up for four members
  * (~30 ms; BENCHMARKS.md, figure 4).
  */
+/**
+ * A value from package.json as an error shows it: JSON, at most 60 characters, with control, bidirectional
+ * and other invisible characters escaped — the file may come from a pull request, and the message goes to a
+ * terminal.
+ */
+function shown(v: unknown): string {
+  const text = JSON.stringify(v) ?? String(v);
+  const cut = text.length > 60 ? `${text.slice(0, 57)}…` : text;
+  return cut.replace(/[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
 export function parseProjectConfig(field: unknown): { config: ProjectConfig } | { path: string; problem: string } {
-  const what = (v: unknown): string => (v === null ? "null" : Array.isArray(v) ? "an array" : typeof v === "object" ? "an object" : `${typeof v} ${JSON.stringify(v)}`);
+  const what = (v: unknown): string => (v === null ? "null" : Array.isArray(v) ? "an array" : typeof v === "object" ? "an object" : `${typeof v} ${shown(v)}`);
   if (!isRecord(field)) return { path: "", problem: `expected an object, got ${what(field)}` };
   const unknown = Object.keys(field).filter((k) => !KEYS.includes(k));
-  if (unknown.length > 0) return { path: "", problem: `unknown key${unknown.length > 1 ? "s" : ""} ${unknown.map((k) => JSON.stringify(k)).join(", ")} (known: ${KEYS.join(", ")})` };
+  if (unknown.length > 0) return { path: "", problem: `unknown key${unknown.length > 1 ? "s" : ""} ${unknown.slice(0, 5).map(shown).join(", ")}${unknown.length > 5 ? ", …" : ""} (known: ${KEYS.join(", ")})` };
   const { policies } = field;
   if (policies !== undefined) {
     if (!Array.isArray(policies)) return { path: ".policies", problem: `expected an array of policy files, folders or globs, got ${what(policies)}` };

@@ -68,7 +68,7 @@ export async function readBounded(file: string, limit: number): Promise<string |
 const READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
 
 /**
- * `readBounded`, synchronously: four system calls and no promise per file. The incremental build reads every
+ * `readBounded`, synchronously: a handful of system calls and no promise per file. The incremental build reads every
  * input and output a manifest names this way (a `check` with nothing to do is mostly these reads; through
  * `fs/promises` file handles they cost ~2× as much, BENCHMARKS.md, figure 4). It never reads more than
  * the size `fstat` reported plus one byte: a file that grows while it is read is `undefined`, like one too large.
@@ -86,7 +86,13 @@ export function readBoundedSync(file: string, limit: number): string | undefined
   } catch {
     return undefined;
   } finally {
-    if (fd !== undefined) closeSync(fd);
+    if (fd !== undefined) {
+      try {
+        closeSync(fd);
+      } catch {
+        // A descriptor that fails to close (EIO on a network file system) does not change what was read.
+      }
+    }
   }
 }
 

@@ -63,7 +63,7 @@ const isUnit = (v: unknown): v is ManifestUnit =>
 /**
  * Whether `v` (parsed JSON) is a manifest of this version: exactly the members `writeManifest` writes,
  * each of its type. A plain check rather than a zod schema, so that a `check` with nothing to do never
- * loads zod (BENCHMARKS.md, figure 4); test/compiler/incremental.test.ts holds it to the shapes above.
+ * loads zod (BENCHMARKS.md, figure 4); test/compiler/shapes.test.ts holds it to a zod schema of the same shape.
  */
 export function isManifest(v: unknown): v is Manifest {
   return (

@@ -350,7 +350,7 @@ export class SqliteStore extends StoreBase implements BackingStore {
   private prepare(wholeTextReads: boolean) {
     const db = this.#db;
     const prep = <P extends unknown[], R = unknown>(sql: string) => typed<P, R>(db.prepare(sql));
-    // Statements that read span text or a replacement body (see `TextColumn`).
+    // Statements that read span text, a replacement body or a group (a provider's call id: any text; see `TextColumn`).
     const text = wholeTextReads ? wholeText : blobText;
     const prepText = <P extends unknown[], R = unknown>(sql: string, columns: readonly string[]) =>
       wholeTextReads ? prep<P, R>(sql) : decodingText(prep<P, R>(sql), columns);
@@ -441,12 +441,12 @@ export class SqliteStore extends StoreBase implements BackingStore {
          VALUES (@store, @session, @ordinal, @spanId, @kind, @hash, @grp, @message, @backing)`,
       ),
       sessionSpans: prepText<[string, string], SpanRow>(
-        `SELECT ordinal, span_id, kind, hash, grp, message, backing, ${text("replacement", "replacement")} FROM pruneguard_spans WHERE store = ? AND session = ? ORDER BY ordinal`,
-        ["replacement"],
+        `SELECT ordinal, span_id, kind, hash, ${text("grp", "grp")}, message, backing, ${text("replacement", "replacement")} FROM pruneguard_spans WHERE store = ? AND session = ? ORDER BY ordinal`,
+        ["grp", "replacement"],
       ),
       lookupSpan: prepText<[string, string, string], SpanRow>(
-        `SELECT ordinal, span_id, kind, hash, grp, message, backing, ${text("replacement", "replacement")} FROM pruneguard_spans WHERE store = ? AND session = ? AND span_id = ?`,
-        ["replacement"],
+        `SELECT ordinal, span_id, kind, hash, ${text("grp", "grp")}, message, backing, ${text("replacement", "replacement")} FROM pruneguard_spans WHERE store = ? AND session = ? AND span_id = ?`,
+        ["grp", "replacement"],
       ),
       noteReplacement: prep<[string, string, string, string]>(
         "UPDATE pruneguard_spans SET replacement = ? WHERE store = ? AND session = ? AND span_id = ?",

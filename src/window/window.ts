@@ -653,7 +653,10 @@ export class ContextWindow<K extends string = string> {
     return inDecisionOrder(all);
   }
 
-  /** Decisions whose audit record could not be written yet (a store was failing); retried on the next write. */
+  /**
+   * Audit records not written yet: decisions whose store was failing (retried on the next write), and the
+   * window's own compaction points, written with the next record (or by `auditLog()` and `end()`).
+   */
   get pendingAudit(): number {
     return this.#pendingAudit.size;
   }
@@ -787,9 +790,18 @@ export class ContextWindow<K extends string = string> {
         pinsCarried: p.pinsCarried.length, directive: i === plan.lead ? raw : null,
       })),
     });
+    // Records waiting go first, so the chain keeps decision order. A failure here is the audit queue's, not
+    // this prune's: nothing of the prune was sent, so it is a store failure, never a prune in doubt.
+    if (this.#pendingAudit.size > 0) {
+      try {
+        await this.#pendingAudit.flush();
+      } catch (err) {
+        await giveBack(0);
+        return this.#storeFailed(plan.target, mode, raw, err);
+      }
+    }
     let commit: PruneCommit;
     try {
-      if (this.#pendingAudit.size > 0) await this.#pendingAudit.flush();
       commit = await plan.store.commitPrune({
         session: this.session, items, holdUntil: this.#holdUntil(), decide, ...(inTransaction ? { lossyBudget: budget } : {}),
       });

@@ -92,6 +92,19 @@ describe("package.json \"pruneguard\" config", () => {
     expect(parseProjectConfig({ root: null })).toEqual({ path: ".root", problem: "expected a non-empty string, got null" });
   });
 
+  it("shows a value from the file escaped and cut: no control or bidirectional character reaches the terminal", () => {
+    const r = parseProjectConfig({ out: 7, root: "\u202eevil\u0007" });
+    expect(r).toEqual({ path: ".out", problem: "expected a non-empty string, got number 7" });
+    const bidi = parseProjectConfig({ root: ["\u202e"] });
+    expect(bidi).toEqual({ path: ".root", problem: "expected a non-empty string, got an array" });
+    const key = parseProjectConfig({ "\u202eout\u001b[31m": 1 });
+    expect("problem" in key && key.problem).toBe('unknown key "\\u202eout\\u001b[31m" (known: policies, out, runtimeImport, root)');
+    const long = parseProjectConfig({ policies: [1e21, "x".repeat(10_000)] });
+    expect(long).toEqual({ path: ".policies.0", problem: "expected a non-empty string, got number 1e+21" });
+    const cut = parseProjectConfig({ extra: 1, ["y".repeat(10_000)]: 2 });
+    expect("problem" in cut && cut.problem.length).toBeLessThan(250);
+  });
+
   it("agrees with the zod schema it replaced on which configs are valid", () => {
     const ProjectConfig = z.strictObject({
       policies: z.array(z.string().min(1)).min(1).optional(),

@@ -66,7 +66,7 @@ export function tempDir(label: string): string {
 /** The methods of `BackingStore`, in the order the suites name them. */
 export const STORE_METHODS = [
   "persist", "commitPrune", "lookup", "appendAudit", "auditLog", "searchCopies", "countLossy", "releaseHolds", "rotate", "close",
-  "registerSpan", "sessionSpans", "noteReplacement", "reserveLossy", "releaseLossy", "sessionStart", "lossySpent",
+  "registerSpan", "sessionSpans", "sessionSpanCount", "noteReplacement", "reserveLossy", "releaseLossy", "sessionStart", "lossySpent",
 ] as const;
 export type StoreMethod = (typeof STORE_METHODS)[number];
 
@@ -125,6 +125,7 @@ export class FaultyStore implements BackingStore {
   rotate() { return this.#call("rotate", () => this.inner.rotate()); }
   registerSpan(...a: Parameters<BackingStore["registerSpan"]>) { return this.#call("registerSpan", () => this.inner.registerSpan(...a)); }
   sessionSpans(...a: Parameters<BackingStore["sessionSpans"]>) { return this.#call("sessionSpans", () => this.inner.sessionSpans(...a)); }
+  sessionSpanCount(...a: Parameters<NonNullable<BackingStore["sessionSpanCount"]>>) { return this.#call("sessionSpanCount", () => this.inner.sessionSpanCount!(...a)); }
   noteReplacement(...a: Parameters<BackingStore["noteReplacement"]>) { return this.#call("noteReplacement", () => this.inner.noteReplacement(...a)); }
   reserveLossy(...a: Parameters<BackingStore["reserveLossy"]>) { return this.#call("reserveLossy", () => this.inner.reserveLossy(...a)); }
   releaseLossy(...a: Parameters<BackingStore["releaseLossy"]>) { return this.#call("releaseLossy", () => this.inner.releaseLossy(...a)); }

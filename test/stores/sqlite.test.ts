@@ -21,7 +21,8 @@ describe("SqliteStore specifics", () => {
     const path = join(dir, "nul.db");
     const store = new SqliteStore({ name: "toolLog", path, retentionMs: 1000, clock: new ManualClock(0) });
     const text = "head\0middle\0\0tail ✓";
-    expect((await store.registerSpan("s", { kind: "k", hash: contentHash(text), group: null, message: null, store: "toolLog" })).spanId).toBe("span_1");
+    // A group is a provider's call id: any text (two ids that differ after a NUL are two groups).
+    expect((await store.registerSpan("s", { kind: "k", hash: contentHash(text), group: "call:a\0x", message: null, store: "toolLog" })).spanId).toBe("span_1");
     const p = await store.persist({ session: "s", spanId: "span_1", kind: "k", text, hash: contentHash(text) });
     expect(await store.lookup("s", { handle: p.handle })).toMatchObject({ status: "found", text, hash: contentHash(text) });
     expect(await store.lookup("s", { spanId: "span_1" })).toMatchObject({ status: "found", text });
@@ -30,6 +31,8 @@ describe("SqliteStore specifics", () => {
     await store.noteReplacement("s", "span_1", "digest\0with a NUL");
     expect((await store.sessionSpans("s"))[0]!.replacement).toBe("digest\0with a NUL");
     expect((await store.lookupSpan!("s", "span_1"))!.replacement).toBe("digest\0with a NUL");
+    expect((await store.sessionSpans("s"))[0]!.group).toBe("call:a\0x");
+    expect((await store.lookupSpan!("s", "span_1"))!.group).toBe("call:a\0x");
     // A record written by another version as TEXT reads the same way (the bytes are the same either way).
     await store.close();
     const db = new DatabaseSync(path);

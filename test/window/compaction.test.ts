@@ -101,6 +101,72 @@ describe("decide now, apply at a compaction point", () => {
     expect((await log.auditLog("s")).map((r) => r.op)).toEqual(["prune", "compact", "prune", "compact"]);
   });
 
+  it("a waiting compaction record is written once, however many callers flush at the same time", async () => {
+    const { win, log } = setup({ compaction: { minFreedTokens: 1_024, atTokens: null } });
+    await win.append({ kind: "toolResult", text: output(1, 1_500) });
+    await win.applyDirective({ op: "prune", span_id: "span_1", mode: "drop" });
+    win.render();
+    const [a, b] = await Promise.all([win.auditLog(), win.auditLog(), win.auditLog()]);
+    expect(a!.map((r) => r.op)).toEqual(["prune", "compact"]);
+    expect(b!.map((r) => r.op)).toEqual(["prune", "compact"]);
+    expect((await log.auditLog("s")).map((r) => `${r.seq}:${r.op}`)).toEqual(["1:prune", "2:compact"]);
+  });
+
+  it("a record queued while an earlier write is under way goes after it, in the chain too", async () => {
+    const { win, log, clock } = setup({ compaction: { minFreedTokens: 1_024, atTokens: null } });
+    for (let i = 1; i <= 2; i++) await win.append({ kind: "toolResult", text: output(i, 1_500) });
+    await win.applyDirective({ op: "prune", span_id: "span_1", mode: "drop" });
+    // The next record's write is held open; the rendering in the meantime makes a compaction point.
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const append = log.appendAudit.bind(log);
+    log.appendAudit = async (session, draft) => {
+      await gate;
+      return append(session, draft);
+    };
+    clock.advance(1);
+    const invalid = win.applyDirective("{not json");
+    await Promise.resolve();
+    expect(win.pendingAudit).toBe(1); // the invalid directive's record, being written
+    win.render();
+    expect(win.pendingAudit).toBe(2);
+    release();
+    await invalid;
+    log.appendAudit = append;
+    await win.auditLog();
+    const chain = await log.auditLog("s");
+    expect(chain.map((r) => `${r.op}:${r.status}`)).toEqual(["prune:reversible", "null:invalid", "compact:compacted"]);
+    // The chain's order is the decisions' order.
+    expect(chain.map((r) => r.decided)).toEqual([...chain.map((r) => r.decided!)].sort((x, y) => x - y));
+  });
+
+  it("a store failing to write a waiting record fails the next prune as a store error, never as a prune in doubt", async () => {
+    const { OutcomeUnknownError } = await import("../../src/errors.js");
+    const { win, log } = setup({ compaction: { minFreedTokens: 1_024, atTokens: null } });
+    for (let i = 1; i <= 2; i++) await win.append({ kind: "toolResult", text: output(i, 1_500) });
+    await win.applyDirective({ op: "prune", span_id: "span_1", mode: "drop" });
+    win.render();
+    // The compaction record's write commits and its reply is lost; the store cannot say yet.
+    const append = log.appendAudit.bind(log);
+    let sayable = false;
+    log.appendAudit = async (session, draft) => {
+      const record = await append(session, draft);
+      log.appendAudit = append;
+      throw new OutcomeUnknownError("log", "reply lost", async () => {
+        if (!sayable) throw new Error("still cannot say");
+        return record;
+      });
+    };
+    const out = await win.applyDirective({ op: "prune", span_id: "span_2", mode: "drop" });
+    expect(out).toMatchObject({ op: "prune", status: "rejected", reason: "store-error" });
+    // Once the store can say, the record that committed is not written again, and span_2 prunes.
+    sayable = true;
+    expect(await win.applyDirective({ op: "prune", span_id: "span_2", mode: "drop" })).toMatchObject({ status: "reversible" });
+    const ops = (await log.auditLog("s")).map((r) => `${r.op}:${r.status}`);
+    expect(ops).toEqual(["prune:reversible", "compact:compacted", "prune:rejected", "prune:reversible"]);
+    expect(win.pendingAudit).toBe(0);
+  });
+
   it("applies what is pending once the window renders past atTokens", async () => {
     const { win } = setup({ compaction: { minFreedTokens: 50_000, atTokens: 3_000 } });
     await win.append({ kind: "toolResult", text: output(1, 1_000) });
