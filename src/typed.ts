@@ -48,14 +48,15 @@ export interface GuardedWindow<K extends keyof Requests & string, Requests> {
   append<const P extends K>(input: AppendInput<P>): Promise<SpanRef<P, Requests[P]>>;
   /**
    * Prunes through the runtime check. Throws `IrreversiblePruneError` when the copy cannot be verified
-   * and the request did not accept a loss its policy allows. `S` is inferred from the ref, never
-   * written: matching the ref's own `SpanRef<S, R>` lets tsc take `R` from its type arguments and
-   * relate the ref by identity, where a `SpanRef<string, R>` parameter compared every ref's brand
-   * structurally (a cost per distinct kind; BENCHMARKS.md, figure 5).
+   * and the request did not accept a loss its policy allows. `S`, the ref's kind, is inferred with `R`:
+   * matching the ref's own `SpanRef<S, R>` lets tsc take both from its type arguments and relate the
+   * ref by identity, where a `SpanRef<string, R>` parameter compared every ref's brand structurally (a
+   * cost per distinct kind; BENCHMARKS.md, figure 5). `R` comes first, so `prune<Request>(…)` written
+   * out still means what it did (`S` then defaults to `string`).
    */
-  prune<S extends string, R>(span: SpanRef<S, R>, request: NoInfer<R>): Promise<ReversibleOutcome | LossyOutcome>;
+  prune<R, S extends string = string>(span: SpanRef<S, R>, request: NoInfer<R>): Promise<ReversibleOutcome | LossyOutcome>;
   /** `prune` without the throw: every outcome as data. */
-  tryPrune<S extends string, R>(span: SpanRef<S, R>, request: NoInfer<R>): Promise<PruneOutcome>;
+  tryPrune<R, S extends string = string>(span: SpanRef<S, R>, request: NoInfer<R>): Promise<PruneOutcome>;
   /** The untrusted path for model output; never throws. */
   applyDirective(input: unknown): Promise<DirectiveOutcome>;
   /** A provider's call to a directive tool: the outcome and the tool result's text, `null` for other tools. */
