@@ -54,15 +54,17 @@ type TextColumn = (expr: string, as: string) => string;
 const wholeText: TextColumn = (expr, as) => (expr === as ? as : `${expr} AS ${as}`);
 const blobText: TextColumn = (expr, as) => `CAST(${expr} AS BLOB) AS ${as}`;
 
+/** A text column read as bytes (`CAST … AS BLOB`), as text again; text and `null` are returned as they are. */
+export function sqliteText<T>(v: Uint8Array | T): string | T {
+  return v instanceof Uint8Array ? Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString("utf8") : v;
+}
+
 /** `statement`, with the named columns of every row it returns turned from bytes (UTF-8) back into text. */
 function decodingText<P extends unknown[], R>(statement: Typed<P, R>, columns: readonly string[]): Typed<P, R> {
   const decode = (row: R | undefined): R | undefined => {
     if (row === undefined) return row;
     const r = row as Record<string, unknown>;
-    for (const c of columns) {
-      const v = r[c];
-      if (v instanceof Uint8Array) r[c] = Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString("utf8");
-    }
+    for (const c of columns) r[c] = sqliteText(r[c]);
     return row;
   };
   return {

@@ -4,7 +4,7 @@ import * as path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { storedAuditProblem, verifyAuditChain, type AuditChainBreak, type AuditRecord } from "../../../src/audit.js";
 import { errorMessage } from "../../../src/errors.js";
-import { sqliteAuditRows } from "../../../src/stores/sqlite.js";
+import { sqliteAuditRows, sqliteText } from "../../../src/stores/sqlite.js";
 import { CliError, ExitCode, type CliContext } from "../context.js";
 import type { AuditFlags } from "./audit.js";
 import { renderTable } from "../table.js";
@@ -399,10 +399,8 @@ interface CopyRow {
   readonly text?: Uint8Array | string | null;
 }
 
-/** A text column read as bytes, as text again (`null` and absent stay so). */
-function utf8(v: Uint8Array | string | null | undefined): string | null {
-  return v instanceof Uint8Array ? Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString("utf8") : (v ?? null);
-}
+/** A text column read as bytes, as text again (`null` and absent: `null`). */
+const utf8 = (v: Uint8Array | string | null | undefined): string | null => sqliteText(v) ?? null;
 
 function copyOf(r: CopyRow, content: boolean): TimelineCopy {
   const n = (v: number | string | null) => (v === null ? null : Number(v));
