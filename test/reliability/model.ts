@@ -71,6 +71,8 @@ export interface Real {
   readonly readers: ContextWindow[];
   /** Closes the store as a crash would and opens it again; undefined for stores that live in memory. */
   readonly reopen: (() => Promise<BackingStore>) | undefined;
+  /** The window applies decisions at compaction points (the default) instead of at once. */
+  readonly deferred: boolean;
 }
 
 const START = 10 * HOUR;
@@ -79,14 +81,20 @@ function newGen(n: number): Gen {
   return { session: `sess-${n}`, spans: [], records: new Map(), nextHandle: 1, lossyUsed: 0, directives: 0 };
 }
 
-export function makeWindow(session: string, store: BackingStore, clock: ManualClock): ContextWindow {
-  return new ContextWindow(immediate({ session, clock, stores: { log: store }, kinds: KINDS, limits: { lossyBudget: LOSSY_BUDGET } }));
+/**
+ * A window of the model's kinds. Immediate by default, so its rendering is the model's state after every
+ * command; `deferred` uses compaction points (the smallest threshold), where the rendering lags the decisions.
+ */
+export function makeWindow(session: string, store: BackingStore, clock: ManualClock, deferred = false): ContextWindow {
+  const options = { session, clock, stores: { log: store }, kinds: KINDS };
+  if (deferred) return new ContextWindow({ ...options, limits: { lossyBudget: LOSSY_BUDGET, compaction: { minFreedTokens: 1_024, atTokens: null } } });
+  return new ContextWindow(immediate({ ...options, limits: { lossyBudget: LOSSY_BUDGET } }));
 }
 
-export function initial(store: BackingStore, clock: ManualClock, reopen: Real["reopen"]): { model: Model; real: Real } {
+export function initial(store: BackingStore, clock: ManualClock, reopen: Real["reopen"], deferred = false): { model: Model; real: Real } {
   return {
     model: { now: START, gens: [newGen(0)], canCrash: reopen !== undefined },
-    real: { clock, store, win: makeWindow("sess-0", store, clock), readers: [], reopen },
+    real: { clock, store, win: makeWindow("sess-0", store, clock, deferred), readers: [], reopen, deferred },
   };
 }
 
@@ -169,16 +177,28 @@ function expectOutcome(out: DirectiveOutcome, p: Predicted, what: string): void 
 /** Invariants that hold after every command, whatever it was. */
 async function checkInvariants(m: Model, r: Real): Promise<void> {
   const g = current(m);
-  // The window shows exactly what the model says, position by position.
-  expect(r.win.entries().map((e) => (e.state === "live" ? `${e.span.id}:live` : `${e.spanId}:${e.state}`)))
-    .toEqual(g.spans.map((s) => `${s.id}:${s.state}`));
+  const shown = r.win.entries().map((e) => (e.state === "live" ? `${e.span.id}:live` : `${e.spanId}:${e.state}`));
+  if (!r.deferred) {
+    // The window shows exactly what the model says, position by position.
+    expect(shown).toEqual(g.spans.map((s) => `${s.id}:${s.state}`));
+  } else {
+    // Decided now, shown at a compaction point: the decided state is the model's, and what is shown is the
+    // model's or an earlier state of it (a span shown pruned is pruned; one shown live may be pending).
+    expect(g.spans.map((s) => `${s.id}:${r.win.span(s.id) === undefined ? "gone" : "live"}`))
+      .toEqual(g.spans.map((s) => `${s.id}:${s.state === "live" ? "live" : "gone"}`));
+    expect(shown.filter((e) => !e.endsWith(":live"))).toEqual(g.spans.filter((s) => s.state !== "live" && shown.includes(`${s.id}:${s.state}`)).map((s) => `${s.id}:${s.state}`));
+    expect(shown.map((e) => e.split(":")[0])).toEqual(g.spans.map((s) => s.id));
+    // The window's own compaction records are written with its next record; write them now.
+    await r.win.auditLog();
+  }
   // Every freed span has a verified handle (resolving to byte-identical text) or a tombstone.
   const originals = new Map(g.spans.map((s) => [s.id, s.text]));
   expect(await freedSpanProblems(r.win, r.store, originals)).toEqual([]);
-  // Every directive has exactly one audit record, and each session's chain verifies.
+  // Every directive has exactly one audit record (the window's own compaction points aside), and each
+  // session's chain verifies.
   for (const gen of m.gens) {
     const log = await r.store.auditLog(gen.session);
-    expect(log.length, `audit records of ${gen.session}`).toBe(gen.directives);
+    expect(log.filter((rec) => !(rec.op === "compact" && rec.directive === null)).length, `audit records of ${gen.session}`).toBe(gen.directives);
     expect(verifyAuditChain(log)).toBeNull();
   }
   expect(r.win.pendingAudit).toBe(0);
@@ -276,8 +296,8 @@ export class OpCommand implements fc.AsyncCommand<Model, Real> {
         const next = newGen(m.gens.length);
         m.gens.push(next);
         r.readers.length = 0;
-        for (const gen of m.gens.slice(0, -1)) r.readers.push(makeWindow(gen.session, r.store, r.clock));
-        r.win = makeWindow(next.session, r.store, r.clock);
+        for (const gen of m.gens.slice(0, -1)) r.readers.push(makeWindow(gen.session, r.store, r.clock, r.deferred));
+        r.win = makeWindow(next.session, r.store, r.clock, r.deferred);
         break;
       }
     }
