@@ -74,6 +74,9 @@ function decodingText<P extends unknown[], R>(statement: Typed<P, R>, columns: r
   };
 }
 
+/** From this many copies asked about, a search walks the session's records instead of probing each handle. */
+const SESSION_SCAN_COPIES = 512;
+
 interface AuditRow {
   record: string;
 }
@@ -389,6 +392,13 @@ export class SqliteStore extends StoreBase implements BackingStore {
          FROM pruneguard_records WHERE store = ?2 AND session = ?3 AND handle IN (SELECT value FROM json_each(?4))`,
         ["text"],
       ),
+      // The same over the session's whole range of records, for many copies at once (see `searchCopies`).
+      searchSession: prepText<[string, string, string], { handle: string; spanId: string; kind: string; hash: string; rotated: number; text: string | null }>(
+        `SELECT handle, span_id AS spanId, kind, hash, text IS NULL AS rotated,
+                ${text("CASE WHEN text IS NOT NULL AND instr(text, ?1) > 0 THEN text END", "text")}
+         FROM pruneguard_records WHERE store = ?2 AND session = ?3`,
+        ["text"],
+      ),
       chain: prep<[string, string], { chain: number }>("SELECT chain FROM pruneguard_chains WHERE store = ? AND session = ?"),
       newChain: prep<[string, string], { chain: number }>("INSERT INTO pruneguard_chains (store, session) VALUES (?, ?) RETURNING chain"),
       // A chain's records are the key range (chain << 32) + 1 … (chain << 32) + 2^32 − 1 of the rowid.
@@ -567,8 +577,12 @@ export class SqliteStore extends StoreBase implements BackingStore {
   async searchCopies(session: string, request: CopySearchRequest): Promise<CopySearch> {
     this.#assertReadable();
     if (request.copies.length === 0) return { candidates: [], more: false, gone: [] };
-    const handles = JSON.stringify(request.copies.map((c) => c.handle));
-    const rows = this.#q.searchCopies.all(storeLiteral(request.literal), this.name, session, handles);
+    const literal = storeLiteral(request.literal);
+    // Many copies: one walk of the session's records (its own rows only; rows not asked about are ignored)
+    // costs less than a probe of the handle index per copy. Few: the probes.
+    const rows = request.copies.length >= SESSION_SCAN_COPIES
+      ? this.#q.searchSession.all(literal, this.name, session)
+      : this.#q.searchCopies.all(literal, this.name, session, JSON.stringify(request.copies.map((c) => c.handle)));
     return copySearchAnswer(request, rows.map((r) => ({ ...r, rotated: r.rotated === 1 })));
   }
 

@@ -483,7 +483,14 @@ describe("search cost is independent of other sessions' data", () => {
                 CASE WHEN text IS NOT NULL AND instr(text, ?1) > 0 THEN text END AS text
          FROM pruneguard_records WHERE store = ?2 AND session = ?3 AND handle IN (SELECT value FROM json_each(?4))`)
       .all("x", "log", "s", "[]") as Array<{ detail: string }>;
+    // From 512 copies the store walks the session's records instead: by index too, this session's rows only.
+    const walk = db
+      .prepare(`EXPLAIN QUERY PLAN SELECT handle, span_id AS spanId, kind, hash, text IS NULL AS rotated,
+                CASE WHEN text IS NOT NULL AND instr(text, ?1) > 0 THEN text END AS text
+         FROM pruneguard_records WHERE store = ?2 AND session = ?3`)
+      .all("x", "log", "s") as Array<{ detail: string }>;
     db.close();
     expect(plan.map((p) => p.detail).join("\n")).toMatch(/USING (?:COVERING )?INDEX \S+ \(store=\? AND session=\? AND handle=\?\)/);
+    expect(walk.map((p) => p.detail).join("\n")).toMatch(/^SEARCH \S+ USING (?:COVERING )?INDEX \S+ \(store=\? AND session=\?\)$/);
   });
 });
