@@ -8,7 +8,7 @@ import { StoreBase, type StoreOptions } from "./options.js";
 import { createPool, driverFor, isCommitUnknown, isRetryable, isWireError, storeError, type Driver, type DriverStats, type PgQueryable, type Row, type TxSession } from "./postgres/driver.js";
 import { migrateWith, SCHEMA_VERSION, schemaVersion } from "./postgres/schema.js";
 import { RawSql, sql, tablesOf, type Tables } from "./postgres/sql.js";
-import { copySearchAnswer, lookupAnswer, readOnly, registeredSpan, spanTaken, storeLiteral, type SpanRow, type StoredRecord } from "./records.js";
+import { copySearchAnswer, lookupAnswer, readOnly, registeredSpan, SESSION_SCAN_COPIES, spanTaken, storeLiteral, type SpanRow, type StoredRecord } from "./records.js";
 import type {
   BackingStore, CopySearch, CopySearchRequest, LookupKey, LookupResult, PersistInput, Persisted, PruneCommit, PruneTransaction, RegisteredSpan,
   RotateReport, SpanRegistration,
@@ -342,11 +342,15 @@ export class PostgresStore extends StoreBase implements BackingStore {
     // PostgreSQL text cannot hold NUL, so no copy here contains one: filter on the longest NUL-free run.
     const literal = storeLiteral(request.literal);
     const holds = new RawSql(literal === "" ? "TRUE" : sql`text LIKE ${`%${literal.replace(/[\\%_]/g, "\\$&")}%`}`);
-    const handles = request.copies.map((c) => c.handle);
+    // Many copies: the session's records by its index (rows not asked about are ignored), rather than a list
+    // of every handle to send, parse and plan. Few: by handle.
+    const asked = request.copies.length >= SESSION_SCAN_COPIES
+      ? new RawSql("TRUE")
+      : new RawSql(sql`handle IN (${request.copies.map((c) => c.handle)})`);
     const [rows] = await this.#run("search", () =>
       this.#driver.script([
         sql`SELECT handle, span_id, kind, hash, text IS NULL AS rotated, CASE WHEN text IS NOT NULL AND ${holds} THEN text END AS text
-            FROM ${R} WHERE store = ${this.name} AND session = ${session} AND handle IN (${handles})`,
+            FROM ${R} WHERE store = ${this.name} AND session = ${session} AND ${asked}`,
       ], this.#timeoutMs),
     );
     return copySearchAnswer(

@@ -4,7 +4,7 @@ import { StoreError } from "../errors.js";
 import { EMPTY_CHAIN, sealChainJson, type AuditDraft, type AuditRecord, type ChainHead } from "../audit.js";
 import { commitResult, lossySpent, planCommit } from "./commit.js";
 import { StoreBase, type StoreOptions } from "./options.js";
-import { copySearchAnswer, lookupAnswer, readOnly, registeredSpan, spanTaken, storeLiteral, type SpanRow, type StoredRecord } from "./records.js";
+import { copySearchAnswer, lookupAnswer, readOnly, registeredSpan, SESSION_SCAN_COPIES, spanTaken, storeLiteral, type SpanRow, type StoredRecord } from "./records.js";
 import type {
   BackingStore, CopyCandidate, CopySearch, CopySearchRequest, LookupKey, LookupResult, PersistInput, Persisted, PruneCommit, PruneTransaction,
   RegisteredSpan, RotateReport, SpanRegistration,
@@ -73,9 +73,6 @@ function decodingText<P extends unknown[], R>(statement: Typed<P, R>, columns: r
     run: (...params) => statement.run(...params),
   };
 }
-
-/** From this many copies asked about, a search walks the session's records instead of probing each handle. */
-const SESSION_SCAN_COPIES = 512;
 
 interface AuditRow {
   record: string;

@@ -7,6 +7,7 @@ import type { AuditDraft } from "../../src/audit.js";
 import { verifyAuditChain } from "../../src/audit.js";
 import { contentHash } from "../../src/hash.js";
 import type { StoreOptions } from "../../src/stores/options.js";
+import { SESSION_SCAN_COPIES } from "../../src/stores/records.js";
 import type { BackingStore, CheckResult, PruneDecision, PruneItem } from "../../src/stores/store.js";
 import { ManualClock } from "../../src/types.js";
 
@@ -265,6 +266,33 @@ export function describeStoreConformance(label: string, factory: StoreFactory): 
       expect(await store.lookupSpan!("s1", "span_1")).toEqual((await store.sessionSpans("s1"))[0]);
       expect(await store.lookupSpan!("s1", "span_2")).toBeNull();
       expect(await store.lookupSpan!("s2", "span_1")).toBeNull();
+      await store.close();
+    });
+
+    // The SQL stores walk the session's records from SESSION_SCAN_COPIES copies on, and probe by handle below.
+    it("a search of many copies answers as searches of few copies do, in this session only", async () => {
+      const { store } = await make();
+      const copies = [];
+      for (let i = 0; i < 700; i++) {
+        const text = `output ${i}${i % 3 === 0 ? " req_match" : ""}`;
+        const p = await store.persist({ session: "s", spanId: `span_${i + 1}`, kind: "k", text, hash: contentHash(text) });
+        // Some asked about with another hash (altered), some not asked about at all (a live span's record).
+        if (i % 50 === 7) copies.push({ handle: p.handle, hash: "0".repeat(64) });
+        else if (i % 10 !== 9) copies.push({ handle: p.handle, hash: contentHash(text) });
+      }
+      // Another session's records holding the literal are never read.
+      await store.persist({ session: "other", spanId: "span_1", kind: "k", text: "req_match elsewhere", hash: contentHash("req_match elsewhere") });
+      copies.push({ handle: "#9999", hash: contentHash("nothing") }); // a handle with no record: gone
+      expect(copies.length).toBeGreaterThanOrEqual(SESSION_SCAN_COPIES);
+      const request = { copies, literal: "req_match", limit: 10_000 };
+      const whole = await store.searchCopies("s", request);
+      const parts = [];
+      for (let i = 0; i < copies.length; i += 250) parts.push(await store.searchCopies("s", { ...request, copies: copies.slice(i, i + 250) }));
+      expect(whole).toEqual({ candidates: parts.flatMap((p) => p.candidates), more: false, gone: parts.flatMap((p) => p.gone) });
+      expect(whole.candidates.length).toBeGreaterThan(100);
+      expect(whole.gone).toContain("#9999");
+      // The candidate limit holds on the walk too.
+      expect(await store.searchCopies("s", { ...request, limit: 5 })).toMatchObject({ more: true, candidates: whole.candidates.slice(0, 5) });
       await store.close();
     });
 

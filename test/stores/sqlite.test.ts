@@ -17,34 +17,6 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describeStoreConformance("SqliteStore (file, WAL)", async (o) => new SqliteStore({ ...o, path: join(dir, `conf-${n++}.db`) }));
 
 describe("SqliteStore specifics", () => {
-  it("a search of many copies (one walk of the session) answers as the per-handle probes of few do", async () => {
-    const path = join(dir, "scan.db");
-    const clock = new ManualClock(0);
-    const store = new SqliteStore({ name: "toolLog", path, retentionMs: 1000, clock });
-    const copies = [];
-    for (let i = 0; i < 700; i++) {
-      const text = `output ${i}${i % 3 === 0 ? " req_match" : ""}`;
-      const p = await store.persist({ session: "s", spanId: `span_${i + 1}`, kind: "k", text, hash: contentHash(text) });
-      // Some asked about with another hash (altered), some not asked about at all (a live span's record).
-      if (i % 50 === 7) copies.push({ handle: p.handle, hash: "0".repeat(64) });
-      else if (i % 10 !== 9) copies.push({ handle: p.handle, hash: contentHash(text) });
-    }
-    // Another session's records holding the literal are never read.
-    await store.persist({ session: "other", spanId: "span_1", kind: "k", text: "req_match elsewhere", hash: contentHash("req_match elsewhere") });
-    copies.push({ handle: "#9999", hash: contentHash("nothing") }); // a handle with no record: gone
-    expect(copies.length).toBeGreaterThanOrEqual(512);
-    const request = { copies, literal: "req_match", limit: 10_000 };
-    const whole = await store.searchCopies("s", request);
-    const parts = [];
-    for (let i = 0; i < copies.length; i += 250) parts.push(await store.searchCopies("s", { ...request, copies: copies.slice(i, i + 250) }));
-    expect(whole).toEqual({ candidates: parts.flatMap((p) => p.candidates), more: false, gone: parts.flatMap((p) => p.gone) });
-    expect(whole.candidates.length).toBeGreaterThan(100);
-    expect(whole.gone).toContain("#9999");
-    // The candidate limit holds on the walk too.
-    expect(await store.searchCopies("s", { ...request, limit: 5 })).toMatchObject({ more: true, candidates: whole.candidates.slice(0, 5) });
-    await store.close();
-  });
-
   it("reads back text holding NULs whole, on every supported Node (a copy, its search, a replacement body)", async () => {
     const path = join(dir, "nul.db");
     const store = new SqliteStore({ name: "toolLog", path, retentionMs: 1000, clock: new ManualClock(0) });
