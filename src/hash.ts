@@ -1,13 +1,14 @@
 import { hash } from "node:crypto";
 
 /**
- * SHA-256 of the UTF-8 bytes of `text`, lowercase hex. Byte identity of a copy is decided by this.
+ * SHA-256 of the UTF-8 bytes of `text` (or of `text`, given as bytes), lowercase hex. Byte identity of a copy
+ * is decided by this; the compiler hashes files it only compares as bytes, never decoding them.
  *
  * One-shot `crypto.hash` (Node ≥ 21.7) rather than `createHash(…).update(…).digest(…)`: the same digest
  * (a lone surrogate becomes U+FFFD in both), without a Hash object per call — this runs once per audit
  * record and once per appended span.
  */
-export function contentHash(text: string): string {
+export function contentHash(text: string | Uint8Array): string {
   return hash("sha256", text, "hex");
 }
 

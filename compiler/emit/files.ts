@@ -70,10 +70,18 @@ const READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants
 /**
  * `readBounded`, synchronously: a handful of system calls and no promise per file. The incremental build reads every
  * input and output a manifest names this way (a `check` with nothing to do is mostly these reads; through
- * `fs/promises` file handles they cost ~2× as much, BENCHMARKS.md, figure 4). It never reads more than
- * the size `fstat` reported plus one byte: a file that grows while it is read is `undefined`, like one too large.
+ * `fs/promises` file handles they cost ~2× as much, BENCHMARKS.md, figure 4).
  */
 export function readBoundedSync(file: string, limit: number): string | undefined {
+  return readBoundedBytes(file, limit)?.toString("utf8");
+}
+
+/**
+ * The bytes `readBoundedSync` would decode, undecoded: for files the build only hashes (outputs), so it never
+ * makes a string of them. It never reads more than the size `fstat` reported plus one byte: a file that grows
+ * while it is read is `undefined`, like one too large.
+ */
+export function readBoundedBytes(file: string, limit: number): Buffer | undefined {
   let fd: number | undefined;
   try {
     fd = openSync(file, READ_FLAGS);
@@ -82,7 +90,7 @@ export function readBoundedSync(file: string, limit: number): string | undefined
     const buffer = Buffer.allocUnsafe(st.size + 1);
     let total = 0;
     for (let n = -1; n !== 0 && total < buffer.length; total += n) n = readSync(fd, buffer, total, buffer.length - total, null);
-    return total > st.size ? undefined : buffer.toString("utf8", 0, total);
+    return total > st.size ? undefined : buffer.subarray(0, total);
   } catch {
     return undefined;
   } finally {

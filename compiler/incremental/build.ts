@@ -16,7 +16,7 @@
  */
 import * as path from "node:path";
 import { dedupeDiagnostics, isError, sortDiagnostics, type Diagnostic } from "../diagnostics/diagnostic.js";
-import { mapConcurrently, readBounded, type EmitOptions, type EmittedFile } from "../emit/files.js";
+import { mapConcurrently, readBounded, readBoundedBytes, type EmitOptions, type EmittedFile } from "../emit/files.js";
 import { sha256 } from "../emit/json.js";
 import type { SourceHost } from "../frontend/host.js";
 import type { CompileOptions, PolicyIR } from "../index.js";
@@ -87,12 +87,14 @@ export async function buildPolicies(entries: readonly string[], options: BuildOp
   const outputHashes = new Map<string, string | undefined>();
   const inputs = unique([...candidates.values()].flatMap((u) => Object.keys(u.inputs)));
   const outs = unique([...candidates.values()].flatMap((u) => Object.keys(u.outputs)));
-  const [texts, outTexts] = await Promise.all([
-    mapConcurrently(inputs, (p) => readBounded(path.resolve(cwd, p), MAX_FILE_BYTES)),
-    mapConcurrently(outs, (p) => readBounded(path.join(outDir, p), MAX_FILE_BYTES)),
-  ]);
+  const texts = await mapConcurrently(inputs, (p) => readBounded(path.resolve(cwd, p), MAX_FILE_BYTES));
   inputs.forEach((p, i) => texts[i] !== undefined && read.set(p, texts[i]));
-  outs.forEach((p, i) => outputHashes.set(p, outTexts[i] === undefined ? undefined : sha256(outTexts[i])));
+  // Outputs are only hashed: as bytes, never decoded. The SHA-256 of a file's bytes is the manifest's hash of
+  // the text the compiler wrote exactly when the file holds that text (any other bytes hash otherwise).
+  for (const p of outs) {
+    const bytes = readBoundedBytes(path.join(outDir, p), MAX_FILE_BYTES);
+    outputHashes.set(p, bytes === undefined ? undefined : sha256(bytes));
+  }
   const inputHashes = new Map<string, string>();
   const inputHash = (p: string): string | undefined => {
     const text = read.get(p);
