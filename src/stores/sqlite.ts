@@ -567,9 +567,10 @@ export class SqliteStore extends StoreBase implements BackingStore {
   }
 
   /**
-   * The copies asked about, read by handle within the session (the unique (store, session, handle) index),
-   * with the text only of those holding the literal: `instr` runs in SQLite over this window's copies alone,
-   * so the cost never depends on what other sessions hold.
+   * The copies asked about, read within the session — by handle (the unique (store, session, handle) index),
+   * or from `SESSION_SCAN_COPIES` on by the session's index range — with the text only of those holding the
+   * literal: `instr` runs in SQLite over this session's records alone, so the cost never depends on what
+   * other sessions hold.
    */
   async searchCopies(session: string, request: CopySearchRequest): Promise<CopySearch> {
     this.#assertReadable();

@@ -211,7 +211,8 @@ export interface BackingStore {
   lookup(session: string, key: LookupKey): Promise<LookupResult>;
   /**
    * Candidates for a search among the copies asked about (those holding the literal), and which of them are
-   * gone: read by handle within the session, so the cost never depends on other sessions' data.
+   * gone: read within the session (by handle, or for many copies by the session's own records), so the cost
+   * never depends on other sessions' data.
    */
   searchCopies(session: string, request: CopySearchRequest): Promise<CopySearch>;
   /** Appends a decision that needed no record change (invalid directives, recalls, unbacked kinds). */
