@@ -11,7 +11,7 @@
 import { readFile, stat } from "node:fs/promises";
 import * as path from "node:path";
 import { DEFAULT_EMIT_OPTIONS } from "../emit/files.js";
-import { isRecord } from "../ir/location.js";
+import { isRecord } from "../ir/shape.js";
 import { CliError } from "./context.js";
 
 export interface ProjectConfig {
@@ -29,11 +29,6 @@ const STRING_KEYS = ["out", "runtimeImport", "root"] as const;
 const KEYS: readonly string[] = ["policies", ...STRING_KEYS];
 
 /**
- * The `"pruneguard"` field as a `ProjectConfig`, or the first problem with it: the member's path and what
- * is wrong. Written out rather than with zod, which every command would load at start-up for four members
- * (~30 ms; BENCHMARKS.md, figure 4).
- */
-/**
  * A value from package.json as an error shows it: JSON, at most 60 characters, with control, bidirectional
  * and other invisible characters escaped — the file may come from a pull request, and the message goes to a
  * terminal.
@@ -44,6 +39,11 @@ function shown(v: unknown): string {
   return cut.replace(/[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
+/**
+ * The `"pruneguard"` field as a `ProjectConfig`, or the first problem with it: the member's path and what
+ * is wrong. Written out rather than with zod, which every command would load at start-up for four members
+ * (~30 ms; BENCHMARKS.md, figure 4).
+ */
 export function parseProjectConfig(field: unknown): { config: ProjectConfig } | { path: string; problem: string } {
   const what = (v: unknown): string => (v === null ? "null" : Array.isArray(v) ? "an array" : typeof v === "object" ? "an object" : `${typeof v} ${shown(v)}`);
   if (!isRecord(field)) return { path: "", problem: `expected an object, got ${what(field)}` };

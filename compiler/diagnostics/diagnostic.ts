@@ -3,7 +3,8 @@
  * and a plain check, without zod, like `Location`: the incremental build replays diagnostics from its
  * manifest without loading it.
  */
-import { hasExactKeys, isLocation, isRecord, type Location } from "../ir/location.js";
+import { isLocation, type Location } from "../ir/location.js";
+import { hasExactKeys, isRecord } from "../ir/shape.js";
 import { catalogue, renderTemplate, type DiagnosticCode, type Params } from "./catalogue.js";
 
 export interface RelatedInformation {

@@ -16,7 +16,7 @@
  */
 import * as path from "node:path";
 import { dedupeDiagnostics, isError, sortDiagnostics, type Diagnostic } from "../diagnostics/diagnostic.js";
-import { mapConcurrently, readBounded, readBoundedBytes, type EmitOptions, type EmittedFile } from "../emit/files.js";
+import { readBoundedBytes, readBoundedSync, type EmitOptions, type EmittedFile } from "../emit/files.js";
 import { sha256 } from "../emit/json.js";
 import type { SourceHost } from "../frontend/host.js";
 import type { CompileOptions, PolicyIR } from "../index.js";
@@ -82,13 +82,15 @@ export async function buildPolicies(entries: readonly string[], options: BuildOp
     if (u && plausible(u, { cwd, rootDir, outDir })) candidates.set(d, u);
   }
 
-  // Read every input and output those units name once, concurrently.
+  // Read every input and output those units name once (synchronously: compiler/emit/files.ts).
   const read = new Map<string, string>();
   const outputHashes = new Map<string, string | undefined>();
   const inputs = unique([...candidates.values()].flatMap((u) => Object.keys(u.inputs)));
   const outs = unique([...candidates.values()].flatMap((u) => Object.keys(u.outputs)));
-  const texts = await mapConcurrently(inputs, (p) => readBounded(path.resolve(cwd, p), MAX_FILE_BYTES));
-  inputs.forEach((p, i) => texts[i] !== undefined && read.set(p, texts[i]));
+  for (const p of inputs) {
+    const text = readBoundedSync(path.resolve(cwd, p), MAX_FILE_BYTES);
+    if (text !== undefined) read.set(p, text);
+  }
   // Outputs are only hashed: as bytes, never decoded. The SHA-256 of a file's bytes is the manifest's hash of
   // the text the compiler wrote exactly when the file holds that text (any other bytes hash otherwise).
   for (const p of outs) {

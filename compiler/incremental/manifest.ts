@@ -13,7 +13,7 @@ import { rename, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { isDiagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
 import { readBounded } from "../emit/files.js";
-import { hasExactKeys, isRecord } from "../ir/location.js";
+import { hasExactKeys, isRecord } from "../ir/shape.js";
 import { seal, verifySeal } from "./seal.js";
 
 export const MANIFEST_FILE = ".pruneguard-manifest.json";

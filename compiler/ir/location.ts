@@ -6,6 +6,7 @@
  * `check` with nothing to do ~30 ms of start-up (BENCHMARKS.md, figure 4). The IR's zod schema
  * (`schema.ts`) builds its `Location` from `LOCATION_POSITIONS`; a test holds the two to one answer.
  */
+import { hasExactKeys, isRecord } from "./shape.js";
 
 /**
  * A source range. Lines and columns are 1-based; the end is exclusive (the column just past the last
@@ -21,17 +22,6 @@ export interface Location {
 
 /** The numeric members of a location: each an integer ≥ 1. */
 export const LOCATION_POSITIONS = ["line", "column", "endLine", "endColumn"] as const;
-
-/** A plain object (what `JSON.parse` makes of `{…}`), for the shape checks of data read back from disk. */
-export function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-/** Whether every own key of `v` is one of `keys` (a strict object: no extra keys) and every required one is there. */
-export function hasExactKeys(v: Record<string, unknown>, keys: readonly string[]): boolean {
-  const own = Object.keys(v);
-  return own.length === keys.length && own.every((k) => keys.includes(k));
-}
 
 /** Whether `v` is a `Location`: exactly its five members, `file` a string, the rest integers ≥ 1. */
 export function isLocation(v: unknown): v is Location {

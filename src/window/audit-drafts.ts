@@ -76,7 +76,6 @@ export function mapDraft(directive: string): AuditDraft {
   };
 }
 
-/** A compaction point asked for (the directive or `compact()`). */
 /** A compaction point: asked for (its directive, or `{"op":"compact"}` from `compact()`), or the window's own (`null`). */
 export function compactDraft(directive: string | null): AuditDraft {
   return {
