@@ -143,7 +143,7 @@ export const catalogue = {
   PG1021: {
     category: "error",
     title: "Relative import without a file extension",
-    template: "`{specifier}` has no file extension: under NodeNext module resolution TypeScript (like Node) finds a relative import only by its file's name, so the editor cannot resolve it either; write `{fix}`{found}",
+    template: "`{specifier}` has no file extension: under {resolution} TypeScript (like Node) finds a relative import of an ES module only by its file's name, so the editor cannot resolve it either; write `{fix}`{found}",
     example: `import org from "./org.policy";`,
   },
 
@@ -169,7 +169,7 @@ export const catalogue = {
   PG2004: {
     category: "error",
     title: "Cycle between policy modules",
-    template: "policy modules import each other in a cycle: {cycle}",
+    template: "policy modules import or re-export each other in a cycle: {cycle}",
     example: `// a.policy.ts imports b.policy.ts, which imports a.policy.ts`,
   },
   PG2005: {

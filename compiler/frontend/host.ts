@@ -1,16 +1,19 @@
 /**
- * The one module that touches ts-morph. It hands the rest of the front end raw `ts.SourceFile`s, so
- * replacing ts-morph with another compiler API is a change to this file alone.
+ * The one module that touches ts-morph, with `resolution.ts` (which reads tsconfig files with TypeScript's
+ * own reader). It hands the rest of the front end raw `ts.SourceFile`s, so replacing ts-morph with another
+ * compiler API is a change to these two files alone.
  *
- * Speed: the front end only parses: no `Project`, no tsconfig, no lib files, no dependency resolution and
- * no type checker. Each file is read once and parsed once with the TypeScript parser ts-morph bundles
+ * Speed: the front end only parses: no `Project`, no lib files, no dependency resolution and no type
+ * checker; of a tsconfig it reads the module resolution, once per file (`resolution.ts`). Each file is read once and parsed once with the TypeScript parser ts-morph bundles
  * (`ts.createSourceFile`, the same call and target a ts-morph `Project` makes), never wrapped in ts-morph
  * nodes: a `Project` would read and parse a file that exists on disk before parsing the given text again.
  */
 import { readFileSync, realpathSync, statSync } from "node:fs";
 import { ts } from "ts-morph";
 import * as path from "node:path";
-import { isInside, toPosix } from "./paths.js";
+import { readBoundedSync } from "../emit/files.js";
+import { displayPath, isInside, toPosix } from "./paths.js";
+import { createResolutionCache, MAX_CONFIG_BYTES, type ModuleResolution } from "./resolution.js";
 
 export { ts };
 export { isInside };
@@ -49,7 +52,9 @@ export interface SourceHost {
   fileExists(absolutePath: string): boolean;
   /** Parses a file once; later calls return the same parse. `undefined` when the file does not exist. */
   parse(absolutePath: string): ParsedFile | undefined;
-  /** Forgets cached parses (for `--watch`). */
+  /** The module resolution the editor reads the policy files in `dir` (absolute, inside the root) with; once per folder. */
+  resolution(dir: string): ModuleResolution;
+  /** Forgets cached parses (for `--watch`), and every module resolution: a tsconfig may have changed or appeared. */
   refresh(absolutePaths: readonly string[]): void;
 }
 
@@ -90,19 +95,36 @@ export function createSourceHost(options: HostOptions = {}): SourceHost {
       return undefined;
     }
   };
+  const confine = (p: string): Confinement => {
+    if (!isInside(root, p)) return { ok: false, reason: "outside-root" };
+    if (inMemory) return { ok: true };
+    const target = real(p);
+    if (target === undefined || target === p) return { ok: true };
+    realRoot ??= real(root) ?? root;
+    if (!isInside(realRoot, target)) return { ok: false, reason: "link-outside-root" };
+    if (!target.endsWith(".policy.ts")) return { ok: false, reason: "link-not-policy", target: path.posix.relative(realRoot, target) };
+    return { ok: true };
+  };
+  const resolutions = createResolutionCache({
+    root,
+    display: (p) => displayPath(cwd, p),
+    fileExists,
+    // Bounded, like an output file. A link inside the root may be followed (a tsconfig.json linked to a shared
+    // one is common, and is not a policy): its target, already confined, is read rather than the link.
+    readConfig(p) {
+      const allowed = confine(p);
+      if (!allowed.ok && allowed.reason !== "link-not-policy") return undefined;
+      if (memory) {
+        const text = memory.get(p);
+        return text !== undefined && Buffer.byteLength(text) <= MAX_CONFIG_BYTES ? text : undefined;
+      }
+      return readBoundedSync(real(p) ?? p, MAX_CONFIG_BYTES);
+    },
+  });
   return {
     cwd,
     root,
-    confine(p) {
-      if (!isInside(root, p)) return { ok: false, reason: "outside-root" };
-      if (inMemory) return { ok: true };
-      const target = real(p);
-      if (target === undefined || target === p) return { ok: true };
-      realRoot ??= real(root) ?? root;
-      if (!isInside(realRoot, target)) return { ok: false, reason: "link-outside-root" };
-      if (!target.endsWith(".policy.ts")) return { ok: false, reason: "link-not-policy", target: path.posix.relative(realRoot, target) };
-      return { ok: true };
-    },
+    confine,
     fileExists,
     parse(p) {
       const cached = cache.get(p);
@@ -125,8 +147,10 @@ export function createSourceHost(options: HostOptions = {}): SourceHost {
       cache.set(p, parsed);
       return parsed;
     },
+    resolution: (dir) => resolutions.of(dir),
     refresh(paths) {
       for (const p of paths) cache.delete(p);
+      resolutions.clear();
     },
   };
 }

@@ -1,10 +1,11 @@
 /**
  * Policy modules: reads a file's statements and imports, binds its consts, and evaluates its default
- * export. Imported policy modules are loaded through the same loader (once each), which is also where
- * cycles between policy modules are found.
+ * export. Imported and re-exported policy modules are loaded through the same loader (once each), which is
+ * also where cycles between policy modules are found.
  *
  * A policy module may contain only imports (of `pruneguard/dsl` and of other `*.policy.ts` modules), const
- * declarations, type declarations and `export default`. Nothing in it is ever executed.
+ * declarations, type declarations, re-exports of those modules (`export { … } from`, `export * from`) and
+ * `export default`. Nothing in it is ever executed: a re-export is resolved by reading the module it names.
  */
 import * as path from "node:path";
 import { diagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
@@ -13,15 +14,28 @@ import { callDsl, dslBinding, dslMember, DSL_SPECIFIERS, isDslExport, POLICY_EXP
 import { evaluate, locate, snippet, type EvalContext } from "./evaluate.js";
 import { flattenMessage, isInside, MAX_NESTING, ts, type ParsedFile, type SourceHost } from "./host.js";
 import { displayPath } from "./paths.js";
+import type { ModuleResolution } from "./resolution.js";
 import { didYouMean } from "./suggest.js";
 import type { SValue } from "./values.js";
 
 export interface ModuleRecord {
   readonly path: string;
   readonly display: string;
-  /** `undefined` when the module has no default export (already reported). */
+  /** `undefined` when the module has no default export (already reported, unless it is a barrel). */
   readonly defaultExport: SValue | undefined;
   readonly named: ReadonlyMap<string, SValue>;
+  /** A module that re-exports and has no default export of its own: one that imports its default is told so there. */
+  readonly barrel?: true;
+}
+
+/** What a module specifier names: the DSL, or a policy module (`undefined` when it could not be loaded, already reported). */
+type Target = { readonly kind: "dsl" } | { readonly kind: "policy"; readonly module: ModuleRecord | undefined };
+
+/** One export of a module, in source order: its value is read once every const is bound. */
+interface ExportSlot {
+  readonly name: string;
+  readonly location: Location;
+  readonly value: () => SValue | undefined;
 }
 
 type Binding =
@@ -40,6 +54,7 @@ export class ModuleLoader {
   readonly #report: (d: Diagnostic) => void;
   readonly #records = new Map<string, ModuleRecord>();
   readonly #loading: string[] = [];
+  readonly #resolutions = new Set<ModuleResolution>();
 
   constructor(host: SourceHost, report: (d: Diagnostic) => void) {
     this.#host = host;
@@ -49,6 +64,11 @@ export class ModuleLoader {
   /** All modules loaded so far, in load order. */
   get modules(): readonly ModuleRecord[] {
     return [...this.#records.values()];
+  }
+
+  /** The module resolutions some import was resolved under: their tsconfig and package.json files are inputs too. */
+  get resolutions(): readonly ModuleResolution[] {
+    return [...this.#resolutions];
   }
 
   /** Loads a module (once). `from` is the import that asked for it, for cycle reports. */
@@ -107,44 +127,12 @@ export class ModuleLoader {
 
     const bindings = new Map<string, Binding>();
     const consts = new Map<string, ConstSlot>();
-    const exportedConsts: Array<[string, string]> = []; // [exported name, local name]
-    let defaultNode: ts.Expression | undefined;
-    let defaultLocation: Location | undefined;
-
-    for (const st of file.sourceFile.statements) {
-      if (ts.isImportDeclaration(st)) {
-        this.#bindImport(st, file, display, bindings);
-      } else if (ts.isVariableStatement(st)) {
-        const exported = st.modifiers?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword) ?? false;
-        const declare = st.modifiers?.some((m) => m.kind === ts.SyntaxKind.DeclareKeyword) ?? false;
-        if (declare || (st.declarationList.flags & ts.NodeFlags.Const) === 0) {
-          report(diagnostic("PG1002", here(st), { what: declare ? "An ambient `declare` statement" : "A `let` or `var` declaration (use `const`)" }));
-          continue;
-        }
-        for (const d of st.declarationList.declarations) {
-          if (!ts.isIdentifier(d.name) || d.initializer === undefined) {
-            report(diagnostic("PG1002", here(d), { what: "A destructuring or uninitialised declaration" }));
-            continue;
-          }
-          consts.set(d.name.text, { node: d.initializer });
-          if (exported) exportedConsts.push([d.name.text, d.name.text]);
-        }
-      } else if (ts.isExportAssignment(st)) {
-        if (st.isExportEquals) report(diagnostic("PG1002", here(st), { what: "`export =`" }));
-        else {
-          defaultNode = st.expression;
-          defaultLocation = here(st);
-        }
-      } else if (ts.isExportDeclaration(st) && st.moduleSpecifier === undefined && st.exportClause && ts.isNamedExports(st.exportClause)) {
-        if (st.isTypeOnly) continue;
-        for (const el of st.exportClause.elements) exportedConsts.push([el.name.text, (el.propertyName ?? el.name).text]);
-      } else if (ts.isTypeAliasDeclaration(st) || ts.isInterfaceDeclaration(st) || ts.isEmptyStatement(st)) {
-        // Types are erased and cannot run.
-      } else {
-        report(diagnostic("PG1002", here(st), { what: describeStatement(st, file) }));
-      }
-    }
-
+    // Every export in source order (a duplicate is the later one), and the `export *` targets, which only
+    // supply the names nothing else exports.
+    const exports: ExportSlot[] = [];
+    const stars: Array<{ readonly names: ReadonlyMap<string, SValue>; readonly location: Location }> = [];
+    let reexports = false;
+    // Bound before the statements are read, used only after: every const and import is known by then.
     const ctx: EvalContext = {
       file,
       display,
@@ -169,7 +157,8 @@ export class ModuleLoader {
         if (!b.module) return { t: "invalid", location };
         const v = b.name === "default" ? b.module.defaultExport : b.module.named.get(b.name);
         if (v === undefined) {
-          if (b.name !== "default") report(diagnostic("PG1009", location, { message: `policy module \`${b.module.display}\` does not export \`${b.name}\`` }));
+          const missing = notExported(b.module, b.name, location);
+          if (missing) report(missing);
           return { t: "invalid", location };
         }
         return v;
@@ -178,16 +167,68 @@ export class ModuleLoader {
       dslMember: (ns, member, location) => dslMember(ns, member, location, report),
     };
 
-    // Every const is read, used or not: "anything else is a diagnostic" holds for the whole file.
-    for (const name of consts.keys()) ctx.resolveIdentifier(name, here(file.sourceFile));
-    for (const [exportedName, local] of exportedConsts) {
-      const v = ctx.resolveIdentifier(local, here(file.sourceFile));
-      if (v) named.set(exportedName, v);
+    const exportLocal = (name: string, local: string, location: Location) =>
+      exports.push({ name, location, value: () => ctx.resolveIdentifier(local, location) });
+
+    for (const st of file.sourceFile.statements) {
+      if (ts.isImportDeclaration(st)) {
+        this.#bindImport(st, file, display, bindings);
+      } else if (ts.isVariableStatement(st)) {
+        const exported = st.modifiers?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword) ?? false;
+        const declare = st.modifiers?.some((m) => m.kind === ts.SyntaxKind.DeclareKeyword) ?? false;
+        if (declare || (st.declarationList.flags & ts.NodeFlags.Const) === 0) {
+          report(diagnostic("PG1002", here(st), { what: declare ? "An ambient `declare` statement" : "A `let` or `var` declaration (use `const`)" }));
+          continue;
+        }
+        for (const d of st.declarationList.declarations) {
+          if (!ts.isIdentifier(d.name) || d.initializer === undefined) {
+            report(diagnostic("PG1002", here(d), { what: "A destructuring or uninitialised declaration" }));
+            continue;
+          }
+          consts.set(d.name.text, { node: d.initializer });
+          if (exported) exportLocal(d.name.text, d.name.text, here(d.name));
+        }
+      } else if (ts.isExportAssignment(st)) {
+        if (st.isExportEquals) report(diagnostic("PG1002", here(st), { what: "`export =`" }));
+        else {
+          const node = st.expression;
+          exports.push({ name: "default", location: here(st), value: () => evaluate(node, ctx) });
+        }
+      } else if (ts.isExportDeclaration(st) && st.moduleSpecifier === undefined && st.exportClause && ts.isNamedExports(st.exportClause)) {
+        if (st.isTypeOnly) continue;
+        for (const el of st.exportClause.elements) {
+          if (!el.isTypeOnly) exportLocal(el.name.text, (el.propertyName ?? el.name).text, here(el));
+        }
+      } else if (ts.isExportDeclaration(st) && st.moduleSpecifier !== undefined) {
+        // Types are erased: a type-only re-export is never followed, like a type-only import.
+        if (st.isTypeOnly) continue;
+        reexports = true;
+        this.#reexport(st, file, display, exports, stars);
+      } else if (ts.isTypeAliasDeclaration(st) || ts.isInterfaceDeclaration(st) || ts.isEmptyStatement(st)) {
+        // Types are erased and cannot run.
+      } else {
+        report(diagnostic("PG1002", here(st), { what: describeStatement(st, file) }));
+      }
     }
 
+    // Every const is read, used or not: "anything else is a diagnostic" holds for the whole file.
+    for (const name of consts.keys()) ctx.resolveIdentifier(name, here(file.sourceFile));
     let defaultExport: SValue | undefined;
-    if (defaultNode) {
-      defaultExport = evaluate(defaultNode, ctx);
+    let hasDefault = false;
+    const declared = new Set<string>();
+    for (const e of exports) {
+      if (declared.has(e.name)) {
+        report(diagnostic("PG2002", e.location, { what: "export", name: e.name }));
+        continue;
+      }
+      declared.add(e.name);
+      const v = e.value();
+      if (e.name !== "default") {
+        if (v) named.set(e.name, v);
+        continue;
+      }
+      hasDefault = true;
+      defaultExport = v ?? { t: "invalid", location: e.location };
       if (defaultExport.t !== "policy" && defaultExport.t !== "invalid") {
         report(
           diagnostic("PG1007", defaultExport.location, {
@@ -196,11 +237,81 @@ export class ModuleLoader {
         );
         defaultExport = { t: "invalid", location: defaultExport.location };
       }
-    } else {
+    }
+    // As in ES modules: `export *` never supplies `default` or a name the module exports itself, and a
+    // name two of them supply differently is ambiguous (tsc refuses it, TS2308), not the first one's.
+    const starred = new Map<string, SValue>();
+    for (const star of stars) {
+      for (const [name, v] of star.names) {
+        if (name === "default" || declared.has(name)) continue;
+        const prior = starred.get(name);
+        if (prior === undefined) starred.set(name, v);
+        else if (prior !== v && prior.t !== "invalid") {
+          report(diagnostic("PG2002", star.location, { what: "export", name }));
+          starred.set(name, { t: "invalid", location: star.location });
+        }
+      }
+    }
+    for (const [name, v] of starred) named.set(name, v);
+
+    // A barrel (a module that re-exports) need not have a policy of its own; any other module must.
+    if (!hasDefault && !reexports) {
       report(diagnostic("PG1007", { file: display, line: 1, column: 1, endLine: 1, endColumn: 1 }, { message: "a policy module must `export default definePolicy(...)` or `extendPolicy(...)`; this file has no default export" }));
     }
-    void defaultLocation;
-    return { path: file.path, display, defaultExport, named };
+    return { path: file.path, display, defaultExport, named, ...(!hasDefault && reexports ? { barrel: true as const } : {}) };
+  }
+
+  /** `export { a, default as b } from "…"`, `export * from "…"`, `export * as ns from "…"`: read from the module named. */
+  #reexport(st: ts.ExportDeclaration, file: ParsedFile, display: string, exports: ExportSlot[], stars: Array<{ names: ReadonlyMap<string, SValue>; location: Location }>): void {
+    const report = this.#report;
+    const location = locate(st, file, display);
+    const specifierNode = st.moduleSpecifier;
+    const clause = st.exportClause;
+    const elements = clause && ts.isNamedExports(clause) ? clause.elements.filter((el) => !el.isTypeOnly) : [];
+    const invalidAll = () => {
+      for (const el of elements) exports.push({ name: el.name.text, location: locate(el, file, display), value: () => ({ t: "invalid", location }) });
+      if (clause && ts.isNamespaceExport(clause)) exports.push({ name: clause.name.text, location, value: () => ({ t: "invalid", location }) });
+    };
+    if (!specifierNode || !ts.isStringLiteral(specifierNode)) return invalidAll();
+    const target = this.#resolve(specifierNode, file, display);
+    if (!target) return invalidAll();
+    if (clause === undefined) {
+      const names = new Map<string, SValue>();
+      if (target.kind === "dsl") for (const name of POLICY_EXPORTS) names.set(name, dslBinding(name, location));
+      else if (target.module) for (const [name, v] of target.module.named) names.set(name, v);
+      stars.push({ names, location });
+      return;
+    }
+    if (ts.isNamespaceExport(clause)) {
+      const at = locate(clause, file, display);
+      if (target.kind === "dsl") exports.push({ name: clause.name.text, location: at, value: () => ({ t: "dsl", name: "*", location: at }) });
+      else {
+        report(diagnostic("PG1009", at, { message: "re-export a base policy by its default export (`export { default } from \"./org.policy.js\"`), not as a namespace" }));
+        exports.push({ name: clause.name.text, location: at, value: () => ({ t: "invalid", location: at }) });
+      }
+      return;
+    }
+    for (const el of elements) {
+      const at = locate(el, file, display);
+      const imported = (el.propertyName ?? el.name).text;
+      let value: SValue;
+      if (target.kind === "dsl") {
+        if (isDslExport(imported)) value = dslBinding(imported, at);
+        else {
+          report(diagnostic("PG1010", at, { name: imported, hint: didYouMean(imported, POLICY_EXPORTS) }));
+          value = { t: "invalid", location: at };
+        }
+      } else if (!target.module) value = { t: "invalid", location: at };
+      else {
+        const found = imported === "default" ? target.module.defaultExport : target.module.named.get(imported);
+        if (found === undefined) {
+          const missing = notExported(target.module, imported, at);
+          if (missing) report(missing);
+          value = { t: "invalid", location: at };
+        } else value = found;
+      }
+      exports.push({ name: el.name.text, location: at, value: () => value });
+    }
   }
 
   #bindImport(st: ts.ImportDeclaration, file: ParsedFile, display: string, bindings: Map<string, Binding>): void {
@@ -211,7 +322,6 @@ export class ModuleLoader {
     const specifier = specifierNode.text;
     const clause = st.importClause;
     if (clause?.isTypeOnly) return;
-    const specLocation = locate(specifierNode, file, display);
     if (!clause) {
       report(diagnostic("PG1009", location, { message: `a side-effect import (\`import "${specifier}"\`) would run code; policy modules may not have one` }));
       return;
@@ -227,7 +337,12 @@ export class ModuleLoader {
       }
     }
 
-    if (DSL_SPECIFIERS.includes(specifier)) {
+    const target = this.#resolve(specifierNode, file, display);
+    if (!target) {
+      for (const l of locals) bindings.set(l.local, { kind: "invalid" });
+      return;
+    }
+    if (target.kind === "dsl") {
       for (const l of locals) {
         if (l.imported === "*" || isDslExport(l.imported)) bindings.set(l.local, { kind: "dsl", name: l.imported });
         else {
@@ -237,58 +352,98 @@ export class ModuleLoader {
       }
       return;
     }
-    const invalidAll = () => {
-      for (const l of locals) bindings.set(l.local, { kind: "invalid" });
-    };
+    for (const l of locals) {
+      if (l.imported === "*") {
+        report(diagnostic("PG1009", l.location, { message: "import a base policy by its default export (`import org from \"./org.policy.js\"`), not as a namespace" }));
+        bindings.set(l.local, { kind: "invalid" });
+      } else bindings.set(l.local, { kind: "policy", module: target.module, name: l.imported });
+    }
+  }
+
+  /**
+   * The module an import or re-export names, loaded, or `undefined` once the reason is reported. A relative
+   * specifier resolves as tsc resolves it for this file (`resolution.ts`): under NodeNext in an ES module a
+   * relative import names its file as emitted (`./org.policy.js` finds `org.policy.ts`) and `./org.policy`
+   * finds nothing; under `bundler` (or in a CommonJS module) the extension may be left out, and a folder
+   * stands for its `index.ts`. Accepting what the editor cannot resolve would leave the error to the editor alone.
+   */
+  #resolve(specifierNode: ts.StringLiteral, file: ParsedFile, display: string): Target | undefined {
+    const report = this.#report;
+    const specifier = specifierNode.text;
+    if (DSL_SPECIFIERS.includes(specifier)) return { kind: "dsl" };
+    const specLocation = locate(specifierNode, file, display);
     if (!specifier.startsWith("./") && !specifier.startsWith("../")) {
       report(
         diagnostic("PG1009", specLocation, {
           message: `\`${specifier}\` is not a policy module or \`pruneguard/dsl\`; a policy may import only those, because it is read without being run`,
         }),
       );
-      return invalidAll();
+      return undefined;
     }
-    const candidate = sourcePath(path.posix.dirname(file.path), specifier);
+    const dir = path.posix.dirname(file.path);
+    const candidate = sourcePath(dir, specifier);
+    const shownPath = (p: string) => displayPath(this.#host.cwd, p);
     // Outside the root nothing is read, not even probed for existence.
     if (!isInside(this.#host.root, candidate)) {
-      report(diagnostic("PG1018", specLocation, { file: displayPath(this.#host.cwd, candidate), how: OUTSIDE["outside-root"], root: this.#host.root }));
-      return invalidAll();
+      report(diagnostic("PG1018", specLocation, { file: shownPath(candidate), how: OUTSIDE["outside-root"], root: this.#host.root }));
+      return undefined;
     }
-    const shown = `\`${displayPath(this.#host.cwd, candidate)}\``;
-    const exists = this.#host.fileExists(candidate);
-    // As tsc resolves it under NodeNext (module and moduleResolution), which the editor uses: a relative
-    // import of an ES module names its file, so `./org.policy` finds nothing and `./org.policy.js` finds
-    // `org.policy.ts`. Accepting what the editor cannot resolve would leave the error to the editor alone.
+    const exists = (p: string) => isInside(this.#host.root, p) && this.#host.fileExists(p);
+    let target: string;
     if (extensionless(specifier)) {
+      // Only here does the resolution matter: `./org.policy.js` and `./org.policy.ts` name one file under all of them.
+      const resolution = this.#host.resolution(dir);
+      this.#resolutions.add(resolution);
       // `./org` where `org.policy.ts` is there: the fix names the policy.
       const asPolicy = `${candidate.slice(0, -".ts".length)}.policy.ts`;
-      const policy = !exists && !specifier.endsWith(".policy") && this.#host.fileExists(asPolicy);
-      const fix = policy ? `${specifier}.policy.js` : `${specifier}.js`;
-      const found = exists || policy ? `, which resolves to \`${displayPath(this.#host.cwd, policy ? asPolicy : candidate)}\`` : `, though no ${shown} exists either`;
-      report(diagnostic("PG1021", specLocation, { specifier, fix, found }));
-      return invalidAll();
+      const policy = !specifier.endsWith(".policy") && exists(asPolicy);
+      if (resolution.extensionsRequired) {
+        const named = exists(candidate);
+        const fix = policy && !named ? `${specifier}.policy.js` : `${specifier}.js`;
+        const resolves = named || policy ? `, which resolves to \`${shownPath(policy && !named ? asPolicy : candidate)}\`` : `, though no \`${shownPath(candidate)}\` exists either`;
+        report(diagnostic("PG1021", specLocation, { specifier, fix, found: resolves, resolution: resolution.described }));
+        return undefined;
+      }
+      const base = path.posix.resolve(dir, specifier);
+      const found = [`${base}.ts`, `${base}.tsx`, `${base}.d.ts`, `${base}/index.ts`, `${base}/index.tsx`, `${base}/index.d.ts`].find(exists);
+      if (found === undefined) {
+        const hint = policy ? `; \`${shownPath(asPolicy)}\` is there: \`${specifier}.policy\`` : "";
+        report(diagnostic("PG1008", specLocation, { specifier, candidates: `\`${shownPath(`${base}.ts`)}\` and \`${shownPath(`${base}/index.ts`)}\`, each also as .tsx and .d.ts${hint}` }));
+        return undefined;
+      }
+      if (!found.endsWith(".policy.ts")) {
+        report(
+          diagnostic("PG1009", specLocation, {
+            message: `\`${specifier}\` resolves to \`${shownPath(found)}\`, which is not a policy module (policy modules are named \`*.policy.ts\`); a policy may import only other policies and \`pruneguard/dsl\``,
+          }),
+        );
+        return undefined;
+      }
+      target = found;
+    } else {
+      if (!exists(candidate)) {
+        report(diagnostic("PG1008", specLocation, { specifier, candidates: `\`${shownPath(candidate)}\`` }));
+        return undefined;
+      }
+      if (!candidate.endsWith(".policy.ts") || !/\.[jt]s$/.test(specifier)) {
+        report(
+          diagnostic("PG1009", specLocation, {
+            message: `\`${specifier}\` is not a policy module (policy modules are named \`*.policy.ts\`); a policy may import only other policies and \`pruneguard/dsl\``,
+          }),
+        );
+        return undefined;
+      }
+      target = candidate;
     }
-    if (!exists) {
-      report(diagnostic("PG1008", specLocation, { specifier, candidates: shown }));
-      return invalidAll();
-    }
-    const target = candidate;
-    if (!target.endsWith(".policy.ts") || !/\.[jt]s$/.test(specifier)) {
-      report(
-        diagnostic("PG1009", specLocation, {
-          message: `\`${specifier}\` is not a policy module (policy modules are named \`*.policy.ts\`); a policy may import only other policies and \`pruneguard/dsl\``,
-        }),
-      );
-      return invalidAll();
-    }
-    const module = this.load(target, specLocation);
-    for (const l of locals) {
-      if (l.imported === "*") {
-        report(diagnostic("PG1009", l.location, { message: "import a base policy by its default export (`import org from \"./org.policy.js\"`), not as a namespace" }));
-        bindings.set(l.local, { kind: "invalid" });
-      } else bindings.set(l.local, { kind: "policy", module, name: l.imported });
-    }
+    return { kind: "policy", module: this.load(target, specLocation) };
   }
+}
+
+/** PG1009 for a name `module` does not export; `undefined` for a missing default the module was already told about. */
+function notExported(module: ModuleRecord, name: string, location: Location): Diagnostic | undefined {
+  if (name !== "default") return diagnostic("PG1009", location, { message: `policy module \`${module.display}\` does not export \`${name}\`` });
+  if (!module.barrel) return undefined;
+  return diagnostic("PG1009", location, { message: `policy module \`${module.display}\` has no default export: it only re-exports, and declares no policy of its own` });
 }
 
 const OUTSIDE = {
@@ -324,7 +479,6 @@ function describeStatement(st: ts.Statement, file: ParsedFile): string {
   if (ts.isExpressionStatement(st)) return `An expression statement (\`${snippet(st.expression, file)}\`)`;
   if (ts.isFunctionDeclaration(st)) return "A function declaration";
   if (ts.isClassDeclaration(st)) return "A class declaration";
-  if (ts.isExportDeclaration(st)) return "A re-export";
   if (ts.isEnumDeclaration(st)) return "An enum (it compiles to code)";
   if (ts.isModuleDeclaration(st)) return "A namespace (it compiles to code)";
   return `A ${ts.SyntaxKind[st.kind]} statement`;

@@ -100,7 +100,21 @@ const ONE: ReadonlyArray<Mistake & { readonly documented: string }> = [
 
 const CONTROL: Mistake = { name: "no mistake", files: overlay(`  kinds: { toolResult: { modes: ["drop"], lossy: "forbid" } },`), compiler: null, tsc: null };
 
-const CASES = [...BOTH, ...ONE, CONTROL];
+/** An overlay importing ORG's default and a pin through `index.policy.ts`, a barrel whose text is `barrel`. */
+const throughBarrel = (barrel: string, importLine = `import org, { ticket } from "./index.policy.js";`) => ({
+  "org.policy.ts": ORG.replace("export default", `export const ticket = pin("ticket", "T-\\\\d+");\nexport default`),
+  "index.policy.ts": barrel,
+  "team.policy.ts": `${HEADER}${importLine}\nexport default extendPolicy(org, {\n  name: "team",\n  kinds: { toolResult: { modes: ["drop"], lossy: "forbid", pins: [ticket] } },\n});\n`,
+});
+
+/** Ordinary TypeScript that both read: barrels, named and default, between policy modules. */
+const CLEAN: readonly Mistake[] = [
+  { name: "a barrel's named and default re-exports", files: throughBarrel(`export { ticket } from "./org.policy.js";\nexport { default } from "./org.policy.js";\n`), compiler: null, tsc: null },
+  { name: "a barrel re-exporting the default as a name", files: throughBarrel(`export { default as org, ticket } from "./org.policy.js";\n`, `import { org, ticket } from "./index.policy.js";`), compiler: null, tsc: null },
+  { name: "a barrel with export *", files: throughBarrel(`export * from "./org.policy.js";\nexport { default } from "./org.policy.js";\n`), compiler: null, tsc: null },
+];
+
+const CASES = [...BOTH, ...ONE, CONTROL, ...CLEAN];
 const folder = (i: number) => `case${String(i).padStart(2, "0")}`;
 
 /** The marked line of a case: `file:line`, in its own folder. An import mistake with no mark is line 2 of the overlay. */
@@ -195,9 +209,9 @@ describe("the compiler and tsc refuse the same policy mistakes", () => {
     expect(ts.version).toMatch(/^6\./);
   });
 
-  it("a policy with no mistake is clean in all three", () => {
-    const i = CASES.indexOf(CONTROL);
-    expect(compilerErrors(CONTROL)).toEqual([]);
+  it.each([CONTROL, ...CLEAN].map((m) => [m.name, m] as const))("%s: clean in all three", (_name, m) => {
+    const i = CASES.indexOf(m);
+    expect(compilerErrors(m)).toEqual([]);
     expect(found.tsc7.get(i)).toEqual([]);
     expect(found.tsc6.get(i)).toEqual([]);
   });
@@ -232,5 +246,73 @@ describe("the compiler and tsc refuse the same policy mistakes", () => {
       expect(found.tsc6.get(i)!.some((f) => f.startsWith(`${where} `)), "TS 6").toBe(true);
     }
     expect(section, `docs/policy-language.md, "The compiler and the editor", names ${m.documented}`).toContain(m.documented);
+  });
+});
+
+/**
+ * The module resolution comes from the tsconfig that covers the policy, so these projects carry their own:
+ * the same extensionless import, accepted under `bundler` and in a CommonJS package, refused under NodeNext in
+ * an ES module, by the compiler (reading the project from disk) and by each tsc.
+ */
+interface Project {
+  readonly name: string;
+  readonly compilerOptions: Readonly<Record<string, unknown>>;
+  readonly packageType: "module" | undefined;
+  readonly files: Readonly<Record<string, string>>;
+  /** `file:line code` of the compiler's and TS 7's errors; empty when both accept it. */
+  readonly compiler: readonly string[];
+  readonly tsc: readonly string[];
+}
+
+const PROJECTS: readonly Project[] = [
+  { name: "bundler, an extensionless import", compilerOptions: { module: "esnext", moduleResolution: "bundler" }, packageType: "module", files: overlay("", "./org.policy"), compiler: [], tsc: [] },
+  {
+    name: "bundler, an extensionless barrel",
+    compilerOptions: { module: "preserve" },
+    packageType: "module",
+    files: throughBarrel(`export { default, ticket } from "./org.policy";\n`, `import org, { ticket } from "./index.policy";`),
+    compiler: [],
+    tsc: [],
+  },
+  { name: "NodeNext, the same import", compilerOptions: { module: "NodeNext" }, packageType: "module", files: overlay("", "./org.policy"), compiler: ["team.policy.ts:2 PG1021"], tsc: ["team.policy.ts:2 TS2307"] },
+  { name: "NodeNext in a CommonJS package, the same import", compilerOptions: { module: "NodeNext" }, packageType: undefined, files: overlay("", "./org.policy"), compiler: [], tsc: [] },
+];
+
+describe("the compiler reads the module resolution tsc reads, from the policy's tsconfig", () => {
+  let projects: string;
+  const results = new Map<Project, { tsc7: string[]; tsc6: string[] }>();
+  beforeAll(() => {
+    projects = mkdtempSync(path.join(tmpdir(), "pruneguard-tsc-resolution-"));
+    symlinkSync(path.join(ROOT, "node_modules"), path.join(projects, "node_modules"), "dir");
+    PROJECTS.forEach((p, i) => {
+      const dir = path.join(projects, `project${i}`);
+      mkdirSync(dir);
+      writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: `project${i}`, private: true, ...(p.packageType ? { type: p.packageType } : {}) }));
+      writeFileSync(
+        path.join(dir, "tsconfig.json"),
+        JSON.stringify({ compilerOptions: { target: "ES2024", strict: true, skipLibCheck: true, types: ["node"], noEmit: true, ...p.compilerOptions, paths: { "pruneguard/dsl": [path.join(ROOT, "dsl/index.ts")] } }, include: ["*.ts"] }),
+      );
+      for (const [file, text] of Object.entries(p.files)) writeFileSync(path.join(dir, file), text);
+      const r = spawnSync(TSC, ["-p", dir, "--pretty", "false"], { cwd: dir, encoding: "utf8" });
+      const output = `${r.stdout}${r.stderr}`;
+      if (r.status !== 0 && !/error TS\d+/.test(output)) throw new Error(`tsc exited ${r.status ?? r.signal}:\n${output}`);
+      const tsc7 = [...output.matchAll(/^(.+?)\((\d+),\d+\): error (TS\d+):/gm)].map((m) => `${path.relative(dir, path.resolve(dir, m[1]!))}:${m[2]} ${m[3]}`);
+      const tsc6 = ts6Diagnostics(path.join(dir, "tsconfig.json"))
+        .filter((d) => d.file !== undefined && d.start !== undefined && d.category === ts.DiagnosticCategory.Error)
+        .map((d) => `${path.relative(dir, d.file!.fileName)}:${d.file!.getLineAndCharacterOfPosition(d.start!).line + 1} TS${d.code}`);
+      results.set(p, { tsc7, tsc6 });
+    });
+  }, 300_000);
+  afterAll(() => {
+    if (projects) rmSync(projects, { recursive: true, force: true });
+  });
+
+  it.each(PROJECTS.map((p) => [p.name, p] as const))("%s", (_name, p) => {
+    const dir = path.join(projects, `project${PROJECTS.indexOf(p)}`);
+    const r = compilePolicies(Object.keys(p.files).filter((f) => f.endsWith(".policy.ts")), { cwd: dir });
+    expect(r.diagnostics.filter((d) => d.category === "error").map((d) => `${d.location?.file}:${d.location?.line} ${d.code}`), "the compiler").toEqual(p.compiler);
+    const { tsc7, tsc6 } = results.get(p)!;
+    expect(tsc7, "TS 7").toEqual(p.tsc);
+    expect(tsc6.map((f) => f.replace(/ TS\d+$/, "")), "TS 6").toEqual(p.tsc.map((f) => f.replace(/ TS\d+$/, "")));
   });
 });
