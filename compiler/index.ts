@@ -41,6 +41,11 @@ export interface CompileResult {
   readonly diagnostics: readonly Diagnostic[];
   /** Source text of every file read, by reported path (for code frames). */
   readonly sources: ReadonlyMap<string, string>;
+  /**
+   * The tsconfig.json and package.json files that decided how an extensionless import resolves, by reported
+   * path (`FrontEndResult.configs`): inputs as much as the sources, for an incremental build and `--watch`.
+   */
+  readonly configs: ReadonlyMap<string, string>;
   readonly hasErrors: boolean;
 }
 
@@ -77,7 +82,7 @@ export function compilePolicies(input: CompileInput, options: CompileOptions = {
   }
   diagnostics.push(...runChecks(policies));
   const sorted = dedupeDiagnostics(sortDiagnostics(diagnostics));
-  return { policies, diagnostics: sorted, sources: front.sources, hasErrors: sorted.some(isError) };
+  return { policies, diagnostics: sorted, sources: front.sources, configs: front.configs, hasErrors: sorted.some(isError) };
 }
 
 export { catalogue, type CatalogueEntry, type DiagnosticCode } from "./diagnostics/catalogue.js";

@@ -18,7 +18,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { ManualClock, SqliteStore, countTokens, type BackingStore, type DirectiveOutcome } from "../src/index.js";
+import { ManualClock, SqliteStore, countTokens, refSpanId, type BackingStore, type DirectiveOutcome } from "../src/index.js";
 import { PG_URL_ENV, PostgresStore, createPool, migrate } from "../src/postgres.js";
 import { createWindow } from "./replay-window.js";
 
@@ -135,9 +135,9 @@ function guardedSide(title: string, win: ReturnType<typeof createWindow>, toolLo
   return {
     title,
     async append(kind, text) {
-      const ref = await win.append({ kind, text });
-      const e = win.entries().find((x) => x.state === "live" && x.span.id === ref);
-      return e?.state === "live" && e.handle ? `${ref} persisted as ${e.handle}` : `${ref} kept in window only`;
+      const id = refSpanId(await win.append({ kind, text }));
+      const e = win.entries().find((x) => x.state === "live" && x.span.id === id);
+      return e?.state === "live" && e.handle ? `${id} persisted as ${e.handle}` : `${id} kept in window only`;
     },
     async rotate() {
       const r = await toolLog.rotate();

@@ -25,7 +25,7 @@ import type {
   SessionLimits,
   TelemetryOptions,
 } from "../src/index.js";
-import type { Requests, SpanKind, StoreName } from "./org.types.js";
+import type { PolicyName, Requests, SpanKind, StoreName } from "./org.types.js";
 
 export type * from "./org.types.js";
 
@@ -88,8 +88,11 @@ export const storeDeclarations = {
   archive: { engine: "postgres", retentionMs: null, holds: true, distinguishesAbsent: true, writable: true },
 } as const;
 
-/** The stores a window of policy `org` needs, by the names the policy gives them. */
-export interface Stores {
+/**
+ * The stores a window of policy `org` needs, by the names the policy gives them (a type, not an interface, so it is a
+ * `ContextWindowOptions` `stores` too).
+ */
+export type Stores = {
   /** toolLog (sqlite, retention 2h, holds) */
   readonly toolLog: BackingStore;
   /** transcript (postgres, retention 30d, holds) */
@@ -98,7 +101,7 @@ export interface Stores {
   readonly notes: BackingStore;
   /** archive (postgres, retention forever, holds) */
   readonly archive: BackingStore;
-}
+};
 
 /**
  * Opens the stores policy `org` declares, each with its declared retention, holds, provenance and writability (`{
@@ -130,8 +133,11 @@ export interface CreateWindowOptions {
   readonly telemetry?: TelemetryOptions | false;
 }
 
-/** A context window typed by policy `org`: `prune` takes only the request a ref's kind accepts. */
-export type PolicyWindow = GuardedWindow<SpanKind, Requests>;
+/**
+ * A context window typed by policy `org`: `prune` takes only this policy's refs, with the request the policy gives the
+ * ref's kind.
+ */
+export type PolicyWindow = GuardedWindow<SpanKind, Requests, PolicyName>;
 
 /** What `ContextWindow` is given under this policy; the stores are checked against `storeDeclarations`. */
 function windowOptions(options: CreateWindowOptions): ContextWindowOptions<SpanKind> {
@@ -156,7 +162,7 @@ function windowOptions(options: CreateWindowOptions): ContextWindowOptions<SpanK
 
 /** Opens a context window under policy `org`; every prune goes through the runtime check against its stores. */
 export function createWindow(options: CreateWindowOptions): PolicyWindow {
-  return guardWindow<SpanKind, Requests>(new ContextWindow<SpanKind>(windowOptions(options)));
+  return guardWindow<SpanKind, Requests, PolicyName>(new ContextWindow<SpanKind>(windowOptions(options)));
 }
 
 /**
@@ -164,7 +170,7 @@ export function createWindow(options: CreateWindowOptions): PolicyWindow {
  * its place, or said to be lost. Give it the same stores and `auditStore` as the windows that wrote the session.
  */
 export function resumeWindow(options: CreateWindowOptions): Promise<PolicyWindow> {
-  return ContextWindow.resume<SpanKind>(windowOptions(options)).then((window) => guardWindow<SpanKind, Requests>(window));
+  return ContextWindow.resume<SpanKind>(windowOptions(options)).then((window) => guardWindow<SpanKind, Requests, PolicyName>(window));
 }
 
 /**

@@ -3,7 +3,10 @@
 // IR sha256:7e2597ea1984a9fa59bf97c059813d8b8c57d34a9318467b9b88646f0556018c
 // Regenerate with `pruneguard compile`; `pruneguard check` fails when this file is stale.
 
-import type { PruneguardTypeError, SpanRef } from "../src/index.js";
+import type { PruneRequestOf, PruneguardTypeError, SpanRef } from "../src/index.js";
+
+/** The name of this policy: its refs carry it, so a ref of another policy does not compile on its windows. */
+export type PolicyName = "team-payments";
 
 /** The span kinds of policy `team-payments`. */
 export type SpanKind =
@@ -25,86 +28,86 @@ export type StoreName = "toolLog" | "transcript" | "notes" | "archive";
  * A drop or compress prune of a kind a store backs: reversible when the runtime verifies the copy; `acceptLossy: true`
  * lets it commit a loss (a tombstone) when it cannot.
  */
-export interface BackedDropCompress {
+export interface BackedDropCompress<K extends string, P extends string> {
   readonly mode: "drop" | "compress";
   /** Accept an irreversible loss when the copy cannot be verified. */
-  readonly acceptLossy?: boolean;
+  readonly acceptLossy?: boolean | undefined;
 }
 
 /**
  * A summarize prune of a kind a store backs: reversible when the runtime verifies the copy; `acceptLossy: true` lets it
  * commit a loss (a tombstone) when it cannot.
  */
-export interface BackedSummarize {
+export interface BackedSummarize<K extends string, P extends string> {
   readonly mode: "summarize";
   /** The digest that replaces the span; the kind's pins are carried into it. */
   readonly digest: string;
   /** Accept an irreversible loss when the copy cannot be verified. */
-  readonly acceptLossy?: boolean;
+  readonly acceptLossy?: boolean | undefined;
 }
 
 /**
  * A drop prune of a kind a store backs: reversible when the runtime verifies the copy; `acceptLossy: true` lets it
  * commit a loss (a tombstone) when it cannot.
  */
-export interface BackedDrop {
+export interface BackedDrop<K extends string, P extends string> {
   readonly mode: "drop";
   /** Accept an irreversible loss when the copy cannot be verified. */
-  readonly acceptLossy?: boolean;
+  readonly acceptLossy?: boolean | undefined;
 }
 
 /**
  * A compress prune of a kind a store backs and that forbids lossy commitment: reversible when the runtime verifies the
  * copy, rejected when it cannot.
  */
-export interface BackedNoLossCompress {
+export interface BackedNoLossCompress<K extends string, P extends string> {
   readonly mode: "compress";
   /** The kind forbids lossy commitment: only `false` is meaningful. */
-  readonly acceptLossy?: false;
+  readonly acceptLossy?: false | undefined | PruneguardTypeError<`kind ${K} of policy ${P} forbids lossy commitment: remove acceptLossy; the prune is reversible when its store verifies the copy, and refused when it cannot`>;
 }
 
 /**
  * A summarize prune of a kind a store backs and that forbids lossy commitment: reversible when the runtime verifies the
  * copy, rejected when it cannot.
  */
-export interface BackedNoLossSummarize {
+export interface BackedNoLossSummarize<K extends string, P extends string> {
   readonly mode: "summarize";
   /** The digest that replaces the span; the kind's pins are carried into it. */
   readonly digest: string;
   /** The kind forbids lossy commitment: only `false` is meaningful. */
-  readonly acceptLossy?: false;
+  readonly acceptLossy?: false | undefined | PruneguardTypeError<`kind ${K} of policy ${P} forbids lossy commitment: remove acceptLossy; the prune is reversible when its store verifies the copy, and refused when it cannot`>;
 }
 
 /**
  * A drop prune of a kind nothing can back: always a lossy commitment that leaves a tombstone, so the request must say
  * `acceptLossy: true`.
  */
-export interface LossyOnlyDrop {
+export interface LossyOnlyDrop<K extends string, P extends string> {
   readonly mode: "drop";
   /** Must be the literal `true`: a `boolean` is not an explicit acceptance. */
-  readonly acceptLossy: true;
+  readonly acceptLossy: true | PruneguardTypeError<`kind ${K} of policy ${P} keeps no copy a store can verify: every prune of it is a lossy commitment and must say acceptLossy: true (the literal; a boolean is not an acceptance)`>;
 }
 
 /**
  * A summarize prune of a kind nothing can back: always a lossy commitment that leaves a tombstone, so the request must
  * say `acceptLossy: true`.
  */
-export interface LossyOnlySummarize {
+export interface LossyOnlySummarize<K extends string, P extends string> {
   readonly mode: "summarize";
   /** The digest that replaces the span; the kind's pins are carried into it. */
   readonly digest: string;
   /** Must be the literal `true`: a `boolean` is not an explicit acceptance. */
-  readonly acceptLossy: true;
+  readonly acceptLossy: true | PruneguardTypeError<`kind ${K} of policy ${P} keeps no copy a store can verify: every prune of it is a lossy commitment and must say acceptLossy: true (the literal; a boolean is not an acceptance)`>;
 }
 
 /**
  * A drop prune of a kind a store backs and that forbids lossy commitment: reversible when the runtime verifies the
  * copy, rejected when it cannot.
  */
-export interface BackedNoLossDrop {
+export interface BackedNoLossDrop<K extends string, P extends string> {
   readonly mode: "drop";
   /** The kind forbids lossy commitment: only `false` is meaningful. */
-  readonly acceptLossy?: false;
+  readonly acceptLossy?: false | undefined | PruneguardTypeError<`kind ${K} of policy ${P} forbids lossy commitment: remove acceptLossy; the prune is reversible when its store verifies the copy, and refused when it cannot`>;
 }
 
 /** What a prune of each kind of policy `team-payments` must carry; hover a kind for its rules. */
@@ -114,35 +117,44 @@ export interface Requests {
    * reversible for 2h after append, then lossy only with flag: toolLog rotates copies 2h after append; holds start only
    * at prune, and the kind does not re-persist.
    */
-  readonly toolResult: BackedDropCompress | BackedSummarize;
+  readonly toolResult: BackedDropCompress<"toolResult", PolicyName> | BackedSummarize<"toolResult", PolicyName>;
   /**
    * `toolCall`: store toolLog (sqlite, retention 2h, holds); modes drop, summarize; lossy with acceptLossy;
    * re-persists; always reversible: expired copies are re-persisted from the window.
    */
-  readonly toolCall: BackedDrop | BackedSummarize;
+  readonly toolCall: BackedDrop<"toolCall", PolicyName> | BackedSummarize<"toolCall", PolicyName>;
   /**
    * `userTurn`: store transcript (postgres, retention 30d, holds); modes summarize, compress; lossy forbidden; always
    * reversible: retention 30d outlasts the 8h session.
    */
-  readonly userTurn: BackedNoLossCompress | BackedNoLossSummarize;
+  readonly userTurn: BackedNoLossCompress<"userTurn", PolicyName> | BackedNoLossSummarize<"userTurn", PolicyName>;
   /**
    * `scratch`: store notes (sqlite, retention 6h, no holds, read-only); modes drop, summarize; lossy with acceptLossy;
    * lossy only with flag: store notes is read-only, so the window never persists a copy to it.
    */
-  readonly scratch: LossyOnlyDrop | LossyOnlySummarize;
+  readonly scratch: LossyOnlyDrop<"scratch", PolicyName> | LossyOnlySummarize<"scratch", PolicyName>;
   /**
    * `auditNote`: store archive (postgres, retention forever, holds); modes drop; lossy forbidden; always reversible:
    * archive keeps copies forever.
    */
-  readonly auditNote: BackedNoLossDrop;
+  readonly auditNote: BackedNoLossDrop<"auditNote", PolicyName>;
   /** `systemHint`: no store; modes drop; lossy with acceptLossy; lossy only with flag: no store keeps a copy. */
-  readonly systemHint: LossyOnlyDrop;
+  readonly systemHint: LossyOnlyDrop<"systemHint", PolicyName>;
   /**
    * `complianceNotice`: no store; modes drop; lossy forbidden; never prunable: no store keeps a copy, and lossy is
    * forbidden.
    */
-  readonly complianceNotice: PruneguardTypeError<"kind complianceNotice has no store and forbids lossy commitment: it cannot be pruned">;
+  readonly complianceNotice: PruneguardTypeError<"kind complianceNotice of policy team-payments has no store and forbids lossy commitment: it cannot be pruned">;
 }
 
-/** A span of kind `K`, as `append` returns it: a branded id that carries the prune request its kind accepts. */
-export type Ref<K extends SpanKind = SpanKind> = SpanRef<K, Requests[K]>;
+/**
+ * A span of kind `K` of a window of this policy, as `append` and `ref` return it; a prune of it takes the request
+ * `Requests` gives its kind.
+ */
+export type Ref<K extends SpanKind = SpanKind> = SpanRef<K, PolicyName>;
+
+/**
+ * The request a prune of a `Ref<K>` takes, as `prune` reads it: `K`'s rule, or every member's for a union. For
+ * kind-generic helpers: `(ref: Ref<K>, request: RequestOf<K>) => win.prune(ref, request)` compiles for any `K`.
+ */
+export type RequestOf<K extends SpanKind = SpanKind> = PruneRequestOf<Requests, K, PolicyName>;

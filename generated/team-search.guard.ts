@@ -25,7 +25,7 @@ import type {
   SessionLimits,
   TelemetryOptions,
 } from "../src/index.js";
-import type { Requests, SpanKind, StoreName } from "./team-search.types.js";
+import type { PolicyName, Requests, SpanKind, StoreName } from "./team-search.types.js";
 
 export type * from "./team-search.types.js";
 
@@ -98,8 +98,11 @@ export const storeDeclarations = {
   searchIndex: { engine: "postgres", retentionMs: 604_800_000, holds: true, distinguishesAbsent: true, writable: true },
 } as const;
 
-/** The stores a window of policy `team-search` needs, by the names the policy gives them. */
-export interface Stores {
+/**
+ * The stores a window of policy `team-search` needs, by the names the policy gives them (a type, not an interface, so
+ * it is a `ContextWindowOptions` `stores` too).
+ */
+export type Stores = {
   /** toolLog (sqlite, retention 2h, holds) */
   readonly toolLog: BackingStore;
   /** transcript (postgres, retention 30d, holds) */
@@ -110,7 +113,7 @@ export interface Stores {
   readonly archive: BackingStore;
   /** searchIndex (postgres, retention 7d, holds) */
   readonly searchIndex: BackingStore;
-}
+};
 
 /**
  * Opens the stores policy `team-search` declares, each with its declared retention, holds, provenance and writability
@@ -142,8 +145,11 @@ export interface CreateWindowOptions {
   readonly telemetry?: TelemetryOptions | false;
 }
 
-/** A context window typed by policy `team-search`: `prune` takes only the request a ref's kind accepts. */
-export type PolicyWindow = GuardedWindow<SpanKind, Requests>;
+/**
+ * A context window typed by policy `team-search`: `prune` takes only this policy's refs, with the request the policy
+ * gives the ref's kind.
+ */
+export type PolicyWindow = GuardedWindow<SpanKind, Requests, PolicyName>;
 
 /** What `ContextWindow` is given under this policy; the stores are checked against `storeDeclarations`. */
 function windowOptions(options: CreateWindowOptions): ContextWindowOptions<SpanKind> {
@@ -169,7 +175,7 @@ function windowOptions(options: CreateWindowOptions): ContextWindowOptions<SpanK
 
 /** Opens a context window under policy `team-search`; every prune goes through the runtime check against its stores. */
 export function createWindow(options: CreateWindowOptions): PolicyWindow {
-  return guardWindow<SpanKind, Requests>(new ContextWindow<SpanKind>(windowOptions(options)));
+  return guardWindow<SpanKind, Requests, PolicyName>(new ContextWindow<SpanKind>(windowOptions(options)));
 }
 
 /**
@@ -177,7 +183,7 @@ export function createWindow(options: CreateWindowOptions): PolicyWindow {
  * its place, or said to be lost. Give it the same stores and `auditStore` as the windows that wrote the session.
  */
 export function resumeWindow(options: CreateWindowOptions): Promise<PolicyWindow> {
-  return ContextWindow.resume<SpanKind>(windowOptions(options)).then((window) => guardWindow<SpanKind, Requests>(window));
+  return ContextWindow.resume<SpanKind>(windowOptions(options)).then((window) => guardWindow<SpanKind, Requests, PolicyName>(window));
 }
 
 /**

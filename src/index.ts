@@ -9,13 +9,14 @@
 // First: on a Node below the supported version, importing fails here, with one clear message.
 import "./assert-node.js";
 export { ContextWindow } from "./window/window.js";
+export { RefError, refSpanId } from "./window/refs.js";
 export type { AppendInput, ContextWindowOptions, PruneRequest } from "./window/options.js";
 export type { TelemetryAttributes, TelemetryAttributeValue, TelemetryInstrumentOptions, TelemetryMeter, TelemetryOptions, TelemetrySpan, TelemetryTracer } from "./telemetry.js";
 export type { WindowEntry } from "./window/view.js";
 export type { Forecast, SpanForecast, WindowMap } from "./window/map.js";
 export type { SearchRequest } from "./window/search.js";
 export { guardWindow } from "./typed.js";
-export type { AnyPruneRequest, GuardedWindow, PruneguardTypeError } from "./typed.js";
+export type { AnyPruneRequest, GuardedWindow, PruneguardTypeError, PruneRequestOf, StrictestRequest } from "./typed.js";
 export { openAIPromptCacheKey, toAISDK, toAnthropic, toOpenAI, toOpenAIResponses } from "./providers/index.js";
 export type { AISDKMessage, AISDKPrompt, AnthropicCacheControl, AnthropicCachedPrompt, AnthropicMessage, AnthropicPrompt, AnthropicRenderOptions, OpenAIMessage, OpenAIResponsesItem, RenderSource } from "./providers/index.js";
 export { Transcript } from "./providers/index.js";

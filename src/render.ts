@@ -171,6 +171,8 @@ export function rejectionWhy(reason: RejectReason, check: CheckResult | null, mo
       return "store unavailable";
     case "range":
       return "not a run that can be summarized";
+    case "foreign-ref":
+      return "not a ref of this window";
   }
 }
 

@@ -34,17 +34,25 @@ export class ManualClock implements Clock {
 }
 
 declare const spanKindBrand: unique symbol;
-declare const spanRequestBrand: unique symbol;
+declare const spanPolicyBrand: unique symbol;
 
 /**
- * A span id branded with its kind (and, for generated guards, with the exact prune request the kind
- * accepts). A plain string, or the ref of another kind, is not assignable.
+ * A ref to a span of kind `K`: a plain string, or the ref of another kind, is not assignable.
  *
- * The brand exists only in types: at run time a `SpanRef` is the span id string (`"span_7"`).
+ * A ref belongs to one window. Its value names the window (`span_7@3fa2c1d0:payments-42`: span 7 of window
+ * `3fa2c1d0` of session `payments-42`), and a window refuses a ref of any other, so span ids that repeat
+ * across sessions never reach the wrong span. `refSpanId(ref)` gives the id (`span_7`), as outcomes,
+ * entries and the model name the span.
+ *
+ * `P` is the policy of the window that made it: a generated guard's refs carry its name, so a ref of
+ * another policy does not compile on that guard's window. A ref whose policy is not known (`never`, the
+ * default: a `ContextWindow`'s ref, or one typed by hand as `SpanRef<"note">`) is accepted by any window
+ * that has its kind; either way, the rule a prune must follow comes from the window's policy, never from
+ * the ref's type.
  */
-export type SpanRef<K extends string = string, R = unknown> = string & {
+export type SpanRef<K extends string = string, P extends string = never> = string & {
   readonly [spanKindBrand]: K;
-  readonly [spanRequestBrand]: R;
+  readonly [spanPolicyBrand]: P;
 };
 
 /**

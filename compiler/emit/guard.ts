@@ -50,7 +50,7 @@ export function emitGuard(policy: PolicyIR, options: EmitOptions): EmittedFile {
       names: ["BackingStore", "Clock", "ContextWindowOptions", "DirectiveTool", "GuardedWindow", "KindTable", "OpenStoresOptions", ...(pinRef.size > 0 ? ["PinPattern"] : []), "PruneMode", "RuntimePolicy", "SessionLimits", "TelemetryOptions"],
       from: options.runtimeImport,
     },
-    { kind: "import", typeOnly: true, names: ["Requests", "SpanKind", "StoreName"], from: types },
+    { kind: "import", typeOnly: true, names: ["PolicyName", "Requests", "SpanKind", "StoreName"], from: types },
     { kind: "exportTypeStar", from: types },
     { kind: "const", doc: "The hash of the policy IR this module was generated from.", name: "irHash", value: hash },
     ...(pinRef.size > 0
@@ -81,7 +81,8 @@ export function emitGuard(policy: PolicyIR, options: EmitOptions): EmittedFile {
     },
     {
       kind: "interface",
-      doc: `The stores a window of policy \`${policy.name}\` needs, by the names the policy gives them.`,
+      alias: true,
+      doc: `The stores a window of policy \`${policy.name}\` needs, by the names the policy gives them (a type, not an interface, so it is a \`ContextWindowOptions\` \`stores\` too).`,
       name: "Stores",
       members: policy.stores.map((s) => ({ doc: describeStore(s), name: s.name, type: "BackingStore" })),
     },
@@ -114,9 +115,9 @@ export function emitGuard(policy: PolicyIR, options: EmitOptions): EmittedFile {
     },
     {
       kind: "type",
-      doc: `A context window typed by policy \`${policy.name}\`: \`prune\` takes only the request a ref's kind accepts.`,
+      doc: `A context window typed by policy \`${policy.name}\`: \`prune\` takes only this policy's refs, with the request the policy gives the ref's kind.`,
       name: "PolicyWindow",
-      union: ["GuardedWindow<SpanKind, Requests>"],
+      union: ["GuardedWindow<SpanKind, Requests, PolicyName>"],
     },
     {
       kind: "function",
@@ -146,7 +147,7 @@ export function emitGuard(policy: PolicyIR, options: EmitOptions): EmittedFile {
       name: "createWindow",
       params: "options: CreateWindowOptions",
       returns: "PolicyWindow",
-      body: ["return guardWindow<SpanKind, Requests>(new ContextWindow<SpanKind>(windowOptions(options)));"],
+      body: ["return guardWindow<SpanKind, Requests, PolicyName>(new ContextWindow<SpanKind>(windowOptions(options)));"],
     },
     {
       kind: "function",
@@ -154,7 +155,7 @@ export function emitGuard(policy: PolicyIR, options: EmitOptions): EmittedFile {
       name: "resumeWindow",
       params: "options: CreateWindowOptions",
       returns: "Promise<PolicyWindow>",
-      body: ["return ContextWindow.resume<SpanKind>(windowOptions(options)).then((window) => guardWindow<SpanKind, Requests>(window));"],
+      body: ["return ContextWindow.resume<SpanKind>(windowOptions(options)).then((window) => guardWindow<SpanKind, Requests, PolicyName>(window));"],
     },
     {
       kind: "const",

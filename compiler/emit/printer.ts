@@ -30,7 +30,11 @@ export type Declaration =
   | { readonly kind: "import"; readonly names: readonly string[]; readonly from: string; readonly typeOnly?: boolean }
   | { readonly kind: "exportTypeStar"; readonly from: string }
   | { readonly kind: "type"; readonly doc?: string; readonly name: string; readonly params?: string; readonly union: readonly string[] }
-  | { readonly kind: "interface"; readonly doc?: string; readonly name: string; readonly members: readonly Member[] }
+  | {
+      readonly kind: "interface"; readonly doc?: string; readonly name: string; readonly params?: string; readonly members: readonly Member[];
+      /** Printed as a type alias of an object type: assignable to an index signature, which an interface is not. */
+      readonly alias?: boolean;
+    }
   | { readonly kind: "const"; readonly doc?: string; readonly exported?: boolean; readonly name: string; readonly type?: string; readonly value: Value; readonly suffix?: string }
   | { readonly kind: "function"; readonly doc?: string; readonly exported?: boolean; readonly name: string; readonly params: string; readonly returns: string; readonly body: readonly string[] };
 
@@ -70,7 +74,8 @@ function renderDeclaration(d: Declaration): string {
     }
     case "interface": {
       const members = d.members.map((m) => `${doc(m.doc, "  ")}  readonly ${propertyKey(m.name)}${m.optional ? "?" : ""}: ${m.type};`);
-      return `${doc(d.doc, "")}export interface ${d.name} {${members.length === 0 ? "" : `\n${members.join("\n")}\n`}}`;
+      const body = `{${members.length === 0 ? "" : `\n${members.join("\n")}\n`}}`;
+      return `${doc(d.doc, "")}${d.alias ? `export type ${d.name}${d.params ?? ""} = ${body};` : `export interface ${d.name}${d.params ?? ""} ${body}`}`;
     }
     case "const": {
       const head = `${d.exported === false ? "" : "export "}const ${d.name}${d.type ? `: ${d.type}` : ""} = `;

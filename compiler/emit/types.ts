@@ -3,9 +3,10 @@
  *
  * The shapes are chosen for the consumer's type-check cost as much as for the rules (see
  * docs/generated-code.md): one named interface per distinct rule shape, shared by every kind with that
- * shape, and a `Requests` interface mapping kind → request. A ref carries its own request type
- * (`Ref<K>` = `SpanRef<K, Requests[K]>`), so a prune call checks its request against the ref without
- * inferring anything from the kind union. No template-literal types, no large intersections.
+ * shape, instantiated per kind with the kind and the policy (`BackedNoLossDrop<"auditNote", PolicyName>`)
+ * so that a refused request's message names both, and a `Requests` interface mapping kind → request. A
+ * ref carries its kind and its policy (`Ref<K>` = `SpanRef<K, PolicyName>`); the window reads the rule
+ * from `Requests` by the ref's kind, so the rule never depends on how a ref was typed.
  */
 import { requestShapeOf, type LossyFlag, type RequestShape } from "../analysis/requests.js";
 import type { PolicyIR } from "../ir/schema.js";
@@ -20,21 +21,37 @@ export const typesFile = (policy: PolicyIR): string => `${policy.name}.types.ts`
 export function emitTypes(policy: PolicyIR, options: EmitOptions): EmittedFile {
   const shapes = policy.kinds.map((k) => requestShapeOf(k, policy));
   const interfaces = new Map<string, Declaration>();
-  const requestOf = (shape: RequestShape): string => {
-    if (!shape.prunable) return `PruneguardTypeError<${quote(shape.reason)}>`;
+  const requestOf = (shape: RequestShape, kind: string): string => {
+    if (!shape.prunable) return `PruneguardTypeError<${quote(shape.reason.replace(`kind ${kind} `, `kind ${kind} of policy ${policy.name} `))}>`;
     return requestInterfaces(shape.modes, shape.acceptLossy)
       .map((d) => {
         if (!interfaces.has(d.name)) interfaces.set(d.name, d);
-        return d.name;
+        return `${d.name}<${quote(kind)}, PolicyName>`;
       })
       .join(" | ");
   };
+  const flags = new Set(shapes.flatMap((s) => (s.prunable ? [s.acceptLossy] : [])));
   const describe = isLargePolicy(policy) ? describeKindShort : describeKind;
-  const requests: Member[] = policy.kinds.map((k, i) => ({ doc: describe(k, policy), name: k.name, type: requestOf(shapes[i]!) }));
+  const requests: Member[] = policy.kinds.map((k, i) => ({ doc: describe(k, policy), name: k.name, type: requestOf(shapes[i]!, k.name) }));
   const orNever = (xs: readonly string[]) => (xs.length === 0 ? ["never"] : xs);
   const decls: Declaration[] = [
     { kind: "comment", lines: headerLines(policy, irHash(policy)) },
-    { kind: "import", typeOnly: true, names: ["PruneguardTypeError", "SpanRef"].filter((n) => n === "SpanRef" || shapes.some((s) => !s.prunable)), from: options.runtimeImport },
+    {
+      kind: "import",
+      typeOnly: true,
+      names: [
+        "PruneRequestOf",
+        ...(shapes.some((s) => !s.prunable) || flags.has("never") || flags.has("required") ? ["PruneguardTypeError"] : []),
+        "SpanRef",
+      ],
+      from: options.runtimeImport,
+    },
+    {
+      kind: "type",
+      doc: `The name of this policy: its refs carry it, so a ref of another policy does not compile on its windows.`,
+      name: "PolicyName",
+      union: [quote(policy.name)],
+    },
     // A large policy names its kinds once, as the keys of `Requests`: 5,000 literal types fewer to parse.
     { kind: "type", doc: `The span kinds of policy \`${policy.name}\`.`, name: "SpanKind", union: isLargePolicy(policy) ? ["keyof Requests"] : orNever(policy.kinds.map((k) => quote(k.name))) },
     {
@@ -52,14 +69,30 @@ export function emitTypes(policy: PolicyIR, options: EmitOptions): EmittedFile {
     },
     {
       kind: "type",
-      doc: "A span of kind `K`, as `append` returns it: a branded id that carries the prune request its kind accepts.",
+      doc: "A span of kind `K` of a window of this policy, as `append` and `ref` return it; a prune of it takes the request `Requests` gives its kind.",
       name: "Ref",
       params: "<K extends SpanKind = SpanKind>",
-      union: ["SpanRef<K, Requests[K]>"],
+      union: ["SpanRef<K, PolicyName>"],
+    },
+    {
+      kind: "type",
+      doc: "The request a prune of a `Ref<K>` takes, as `prune` reads it: `K`'s rule, or every member's for a union. For kind-generic helpers: `(ref: Ref<K>, request: RequestOf<K>) => win.prune(ref, request)` compiles for any `K`.",
+      name: "RequestOf",
+      params: "<K extends SpanKind = SpanKind>",
+      union: ["PruneRequestOf<Requests, K, PolicyName>"],
     },
   ];
   return { path: typesFile(policy), contents: render(decls) };
 }
+
+/**
+ * What a wrong `acceptLossy` meets, as the compiler's message shows it: the kind, the policy and the rule.
+ * Template literal types over the interface's own parameters, so one interface still serves every kind.
+ */
+const LOSSY_FORBIDDEN =
+  "`kind ${K} of policy ${P} forbids lossy commitment: remove acceptLossy; the prune is reversible when its store verifies the copy, and refused when it cannot`";
+const LOSSY_REQUIRED =
+  "`kind ${K} of policy ${P} keeps no copy a store can verify: every prune of it is a lossy commitment and must say acceptLossy: true (the literal; a boolean is not an acceptance)`";
 
 const PREFIX: Record<LossyFlag, string> = { optional: "Backed", never: "BackedNoLoss", required: "LossyOnly" };
 
@@ -76,15 +109,18 @@ function requestInterfaces(modes: readonly PruneMode[], flag: LossyFlag): Array<
         : flag === "never"
           ? `${what} a store backs and that forbids lossy commitment: reversible when the runtime verifies the copy, rejected when it cannot.`
           : `${what} nothing can back: always a lossy commitment that leaves a tombstone, so the request must say \`acceptLossy: true\`.`;
+    // `| undefined` on the optional flags: under `exactOptionalPropertyTypes`, `acceptLossy: opts.lossy` (an
+    // optional boolean) must compile, as the runtime reads `undefined` as absent. The message types are
+    // the alternative a wrong value meets, so the compiler's error names the kind, the policy and the rule.
     const members: Member[] = [
       { name: "mode", type: group.map(quote).join(" | ") },
       ...(group[0] === "summarize" ? [{ doc: "The digest that replaces the span; the kind's pins are carried into it.", name: "digest", type: "string" }] : []),
       flag === "optional"
-        ? { doc: "Accept an irreversible loss when the copy cannot be verified.", name: "acceptLossy", type: "boolean", optional: true }
+        ? { doc: "Accept an irreversible loss when the copy cannot be verified.", name: "acceptLossy", type: "boolean | undefined", optional: true }
         : flag === "never"
-          ? { doc: "The kind forbids lossy commitment: only `false` is meaningful.", name: "acceptLossy", type: "false", optional: true }
-          : { doc: "Must be the literal `true`: a `boolean` is not an explicit acceptance.", name: "acceptLossy", type: "true" },
+          ? { doc: "The kind forbids lossy commitment: only `false` is meaningful.", name: "acceptLossy", type: `false | undefined | PruneguardTypeError<${LOSSY_FORBIDDEN}>`, optional: true }
+          : { doc: "Must be the literal `true`: a `boolean` is not an explicit acceptance.", name: "acceptLossy", type: `true | PruneguardTypeError<${LOSSY_REQUIRED}>` },
     ];
-    return { kind: "interface", doc, name, members };
+    return { kind: "interface", doc, name, params: "<K extends string, P extends string>", members };
   });
 }

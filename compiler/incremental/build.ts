@@ -1,6 +1,7 @@
 /**
- * Incremental builds, for `compile`, `check` and `--watch`: an entry policy whose inputs (its file and
- * every base it extends, by content hash), compiler and options are those the manifest recorded, and whose
+ * Incremental builds, for `compile`, `check` and `--watch`: an entry policy whose inputs (its file, every
+ * base it extends, and the tsconfig.json and package.json files that decided how an extensionless import of
+ * theirs resolves, by content hash), compiler and options are those the manifest recorded, and whose
  * output files on disk are the ones recorded, is neither re-read, re-validated, re-checked nor re-emitted:
  * its diagnostics come from the manifest. Every other entry is compiled on its own (its bases with it), so
  * what it reports and emits is exactly what a full compile of it would. The stale entries of one build share
@@ -44,6 +45,8 @@ export interface BuildResult {
   readonly diagnostics: readonly Diagnostic[];
   /** Source text by reported path, for code frames. */
   readonly sources: ReadonlyMap<string, string>;
+  /** The tsconfig.json and package.json files the entries' module resolution read, by reported path: `--watch` watches them too. */
+  readonly configs: readonly string[];
   readonly hasErrors: boolean;
   /** How many policies the entries compile (entries and their bases). */
   readonly policies: number;
@@ -82,7 +85,9 @@ export async function buildPolicies(entries: readonly string[], options: BuildOp
     if (u && plausible(u, { cwd, rootDir, outDir })) candidates.set(d, u);
   }
 
-  // Read every input and output those units name once (synchronously: compiler/emit/files.ts).
+  // Read every input and output those units name once (synchronously: compiler/emit/files.ts). Never through a
+  // link, tsconfigs included: one linked to a shared tsconfig (which the front end follows within the root)
+  // leaves its units stale, compiled each time, rather than a link trusted to point where it did.
   const read = new Map<string, string>();
   const outputHashes = new Map<string, string | undefined>();
   const inputs = unique([...candidates.values()].flatMap((u) => Object.keys(u.inputs)));
@@ -108,15 +113,19 @@ export async function buildPolicies(entries: readonly string[], options: BuildOp
   const isFresh = (u: ManifestUnit): boolean =>
     Object.entries(u.inputs).every(([p, h]) => inputHash(p) === h) && Object.entries(u.outputs).every(([p, h]) => outputHashes.get(p) === h);
 
-  // Code frames show only files whose bytes are those a reused unit recorded, or that a compile read.
+  // Code frames show only policy files whose bytes are those a reused unit recorded, or that a compile read.
   const sources = new Map<string, string>();
+  const configs = new Set<string>();
   const units = new Map<string, ManifestUnit>();
   const stale: number[] = [];
   shown.forEach((d, i) => {
     const u = candidates.get(d);
     if (u && isFresh(u)) {
       units.set(d, u);
-      for (const p of Object.keys(u.inputs)) sources.set(p, read.get(p)!);
+      for (const p of Object.keys(u.inputs)) {
+        if (isPolicyInput(p)) sources.set(p, read.get(p)!);
+        else configs.add(p);
+      }
     } else stale.push(i);
   });
   const reused = units.size;
@@ -152,8 +161,11 @@ export async function buildPolicies(entries: readonly string[], options: BuildOp
       const files = r.policies.flatMap(emitOnce).sort((a, b) => (a.file.path < b.file.path ? -1 : 1));
       for (const f of files) emitted.set(f.file.path, f.file);
       for (const [p, text] of r.sources) sources.set(p, text);
+      for (const p of r.configs.keys()) configs.add(p);
       units.set(shown[i]!, {
-        inputs: Object.fromEntries([...r.sources].map(([p, text]) => [p, sha256(text)])),
+        // A tsconfig that let an extensionless import resolve is an input like a base: switched to NodeNext,
+        // the same policy bytes are PG1021, so the unit must go stale with it.
+        inputs: Object.fromEntries([...r.sources, ...r.configs].map(([p, text]) => [p, sha256(text)])),
         outputs: Object.fromEntries(files.map((f) => [f.file.path, f.hash])),
         policies: r.policies.map((p) => ({ name: p.name, file: p.file })),
         diagnostics: [...r.diagnostics],
@@ -178,6 +190,7 @@ export async function buildPolicies(entries: readonly string[], options: BuildOp
   return {
     diagnostics,
     sources,
+    configs: [...configs].sort(),
     hasErrors: diagnostics.some(isError),
     policies: files.size,
     outputs: unique(ordered.flatMap((u) => Object.keys(u.outputs))).sort(),
@@ -202,6 +215,7 @@ async function fullBuild(
   return {
     diagnostics: r.diagnostics,
     sources: r.sources,
+    configs: [...r.configs.keys()].sort(),
     hasErrors: r.hasErrors,
     policies: r.policies.length,
     outputs: files.map((f) => f.path),
@@ -215,16 +229,23 @@ async function fullBuild(
 /** A policy file or output larger than this is not one the compiler wrote or would read for reuse. */
 const MAX_FILE_BYTES = 64 * 1024 * 1024;
 
+/** A recorded input the compiler reads as policy source (the rest are module resolution's configuration files). */
+const isPolicyInput = (p: string): boolean => p.endsWith(".policy.ts");
+
+/** The names of the files module resolution reads (`frontend/resolution.ts`): a tsconfig, what it extends, a package.json. */
+const isConfigInput = (p: string): boolean => /(?:^|\/)(?:tsconfig[^/]*\.json|package\.json)$/.test(p);
+
 /**
- * Whether a unit's claims are ones the compiler itself could make: every input a policy module inside the
- * root, every output a plain file name in the output folder, every diagnostic located in one of its inputs.
+ * Whether a unit's claims are ones the compiler itself could make: every input a policy module or a
+ * tsconfig or package.json inside the root, every output a plain file name in the output folder, every
+ * policy and diagnostic in one of its policy inputs (configuration files are hashed, never shown).
  */
 function plausible(u: ManifestUnit, where: { cwd: string; rootDir: string; outDir: string }): boolean {
   const root = toPosix(where.rootDir);
   const inputs = Object.keys(u.inputs);
-  if (!inputs.every((p) => p.endsWith(".policy.ts") && isInside(root, resolvePath(where.cwd, p)))) return false;
+  if (!inputs.every((p) => (isPolicyInput(p) || isConfigInput(p)) && isInside(root, resolvePath(where.cwd, p)))) return false;
   if (!Object.keys(u.outputs).every((p) => /^[^/\\.][^/\\]*$/.test(p) && p !== MANIFEST_FILE)) return false;
-  const read = new Set(inputs);
+  const read = new Set(inputs.filter(isPolicyInput));
   const located = (l: { file: string } | null) => l === null || read.has(l.file);
   return u.policies.every((p) => read.has(p.file)) && u.diagnostics.every((d) => located(d.location) && d.related.every((r) => located(r.location)));
 }

@@ -1,6 +1,7 @@
 /**
  * The incremental build's manifest, `<out>/.pruneguard-manifest.json`: for each entry policy file, the
- * content hashes of every file its compilation read (the entry and the bases it extends), the hashes of the
+ * content hashes of every file its compilation read (the entry, the bases it extends, and the tsconfig.json
+ * and package.json files that decided how an extensionless import resolves), the hashes of the
  * files it emitted, its policies' names and its diagnostics (warnings only: a build with errors writes no
  * manifest). Keyed by the compiler's fingerprint and the emit options, so another compiler or other options
  * reuse nothing.
@@ -27,7 +28,7 @@ const MAX_RECORDED_PATH = 1024;
 export type Hashes = Record<string, string>;
 
 export interface ManifestUnit {
-  /** Every file the entry's compilation read, by reported path: the entry and its bases. */
+  /** Every file the entry's compilation read, by reported path: the entry, its bases, and the configuration files its extensionless imports resolved under. */
   inputs: Hashes;
   /** The files it emitted, by path in the output folder. */
   outputs: Hashes;

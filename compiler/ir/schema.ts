@@ -29,10 +29,19 @@ export const DiagnosticSchema = z.strictObject({
   related: z.array(z.strictObject({ message: z.string(), location: Location })),
 }) satisfies z.ZodType<Diagnostic>;
 
-/** Kind and store names become TypeScript identifiers in generated code. */
+/** The longest kind name the runtime takes (`KIND_NAME` in src/window/options-schema.ts). */
+const MAX_IDENTIFIER_LENGTH = 64;
+
+/**
+ * Kind and store names become TypeScript identifiers in generated code. A kind's name is also written into
+ * span headers, and the runtime refuses a longer one when a window is built: refused here, the mistake is a
+ * diagnostic at the kind, not a throw from `createWindow`. Store names keep to the same rule, one rule for
+ * both kinds of name.
+ */
 export const Identifier = z
   .string()
-  .regex(/^[A-Za-z][A-Za-z0-9_]*$/, "must be an identifier: a letter, then letters, digits or '_'");
+  .regex(/^[A-Za-z][A-Za-z0-9_]*$/, "must be an identifier: a letter, then letters, digits or '_'")
+  .max(MAX_IDENTIFIER_LENGTH, `must be at most ${MAX_IDENTIFIER_LENGTH} characters`);
 
 /** Policy names become file names (`generated/<name>.ir.json`). */
 export const PolicyName = z

@@ -10,7 +10,7 @@
  */
 import { formatDuration } from "../../src/policy/durations.js";
 import type { StoreDeclaration } from "../../src/policy/stores.js";
-import { ContextWindow, ManualClock, openStores, type BackingStore, type DirectiveOutcome, type InvalidOutcome, type PruneOutcome, type RecallOutcome, type SearchOutcome, type SessionLimits } from "../../src/index.js";
+import { ContextWindow, ManualClock, openStores, refSpanId, type BackingStore, type DirectiveOutcome, type InvalidOutcome, type PruneOutcome, type RecallOutcome, type SearchOutcome, type SessionLimits } from "../../src/index.js";
 import type { RotateReport } from "../../src/stores/store.js";
 import type { PruneMode, SpanMessage, SpanRef } from "../../src/types.js";
 import type { CompactOutcome } from "../../src/outcome.js";
@@ -97,7 +97,7 @@ export class SessionRun {
 
   /** The span id of a label (or a span id, as it is). */
   spanId(span: string): string {
-    return String(this.#labels.get(span) ?? span);
+    return refSpanId(this.#labels.get(span) ?? span);
   }
 
   /** Recall, now, of a span by label or id. */
@@ -180,10 +180,18 @@ export async function runSession(policy: CompiledPolicy, steps: readonly Session
   const labels = new Map<string, SpanRef>();
   const kinds = new Map<string, string>();
   const results: StepResult[] = [];
-  const ref = (span: string, i: number): SpanRef => {
+  const ref = (span: string, i: number): SpanRef | string => {
     const r = labels.get(span);
     if (r !== undefined) return r;
-    if (/^span_\d+$/.test(span)) return span as SpanRef;
+    // A span named by id is looked up through the window, never cast; an id it does not hold goes to the
+    // window as the model would name it, and is refused there as unknown.
+    if (/^span_\d+$/.test(span)) {
+      try {
+        return window.ref(span);
+      } catch {
+        return span;
+      }
+    }
     throw new TypeError(`session step ${i}: no span labelled ${JSON.stringify(span)} (label an append with \`as\`, or name a span id such as span_1)`);
   };
   const render = async () => {
@@ -195,8 +203,8 @@ export async function runSession(policy: CompiledPolicy, steps: readonly Session
     if ("append" in step) {
       const r = await window.append({ kind: step.append, text: step.text, ...(step.group === undefined ? {} : { group: step.group }), ...(step.message === undefined ? {} : { message: step.message }) });
       if (step.as !== undefined) labels.set(step.as, r);
-      kinds.set(String(r), step.append);
-      results.push({ ...done, op: "append", spanId: String(r), kind: step.append, label: step.as ?? null });
+      kinds.set(refSpanId(r), step.append);
+      results.push({ ...done, op: "append", spanId: refSpanId(r), kind: step.append, label: step.as ?? null });
     } else if ("advance" in step) {
       clock.advance(step.advance);
       results.push({ ...done, op: "advance", byMs: step.advance });
@@ -210,7 +218,12 @@ export async function runSession(policy: CompiledPolicy, steps: readonly Session
       }
       results.push({ ...done, op: "rotate", reports });
     } else if ("prune" in step) {
-      const outcome = await window.tryPrune({ span: ref(step.prune, i), mode: step.mode, ...(step.digest === undefined ? {} : { digest: step.digest }), ...(step.acceptLossy === undefined ? {} : { acceptLossy: step.acceptLossy }) });
+      const span = ref(step.prune, i);
+      const optional = { ...(step.digest === undefined ? {} : { digest: step.digest }), ...(step.acceptLossy === undefined ? {} : { acceptLossy: step.acceptLossy }) };
+      // A prune directive answers with a prune's outcome.
+      const outcome = !span.includes("@")
+        ? (await window.applyDirective({ op: "prune", span_id: span, mode: step.mode, ...(optional.digest === undefined ? {} : { digest: optional.digest }), ...(optional.acceptLossy === undefined ? {} : { accept_lossy: optional.acceptLossy }) })) as PruneOutcome
+        : await window.tryPrune({ span: span as SpanRef, mode: step.mode, ...optional });
       results.push({ ...done, op: "prune", outcome });
     } else if ("directive" in step) {
       results.push({ ...done, op: "directive", outcome: await window.applyDirective(step.directive) });

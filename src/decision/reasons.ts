@@ -43,7 +43,12 @@ export type RejectReason =
    */
   | "outcome-unknown"
   /** A range summary over positions that are not a run it can replace (out of order, a hole, an unbacked span). */
-  | "range";
+  | "range"
+  /**
+   * The code path named a span by something other than a ref of this window: a ref of another window or
+   * session (span ids repeat across sessions), or a bare id. Nothing was looked up.
+   */
+  | "foreign-ref";
 
 /** A refusal decided before any store was consulted, or because the store failed. */
 export type EarlyRejectReason = Exclude<RejectReason, LossyRefusal>;
@@ -152,6 +157,7 @@ export function rejectReasonOf(reason: DecisionReason): RejectReason {
     case "lost":
     case "outcome-unknown":
     case "range":
+    case "foreign-ref":
       return reason.code;
     case "group-refused":
       return "group";

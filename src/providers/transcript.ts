@@ -27,7 +27,7 @@ export interface KindMapping<K extends string> {
 
 /** What the transcript needs of a window: a `ContextWindow` or a generated guard's window. */
 export interface TranscriptWindow<K extends string> {
-  append<P extends K>(input: AppendInput<P>): Promise<SpanRef<P, unknown>>;
+  append<P extends K>(input: AppendInput<P>): Promise<SpanRef<P, string>>;
   handleToolCall(call: { readonly name: string; readonly arguments: unknown }, tools?: readonly DirectiveTool[]): Promise<ToolCallResult | null>;
   entries(): readonly WindowEntry[];
 }
@@ -247,19 +247,17 @@ export class Transcript<K extends string, const M extends KindMapping<K> = KindM
     };
   }
 
-  #append(kind: K, text: string, message: SpanMessage): Promise<SpanRef<K, unknown>> {
+  #append(kind: K, text: string, message: SpanMessage): Promise<SpanRef<K, string>> {
     return this.#window.append({ kind, text, message });
   }
 }
 
 /**
- * The ref a window's `append` returns for kind `P`: a guard's window brands it with the kind's prune
- * request (`"~requests"`), so a prune of a transcript's ref is checked as one of `append`'s; a plain
- * `ContextWindow` gives a plain ref.
+ * The ref a window's `append` returns for kind `P`: a guard's window brands it with its policy
+ * (`"~policy"`), so a transcript's ref compiles on that policy's windows only; a plain `ContextWindow`
+ * gives a ref of no known policy. Either way the prune's rule comes from the window it is pruned on.
  */
-export type RefOf<W, P extends string> = W extends { readonly "~requests"?: infer R }
-  ? P extends keyof R ? SpanRef<P, R[P]> : SpanRef<P, unknown>
-  : SpanRef<P, unknown>;
+export type RefOf<W, P extends string> = W extends { readonly "~policy"?: infer Policy extends string } ? SpanRef<P, Policy> : SpanRef<P>;
 
 /** The kind a transcript's system spans get: the mapping's `system`, else its `user`. */
 type SystemKind<K extends string, M extends KindMapping<K>> = M["system"] extends K ? M["system"] : M["user"];

@@ -72,9 +72,9 @@ export interface PruneRequest<K extends string = string> {
   readonly span: SpanRef<K>;
   readonly mode: PruneMode;
   /** Required for `summarize`: the digest that replaces the span. */
-  readonly digest?: string;
-  /** Accept an irreversible loss when the copy cannot be verified (only where the kind allows it). */
-  readonly acceptLossy?: boolean;
+  readonly digest?: string | undefined;
+  /** Accept an irreversible loss when the copy cannot be verified (only where the kind allows it); `undefined` is absent. */
+  readonly acceptLossy?: boolean | undefined;
 }
 
 /** The options, checked, with defaults filled in. */

@@ -34,9 +34,18 @@ import { restoreEntries, SUMMARY_KIND, type Restored } from "./resume.js";
 import { search, type SearchRequest } from "./search.js";
 import { compactedLine, ShownWindow, type CompactionReport, type WhenApplied } from "./compaction.js";
 import { entryView, renderWindow, type WindowEntry } from "./view.js";
+import { describeWindow, foreignRefMessage, mintRef, newWindowIdentity, readRef, RefError, type RefReading, type WindowIdentity } from "./refs.js";
 import { createTelemetry, decide, type Telemetry } from "../telemetry.js";
 
 const MAX_NOTICES = 3;
+
+/** The fields of a directive that name a span, and so may hold a ref. */
+const REF_FIELDS = ["span_id", "from", "to"] as const;
+
+/** What a ref reads as when it is not one of this window's. */
+type ForeignReading = Exclude<RefReading, { kind: "own" }>;
+
+type DirectiveOp = NonNullable<InvalidOutcome["op"]>;
 
 /** Directive operations whose calls fold away once applied: their effect is in the window's own lines. */
 const FOLDED_OPS: ReadonlySet<string> = new Set(["prune", "map", "compact"]);
@@ -51,6 +60,8 @@ const FOLDED_OPS: ReadonlySet<string> = new Set(["prune", "map", "compact"]);
  */
 export class ContextWindow<K extends string = string> {
   readonly session: string;
+  /** Whose refs this window takes: its session, and this window object (`refs.ts`). */
+  readonly #self: WindowIdentity;
   readonly #settings: WindowSettings<K>;
   /**
    * The session's start: `limits.maxLengthMs` counts from it. The window's own creation until the home
@@ -89,6 +100,7 @@ export class ContextWindow<K extends string = string> {
   constructor(options: ContextWindowOptions<K>) {
     this.#settings = resolveWindowOptions(options);
     this.session = this.#settings.session;
+    this.#self = newWindowIdentity(this.session);
     this.#startedAt = Math.floor(this.#settings.clock.now());
     this.#pendingAudit = new PendingAudit(this.session);
     this.#shown = new ShownWindow(this.#settings.limits.compaction, this.#settings.limits.maxTokens ?? null);
@@ -199,7 +211,43 @@ export class ContextWindow<K extends string = string> {
     this.#notices = [];
     this.#shown.appended(entryView(entry, this.#settings.clock.now(), this.#settings.tombstone));
     await this.#joinGroupFate(entry);
-    return span.id as SpanRef<P>;
+    return mintRef(this.#self, span.id) as SpanRef<P>;
+  }
+
+  /**
+   * This window object's identity, as its refs carry it (eight hex digits, random per window): a ref of
+   * another window, even of the same session, is refused by `prune`.
+   */
+  get windowId(): string {
+    return this.#self.window;
+  }
+
+  /**
+   * The ref of a span this window holds, from its id (`span_7`, as entries, outcomes and the model name
+   * it) or from a ref of this session written down earlier (JSON, a database, a window before a restart).
+   * Checked now, never cast: an id this window does not know, a ref of another session, or a span of
+   * another kind than `kind` (when given) throws a `RefError`, with both sides named.
+   */
+  ref<P extends K = K>(id: string, kind?: P): SpanRef<P> {
+    const reading = readRef(this.#self, id);
+    if (reading.kind === "none") throw new RefError("unknown-span", foreignRefMessage(this.#self, reading, id).replace(" is not a ref of", " names no span of"));
+    if (reading.kind === "foreign" && reading.owner.session !== this.session) {
+      throw new RefError("foreign-session", `${reading.spanId} is a ref of ${describeWindow(reading.owner)}, not of this window's ${describeWindow(this.#self)}: a span of another session cannot be reached from here`);
+    }
+    const entry = this.#byId.get(reading.spanId);
+    if (entry === undefined) throw new RefError("unknown-span", `${reading.spanId} is not a span of this window, ${describeWindow(this.#self)}`);
+    const actual = entry.state === "live" ? entry.span.kind : entry.kind;
+    if (kind !== undefined && actual !== kind) {
+      throw new RefError("wrong-kind", `${reading.spanId} is a span of kind ${actual}, not ${String(kind)}`);
+    }
+    return mintRef(this.#self, reading.spanId) as SpanRef<P>;
+  }
+
+  /** The refs of the live spans, in window order: after `resume`, every span that came back, with no cast. */
+  refs(): SpanRef<K>[] {
+    const out: SpanRef<K>[] = [];
+    for (const e of this.#entries) if (e.state === "live") out.push(mintRef(this.#self, e.span.id) as SpanRef<K>);
+    return out;
   }
 
   /**
@@ -235,10 +283,14 @@ export class ContextWindow<K extends string = string> {
   async #tryPrune(request: PruneRequest<K>): Promise<PruneOutcome> {
     this.#assertOpen();
     const raw = directiveForAudit({ span: request.span, mode: request.mode, digest: request.digest, acceptLossy: request.acceptLossy });
+    // Only a ref of this window names a span here: a ref of another session names another span that has
+    // the same id, and a bare id could be anyone's.
+    const reading = readRef(this.#self, request.span);
+    if (reading.kind !== "own") return this.#refuseForeign("prune", reading, request.span, raw, request.mode);
     if (request.mode === "summarize" && (typeof request.digest !== "string" || request.digest.length === 0)) {
       return this.#invalid("prune", [{ path: "digest", message: "summarize needs a digest" }], raw);
     }
-    return this.#execute(String(request.span), request.mode, request.digest ?? null, request.acceptLossy === true, raw);
+    return this.#execute(reading.spanId, request.mode, request.digest ?? null, request.acceptLossy === true, raw);
   }
 
   /**
@@ -252,12 +304,14 @@ export class ContextWindow<K extends string = string> {
   async #applyDirective(input: unknown): Promise<DirectiveOutcome> {
     // Read untrusted input exactly once: a getter must not show the audit log one value and the parser
     // another.
-    const value = snapshot(input);
-    const raw = directiveForAudit(value);
+    const given = snapshot(input);
+    const raw = directiveForAudit(given);
     try {
+      const { value, foreign } = this.#localize(given);
       const parsed = parseDirective(value, this.#settings.directiveLimits);
       if (!parsed.ok) return await this.#invalid(parsed.op, parsed.issues, raw);
       const d = parsed.directive;
+      if (foreign !== null) return await this.#refuseForeign(d.op, foreign.reading, foreign.given, raw, d.op === "prune" ? d.mode : "summarize");
       if (d.op === "recall") return await this.#recall(d.span_id, raw);
       if (d.op === "map") return await this.#map(raw);
       if (d.op === "search") return await this.#search(d.query, d.regex === true, raw);
@@ -318,7 +372,10 @@ export class ContextWindow<K extends string = string> {
    * `unavailable` when the store failed and the copy may still exist.
    */
   recall(query: string): Promise<RecallOutcome> {
-    return this.#serial(() => decide(this.#telemetry, "recall", () => this.#recall(String(query), directiveForAudit({ op: "recall", span_id: query }))));
+    // A ref of another session stays as given, which this window answers truthfully as `unknown`.
+    return this.#serial(() => decide(this.#telemetry, "recall", () => {
+      return this.#recall(this.#readingId(query) ?? String(query), directiveForAudit({ op: "recall", span_id: query }));
+    }));
   }
 
   /**
@@ -452,8 +509,10 @@ export class ContextWindow<K extends string = string> {
     return this.#serial(() => decide(this.#telemetry, "summarize_range", async () => {
       this.#assertOpen();
       const raw = directiveForAudit(directive);
-      const parsed = parseDirective(directive, this.#settings.directiveLimits);
+      const { value, foreign } = this.#localize(directive);
+      const parsed = parseDirective(value, this.#settings.directiveLimits);
       if (!parsed.ok) return this.#invalid("summarize_range", parsed.issues, raw);
+      if (foreign !== null) return this.#refuseForeign("summarize_range", foreign.reading, foreign.given, raw, "summarize");
       const d = parsed.directive as SummarizeRangeDirective;
       return this.#summarizeRange(d.from, d.to, d.digest, raw);
     }));
@@ -593,9 +652,11 @@ export class ContextWindow<K extends string = string> {
     return [...this.#notices];
   }
 
-  /** A live span by id, or `undefined`. */
+  /** A live span by id or by this window's ref, or `undefined`. */
   span(id: string): Span | undefined {
-    const e = this.#byId.get(id);
+    const spanId = this.#readingId(id);
+    if (spanId === null) return undefined;
+    const e = this.#byId.get(spanId);
     return e?.state === "live" ? e.span : undefined;
   }
 
@@ -1081,6 +1142,64 @@ export class ContextWindow<K extends string = string> {
     const line = invalidLine(message.length > 160 ? `${cutUnits(message, 157)}...` : message); // on a code point (finding 25.9)
     this.#notice(line);
     return { op, status: "invalid", issues, message, line, auditSeq: seq };
+  }
+
+  /**
+   * The span id a read (recall, `span`) names: a bare id, or a ref of this session, whichever window of it
+   * made the ref (a window before a restart, another process): the session's ids name the same spans in
+   * all of them. `null` for a ref of another session or anything else. Only reads take this; a prune
+   * takes a ref of this window alone.
+   */
+  #readingId(value: unknown): string | null {
+    const reading = readRef(this.#self, value);
+    if (reading.kind === "own" || reading.kind === "bare") return reading.spanId;
+    return reading.kind === "foreign" && reading.owner.session === this.session ? reading.spanId : null;
+  }
+
+  /**
+   * A directive given as data (code builds them from refs): its refs read as the span ids the parser
+   * knows. A ref of this window becomes its id; a ref of another window becomes its id too, so the rest of
+   * the directive is still checked, and is returned to be refused once it parses.
+   */
+  #localize(value: unknown): { readonly value: unknown; readonly foreign: { readonly reading: Extract<RefReading, { kind: "foreign" }>; readonly given: string } | null } {
+    if (value === null || typeof value !== "object" || Array.isArray(value)) return { value, foreign: null };
+    let out: Record<string, unknown> | null = null;
+    let foreign: { readonly reading: Extract<RefReading, { kind: "foreign" }>; readonly given: string } | null = null;
+    for (const field of REF_FIELDS) {
+      const given = Object.hasOwn(value, field) ? (value as Record<string, unknown>)[field] : undefined;
+      if (typeof given !== "string" || SPAN_ID.test(given)) continue;
+      const reading = readRef(this.#self, given);
+      if (reading.kind !== "own" && reading.kind !== "foreign") continue;
+      out ??= { ...(value as Record<string, unknown>) };
+      out[field] = reading.spanId;
+      if (reading.kind === "foreign") foreign ??= { reading, given };
+    }
+    return { value: out ?? value, foreign };
+  }
+
+  /**
+   * Code named a span by something that is not a ref of this window. Refused before anything is looked
+   * up, so another window's span of the same id is never touched; audited as refused, with the ref as
+   * given. No line is rendered: the model asked for nothing, and its window stays as it was.
+   */
+  #refuseForeign(op: "prune", reading: ForeignReading, given: unknown, raw: string, mode: PruneMode): Promise<RejectedOutcome>;
+  #refuseForeign(op: "summarize_range", reading: ForeignReading, given: unknown, raw: string, mode: PruneMode): Promise<RangeRejectedOutcome>;
+  #refuseForeign(op: Exclude<DirectiveOp, "prune" | "summarize_range">, reading: ForeignReading, given: unknown, raw: string, mode: PruneMode): Promise<InvalidOutcome>;
+  #refuseForeign(op: DirectiveOp, reading: ForeignReading, given: unknown, raw: string, mode: PruneMode): Promise<DirectiveOutcome>;
+  async #refuseForeign(op: DirectiveOp, reading: ForeignReading, given: unknown, raw: string, mode: PruneMode): Promise<DirectiveOutcome> {
+    const message = foreignRefMessage(this.#self, reading, given);
+    const auditSeq = await this.#audit(this.#settings.auditStore, refusedPruneDraft({
+      spanId: null, kind: null, mode, handle: null, conditions: null, reason: { code: "foreign-ref" }, directive: raw,
+    }));
+    const spanId = reading.kind === "none" ? "(not a ref)" : reading.spanId;
+    if (op === "summarize_range") {
+      return { op, status: "rejected", from: spanId, to: spanId, reason: "foreign-ref", message, line: rangeRejectionLine(spanId, spanId, message), auditSeq };
+    }
+    if (op !== "prune") return { op, status: "invalid", issues: [{ path: "span_id", message }], message, line: invalidLine(message), auditSeq };
+    return rejectedOutcome({
+      spanId, kind: null, mode, reason: "foreign-ref", conditions: null, why: rejectionWhy("foreign-ref", null, mode), message,
+      auditSeq, lossyHintPolicy: null, live: false,
+    });
   }
 
   /** A refusal decided before any store was consulted (unknown span, wrong mode, group shape). */

@@ -46,12 +46,16 @@ describe("types and guard emitters", () => {
 
   it("share one request interface per rule shape, and give the forbidden kind a readable error type", () => {
     const types = byPath.get("org.types.ts")!;
-    expect(types).toContain("readonly toolResult: BackedDropCompress | BackedSummarize;");
-    expect(types).toContain("readonly systemHint: LossyOnlyDrop;");
-    expect(types).toContain('readonly complianceNotice: PruneguardTypeError<"kind complianceNotice has no store and forbids lossy commitment: it cannot be pruned">;');
-    expect(types.match(/^export interface BackedSummarize /gm)).toHaveLength(1);
-    // No template-literal types, no intersections: the shapes that keep consumers' type-check cheap.
-    expect(types).not.toMatch(/`\$\{|\s&\s/);
+    expect(types).toContain('readonly toolResult: BackedDropCompress<"toolResult", PolicyName> | BackedSummarize<"toolResult", PolicyName>;');
+    expect(types).toContain('readonly systemHint: LossyOnlyDrop<"systemHint", PolicyName>;');
+    expect(types).toContain('readonly complianceNotice: PruneguardTypeError<"kind complianceNotice of policy org has no store and forbids lossy commitment: it cannot be pruned">;');
+    expect(types).toContain('export type PolicyName = "org";');
+    expect(types).toContain("export type Ref<K extends SpanKind = SpanKind> = SpanRef<K, PolicyName>;");
+    expect(types.match(/^export interface BackedSummarize<K extends string, P extends string> /gm)).toHaveLength(1);
+    // No intersections, and template-literal types only in the messages a wrong acceptLossy meets (over
+    // the interface's own K and P): the shapes that keep consumers' type-check cheap.
+    expect(types).not.toMatch(/\s&\s/);
+    for (const line of types.split("\n").filter((l) => l.includes("`") && l.includes("${"))) expect(line).toMatch(/acceptLossy\??: .*PruneguardTypeError<`kind \$\{K\} of policy \$\{P\} /);
   });
 
   it("export the directive schema and tools built by the runtime's builders, narrowed to the policy's modes", () => {
@@ -120,7 +124,7 @@ describe("pruneguard check (drift)", () => {
   it("fails with exit 1 naming a hand-edited file", async () => {
     const dir = await project();
     const file = path.join(dir, "generated/org.types.ts");
-    writeFileSync(file, readFileSync(file, "utf8").replace("readonly acceptLossy: true;", "readonly acceptLossy?: boolean;"));
+    writeFileSync(file, readFileSync(file, "utf8").replace("readonly acceptLossy: true | ", "readonly acceptLossy?: boolean | "));
     const r = await run(["check"], dir);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("generated/org.types.ts differs from what the policies compile to");

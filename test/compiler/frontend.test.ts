@@ -4,6 +4,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { lowerToRuntime } from "../../compiler/index.js";
 import { DEFAULT_COMPACTION } from "../../src/policy/kinds.js";
+import { KIND_NAME } from "../../src/window/options-schema.js";
 import { codes, col, compile, compileOne, compileOverlay, expectClean, expectDiagnostic, HEADER, ORG } from "./helpers.js";
 
 const ok = `export default definePolicy({ name: "p", stores: {}, kinds: { a: { store: null, modes: ["drop"], lossy: "with-flag" } } });\n`;
@@ -131,6 +132,23 @@ describe("PG1011 / PG1012 / PG1013 values", () => {
     const d = compileOne(`export default definePolicy({ name: "p", stores: {}, kinds: { "not-an-id": { store: null, modes: ["drop"], lossy: "with-flag" } } });\n`).diagnostics.find((x) => x.code === "PG1011");
     expect(d?.message).toMatch(/^kinds\.not-an-id\.name: must be an identifier/);
     expect(d?.message).not.toContain("(at ");
+  });
+  it("PG1011: a kind name longer than the runtime's 64 characters, at the name, in a policy or an overlay", () => {
+    const long = "k".repeat(70);
+    const line = `export default definePolicy({ name: "p", stores: {}, kinds: { ${long}: { store: null, modes: ["drop"], lossy: "with-flag" } } });`;
+    const d = expectDiagnostic(compileOne(`${line}\n`), "PG1011", 2, 63);
+    expect(col(line, long)).toBe(63);
+    expect(d.message).toBe(`kinds.${long}.name: must be at most 64 characters`);
+    const overlay = `  kinds: { ${long}: { store: "toolLog", modes: ["drop"], lossy: "forbid" } },`;
+    expectDiagnostic(compileOverlay(overlay), "PG1011", 5, 12, "team.policy.ts");
+    // The compiler's limit is the runtime's: what it accepts, createWindow takes.
+    expectClean(compileOne(line.replace(long, "k".repeat(64)) + "\n"));
+    expect([KIND_NAME.test("k".repeat(64)), KIND_NAME.test("k".repeat(65))]).toEqual([true, false]);
+  });
+  it("PG1011: a store name longer than 64 characters, at the name (one rule for both kinds of name)", () => {
+    const long = "s".repeat(65);
+    const line = `export default definePolicy({ name: "p", stores: { ${long}: store.sqlite({ retention: hours(2) }) }, kinds: {} });`;
+    expect(expectDiagnostic(compileOne(`${line}\n`), "PG1011", 2, col(line, long)).message).toBe(`stores.${long}.name: must be at most 64 characters`);
   });
   it("PG1011: a bare number where a duration is expected", () => {
     expectDiagnostic(compileOne(`export default definePolicy({ name: "p", stores: { s: store.sqlite({ retention: 7200000 }) }, kinds: {} });\n`), "PG1011", 2, 81);

@@ -240,3 +240,118 @@ describe("a planted manifest", () => {
     }
   });
 });
+
+// The tsconfig that let an extensionless import resolve decides the verdict as much as the policy's bytes:
+// under NodeNext the same import is PG1021. It is an input of the entries that depended on it, and only of them.
+describe("the module resolution an extensionless import depended on", () => {
+  const ESM = JSON.stringify({ name: "policies", type: "module" });
+  const BUNDLER = JSON.stringify({ compilerOptions: { module: "esnext", moduleResolution: "bundler" } });
+  const NODENEXT = JSON.stringify({ compilerOptions: { module: "NodeNext" } });
+  const EXTENSIONLESS = SEARCH.replace('from "./org.policy.js"', 'from "./org.policy"');
+
+  /** The example project in `<outer>/repo`, with a bundler tsconfig and the overlay importing `./org.policy`. */
+  function bundlerProject() {
+    expect(EXTENSIONLESS).not.toBe(SEARCH);
+    const outer = mkdtempSync(path.join(tmpdir(), "pruneguard-resolution-"));
+    const dir = path.join(outer, "repo");
+    mkdirSync(path.join(dir, "policies"), { recursive: true });
+    writeFileSync(path.join(dir, "package.json"), ESM);
+    writeFileSync(path.join(dir, "tsconfig.json"), BUNDLER);
+    writeFileSync(path.join(dir, "policies/org.policy.ts"), ORG);
+    writeFileSync(path.join(dir, "policies/team-payments.policy.ts"), PAYMENTS);
+    writeFileSync(path.join(dir, "policies/team-search.policy.ts"), EXTENSIONLESS);
+    return { outer, dir };
+  }
+
+  const recorded = (dir: string) => {
+    const text = readFileSync(path.join(dir, "generated", MANIFEST_FILE), "utf8");
+    return JSON.parse(text.slice(text.indexOf("\n") + 1)) as Manifest;
+  };
+
+  it("a tsconfig switched from bundler to NodeNext: the entry is compiled again and reports PG1021", async () => {
+    const { dir } = bundlerProject();
+    expect((await cli(dir, "compile")).code).toBe(0);
+    // Only the entry whose import depended on it records the tsconfig (bundler reads no package.json).
+    const inputs = Object.fromEntries(Object.entries(recorded(dir).units).map(([entry, u]) => [entry, Object.keys(u.inputs).sort()]));
+    expect(inputs).toEqual({
+      "policies/org.policy.ts": ["policies/org.policy.ts"],
+      "policies/team-payments.policy.ts": ["policies/org.policy.ts", "policies/team-payments.policy.ts"],
+      "policies/team-search.policy.ts": ["policies/org.policy.ts", "policies/team-search.policy.ts", "tsconfig.json"],
+    });
+    const again = await build(dir);
+    expect({ reused: again.reused, configs: again.configs }).toEqual({ reused: 3, configs: ["tsconfig.json"] });
+    // Code frames never show a configuration file.
+    expect([...again.sources.keys()].sort()).toEqual(["policies/org.policy.ts", "policies/team-payments.policy.ts", "policies/team-search.policy.ts"]);
+
+    writeFileSync(path.join(dir, "tsconfig.json"), NODENEXT);
+    const switched = await build(dir);
+    const full = compilePolicies(entries(dir), { cwd: dir });
+    expect(switched.diagnostics).toEqual(full.diagnostics);
+    expect(switched.diagnostics.filter((d) => d.category === "error").map((d) => `${d.location?.file}:${d.location?.line}:${d.location?.column} ${d.code}`)).toEqual([
+      "policies/team-search.policy.ts:6:35 PG1021",
+    ]);
+    // What `--watch` watches: the tsconfig and, under NodeNext, the package.json that made the file an ES module.
+    expect(switched.configs).toEqual(["package.json", "tsconfig.json"]);
+    const check = await cli(dir, "check");
+    expect(check.code).toBe(1);
+    expect(check.stderr).toContain("PG1021");
+    expect(check).toEqual(await cli(dir, "check", "--force"));
+    expect((await cli(dir, "compile")).code).toBe(1);
+
+    // Back to bundler, the outputs on disk (which the failed compile left alone) are reused again.
+    writeFileSync(path.join(dir, "tsconfig.json"), BUNDLER);
+    expect((await build(dir)).reused).toBe(3);
+  });
+
+  it("no extensionless import: no tsconfig is an input, and a changed one leaves every entry reused", async () => {
+    const { dir } = bundlerProject();
+    writeFileSync(path.join(dir, "policies/team-search.policy.ts"), SEARCH);
+    expect((await cli(dir, "compile")).code).toBe(0);
+    for (const u of Object.values(recorded(dir).units)) expect(Object.keys(u.inputs).every((p) => p.endsWith(".policy.ts"))).toBe(true);
+    writeFileSync(path.join(dir, "tsconfig.json"), NODENEXT);
+    const r = await build(dir);
+    expect({ reused: r.reused, configs: r.configs, codes: r.diagnostics.map((d) => d.code).filter((c) => c === "PG1021") }).toEqual({ reused: 3, configs: [], codes: [] });
+  });
+
+  it("even sealed, a recorded configuration file is reused only when it is a tsconfig or package.json inside the root", async () => {
+    const { outer, dir } = bundlerProject();
+    expect((await cli(dir, "compile")).code).toBe(0);
+    const m = recorded(dir);
+    const key = manifestKey(dir)!;
+    const entry = "policies/team-search.policy.ts";
+    const unit = m.units[entry]!;
+    const plant = (inputs: Record<string, string>, diagnostics = unit.diagnostics) =>
+      writeManifest(path.join(dir, "generated"), { ...m, units: { ...m.units, [entry]: { ...unit, inputs: { ...unit.inputs, ...inputs }, diagnostics } } }, key);
+    // Each file is there with the recorded hash, so only the claim itself can make the unit stale.
+    writeFileSync(path.join(outer, "tsconfig.json"), BUNDLER);
+    writeFileSync(path.join(dir, "notes.json"), BUNDLER);
+    const hash = contentHash(BUNDLER);
+    expect(unit.inputs["tsconfig.json"]).toBe(hash);
+    for (const file of ["../tsconfig.json", path.join(outer, "tsconfig.json"), "policies/../../tsconfig.json", "notes.json"]) {
+      await plant({ [file]: hash });
+      const r = await build(dir);
+      expect({ file, reused: r.reused }).toEqual({ file, reused: 2 });
+    }
+    // A diagnostic located in a configuration file would show it in a code frame.
+    const location = { file: "tsconfig.json", line: 1, column: 1, endLine: 1, endColumn: 10 };
+    await plant({}, [{ code: "PG3001", category: "warning", message: "planted", location, related: [] }]);
+    expect((await build(dir)).reused).toBe(2);
+    // The real one is still reused.
+    await writeManifest(path.join(dir, "generated"), m, key);
+    expect((await build(dir)).reused).toBe(3);
+  });
+
+  it("a tsconfig.json that is a link is followed by the front end within the root, never by the reuse check", async () => {
+    const { dir } = bundlerProject();
+    writeFileSync(path.join(dir, "tsconfig.shared.json"), BUNDLER);
+    rmSync(path.join(dir, "tsconfig.json"));
+    symlinkSync("tsconfig.shared.json", path.join(dir, "tsconfig.json"));
+    expect((await cli(dir, "compile")).code).toBe(0);
+    const r = await build(dir);
+    expect(r.reused).toBe(2);
+    expect(r.emitted.every((f) => f.disk === "same")).toBe(true);
+    expect(r.diagnostics).toEqual(compilePolicies(entries(dir), { cwd: dir }).diagnostics);
+    writeFileSync(path.join(dir, "tsconfig.shared.json"), NODENEXT);
+    expect((await build(dir)).diagnostics.map((d) => d.code)).toContain("PG1021");
+  });
+});

@@ -93,6 +93,7 @@ const ONE: ReadonlyArray<Mistake & { readonly documented: string }> = [
   { name: "an import of a module that is not a policy", files: { "p.policy.ts": `${HEADER}import { readFileSync } from "node:fs"; // ✗\nexport default definePolicy({ name: "p", stores: {}, kinds: {} });\n` }, compiler: "PG1009", tsc: null, documented: "PG1009" },
   { name: "an empty mode list", files: { "p.policy.ts": policy(`toolResult: { store: "toolLog", modes: [], lossy: "with-flag" }, // ✗`) }, compiler: "PG2003", tsc: null, documented: "PG2003" },
   { name: "a pin pattern the engine cannot run", files: { "p.policy.ts": policy(FINE, `  pins: [pin("ord", "ord_\\\\d+(?=\\\\s)")], // ✗\n`) }, compiler: "PG2012", tsc: null, documented: "PG2012" },
+  { name: "a kind name longer than the runtime takes", files: { "p.policy.ts": policy(`${"t".repeat(65)}: { store: "toolLog", modes: ["drop"], lossy: "with-flag" }, // ✗`) }, compiler: "PG1011", tsc: null, documented: "longer than 64" },
   { name: "a search budget too small for its coverage line", files: { "p.policy.ts": policy(FINE, `  session: { searchTokens: 20 }, // ✗\n`) }, compiler: "PG1011", tsc: null, documented: "PG1011" },
   { name: "an overlay shortening a base store's retention", files: overlay(`  stores: { toolLog: store.sqlite({ retention: minutes(30), holds: true }) }, // ✗`), compiler: "PG2102", tsc: null, documented: "PG2102" },
   { name: "a relative import naming the source file", files: overlay("", "./org.policy.ts"), compiler: null, tsc: "TS5097", documented: "allowImportingTsExtensions" },

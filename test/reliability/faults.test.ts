@@ -31,6 +31,7 @@ import { ManualClock } from "../../src/types.js";
 import type { ContextWindow } from "../../src/window/window.js";
 import { FaultyStore, freedSpanProblems, HOUR, maybeSabotage, RETENTION_MS, tempDir, windowSnapshot, type FaultPlan } from "./helpers.js";
 import { makeWindow } from "./model.js";
+import { refSpanId } from "../../src/window/refs.js";
 
 const dir = tempDir("faults");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -70,7 +71,7 @@ async function scenario(variant: Variant, opts: { crash?: boolean } = {}): Promi
   const s: Scenario = { clock, faulty, sqlite, path, win, originals: new Map(), directives: 0 };
   const add = async (kind: "tool" | "plain" | "scratch", text: string, group?: string) => {
     const id = await win.append({ kind, text, ...(group ? { group } : {}) });
-    s.originals.set(id, text);
+    s.originals.set(refSpanId(id), text);
     return id;
   };
   await add("tool", "aged tool output E1042");          // span_1: copy will rotate (re-persist)

@@ -16,6 +16,7 @@ import { ManualClock, type PruneMode } from "../../src/types.js";
 import { ContextWindow } from "../../src/window/window.js";
 import { freedSpanProblems, HOUR, KIND_NAMES, KINDS, RETENTION_MS, type Kind } from "./helpers.js";
 import { immediate } from "../window/immediate.js";
+import { refSpanId } from "../../src/window/refs.js";
 
 /** One step, as data. `pick` chooses among existing spans modulo their count; `ghost` aims past them. */
 export type Op =
@@ -222,7 +223,7 @@ export class OpCommand implements fc.AsyncCommand<Model, Real> {
     const g = current(m);
     switch (op.t) {
       case "append": {
-        const id = await r.win.append({ kind: op.kind, text: op.text });
+        const id = refSpanId(await r.win.append({ kind: op.kind, text: op.text }));
         // The window makes text well-formed on append (a lone surrogate has no UTF-8 form to store).
         const span: MSpan = { id, kind: op.kind, text: op.text.toWellFormed(), state: "live" };
         expect(id).toBe(`span_${g.spans.length + 1}`);

@@ -18,6 +18,7 @@ import type { BackingStore } from "../../src/stores/store.js";
 import { ManualClock } from "../../src/types.js";
 import { freedSpanProblems, fuzzRuns, HOUR, maybeSabotage, RETENTION_MS, STORE_METHODS, timeoutFor } from "./helpers.js";
 import { makeWindow } from "./model.js";
+import { refSpanId } from "../../src/window/refs.js";
 
 /** Every store call waits for the scheduler before it runs, so its effect lands when the scheduler says. */
 function scheduled(inner: BackingStore, s: fc.Scheduler): BackingStore {
@@ -38,7 +39,7 @@ async function setup(s: fc.Scheduler) {
   const texts = new Map<string, string>();
   const appends = (async () => {
     for (const [kind, text] of [["tool", "aged tool E1042"], ["plain", "aged plain"], ["tool", "fresh tool"], ["scratch", "scratch"]] as const) {
-      texts.set(await win.append({ kind, text }), text);
+      texts.set(refSpanId(await win.append({ kind, text })), text);
       if (texts.size === 2) clock.advance(RETENTION_MS + 1);
     }
   })();

@@ -21,6 +21,7 @@ import type { BackingStore } from "../../src/stores/store.js";
 import { ManualClock, type KindPolicy } from "../../src/types.js";
 import { ContextWindow } from "../../src/window/window.js";
 import { fuzzRuns, HOUR, RETENTION_MS, tempDir, timeoutFor } from "./helpers.js";
+import { refSpanId } from "../../src/window/refs.js";
 
 const KINDS: Record<string, KindPolicy> = {
   tool: { store: "log", modes: ["drop", "summarize"], lossy: "with-flag" },
@@ -70,7 +71,8 @@ async function runSession(open: (clock: ManualClock) => BackingStore, plan: read
     for (const [i, p] of plan.entries()) {
       if (p.early !== early) continue;
       const id = idOf(i, salt);
-      const ref = await win.append({ kind: p.kind, text: `${p.filler}\nresult ${i}: ${id}\n${p.filler}` });
+      const spanRef = await win.append({ kind: p.kind, text: `${p.filler}\nresult ${i}: ${id}\n${p.filler}` });
+      const ref = refSpanId(spanRef);
       ids.set(ref, id);
       if (p.action === "keep") {
         fate.set(ref, "live");
@@ -79,7 +81,7 @@ async function runSession(open: (clock: ManualClock) => BackingStore, plan: read
       // A note has no store: its only prune is a lossy one. (A tool result with a verified copy is pruned
       // reversibly even when the directive accepts a loss.)
       const lossy = p.kind === "note";
-      const o = await win.tryPrune({ span: ref, mode: "drop", acceptLossy: true });
+      const o = await win.tryPrune({ span: spanRef, mode: "drop", acceptLossy: true });
       expect(o.status).toBe(lossy ? "lossy" : "reversible");
       fate.set(ref, lossy ? "tombstone" : "held");
     }

@@ -24,6 +24,7 @@ import type { BackingStore } from "../../src/stores/store.js";
 import { ManualClock } from "../../src/types.js";
 import { fuzzRuns, HOUR, RETENTION_MS, tempDir, timeoutFor } from "./helpers.js";
 import { makeWindow, textArb } from "./model.js";
+import { refSpanId } from "../../src/window/refs.js";
 
 const dir = tempDir("tenancy");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -114,7 +115,7 @@ for (const variant of ["memory", "sqlite"] as const) {
                 await a.applyDirective({ op: "prune", span_id: await a.append({ kind: "plain", text }), mode: "drop" });
               }
               const b = makeWindow("b", store, clock);
-              const id = await b.append({ kind: "plain", text });
+              const id = refSpanId(await b.append({ kind: "plain", text }));
               if (rotate) {
                 clock.advance(3 * HOUR);
                 await store.rotate();

@@ -23,6 +23,7 @@ import type { BackingStore } from "../../src/index.js";
 import { migrate, PostgresStore } from "../../src/postgres.js";
 import { NO_SERVER, schemasDroppedAfterAll, testPool, uniqueSchema } from "../stores/pg-helpers.js";
 import { immediate } from "../window/immediate.js";
+import { refSpanId } from "../../src/window/refs.js";
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -74,7 +75,9 @@ describe.each(variants)("Finding 25.5: a resumed window keeps the session's hori
       let b = new ContextWindow(immediate({ session: "b", clock, stores: first, kinds, limits }));
       const both = async <T>(op: (w: ContextWindow) => Promise<T>): Promise<T> => {
         const [x, y] = [await op(a), await op(b)];
-        expect(y, "an outcome of the resumed session").toEqual(x);
+        // A ref names its own window (and session): compared as the span it names.
+        const same = (v: T) => (typeof v === "string" ? refSpanId(v) : v);
+        expect(same(y), "an outcome of the resumed session").toEqual(same(x));
         return x;
       };
       const renders = (when: string) => {
@@ -86,8 +89,8 @@ describe.each(variants)("Finding 25.5: a resumed window keeps the session's hori
       const note = await both((w) => w.append({ kind: "note", text: "scratch note E1042" }));
       clock.set(10 * MIN);
       // Held to the horizon (2:00): reversible for the session. The note's copy has no hold: reversible until 1:00.
-      expect(await both((w) => w.prune({ span: tool, mode: "drop" }))).toMatchObject({ status: "reversible" });
-      const noted = await both((w) => w.prune({ span: note, mode: "drop" }));
+      expect(await both((w) => w.prune({ span: w.ref(refSpanId(tool)), mode: "drop" }))).toMatchObject({ status: "reversible" });
+      const noted = await both((w) => w.prune({ span: w.ref(refSpanId(note)), mode: "drop" }));
       expect(noted).toMatchObject({ status: "reversible", until: HOUR });
       expect(a.render()).toBe("span_1 pruned, recall #1: req_8f3a2c91\n\nspan_2 pruned, recall n#1 until 01:00Z: E1042");
 
@@ -97,7 +100,7 @@ describe.each(variants)("Finding 25.5: a resumed window keeps the session's hori
       // Appended and pruned after the resume: the hold still ends at 2:00, the copy's retention at 2:50.
       const late = await both((w) => w.append({ kind: "tool", text: "late output req_0badf00d" }));
       clock.set(HOUR + 55 * MIN);
-      expect(await both((w) => w.prune({ span: late, mode: "drop" }))).toMatchObject({ status: "reversible" });
+      expect(await both((w) => w.prune({ span: w.ref(refSpanId(late)), mode: "drop" }))).toMatchObject({ status: "reversible" });
       renders("1:55");
       clock.set(2 * HOUR);
       renders("2:00");
@@ -106,7 +109,7 @@ describe.each(variants)("Finding 25.5: a resumed window keeps the session's hori
       // Past the horizon a forbid-lossy copy cannot be promised for the rest of the session: refused in both.
       clock.set(2 * HOUR + 10 * MIN);
       const past = await both((w) => w.append({ kind: "tool", text: "after the horizon" }));
-      expect(await both((w) => w.tryPrune({ span: past, mode: "drop" }))).toMatchObject({ status: "rejected", reason: "not-reversible" });
+      expect(await both((w) => w.tryPrune({ span: w.ref(refSpanId(past)), mode: "drop" }))).toMatchObject({ status: "rejected", reason: "not-reversible" });
 
       clock.set(2 * HOUR + 30 * MIN);
       for (const s of [first.log, first.scratch]) await s.rotate();
@@ -115,8 +118,8 @@ describe.each(variants)("Finding 25.5: a resumed window keeps the session's hori
         "span_1 pruned, copy may be lost: req_8f3a2c91", "span_2 pruned, copy may be lost: E1042", "span_3 pruned, recall #2: req_0badf00d",
       ]);
       // Recall agrees with what the line said: the copy held to 2:00 is gone, the one retained to 2:50 is not.
-      expect(await both((w) => w.recall(tool))).toMatchObject({ status: "pruned-unrecoverable", reason: "copy-lost" });
-      expect(await both((w) => w.recall(late))).toMatchObject({ status: "found", text: "late output req_0badf00d" });
+      expect(await both((w) => w.recall(refSpanId(tool)))).toMatchObject({ status: "pruned-unrecoverable", reason: "copy-lost" });
+      expect(await both((w) => w.recall(refSpanId(late)))).toMatchObject({ status: "found", text: "late output req_0badf00d" });
       renders("2:30, after recall");
 
       clock.set(3 * HOUR);

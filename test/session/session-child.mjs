@@ -6,7 +6,7 @@
 //         finished step, until killed.
 // resume: resumes the session, recalls every id it is given, appends and prunes, prints one JSON line.
 // lossy:  appends `tries` unbacked spans and prunes each with accept_lossy, printing how many went lossy.
-import { ContextWindow, SqliteStore } from "../../dist/src/index.js";
+import { ContextWindow, SqliteStore, refSpanId } from "../../dist/src/index.js";
 
 const args = JSON.parse(process.argv[2] ?? "{}");
 const kinds = {
@@ -31,7 +31,9 @@ if (args.role === "work") {
   for (let i = 1; ; i++) {
     const kind = i % 3 === 0 ? "note" : "tool";
     // The text is written before the span exists anywhere, so the parent can check byte identity later.
-    const id = await win.append({ kind, text: textFor(i) });
+    // Ids, not refs, go to the parent: they name the session's spans in any window, which is what it checks.
+    const ref = await win.append({ kind, text: textFor(i) });
+    const id = refSpanId(ref);
     out({ appended: id, kind, n: i });
     if (i % 4 === 1) out({ pruned: id, status: (await win.applyDirective({ op: "prune", span_id: id, mode: "drop" })).status });
     else if (i % 4 === 2) out({ pruned: id, status: (await win.applyDirective({ op: "prune", span_id: id, mode: "summarize", digest: `digest ${i}` })).status });
@@ -49,10 +51,10 @@ if (args.role === "work") {
   const states = win.entries().map((e) => e.state);
   const appended = await win.append({ kind: "tool", text: "after the restart" });
   const pruned = await win.applyDirective({ op: "prune", span_id: appended, mode: "drop" });
-  const live = win.entries().find((e) => e.state === "live" && e.span.id !== appended);
+  const live = win.entries().find((e) => e.state === "live" && e.span.id !== refSpanId(appended));
   const prunedOld = live ? (await win.applyDirective({ op: "prune", span_id: live.span.id, mode: "drop" })).status : null;
   const back = await win.recall(appended);
-  out({ recalls, states, appended, pruned: pruned.status, prunedOld, back: back.status === "found" ? back.text : back.status });
+  out({ recalls, states, appended: refSpanId(appended), pruned: pruned.status, prunedOld, back: back.status === "found" ? back.text : back.status });
   await store.close();
 } else if (args.role === "lossy") {
   const win = new ContextWindow(options);

@@ -10,7 +10,7 @@
 import { createRequire } from "node:module";
 import { trace, type Attributes } from "@opentelemetry/api";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { ContextWindow, ManualClock, MemoryStore, StoreError, type KindPolicy, type TelemetryOptions } from "../../src/index.js";
+import { ContextWindow, ManualClock, MemoryStore, StoreError, refSpanId, type KindPolicy, type TelemetryOptions } from "../../src/index.js";
 import type { ContextWindowOptions } from "../../src/window/options.js";
 import type { LookupKey, LookupResult, Persisted, PersistInput, PruneCommit, PruneTransaction } from "../../src/stores/store.js";
 import { everything, recording, type Recording } from "./helpers.js";
@@ -97,7 +97,7 @@ describe("telemetry: one span per decision, with its outcome", () => {
     const reversible = await win.applyDirective({ op: "prune", span_id: a, mode: "drop" });
     expect(reversible.status).toBe("reversible");
     expect(attrs("pruneguard.prune")).toMatchObject({
-      "gen_ai.conversation.id": "sess-1", "pruneguard.op": "prune", "pruneguard.status": "reversible", "pruneguard.span.id": a,
+      "gen_ai.conversation.id": "sess-1", "pruneguard.op": "prune", "pruneguard.status": "reversible", "pruneguard.span.id": refSpanId(a),
       "pruneguard.span.kind": "toolResult", "pruneguard.mode": "drop", "pruneguard.store": "mem", "pruneguard.handle": "#1",
       "pruneguard.repersisted": false, "pruneguard.group.size": 1, "pruneguard.grew": false, "pruneguard.lossy.count": 0,
       "pruneguard.applies": "next-compaction", "pruneguard.audit.seq": 1,
@@ -160,7 +160,7 @@ describe("telemetry: one span per decision, with its outcome", () => {
     await win.tryPrune({ span: c, mode: "drop", acceptLossy: true });
     await win.tryPrune({ span: f, mode: "drop" });
     await win.recall(a);
-    expect(attrs("pruneguard.recall")).toMatchObject({ "pruneguard.status": "found", "pruneguard.recall.source": "store", "pruneguard.span.id": a, "pruneguard.span.kind": "toolResult", "pruneguard.store": "mem", "pruneguard.handle": "#1" });
+    expect(attrs("pruneguard.recall")).toMatchObject({ "pruneguard.status": "found", "pruneguard.recall.source": "store", "pruneguard.span.id": refSpanId(a), "pruneguard.span.kind": "toolResult", "pruneguard.store": "mem", "pruneguard.handle": "#1" });
     await win.recall(c);
     expect(attrs("pruneguard.recall")).toMatchObject({ "pruneguard.status": "pruned-unrecoverable", "pruneguard.reason": "lossy", "pruneguard.span.kind": "scratch" });
     await win.applyDirective({ op: "recall", span_id: "span_99" });
@@ -229,7 +229,7 @@ describe("telemetry: one span per decision, with its outcome", () => {
     const range = await win.summarizeRange({ from: ids[0]!, to: ids[2]!, digest: `three calls ${DIGEST}` });
     expect(range.status).toBe("summarized");
     expect(attrs("pruneguard.summarize_range")).toMatchObject({
-      "pruneguard.status": "summarized", "pruneguard.range.from": ids[0], "pruneguard.range.to": ids[2], "pruneguard.range.members": 3,
+      "pruneguard.status": "summarized", "pruneguard.range.from": refSpanId(ids[0]!), "pruneguard.range.to": refSpanId(ids[2]!), "pruneguard.range.members": 3,
       "pruneguard.range.pruned": 3, "pruneguard.store": "mem", "pruneguard.span.kind": "summary",
     });
     await win.summarizeRange({ from: ids[3]!, to: ids[3]!, digest: "x" });
@@ -262,7 +262,7 @@ describe("telemetry: one span per decision, with its outcome", () => {
     expect(prune.attributes).toMatchObject({ "pruneguard.status": "rejected", "pruneguard.reason": "store-error", "pruneguard.store": "flaky" });
     expect(prune.events.map((e) => e.attributes)).toEqual([{ "pruneguard.store": "flaky", "pruneguard.failure": "store-error" }]);
     expect(await r.sum("pruneguard.store.failures", { "pruneguard.store": "flaky" })).toBe(2);
-    expect(f).toBe("span_1");
+    expect(refSpanId(f)).toBe("span_1");
   });
 });
 
@@ -287,7 +287,7 @@ describe("telemetry: trace context", () => {
       step("agent step 2", () => win.tryPrune({ span: b, mode: "drop" })),
     ]);
     const prunes = r.named("pruneguard.prune");
-    expect(prunes.map((p) => p.attributes["pruneguard.span.id"])).toEqual([a, b]);
+    expect(prunes.map((p) => p.attributes["pruneguard.span.id"])).toEqual([a, b].map(refSpanId));
     expect(prunes.map((p) => p.parentSpanContext?.spanId)).toEqual([one, two]);
     expect(prunes[0]!.spanContext().traceId).toBe(r.named("agent step 1")[0]!.spanContext().traceId);
     // Outside any span: a root span of its own trace.
@@ -298,7 +298,7 @@ describe("telemetry: trace context", () => {
   it("a compaction point made by rendering is under the span that rendered", async () => {
     const { win } = setup();
     for (let i = 0; i < 12; i++) await win.append({ kind: "toolResult", text: TEXT });
-    for (let i = 1; i <= 12; i++) await win.tryPrune({ span: `span_${i}` as never, mode: "drop" });
+    for (let i = 1; i <= 12; i++) await win.tryPrune({ span: win.ref(`span_${i}`), mode: "drop" });
     const before = r.named("pruneguard.compaction").length;
     const render = r.provider.getTracer("agent").startActiveSpan("render request", (s) => {
       win.render();

@@ -34,9 +34,9 @@ function expected(compiler: "ts7" | "ts6"): Finding[] {
   return out.sort();
 }
 
-function tsc7(): { findings: Finding[]; version: string; output: string } {
+function tsc7(extra: readonly string[] = []): { findings: Finding[]; version: string; output: string } {
   const version = spawnSync(TSC, ["--version"], { encoding: "utf8" }).stdout.trim();
-  const r = spawnSync(TSC, ["-p", FIXTURES, "--pretty", "false"], { cwd: ROOT, encoding: "utf8" });
+  const r = spawnSync(TSC, ["-p", FIXTURES, "--pretty", "false", ...extra], { cwd: ROOT, encoding: "utf8" });
   const findings = [...r.stdout.matchAll(/^(.+?)\((\d+),\d+\): error (TS\d+):/gm)].map((m) => `${toRepo(m[1]!)}:${m[2]} ${m[3]}`);
   return { findings: findings.sort(), version, output: r.stdout };
 }
@@ -65,8 +65,31 @@ describe("generated types reject unchecked prunes at compile time", () => {
     expect(version).toMatch(/^Version 7\./);
     expect(findings).toEqual(expected("ts7"));
     // The forbidden kind's error reads as a sentence (the KyselyTypeError idea).
-    expect(output).toContain("PruneguardTypeError<\"kind complianceNotice has no store and forbids lossy commitment: it cannot be pruned\">");
-    expect(output).toContain("required in type 'LossyOnlyDrop'");
+    expect(output).toContain("PruneguardTypeError<\"kind complianceNotice of policy org has no store and forbids lossy commitment: it cannot be pruned\">");
+    expect(output).toContain("required in type 'LossyOnlyDrop<\"systemHint\", \"org\">'");
+  });
+
+  it("every refused prune names the kind, the policy and the rule (or says the kind is not known statically)", () => {
+    const { output } = tsc7();
+    // One message per finding: the first line of each error, with the line it is on in the fixture.
+    const refusals = [...output.matchAll(/^test\/types\/fixtures\/window-refs\.ts\((\d+),\d+\): error (TS\d+): (.*)$/gm)];
+    expect(refusals.length).toBeGreaterThanOrEqual(14);
+    for (const [, line, code, message] of refusals) {
+      const where = `window-refs.ts:${line} ${code}: ${message}`;
+      if (/of type 'SpanRef<|to type 'SpanRef</.test(message!)) {
+        // A ref of another policy or an unknown kind: both sides are in the types the message prints.
+        expect(message, where).toMatch(/SpanRef<"\w+", "(org|team-payments)">|SpanRef<SpanKind, "org">/);
+        continue;
+      }
+      expect(message, where).toMatch(
+        /kind \w+ of policy (org|team-payments) (forbids lossy commitment|has no store|keeps no copy)|(LossyOnly\w+)<"\w+", "(org|team-payments)">|no one request satisfies every kind this ref may be of under policy (org|team-payments)/,
+      );
+    }
+  });
+
+  it("TS 7 without exactOptionalPropertyTypes reports the same errors: the flag changes nothing a prune may carry", () => {
+    const { findings } = tsc7(["--exactOptionalPropertyTypes", "false"]);
+    expect(findings).toEqual(expected("ts7"));
   });
 
   it("TS 6 (ts-morph's compiler API) reports exactly the marked errors", () => {

@@ -48,7 +48,7 @@ describe("range summaries", () => {
     expect(await win.recall("span_4")).toMatchObject({ status: "found", source: "store", text: "call 4: ok X-Request-Id: req_4a4a4a4a" });
     expect(await win.recall("#2")).toMatchObject({ status: "found", text: "call 3: ok" });
     // Positions after the summary still work: the note after it prunes normally.
-    expect((await win.tryPrune({ span: "span_6" as never, mode: "drop", acceptLossy: true })).status).toBe("lossy");
+    expect((await win.tryPrune({ span: win.ref("span_6"), mode: "drop", acceptLossy: true })).status).toBe("lossy");
     // Every record carries its decision number, so the log reads in the order decisions were made.
     const log = await win.auditLog();
     expect(log.every((r) => typeof r.decided === "number")).toBe(true);
@@ -123,7 +123,7 @@ describe("range summaries", () => {
     for (const [range, reason] of cases) {
       expect(await win.applyDirective({ op: "summarize_range", ...range, digest: "d" })).toMatchObject({ status: "rejected", reason });
     }
-    await win.tryPrune({ span: "span_2" as never, mode: "drop", acceptLossy: true });
+    await win.tryPrune({ span: win.ref("span_2"), mode: "drop", acceptLossy: true });
     expect(await win.summarizeRange({ from: "span_1", to: "span_3", digest: "d" })).toMatchObject({ status: "rejected", reason: "range", message: expect.stringMatching(/span_2 is unrecoverable/) });
     const w2 = setup().win;
     await w2.append({ kind: "tool", text: "x" });

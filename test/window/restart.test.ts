@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { contentHash } from "../../src/hash.js";
-import { ContextWindow, ManualClock, SqliteStore } from "../../src/index.js";
+import { ContextWindow, ManualClock, SqliteStore, refSpanId } from "../../src/index.js";
 
 const dir = mkdtempSync(join(tmpdir(), "pruneguard-restart-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -25,7 +25,7 @@ describe("a window rebuilt over the same SQLite file", () => {
     // A consistent lie: other bytes, and the hash recomputed to match them.
     const db = new Database(path);
     const forged = "second result (edited)";
-    db.prepare("UPDATE pruneguard_records SET text = ?, hash = ? WHERE span_id = ?").run(forged, contentHash(forged), other);
+    db.prepare("UPDATE pruneguard_records SET text = ?, hash = ? WHERE span_id = ?").run(forged, contentHash(forged), refSpanId(other));
     db.close();
 
     const rebuilt = new ContextWindow({ session: "s", clock, stores: { log: new SqliteStore({ name: "log", path, clock }) }, kinds });

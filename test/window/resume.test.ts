@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { ContextWindow, ManualClock, MemoryStore, SqliteStore, verifyAuditChain } from "../../src/index.js";
+import { ContextWindow, ManualClock, MemoryStore, SqliteStore, refSpanId, verifyAuditChain } from "../../src/index.js";
 import type { BackingStore } from "../../src/index.js";
 import { immediate } from "./immediate.js";
 
@@ -48,21 +48,23 @@ describe.each(variants)("ContextWindow.resume (%s)", (_label, make) => {
     const resumed = await ContextWindow.resume(immediate({ session: "s", clock, stores: { log: open() }, kinds, limits: { lossyBudget: 2 } }));
     expect(resumed.entries().map((e) => e.state)).toEqual(["live", "pruned", "pruned", "tombstone", "lost"]);
     // Everything but the lost line renders exactly as the first process rendered it.
-    expect(resumed.render()).toBe(before.replace(`[${lost} note]\n│ a note only the first process had`, `${lost} lost in a restart, contents unknown`));
+    expect(resumed.render()).toBe(before.replace(`[${refSpanId(lost)} note]\n│ a note only the first process had`, `${refSpanId(lost)} lost in a restart, contents unknown`));
     expect(resumed.span(live)?.text).toBe("live tool output req_1234abcd");
 
     expect(await resumed.recall(live)).toMatchObject({ status: "found", source: "window", text: "live tool output req_1234abcd" });
     expect(await resumed.recall(dropped)).toMatchObject({ status: "found", source: "store", text: "dropped output" });
     expect(await resumed.recall(summarized)).toMatchObject({ status: "found", text: "a long output that gets summarized E1042" });
     expect(await resumed.recall(tomb)).toMatchObject({ status: "pruned-unrecoverable", reason: "lossy" });
-    expect(await resumed.recall(lost)).toEqual(expect.objectContaining({ status: "lost", spanId: lost, kind: "note", line: `${lost} lost in a restart, contents unknown` }));
+    expect(await resumed.recall(lost)).toEqual(expect.objectContaining({ status: "lost", spanId: refSpanId(lost), kind: "note", line: `${refSpanId(lost)} lost in a restart, contents unknown` }));
     expect(await resumed.recall("span_6")).toMatchObject({ status: "unknown" });
-    expect(await resumed.applyDirective({ op: "prune", span_id: lost, mode: "drop", accept_lossy: true })).toMatchObject({ status: "rejected", reason: "lost" });
+    expect(await resumed.applyDirective({ op: "prune", span_id: refSpanId(lost), mode: "drop", accept_lossy: true })).toMatchObject({ status: "rejected", reason: "lost" });
+    // The first window's refs are that window's: the resumed one refuses them, and gives its own by id.
+    expect(await resumed.tryPrune({ span: live, mode: "drop" })).toMatchObject({ status: "rejected", reason: "foreign-ref" });
 
     // New work continues after the old ids, and the lossy budget remembers the first process's commitment.
     const next = await resumed.append({ kind: "note", text: "new note" });
-    expect(next).toBe("span_6");
-    expect(await resumed.prune({ span: live, mode: "drop" })).toMatchObject({ status: "reversible" });
+    expect(refSpanId(next)).toBe("span_6");
+    expect(await resumed.prune({ span: resumed.ref(live), mode: "drop" })).toMatchObject({ status: "reversible" });
     expect(await resumed.prune({ span: next, mode: "drop", acceptLossy: true })).toMatchObject({ status: "lossy" });
     const another = await resumed.append({ kind: "note", text: "one too many" });
     expect(await resumed.tryPrune({ span: another, mode: "drop", acceptLossy: true })).toMatchObject({ status: "rejected", reason: "lossy-budget" });
@@ -71,7 +73,7 @@ describe.each(variants)("ContextWindow.resume (%s)", (_label, make) => {
     // A window opened with the constructor, not resumed, does not show the old spans, but recall still
     // knows the session had them: the lost note is `lost`, not "never in this session".
     const fresh = new ContextWindow(immediate({ session: "s", clock, stores: { log: open() }, kinds, limits: { lossyBudget: 2 } }));
-    expect(await fresh.recall(lost)).toMatchObject({ status: "lost", spanId: lost, kind: "note" });
+    expect(await fresh.recall(lost)).toMatchObject({ status: "lost", spanId: refSpanId(lost), kind: "note" });
     expect(await fresh.recall(dropped)).toMatchObject({ status: "found", text: "dropped output" });
     expect(await fresh.recall("span_99")).toMatchObject({ status: "unknown" });
   });
@@ -108,7 +110,7 @@ describe.each(variants)("ContextWindow.resume after range summaries and with los
     const summary = await first.summarizeRange({ from: a, to: c, digest: "three steps" });
     expect(summary).toMatchObject({ status: "summarized", spanId: "span_5" });
     // Both processes mint ids in the home store: the summary took span_5, the next append span_6.
-    expect(await first.append({ kind: "tool", text: "after the summary" })).toBe("span_6");
+    expect(refSpanId(await first.append({ kind: "tool", text: "after the summary" }))).toBe("span_6");
 
     const resumed = await ContextWindow.resume(immediate({ session: "s", clock, stores: { log: open() }, kinds, limits: { lossyBudget: 2 } }));
     // The summary's tree is not rebuilt: its members come back in their own places, pruned with their copies.
@@ -122,14 +124,14 @@ describe.each(variants)("ContextWindow.resume after range summaries and with los
     expect(await resumed.recall(gone)).toMatchObject({ status: "lost" });
 
     const found = await resumed.search("req_aaaa1111");
-    expect(found).toMatchObject({ status: "match", matches: [expect.objectContaining({ spanId: a, source: "copy" })] });
+    expect(found).toMatchObject({ status: "match", matches: [expect.objectContaining({ spanId: refSpanId(a), source: "copy" })] });
     const missing = await resumed.search("req_lost9999");
     expect(missing).toMatchObject({ status: "no-match" });
     if (!("coverage" in missing)) throw new Error("expected a search answer");
-    expect(missing.coverage.holes).toEqual(expect.arrayContaining([{ spanId: gone, why: "copy-lost" }]));
-    expect(missing.text).toMatch(new RegExp(`${gone}.* unrecoverable and may have held it`));
+    expect(missing.coverage.holes).toEqual(expect.arrayContaining([{ spanId: refSpanId(gone), why: "copy-lost" }]));
+    expect(missing.text).toMatch(new RegExp(`${refSpanId(gone)}.* unrecoverable and may have held it`));
     // A run over a lost span is refused: a summary over it would hide the hole.
-    expect(await resumed.summarizeRange({ from: c, to: gone, digest: "d" })).toMatchObject({ status: "rejected", reason: "range" });
+    expect(await resumed.summarizeRange({ from: resumed.ref(c), to: resumed.ref(gone), digest: "d" })).toMatchObject({ status: "rejected", reason: "range" });
     expect(verifyAuditChain(await resumed.auditLog())).toBeNull();
   });
 });
@@ -147,7 +149,7 @@ describe("range summaries and a policy kind named summary", () => {
 
     const resumed = await ContextWindow.resume(immediate({ session: "s", clock, stores: { log: store }, kinds: own }));
     expect(resumed.entries().map((e) => [e.state === "live" ? e.span.id : e.spanId, e.state, e.state === "live" ? e.span.kind : e.kind])).toEqual([
-      [a, "pruned", "tool"], [b, "pruned", "tool"], [mine, "live", "summary"],
+      [refSpanId(a), "pruned", "tool"], [refSpanId(b), "pruned", "tool"], [refSpanId(mine), "live", "summary"],
     ]);
     expect(await resumed.recall(mine)).toMatchObject({ status: "found", text: "the team's own weekly summary" });
   });

@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { ContextWindow } from "../../src/window/window.js";
+import { refSpanId } from "../../src/window/refs.js";
 import { MemoryStore } from "../../src/stores/memory.js";
 import type { BackingStore } from "../../src/stores/store.js";
 import { countTokens } from "../../src/tokens.js";
@@ -84,7 +85,7 @@ describe("search", () => {
     // No holds in this store: the copy of span_2 ages out like any other record.
     clock.advance(2 * HOUR + 1);
     await inner.rotate();
-    await inner.persist({ session: "s", spanId: kept, kind: "tool", text: "kept output", hash: win.span(kept)!.hash });
+    await inner.persist({ session: "s", spanId: refSpanId(kept), kind: "tool", text: "kept output", hash: win.span(kept)!.hash });
     await win.prune({ span: kept, mode: "drop" });
     const r = searched(await win.search("req_bbbbbbbb"));
     expect(r.status).toBe("no-match");

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ContextWindow, IrreversiblePruneError, ManualClock, MemoryStore, countTokens, verifyAuditChain } from "../../src/index.js";
+import { ContextWindow, IrreversiblePruneError, ManualClock, MemoryStore, countTokens, refSpanId, verifyAuditChain } from "../../src/index.js";
 import { contentHash } from "../../src/hash.js";
 import type { BackingStore, KindPolicy, PruneOutcome } from "../../src/index.js";
 import { immediate } from "./immediate.js";
@@ -29,11 +29,12 @@ const block = (n = 40) =>
   Array.from({ length: n }, (_, i) => `turn ${i}: GET /api/search?q=${i} -> 200 in ${10 + i}ms${i === 17 ? ` (request ${REQ})` : ""}`).join("\n");
 
 describe("ContextWindow: appending", () => {
-  it("mints span ids, persists backed kinds and returns refs that are the span id at run time", async () => {
+  it("mints span ids, persists backed kinds and returns refs that name the span and its window", async () => {
     const { win, toolLog } = setup();
     const a = await win.append({ kind: "toolResult", text: "alpha" });
     const b = await win.append({ kind: "scratch", text: "beta" });
-    expect([a, b]).toEqual(["span_1", "span_2"]);
+    expect([a, b]).toEqual([`span_1@${win.windowId}:s1`, `span_2@${win.windowId}:s1`]);
+    expect([a, b].map(refSpanId)).toEqual(["span_1", "span_2"]);
     expect(await toolLog.lookup("s1", { spanId: "span_1" })).toMatchObject({ status: "found", text: "alpha" });
     expect(await toolLog.lookup("s1", { spanId: "span_2" })).toEqual({ status: "absent" });
     expect(win.span("span_1")).toMatchObject({ kind: "toolResult", tokens: countTokens("alpha") });
@@ -212,7 +213,7 @@ describe("ContextWindow: holds, rotation and re-persist", () => {
     const a = await first.append({ kind: "toolResult", text: "the first writer's bytes" });
     const second = new ContextWindow(immediate({ session: "s", clock, stores: { toolLog }, kinds: KINDS }));
     const b = await second.append({ kind: "toolResult", text: "the second writer's bytes" });
-    expect([a, b]).toEqual(["span_1", "span_2"]);
+    expect([a, b].map(refSpanId)).toEqual(["span_1", "span_2"]);
     expect(await second.tryPrune({ span: b, mode: "drop" })).toMatchObject({ status: "reversible" });
     expect(await first.tryPrune({ span: a, mode: "drop" })).toMatchObject({ status: "reversible" });
     expect(await toolLog.lookup("s", { spanId: "span_1" })).toMatchObject({ text: "the first writer's bytes" });
@@ -226,7 +227,7 @@ describe("ContextWindow: holds, rotation and re-persist", () => {
     await toolLog.persist({ session: "s", spanId: "span_1", kind: "toolResult", text: "someone else's bytes", hash: contentHash("someone else's bytes") });
     const win = new ContextWindow(immediate({ session: "s", clock, stores: { toolLog }, kinds: KINDS }));
     const ref = await win.append({ kind: "toolResult", text: "other bytes under the same id" });
-    expect(ref).toBe("span_1");
+    expect(refSpanId(ref)).toBe("span_1");
     const out = await win.tryPrune({ span: ref, mode: "drop" });
     // The window never got a handle (persist refused), and the record it finds is not its bytes.
     expect(out).toMatchObject({ status: "rejected", reason: "not-reversible", failed: ["existence", "addressability"] });
@@ -415,7 +416,7 @@ describe("ContextWindow: operations run one at a time, in call order", () => {
   it("calls made without awaiting run in order, each seeing the window the one before left", async () => {
     const { win } = setup();
     const order: string[] = [];
-    const a = win.append({ kind: "toolResult", text: "alpha" }).then((r) => (order.push(`append ${r}`), r));
+    const a = win.append({ kind: "toolResult", text: "alpha" }).then((r) => (order.push(`append ${refSpanId(r)}`), r));
     const prune = win.applyDirective({ op: "prune", span_id: "span_1", mode: "drop" }).then((o) => (order.push(`prune ${o.status}`), o));
     const again = win.applyDirective({ op: "prune", span_id: "span_1", mode: "drop" }).then((o) => (order.push(`again ${o.status}`), o));
     const recall = win.recall("span_1").then((o) => (order.push(`recall ${o.status}`), o));
@@ -429,7 +430,7 @@ describe("ContextWindow: operations run one at a time, in call order", () => {
     const unreadable = { toString: () => { throw new TypeError("no string form"); } };
     const bad = win.recall(unreadable as unknown as string);
     await expect(bad).rejects.toThrow(TypeError);
-    expect(await win.append({ kind: "toolResult", text: "alpha" })).toBe("span_1");
+    expect(refSpanId(await win.append({ kind: "toolResult", text: "alpha" }))).toBe("span_1");
   });
 });
 

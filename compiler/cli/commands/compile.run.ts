@@ -45,7 +45,8 @@ async function compileOnce(s: Settings, cli: CliContext, host?: SourceHost): Pro
   const outDir = path.resolve(io.cwd, s.out);
   const entries = await resolveInputs(s.inputs, io.cwd, s.configured);
   const r = await buildPolicies(entries, { cwd: io.cwd, root: s.root, outDir, emit: { runtimeImport: s.runtimeImport }, force: s.force, ...(host ? { host } : {}) });
-  const read = [...r.sources.keys()];
+  // A tsconfig that decided an extensionless import is watched like a policy: switching it to NodeNext makes that import PG1021.
+  const read = [...r.sources.keys(), ...r.configs];
   const shown = (p: string) => path.posix.join(s.out.split(path.sep).join("/"), p);
   // All or nothing: with errors nothing is written, so the output folder never mixes files of two compilations.
   if (r.hasErrors) {
