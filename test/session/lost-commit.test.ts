@@ -31,6 +31,7 @@ import { MemoryStore } from "../../src/stores/memory.js";
 import type { AuditRecord } from "../../src/audit.js";
 import { ManualClock } from "../../src/types.js";
 import { ContextWindow } from "../../src/window/window.js";
+import { refSpanId } from "../../src/window/refs.js";
 import { describeWithServer, dropSchemas, freshSchema, itWithServer, PG_URL, testPool } from "../stores/pg-helpers.js";
 import { immediate } from "../window/immediate.js";
 
@@ -131,8 +132,8 @@ describeWithServer("a lost COMMIT acknowledgement on PostgreSQL", () => {
   }
 
   const recordsOf = async (truth: PostgresStore, spanId: string) =>
-    (await truth.auditLog("s")).filter((r) => r.op === "prune" && r.spanId === spanId && r.status !== "rejected");
-  const recallsOf = async (truth: PostgresStore, spanId: string) => (await truth.auditLog("s")).filter((r) => r.op === "recall" && r.spanId === spanId);
+    (await truth.auditLog("s")).filter((r) => r.op === "prune" && r.spanId === refSpanId(spanId) && r.status !== "rejected");
+  const recallsOf = async (truth: PostgresStore, spanId: string) => (await truth.auditLog("s")).filter((r) => r.op === "recall" && r.spanId === refSpanId(spanId));
 
   itWithServer("the store reads back that it committed: the window answers reversible, one record, window and store agree", async () => {
     await withProxy(async ({ proxy, pool, store, truth, win }) => {
@@ -141,9 +142,9 @@ describeWithServer("a lost COMMIT acknowledgement on PostgreSQL", () => {
       const out = await win.applyDirective({ op: "prune", span_id: id, mode: "drop" });
       expect(proxy.drops).toBe(1);
       expect(out.status).toBe("reversible");
-      expect(win.entries()[0]).toMatchObject({ state: "pruned", spanId: id });
+      expect(win.entries()[0]).toMatchObject({ state: "pruned", spanId: refSpanId(id) });
       expect(await recordsOf(truth, id)).toHaveLength(1);
-      expect(await truth.lookup("s", { spanId: id })).toMatchObject({ status: "found", text: "the copy" });
+      expect(await truth.lookup("s", { spanId: refSpanId(id) })).toMatchObject({ status: "found", text: "the copy" });
       // A retry is refused as already pruned: it commits nothing.
       expect(await win.applyDirective({ op: "prune", span_id: id, mode: "drop" })).toMatchObject({ status: "rejected", reason: "already-pruned" });
       expect(await recordsOf(truth, id)).toHaveLength(1);
@@ -167,7 +168,7 @@ describeWithServer("a lost COMMIT acknowledgement on PostgreSQL", () => {
       proxy.refuse = false;
       // The next directive for the span first reads back, applies the committed prune, then answers.
       expect(await win.applyDirective({ op: "prune", span_id: id, mode: "drop", accept_lossy: true })).toMatchObject({ status: "rejected", reason: "already-pruned" });
-      expect(win.entries()[0]).toMatchObject({ state: "tombstone", spanId: id });
+      expect(win.entries()[0]).toMatchObject({ state: "tombstone", spanId: refSpanId(id) });
       expect(await recordsOf(truth, id)).toHaveLength(1);
       expect(await truth.countLossy("s")).toBe(1);
       expect(await win.recall(id)).toMatchObject({ status: "pruned-unrecoverable", reason: "lossy" });
@@ -215,18 +216,18 @@ describeWithServer("a lost COMMIT acknowledgement on PostgreSQL", () => {
       proxy.dropAfter = "RETURNING ordinal, span_id";
       const id = await win.append({ kind: "note", text: "an unbacked note" });
       expect(proxy.drops).toBe(1);
-      expect(id).toBe("span_1");
+      expect(refSpanId(id)).toBe("span_1");
       expect((await truth.sessionSpans("s")).map((r) => r.spanId)).toEqual(["span_1"]);
       // The window holds it: recall answers from the window, never "lost in a restart".
       expect(await win.recall(id)).toMatchObject({ status: "found", source: "window", text: "an unbacked note" });
-      expect(await win.append({ kind: "note", text: "the next one" })).toBe("span_2");
+      expect(refSpanId(await win.append({ kind: "note", text: "the next one" }))).toBe("span_2");
       expect((await truth.sessionSpans("s")).map((r) => r.spanId)).toEqual(["span_1", "span_2"]);
     });
   }, 30_000);
 
   itWithServer("Finding 25.12: a registration that cannot be read back makes append say so, and the next append takes the next id", async () => {
     await withProxy(async ({ proxy, pool, store, truth, win }) => {
-      expect(await win.append({ kind: "note", text: "first" })).toBe("span_1");
+      expect(refSpanId(await win.append({ kind: "note", text: "first" }))).toBe("span_1");
       proxy.dropAfter = "RETURNING ordinal, span_id";
       proxy.refuse = true;
       const failed = await win.append({ kind: "note", text: "an unbacked note" }).then(() => null, (err: unknown) => err);
@@ -238,7 +239,7 @@ describeWithServer("a lost COMMIT acknowledgement on PostgreSQL", () => {
       // Its resolve reads back what happened: the server did register it.
       await expect.poll(async () => (await truth.sessionSpans("s")).length, { timeout: 5000 }).toBe(2);
       expect(await (failed as OutcomeUnknownError<{ spanId: string }>).resolve()).toMatchObject({ spanId: "span_2" });
-      expect(await win.append({ kind: "note", text: "an unbacked note" })).toBe("span_3");
+      expect(refSpanId(await win.append({ kind: "note", text: "an unbacked note" }))).toBe("span_3");
     });
   }, 30_000);
 
@@ -248,7 +249,7 @@ describeWithServer("a lost COMMIT acknowledgement on PostgreSQL", () => {
       const id = await win.append({ kind: "tool", text: "the copy" });
       expect(proxy.drops).toBe(1);
       expect(win.entries()[0]).toMatchObject({ state: "live", handle: "#1" });
-      expect(await truth.lookup("s", { spanId: id })).toMatchObject({ status: "found", handle: "#1", text: "the copy" });
+      expect(await truth.lookup("s", { spanId: refSpanId(id) })).toMatchObject({ status: "found", handle: "#1", text: "the copy" });
       expect(await win.applyDirective({ op: "prune", span_id: id, mode: "drop" })).toMatchObject({ status: "reversible", handle: "#1" });
     });
   }, 30_000);

@@ -12,6 +12,7 @@ import pg from "pg";
 import type { AuditDraft } from "../../src/audit.js";
 import { verifyAuditChain } from "../../src/audit.js";
 import { StoreError } from "../../src/errors.js";
+import { refSpanId } from "../../src/window/refs.js";
 import { contentHash } from "../../src/hash.js";
 import { createPool, PostgresStore } from "../../src/postgres.js";
 import type { CheckResult, PruneDecision, PruneItem } from "../../src/stores/store.js";
@@ -269,7 +270,7 @@ describeWithServer("PostgresStore on the real server: processes, kills and fault
     const ref = await window.append({ kind: "toolResult", text: "GET /v1/orders -> 502, request req_8f3a2c" });
     await window.append({ kind: "toolResult", text: "second result" });
     const before = window.render();
-    const holder = await lockRecord(schema, "w1", String(ref));
+    const holder = await lockRecord(schema, "w1", refSpanId(ref));
     const outcome = await window.applyDirective({ op: "prune", span_id: String(ref), mode: "drop" });
     await holder.query("ROLLBACK");
     holder.release();

@@ -41,14 +41,16 @@ function tsc7(extra: readonly string[] = []): { findings: Finding[]; version: st
   return { findings: findings.sort(), version, output: r.stdout };
 }
 
-function tsc6(): { findings: Finding[]; version: string } {
+function tsc6(): { findings: Finding[]; version: string; messages: string[] } {
   // ts-morph supplies the lib files from its bundle; a bare `ts.sys` host would look for them on disk.
   const project = new Project({ tsConfigFilePath: path.join(FIXTURES, "tsconfig.json") });
-  const findings = project.getPreEmitDiagnostics().map((d) => {
+  const diagnostics = project.getPreEmitDiagnostics();
+  const findings = diagnostics.map((d) => {
     const file = d.getSourceFile();
     return `${file ? `${toRepo(file.getFilePath())}:${d.getLineNumber()}` : "<global>"} TS${d.getCode()}`;
   });
-  return { findings: findings.sort(), version: ts.version };
+  const messages = diagnostics.map((d) => ts.flattenDiagnosticMessageText(d.compilerObject.messageText, "\n"));
+  return { findings: findings.sort(), version: ts.version, messages };
 }
 
 function toRepo(file: string): string {
@@ -93,8 +95,14 @@ describe("generated types reject unchecked prunes at compile time", () => {
   });
 
   it("TS 6 (ts-morph's compiler API) reports exactly the marked errors", () => {
-    const { findings, version } = tsc6();
+    const { findings, version, messages } = tsc6();
     expect(version).toMatch(/^6\./);
     expect(findings).toEqual(expected("ts6"));
+    // The same sentences as under TS 7: the kind, the policy and the rule.
+    const all = messages.join("\n");
+    expect(all).toContain("kind userTurn of policy org forbids lossy commitment: remove acceptLossy");
+    expect(all).toContain("kind auditNote of policy team-payments forbids lossy commitment");
+    expect(all).toContain("kind systemHint of policy org keeps no copy a store can verify");
+    expect(all).toContain("no one request satisfies every kind this ref may be of under policy org");
   });
 });
