@@ -151,7 +151,7 @@ export interface Requests {
  * A span of kind `K` of a window of this policy, as `append` and `ref` return it; a prune of it takes the request
  * `Requests` gives its kind.
  */
-export type Ref<K extends SpanKind = SpanKind> = SpanRef<K, PolicyName>;
+export type Ref<K extends SpanKind = SpanKind> = SpanRef<K, PolicyName, RequestOf<K>>;
 
 /**
  * The request a prune of a `Ref<K>` takes, as `prune` reads it: `K`'s rule, or every member's for a union. For

@@ -16,7 +16,7 @@ export type { WindowEntry } from "./window/view.js";
 export type { Forecast, SpanForecast, WindowMap } from "./window/map.js";
 export type { SearchRequest } from "./window/search.js";
 export { guardWindow } from "./typed.js";
-export type { AnyPruneRequest, GuardedWindow, PruneguardTypeError, PruneRequestOf, StrictestRequest } from "./typed.js";
+export type { AnyPruneRequest, GuardedWindow, PruneguardTypeError, PruneRequestOf, RequestFor, StrictestRequest } from "./typed.js";
 export { openAIPromptCacheKey, toAISDK, toAnthropic, toOpenAI, toOpenAIResponses } from "./providers/index.js";
 export type { AISDKMessage, AISDKPrompt, AnthropicCacheControl, AnthropicCachedPrompt, AnthropicMessage, AnthropicPrompt, AnthropicRenderOptions, OpenAIMessage, OpenAIResponsesItem, RenderSource } from "./providers/index.js";
 export { Transcript } from "./providers/index.js";

@@ -42,6 +42,9 @@ export type PruneRequestOf<Requests, S extends keyof Requests, Policy extends st
   ? PruneguardTypeError<`no one request satisfies every kind this ref may be of under policy ${Policy}: take a ref of one kind with win.ref(id, kind), or send the prune through applyDirective, which checks the span's kind at run time`>
   : StrictestRequest<Requests, S>;
 
+/** The request a prune of a ref takes: the one its type carries (set by generated code), else the policy's. */
+export type RequestFor<Requests, S extends keyof Requests, Policy extends string, R> = unknown extends R ? PruneRequestOf<Requests, S, Policy> : R;
+
 /**
  * Requests are data: a runtime value of any of the generated request interfaces. Declared here so
  * guards can type the shared implementation once.
@@ -69,16 +72,17 @@ export interface GuardedWindow<K extends keyof Requests & string, Requests, Poli
    * (the literal `kind` as written) and costs tsc less per call against a large `K` (BENCHMARKS.md,
    * figure 5); a kind outside `K` is the same error at the same position.
    */
-  append<const P extends K>(input: AppendInput<P>): Promise<SpanRef<P, Policy>>;
+  append<const P extends K>(input: AppendInput<P>): Promise<SpanRef<P, Policy, Requests[P]>>;
   /**
    * Prunes through the runtime check. Throws `IrreversiblePruneError` when the copy cannot be verified
    * and the request did not accept a loss its policy allows, or when `span` is not a ref of this window.
-   * `S`, the ref's kind, is inferred from the ref's own `SpanRef<S, …>` (tsc relates it by identity, at no
-   * cost per kind; BENCHMARKS.md, figure 5); the request is this policy's rule for `S`.
+   * `S`, the ref's kind, and `R`, its request, are inferred from the ref's own `SpanRef<S, …, R>` (tsc
+   * relates it by identity, at no cost per kind; BENCHMARKS.md, figure 5). The request is this policy's rule
+   * for `S`: the ref's `R` when generated code set it (`append`, `Ref<K>`), else worked out here.
    */
-  prune<S extends K>(span: SpanRef<S, Policy>, request: NoInfer<PruneRequestOf<Requests, S, Policy>>): Promise<ReversibleOutcome | LossyOutcome>;
+  prune<S extends K, R = unknown>(span: SpanRef<S, Policy, R>, request: NoInfer<RequestFor<Requests, S, Policy, R>>): Promise<ReversibleOutcome | LossyOutcome>;
   /** `prune` without the throw: every outcome as data, a ref of another window a `rejected` one (`foreign-ref`). */
-  tryPrune<S extends K>(span: SpanRef<S, Policy>, request: NoInfer<PruneRequestOf<Requests, S, Policy>>): Promise<PruneOutcome>;
+  tryPrune<S extends K, R = unknown>(span: SpanRef<S, Policy, R>, request: NoInfer<RequestFor<Requests, S, Policy, R>>): Promise<PruneOutcome>;
   /**
    * The ref of a span this window holds, from its id (`span_7`, as entries, outcomes and the model name it)
    * or from a ref of this session written down earlier (JSON, a database, a window before a restart).

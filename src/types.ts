@@ -35,6 +35,7 @@ export class ManualClock implements Clock {
 
 declare const spanKindBrand: unique symbol;
 declare const spanPolicyBrand: unique symbol;
+declare const spanRequestBrand: unique symbol;
 
 /**
  * A ref to a span of kind `K`: a plain string, or the ref of another kind, is not assignable.
@@ -45,14 +46,19 @@ declare const spanPolicyBrand: unique symbol;
  * entries and the model name the span.
  *
  * `P` is the policy of the window that made it: a generated guard's refs carry its name, so a ref of
- * another policy does not compile on that guard's window. A ref whose policy is not known (`never`, the
- * default: a `ContextWindow`'s ref, or one typed by hand as `SpanRef<"note">`) is accepted by any window
- * that has its kind; either way, the rule a prune must follow comes from the window's policy, never from
- * the ref's type.
+ * another policy does not compile on that guard's window. A ref typed without one (`SpanRef<"note">`, the
+ * default `string`, or a `ContextWindow`'s) is accepted by any window that has its kind, and a guard's ref
+ * can be stored in it. `R` is set by generated code only: the request the window's policy gives `K` (the
+ * strictest member's, for a union), read off the ref's type so a prune need not work it out per call;
+ * where it is left `unknown`, the window works it out from its own policy. Either way the rule is the
+ * window's, never how the ref was annotated.
  */
-export type SpanRef<K extends string = string, P extends string = never> = string & {
+export type SpanRef<K extends string = string, P extends string = string, R = unknown> = string & {
   readonly [spanKindBrand]: K;
-  readonly [spanPolicyBrand]: P;
+  // Methods, so their parameters compare both ways: a ref of policy `org` fits `SpanRef<K>` (`string`) and
+  // back, but never `SpanRef<K, "payments">`; a ref's request fits an annotation with a looser or stricter one.
+  [spanPolicyBrand](policy: P): void;
+  [spanRequestBrand](request: R): void;
 };
 
 /**

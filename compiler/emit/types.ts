@@ -21,12 +21,16 @@ export const typesFile = (policy: PolicyIR): string => `${policy.name}.types.ts`
 export function emitTypes(policy: PolicyIR, options: EmitOptions): EmittedFile {
   const shapes = policy.kinds.map((k) => requestShapeOf(k, policy));
   const interfaces = new Map<string, Declaration>();
+  // A large policy shares one request type per rule shape between its kinds, as before kinds were named in
+  // messages: a type per kind is one more target for tsc to relate per kind a consumer prunes (BENCHMARKS.md,
+  // figure 5). Its messages name the policy and the rule; the kind is the ref's at the error's position.
+  const named = !isLargePolicy(policy);
   const requestOf = (shape: RequestShape, kind: string): string => {
     if (!shape.prunable) return `PruneguardTypeError<${quote(shape.reason.replace(`kind ${kind} `, `kind ${kind} of policy ${policy.name} `))}>`;
-    return requestInterfaces(shape.modes, shape.acceptLossy)
+    return requestInterfaces(shape.modes, shape.acceptLossy, named ? null : policy.name)
       .map((d) => {
         if (!interfaces.has(d.name)) interfaces.set(d.name, d);
-        return `${d.name}<${quote(kind)}, PolicyName>`;
+        return named ? `${d.name}<${quote(kind)}, PolicyName>` : d.name;
       })
       .join(" | ");
   };
@@ -72,7 +76,7 @@ export function emitTypes(policy: PolicyIR, options: EmitOptions): EmittedFile {
       doc: "A span of kind `K` of a window of this policy, as `append` and `ref` return it; a prune of it takes the request `Requests` gives its kind.",
       name: "Ref",
       params: "<K extends SpanKind = SpanKind>",
-      union: ["SpanRef<K, PolicyName>"],
+      union: ["SpanRef<K, PolicyName, RequestOf<K>>"],
     },
     {
       kind: "type",
@@ -89,15 +93,19 @@ export function emitTypes(policy: PolicyIR, options: EmitOptions): EmittedFile {
  * What a wrong `acceptLossy` meets, as the compiler's message shows it: the kind, the policy and the rule.
  * Template literal types over the interface's own parameters, so one interface still serves every kind.
  */
-const LOSSY_FORBIDDEN =
-  "`kind ${K} of policy ${P} forbids lossy commitment: remove acceptLossy; the prune is reversible when its store verifies the copy, and refused when it cannot`";
-const LOSSY_REQUIRED =
-  "`kind ${K} of policy ${P} keeps no copy a store can verify: every prune of it is a lossy commitment and must say acceptLossy: true (the literal; a boolean is not an acceptance)`";
+const LOSSY_FORBIDDEN = (kind: string, policy: string) =>
+  `kind ${kind} of policy ${policy} forbids lossy commitment: remove acceptLossy; the prune is reversible when its store verifies the copy, and refused when it cannot`;
+const LOSSY_REQUIRED = (kind: string, policy: string) =>
+  `kind ${kind} of policy ${policy} keeps no copy a store can verify: every prune of it is a lossy commitment and must say acceptLossy: true (the literal; a boolean is not an acceptance)`;
+
+/** A message as a type: a template literal over the interface's `K` and `P`, or, shared, a string naming the policy. */
+const message = (text: (kind: string, policy: string) => string, shared: string | null): string =>
+  shared === null ? `\`${text("${K}", "${P}")}\`` : quote(text("(this kind)", shared).replace("kind (this kind)", "a kind"));
 
 const PREFIX: Record<LossyFlag, string> = { optional: "Backed", never: "BackedNoLoss", required: "LossyOnly" };
 
 /** The interfaces a kind's request is the union of: one for its non-summarize modes, one for summarize. */
-function requestInterfaces(modes: readonly PruneMode[], flag: LossyFlag): Array<Extract<Declaration, { kind: "interface" }>> {
+function requestInterfaces(modes: readonly PruneMode[], flag: LossyFlag, shared: string | null): Array<Extract<Declaration, { kind: "interface" }>> {
   const plain = modes.filter((m) => m !== "summarize");
   const groups = [...(plain.length > 0 ? [plain] : []), ...(modes.includes("summarize") ? [["summarize" as const]] : [])];
   return groups.map((group) => {
@@ -118,9 +126,9 @@ function requestInterfaces(modes: readonly PruneMode[], flag: LossyFlag): Array<
       flag === "optional"
         ? { doc: "Accept an irreversible loss when the copy cannot be verified.", name: "acceptLossy", type: "boolean | undefined", optional: true }
         : flag === "never"
-          ? { doc: "The kind forbids lossy commitment: only `false` is meaningful.", name: "acceptLossy", type: `false | undefined | PruneguardTypeError<${LOSSY_FORBIDDEN}>`, optional: true }
-          : { doc: "Must be the literal `true`: a `boolean` is not an explicit acceptance.", name: "acceptLossy", type: `true | PruneguardTypeError<${LOSSY_REQUIRED}>` },
+          ? { doc: "The kind forbids lossy commitment: only `false` is meaningful.", name: "acceptLossy", type: `false | undefined | PruneguardTypeError<${message(LOSSY_FORBIDDEN, shared)}>`, optional: true }
+          : { doc: "Must be the literal `true`: a `boolean` is not an explicit acceptance.", name: "acceptLossy", type: `true | PruneguardTypeError<${message(LOSSY_REQUIRED, shared)}>` },
     ];
-    return { kind: "interface", doc, name, params: "<K extends string, P extends string>", members };
+    return { kind: "interface", doc, name, ...(shared === null ? { params: "<K extends string, P extends string>" } : {}), members };
   });
 }

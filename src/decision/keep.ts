@@ -24,9 +24,14 @@ export interface Keep {
   readonly keptUntil: number | null;
   /** `null`: reversible for the session; a time: reversible only until then. */
   readonly until: number | null;
+  /**
+   * When the store's retention alone lets the copy go (its holds aside), `null` when it keeps copies
+   * forever; absent when not known. `end()` releases the holds: from then on this is all that keeps it.
+   */
+  readonly retainedUntil?: number | null;
 }
 
-export const KEPT_FOR_SESSION: Keep = Object.freeze({ keptUntil: null, until: null });
+export const KEPT_FOR_SESSION: Keep = Object.freeze({ keptUntil: null, until: null, retainedUntil: null });
 
 /**
  * The copy's keep after a reversible prune of a span whose check is `check`, in a store with `holds` and
@@ -42,8 +47,9 @@ export function keepOf(
   const held = !store.holds ? Number.NEGATIVE_INFINITY : ctx.holdUntil === null ? INF : ctx.holdUntil;
   const retained = store.retentionMs === null ? INF : repersist ? ctx.now + store.retentionMs : (check.expiresAt ?? INF);
   const kept = Math.max(held, retained);
-  if (kept === INF) return KEPT_FOR_SESSION;
+  const retainedUntil = retained === INF ? null : retained;
+  if (kept === INF) return retainedUntil === null ? KEPT_FOR_SESSION : { ...KEPT_FOR_SESSION, retainedUntil };
   // The horizon is the holds' end; once the session has run past it, nothing finite is "for the session".
   const forSession = ctx.holdUntil !== null && ctx.now < ctx.holdUntil && kept >= ctx.holdUntil;
-  return { keptUntil: kept, until: forSession ? null : kept };
+  return { keptUntil: kept, until: forSession ? null : kept, retainedUntil };
 }

@@ -41,6 +41,8 @@ export interface GoneEntry {
    * never within the session. From then on the line stops offering a recall.
    */
   keptUntil: number | null;
+  /** When the store's retention alone lets the copy go (`Keep.retainedUntil`): `null` never, `undefined` not known. */
+  retainedUntil?: number | null;
   /** A recall found the copy gone or altered: the line says so from then on. */
   copyLost: boolean;
   /** What a dropped span held, in a few words of the hint alphabet, shown on its index line; `null` for none. */
@@ -153,7 +155,7 @@ export class CallGroups {
 export function prunedEntry(
   member: { readonly entry: LiveEntry; readonly mode: PruneMode; readonly body: string | null },
   committed: PruneCommitItem,
-  keep: { readonly until: number | null; readonly keptUntil: number | null },
+  keep: { readonly until: number | null; readonly keptUntil: number | null; readonly retainedUntil?: number | null },
   hintTokens = 0,
 ): GoneEntry {
   const { span } = member.entry;
@@ -171,6 +173,7 @@ export function prunedEntry(
     store: member.entry.store,
     until: reversible ? keep.until : null,
     keptUntil: reversible ? keep.keptUntil : null,
+    ...(reversible && keep.retainedUntil !== undefined ? { retainedUntil: keep.retainedUntil } : {}),
     copyLost: false,
     // A drop's index line names what the span held; the hint is of the hint alphabet (`hint.ts`), never framed text.
     ...hintFields(reversible && member.body === null ? chooseHint(span, hintTokens) : null),

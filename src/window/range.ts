@@ -13,6 +13,7 @@ import { carryScanned, findPins } from "../pins.js";
 import { rejectionWhy } from "../render.js";
 import { frameUntrusted } from "../render/framing.js";
 import { contentHash } from "../hash.js";
+import { OutcomeUnknownError } from "../errors.js";
 import type { BackingStore, LookupResult, PruneCommit } from "../stores/store.js";
 import type { KindPolicy, PinPattern } from "../types.js";
 import { decider } from "./decide.js";
@@ -148,6 +149,11 @@ export async function commitRange(
 ): Promise<
   | { readonly commit: PruneCommit; readonly keeps: readonly (Keep | null)[] }
   | { readonly refusal: { readonly reason: RejectReason; readonly message: string; readonly auditSeq: number | null } }
+  /**
+   * The store sent COMMIT, lost the answer, and could not read back what committed: the summary may have
+   * committed. `keeps` and `refused` say what the decision was, for when the window learns it did.
+   */
+  | { readonly unknown: OutcomeUnknownError; readonly keeps: () => readonly (Keep | null)[]; readonly refused: () => boolean }
 > {
   // The same decision step as a prune's: every live member in mode summarize, never lossy.
   const { decide, last } = decider({
@@ -155,10 +161,17 @@ export async function commitRange(
     lead: 0, acceptLossy: false, keep: ctx.keep, decided: ctx.decided, lossyLeft: () => Number.POSITIVE_INFINITY,
     subjects: plan.live.map((e, i) => ({ spanId: e.span.id, kind: e.span.kind, hash: e.span.hash, mode: "summarize", acceptLossy: false, pinsCarried: 0, directive: i === 0 ? raw : null })),
   });
-  const commit = await ctx.store.commitPrune({
-    session: ctx.session, holdUntil: ctx.holdUntil, decide,
-    items: plan.live.map((e) => ({ spanId: e.span.id, kind: e.span.kind, backed: true, handle: e.handle, hash: e.span.hash, text: e.span.text })),
-  });
+  let commit: PruneCommit;
+  try {
+    commit = await ctx.store.commitPrune({
+      session: ctx.session, holdUntil: ctx.holdUntil, decide,
+      items: plan.live.map((e) => ({ spanId: e.span.id, kind: e.span.kind, backed: true, handle: e.handle, hash: e.span.hash, text: e.span.text })),
+    });
+  } catch (err) {
+    // As for a prune: a lost answer is not "nothing was committed", and the window must not say it was.
+    if (err instanceof OutcomeUnknownError) return { unknown: err, keeps: () => last.keeps, refused: () => last.refusal !== null };
+    throw err;
+  }
   if (last.refusal === null) return { commit, keeps: last.keeps };
   const refusing = commit.items[last.refusal.member]!;
   const why = rejectionWhy(last.refusal.reason, refusing.check, "summarize");

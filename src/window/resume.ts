@@ -118,7 +118,10 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
   // time its stores know of (never later than now), and that is recorded so every later window agrees.
   const startedAt = await ctx.home.sessionStart(ctx.session, Number.isFinite(earliest) ? Math.min(ctx.now, earliest) : ctx.now);
   const horizon = ctx.maxLengthMs === null ? null : startedAt + ctx.maxLengthMs;
-  for (const h of held) h.entry.keptUntil = keptUntilOf(h.store, h.createdAt, horizon);
+  for (const h of held) {
+    h.entry.keptUntil = keptUntilOf(h.store, h.createdAt, horizon);
+    h.entry.retainedUntil = h.store.retentionMs === null ? null : h.createdAt + h.store.retentionMs;
+  }
   return { entries, counts, lastDecided, startedAt };
 }
 

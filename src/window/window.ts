@@ -10,10 +10,10 @@ import { computeCheck, unbackedCheck } from "../stores/check.js";
 import type { RecordState } from "../stores/records.js";
 import type {
   CompactOutcome, DirectiveOutcome, InvalidOutcome, LossyOutcome, PruneOutcome, RangeOutcome, RangeRejectedOutcome, RecallOutcome, RejectedOutcome, RejectReason,
-  ReversibleOutcome, SearchOutcome,
+  RangeSummaryOutcome, ReversibleOutcome, SearchOutcome,
 } from "../outcome.js";
 import type { SummarizeRangeDirective } from "../directive.js";
-import { commitRange, planRange, verifyPrunedMembers, summaryEntry } from "./range.js";
+import { commitRange, planRange, verifyPrunedMembers, summaryEntry, type RangePlan } from "./range.js";
 import { compileQuery } from "../search/query.js";
 import type { BackingStore, CheckResult, LookupResult, PruneCommit, PruneCommitItem, PruneItem } from "../stores/store.js";
 import { countTokens } from "../tokens.js";
@@ -730,9 +730,37 @@ export class ContextWindow<K extends string = string> {
     return this.#serial(async () => {
       if (this.#ended) return;
       this.#ended = true;
+      // The holds are released below: from then on a pruned span's copy is kept only by its store's
+      // retention, and a line must not offer a recall past it. What was decided and not yet applied is
+      // applied now, so the last rendering shows every decision the session made.
+      const rekept = this.#releaseKeeps(this.#settings.clock.now());
+      if (rekept || this.#shown.pendingCount > 0) this.#compactAutomatically();
       if (this.#pendingAudit.size > 0) await this.#pendingAudit.flush().catch(() => undefined);
       for (const store of this.#distinctStores()) await store.releaseHolds(this.session);
     });
+  }
+
+  /**
+   * What keeps each pruned span's copy once the session's holds are released: its store's retention from
+   * when the copy was written, or nothing known (then the line stops offering a recall now). Returns
+   * whether any line's promise changed.
+   */
+  #releaseKeeps(now: number): boolean {
+    let changed = false;
+    const walk = (list: readonly Entry[]) => {
+      for (const e of list) {
+        if (e.state === "summary") walk(e.members);
+        if (e.state !== "pruned" || e.handle === null || e.copyLost || e.store === null) continue;
+        if (!this.#settings.stores.get(e.store)!.capabilities.holds) continue; // nothing held: its promise stands
+        const kept = e.retainedUntil === undefined ? now : e.retainedUntil;
+        if (kept === e.keptUntil) continue;
+        e.keptUntil = kept;
+        if (kept !== null) e.until = kept;
+        changed = true;
+      }
+    };
+    walk(this.#entries);
+    return changed;
   }
 
   // ---------------------------------------------------------------------------------------------------
@@ -947,9 +975,56 @@ export class ContextWindow<K extends string = string> {
   }
 
   /**
+   * A range summary whose COMMIT answer was lost, and whose read-back failed too: the store may have
+   * committed it. Held in doubt exactly as a prune is (one `Doubt` for every live member): the window keeps
+   * the run as it was, and the next directive for any member — a prune or another summary — reads back what
+   * committed first and applies it; nothing is committed twice.
+   */
+  #rangeInDoubt(
+    plan: RangePlan, summaryId: string, digest: string, from: string, to: string, raw: string,
+    lost: { readonly unknown: OutcomeUnknownError; readonly keeps: () => readonly (Keep | null)[]; readonly refused: () => boolean },
+  ): RangeRejectedOutcome {
+    const doubt: Doubt = {
+      resolve: () => lost.unknown.resolve() as Promise<PruneCommit | null>,
+      finish: async (commit) => {
+        for (const m of plan.members) this.#doubts.delete(spanIdOf(m));
+        // Nothing committed, or the store refused a member inside its transaction: the run stays as it is.
+        if (commit === null || lost.refused()) return;
+        // The doubt kept every member from changing, but positions before the run may have (another summary).
+        const start = this.#entries.indexOf(plan.members[0]!);
+        if (start >= 0 && plan.members.every((m, i) => this.#entries[start + i] === m)) {
+          this.#applyRange({ ...plan, start }, summaryId, digest, commit, lost.keeps(), commit.items[0]!.audit.seq);
+          return;
+        }
+        // The run is no longer whole: each live member still shows what the store committed for it.
+        const now = this.#settings.clock.now();
+        let freed = 0;
+        for (const [i, e] of plan.live.entries()) {
+          if (this.#byId.get(e.span.id) !== e) continue;
+          const member: PlannedMember = { entry: e, mode: "summarize", policy: this.#settings.kinds[e.span.kind as K], body: null, pinsCarried: [] };
+          freed += this.#apply(member, commit.items[i]!, lost.keeps()[i] ?? null, now);
+        }
+        this.#decided(plan.live.map((e) => e.span.id), freed);
+      },
+    };
+    for (const m of plan.members) this.#doubts.set(spanIdOf(m), doubt);
+    const message = `${from}–${to} kept for now: the store may have committed the summary, but its answer was lost (${errorMessage(lost.unknown)}); the next directive for its spans reads back what committed first`;
+    const line = rangeRejectionLine(from, to, message);
+    this.#notice(line);
+    return { op: "summarize_range", status: "rejected", from, to, reason: "outcome-unknown", message, line, auditSeq: null };
+  }
+
+  /**
    * Settles an earlier prune of `spanId` whose outcome is unknown: `true` when there is none or it is now
    * known (and applied), `false` when the store still cannot say.
    */
+  /** Settles every decision in doubt it can; returns the span ids still in doubt. */
+  async #settleAll(): Promise<ReadonlySet<string>> {
+    if (this.#doubts.size === 0) return new Set();
+    for (const spanId of [...new Set(this.#doubts.keys())]) if (this.#doubts.has(spanId)) await this.#settle(spanId);
+    return new Set(this.#doubts.keys());
+  }
+
   async #settle(spanId: string): Promise<boolean> {
     const doubt = this.#doubts.get(spanId);
     if (doubt === undefined) return true;
@@ -1045,6 +1120,8 @@ export class ContextWindow<K extends string = string> {
 
   async #summarizeRange(from: string, to: string, digest: string, raw: string): Promise<RangeOutcome> {
     digest = digest.toWellFormed(); // as at append: a lone surrogate from JSON is not sent on
+    // A prune or summary in doubt over any span: read back what committed before planning over it.
+    const unsettled = await this.#settleAll();
     const planned = planRange(
       { entries: this.#entries, now: this.#settings.clock.now(), policyOf: (kind) => this.#settings.kinds[kind as K], pinsFor: (policy) => this.#pinsFor(policy) },
       from, to,
@@ -1059,6 +1136,10 @@ export class ContextWindow<K extends string = string> {
     };
     if ("refusal" in planned) return refuse(planned.refusal.reason, planned.refusal.message);
     let { plan } = planned;
+    const doubted = plan.members.map(spanIdOf).find((id) => unsettled.has(id));
+    if (doubted !== undefined) {
+      return refuse("outcome-unknown", `${doubted} kept: an earlier decision over it may have committed, and the store still cannot say whether it did`);
+    }
     // Members pruned earlier: their copies must still be there, and give the digest their pinned ids.
     let verified;
     try {
@@ -1093,6 +1174,7 @@ export class ContextWindow<K extends string = string> {
       } catch (err) {
         return refuse("store-error", `the store failed during the check (${errorMessage(err)}); nothing was committed`);
       }
+      if ("unknown" in result) return this.#rangeInDoubt(plan, summaryId, digest, from, to, raw, result);
       if ("refusal" in result) return refuse(result.refusal.reason, result.refusal.message, result.refusal.auditSeq);
       commit = result.commit;
       keeps = result.keeps;
@@ -1104,6 +1186,11 @@ export class ContextWindow<K extends string = string> {
         repersisted: false, acceptLossy: false, reason: null, pinsCarried: 0, directive: raw,
       });
     }
+    return this.#applyRange(plan, summaryId, digest, commit, keeps, auditSeq);
+  }
+
+  /** A range summary the store committed (or that touched no copy): rewrites the window. */
+  #applyRange(plan: RangePlan, summaryId: string, digest: string, commit: PruneCommit | null, keeps: readonly (Keep | null)[], auditSeq: number | null): RangeSummaryOutcome {
     // Committed: now, and only now, rewrite the window.
     const now = this.#settings.clock.now();
     const tombstone = this.#settings.tombstone;

@@ -50,7 +50,7 @@ describe("types and guard emitters", () => {
     expect(types).toContain('readonly systemHint: LossyOnlyDrop<"systemHint", PolicyName>;');
     expect(types).toContain('readonly complianceNotice: PruneguardTypeError<"kind complianceNotice of policy org has no store and forbids lossy commitment: it cannot be pruned">;');
     expect(types).toContain('export type PolicyName = "org";');
-    expect(types).toContain("export type Ref<K extends SpanKind = SpanKind> = SpanRef<K, PolicyName>;");
+    expect(types).toContain("export type Ref<K extends SpanKind = SpanKind> = SpanRef<K, PolicyName, RequestOf<K>>;");
     expect(types.match(/^export interface BackedSummarize<K extends string, P extends string> /gm)).toHaveLength(1);
     // No intersections, and template-literal types only in the messages a wrong acceptLossy meets (over
     // the interface's own K and P): the shapes that keep consumers' type-check cheap.
@@ -177,6 +177,12 @@ describe("large policies", () => {
       const types = files.find((f) => f.path === "big.types.ts")!.contents;
       expect(types).toContain("export type SpanKind = keyof Requests;");
       expect(types).toMatch(/\/\*\* `k0`: \w+; [a-z, ]+; [^\n]*\*\/\n  readonly k0:/);
+      // One shared request type per rule shape (no per-kind instantiation for tsc to relate per kind), and
+      // messages that name the policy and the rule.
+      expect(types).toMatch(/^export interface BackedNoLossDrop \{$/m);
+      expect(types).not.toMatch(/<K extends string, P extends string>/);
+      expect(types).toContain('PruneguardTypeError<"a kind of policy big forbids lossy commitment: remove acceptLossy;');
+      expect(types).toContain("readonly k3: BackedNoLossDrop;");
       const m = (await import(path.join(dir, "big.guard.ts"))) as typeof org;
       const kinds = m.policy.kinds as Record<string, { store: string | null; modes: readonly string[]; lossy: string; pins?: ReadonlyArray<{ name: string; pattern: string }> }>;
       expect(Object.keys(kinds)).toEqual(ir.kinds.map((k) => k.name));

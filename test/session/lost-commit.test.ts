@@ -92,7 +92,7 @@ class CommitDropper {
 }
 
 const kinds = {
-  tool: { store: "log", modes: ["drop"], lossy: "with-flag" },
+  tool: { store: "log", modes: ["drop", "summarize"], lossy: "with-flag" },
   note: { store: null, modes: ["drop"], lossy: "with-flag" },
 } as const;
 
@@ -172,6 +172,30 @@ describeWithServer("a lost COMMIT acknowledgement on PostgreSQL", () => {
       expect(await recordsOf(truth, id)).toHaveLength(1);
       expect(await truth.countLossy("s")).toBe(1);
       expect(await win.recall(id)).toMatchObject({ status: "pruned-unrecoverable", reason: "lossy" });
+      expect(verifyAuditChain(await truth.auditLog("s"))).toBeNull();
+    });
+  }, 30_000);
+
+  itWithServer("a range summary whose COMMIT reply and read-back are lost is in doubt like a prune, never 'nothing was committed', and settles once", async () => {
+    await withProxy(async ({ proxy, truth, win }) => {
+      const a = await win.append({ kind: "tool", text: "step one" });
+      const b = await win.append({ kind: "tool", text: "step two" });
+      proxy.dropNextCommit = true;
+      proxy.refuse = true;
+      const out = await win.summarizeRange({ from: a, to: b, digest: "two steps" });
+      expect(out).toMatchObject({ status: "rejected", reason: "outcome-unknown" });
+      expect(out.status === "rejected" && out.message).not.toMatch(/nothing was committed/);
+      expect(win.entries().map((e) => e.state)).toEqual(["live", "live"]);
+      // The server committed both members' records.
+      await expect.poll(async () => (await recordsOf(truth, a)).length + (await recordsOf(truth, b)).length, { timeout: 5000 }).toBe(2);
+      expect(await win.summarizeRange({ from: a, to: b, digest: "again" })).toMatchObject({ status: "rejected", reason: "outcome-unknown" });
+      proxy.refuse = false;
+      // The next directive over the run reads back, applies the summary, and commits nothing twice.
+      expect(await win.applyDirective({ op: "prune", span_id: a, mode: "drop" })).toMatchObject({ status: "rejected" });
+      expect(win.entries().map((e) => e.state)).toEqual(["summary"]);
+      expect(await recordsOf(truth, a)).toHaveLength(1);
+      expect(await recordsOf(truth, b)).toHaveLength(1);
+      expect(await win.recall(b)).toMatchObject({ status: "found", text: "step two" });
       expect(verifyAuditChain(await truth.auditLog("s"))).toBeNull();
     });
   }, 30_000);

@@ -1,0 +1,188 @@
+// Outcomes that tell the truth when something around them fails (issue 35, items 4 and 5):
+// - a range summary whose COMMIT answer is lost is held in doubt like a prune, never reported as "nothing
+//   was committed", and settled by the next directive over its spans;
+// - `end()` applies what is pending, and once it released the holds no line offers a recall its copy
+//   cannot honour.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { ContextWindow, ManualClock, MemoryStore, verifyAuditChain, type BackingStore } from "../../src/index.js";
+import type { PruneCommit } from "../../src/stores/store.js";
+import { OutcomeUnknownError } from "../../src/errors.js";
+import { fuzzRuns, timeoutFor } from "../reliability/helpers.js";
+import { immediate } from "./immediate.js";
+
+const HOUR = 3_600_000;
+const kinds = {
+  tool: { store: "log", modes: ["drop", "summarize"], lossy: "with-flag" },
+} as const;
+
+/**
+ * A store whose next `commitPrune` commits and then loses its answer: `resolve` cannot say until `sayable`
+ * (or says nothing committed when `committed` is false: the COMMIT never reached the server).
+ */
+function losingReplies(store: MemoryStore) {
+  const state = { armed: false, committed: true, sayable: false, resolves: 0 };
+  const commitPrune = store.commitPrune.bind(store);
+  store.commitPrune = async (input) => {
+    if (!state.armed) return commitPrune(input);
+    state.armed = false;
+    const commit = state.committed ? await commitPrune(input) : null;
+    throw new OutcomeUnknownError(store.name, "connection lost after COMMIT", async () => {
+      state.resolves++;
+      if (!state.sayable) throw new Error("the store still cannot say");
+      return commit as PruneCommit | null;
+    });
+  };
+  return state;
+}
+
+function setup(deferred = false) {
+  const clock = new ManualClock(0);
+  const store = new MemoryStore({ name: "log", clock, retentionMs: 2 * HOUR });
+  const win = new ContextWindow(
+    deferred
+      ? { session: "s", clock, stores: { log: store }, kinds }
+      : immediate({ session: "s", clock, stores: { log: store }, kinds }),
+  );
+  return { clock, store, win };
+}
+
+const prunes = async (store: BackingStore) => (await store.auditLog("s")).filter((r) => r.op === "prune" && r.status === "reversible");
+
+describe("a range summary whose commit answer is lost", () => {
+  it("is in doubt, not 'nothing was committed'; a retry commits nothing twice; the next directive applies what committed", async () => {
+    const { store, win } = setup();
+    const refs = [];
+    for (let i = 1; i <= 3; i++) refs.push(await win.append({ kind: "tool", text: `step ${i}` }));
+    const before = win.render();
+    const lost = losingReplies(store);
+    lost.armed = true;
+    const out = await win.summarizeRange({ from: refs[0]!, to: refs[2]!, digest: "three steps" });
+    expect(out).toMatchObject({ status: "rejected", reason: "outcome-unknown" });
+    expect(out.status === "rejected" && out.message).not.toMatch(/nothing was committed/);
+    expect(win.entries().map((e) => e.state)).toEqual(["live", "live", "live"]);
+    expect(win.render().startsWith(before)).toBe(true);
+    // The store did commit: one record per member.
+    expect(await prunes(store)).toHaveLength(3);
+    // While the store cannot say, a retry (of the summary, or of a member's prune) is refused and commits nothing.
+    expect(await win.summarizeRange({ from: refs[0]!, to: refs[2]!, digest: "again" })).toMatchObject({ status: "rejected", reason: "outcome-unknown" });
+    expect(await win.tryPrune({ span: refs[1]!, mode: "drop" })).toMatchObject({ status: "rejected", reason: "outcome-unknown" });
+    expect(await prunes(store)).toHaveLength(3);
+    // Once it can, the next directive over the run reads back, applies the committed summary, then answers.
+    lost.sayable = true;
+    expect(await win.tryPrune({ span: refs[1]!, mode: "drop" })).toMatchObject({ status: "rejected" });
+    expect(win.entries().map((e) => e.state)).toEqual(["summary"]);
+    expect(win.render()).toContain("summary of span_1–span_3 (3)");
+    expect(await prunes(store)).toHaveLength(3);
+    expect(await win.recall("span_2")).toMatchObject({ status: "found", text: "step 2" });
+    expect(verifyAuditChain(await store.auditLog("s"))).toBeNull();
+  });
+
+  it("when the read-back says nothing committed, the run stays and a later summary commits once", async () => {
+    const { store, win } = setup();
+    const refs = [];
+    for (let i = 1; i <= 2; i++) refs.push(await win.append({ kind: "tool", text: `step ${i}` }));
+    const lost = losingReplies(store);
+    lost.armed = true;
+    lost.committed = false;
+    expect(await win.summarizeRange({ from: refs[0]!, to: refs[1]!, digest: "d" })).toMatchObject({ status: "rejected", reason: "outcome-unknown" });
+    lost.sayable = true;
+    expect(await win.summarizeRange({ from: refs[0]!, to: refs[1]!, digest: "two steps" })).toMatchObject({ status: "summarized" });
+    expect(await prunes(store)).toHaveLength(2);
+  });
+
+  it(`property: lost answers at any summary or prune, settled in any order, never commit twice and leave window and store agreeing (${fuzzRuns(60)} runs)`, { timeout: timeoutFor(60, 200) }, async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({ op: fc.constantFrom("summarize", "prune"), at: fc.nat(3), lose: fc.boolean(), committed: fc.boolean(), sayable: fc.boolean() }), { minLength: 1, maxLength: 8 }),
+        async (steps) => {
+          const { store, win } = setup();
+          const refs = [];
+          for (let i = 1; i <= 5; i++) refs.push(await win.append({ kind: "tool", text: `step ${i}` }));
+          const lost = losingReplies(store);
+          for (const step of steps) {
+            lost.armed = step.lose;
+            lost.committed = step.committed;
+            lost.sayable = step.sayable;
+            const out = step.op === "summarize"
+              ? await win.summarizeRange({ from: refs[step.at]!, to: refs[step.at + 1]!, digest: "d" })
+              : await win.tryPrune({ span: refs[step.at]!, mode: "drop" });
+            // A lost answer is never reported as a store error that committed nothing.
+            if (step.lose && step.committed && out.status === "rejected") expect(out.reason).not.toBe("store-error");
+          }
+          // The store recovers; one directive per span settles every doubt.
+          lost.armed = false;
+          lost.sayable = true;
+          for (const r of refs) await win.recall(r);
+          for (const r of refs) await win.tryPrune({ span: r, mode: "drop" });
+          // Each span was decided at most once, and the window shows exactly what the store committed.
+          const log = await prunes(store);
+          const perSpan = new Map<string, number>();
+          for (const rec of log) perSpan.set(rec.spanId!, (perSpan.get(rec.spanId!) ?? 0) + 1);
+          for (const [id, n] of perSpan) expect(n, id).toBe(1);
+          const shownPruned = new Set<string>();
+          for (const e of win.entries()) {
+            if (e.state === "pruned") shownPruned.add(e.spanId);
+            // A summary over spans pruned already is recorded under its own id: it touched no copy.
+            if (e.state === "summary") for (const m of [...e.members, ...(perSpan.has(e.spanId) ? [e.spanId] : [])]) shownPruned.add(m);
+          }
+          expect([...shownPruned].sort()).toEqual([...perSpan.keys()].sort());
+          expect(verifyAuditChain(await store.auditLog("s"))).toBeNull();
+        },
+      ),
+      { numRuns: fuzzRuns(60) },
+    );
+  });
+});
+
+describe("end()", () => {
+  it("applies a prune still pending, and once the holds are released no line offers a recall past the copy's retention", async () => {
+    const { clock, store, win } = setup(true);
+    const ref = await win.append({ kind: "tool", text: "output with req_7f3a9c2e41" });
+    await win.append({ kind: "tool", text: "x".repeat(20) });
+    await win.prune({ span: ref, mode: "drop" });
+    // Deferred: the prune is decided, not yet shown.
+    expect(win.entries()[0]!.state).toBe("live");
+    await win.end();
+    expect(win.entries()[0]!).toMatchObject({ state: "pruned", line: expect.stringMatching(/^span_1 pruned, recall #1.* until 02:00Z/) });
+    // The store's retention passes and its job deletes the copy: the line no longer offers it.
+    clock.advance(2 * HOUR + 1);
+    await store.rotate();
+    expect(win.render()).toMatch(/^span_1 pruned, copy may be lost/);
+    expect(await win.recall(ref)).toMatchObject({ status: "pruned-unrecoverable", reason: "copy-lost" });
+    // The compaction point end() made is audited, once.
+    expect((await store.auditLog("s")).filter((r) => r.op === "compact")).toHaveLength(1);
+  });
+
+  it(`property: whatever happened before and after end(), a line that offers a recall is one recall honours (${fuzzRuns(60)} runs)`, { timeout: timeoutFor(60, 100) }, async () => {
+    const step = fc.oneof(
+      fc.record({ t: fc.constant("append" as const) }),
+      fc.record({ t: fc.constant("prune" as const), at: fc.nat(5) }),
+      fc.record({ t: fc.constant("advance" as const), hours: fc.integer({ min: 0, max: 3 }) }),
+      fc.record({ t: fc.constant("rotate" as const) }),
+      fc.record({ t: fc.constant("end" as const) }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 16 }), async (steps) => {
+        const { clock, store, win } = setup(true);
+        const refs = [];
+        let ended = false;
+        for (const s of steps) {
+          if (s.t === "append" && !ended) refs.push(await win.append({ kind: "tool", text: `output ${refs.length}` }));
+          else if (s.t === "prune" && !ended && refs[s.at] !== undefined) await win.tryPrune({ span: refs[s.at]!, mode: "drop" });
+          else if (s.t === "advance") clock.advance(s.hours * HOUR);
+          else if (s.t === "rotate") await store.rotate();
+          else if (s.t === "end") {
+            await win.end();
+            ended = true;
+          }
+          for (const e of win.entries()) {
+            if (e.state !== "pruned" || !/recall #\d+/.test(e.line)) continue;
+            expect(await store.lookup("s", { handle: e.handle }), `${e.line} after ${JSON.stringify(steps)}`).toMatchObject({ status: "found" });
+          }
+        }
+      }),
+      { numRuns: fuzzRuns(60) },
+    );
+  });
+});
