@@ -138,9 +138,25 @@ export function auditReason(reason: DecisionReason | null): AuditReason | null {
       return `copy-lost:${reason.loss}`;
     case "search":
       return `search:${reason.coverage}`;
-    default:
+    case "mode-not-allowed":
+    case "unknown-span":
+    case "already-pruned":
+    case "group":
+    case "store-error":
+    case "lost":
+    case "outcome-unknown":
+    case "range":
+    case "foreign-ref":
+    case "parse":
       return reason.code;
+    default:
+      // Exhaustive: a new reason does not compile until it is given its stored code here.
+      return unencoded(reason);
   }
+}
+
+function unencoded(reason: never): never {
+  throw new TypeError(`no audit code for reason ${JSON.stringify(reason)}`);
 }
 
 /** The outcome's reject code for a refusal reason. */
