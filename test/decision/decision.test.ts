@@ -31,8 +31,8 @@ const input = (over: Partial<SpanDecisionInput> = {}): SpanDecisionInput => ({
 
 describe("decideSpan", () => {
   it("a verified copy is reversible with no reason, whatever the flag says", () => {
-    expect(decideSpan(input(), ok)).toEqual({ status: "reversible", repersist: false, reason: null, keep: { keptUntil: null, until: null } });
-    expect(decideSpan(input({ acceptLossy: true }), ok)).toEqual({ status: "reversible", repersist: false, reason: null, keep: { keptUntil: null, until: null } });
+    expect(decideSpan(input(), ok)).toEqual({ status: "reversible", repersist: false, reason: null, keep: { keptUntil: null, until: null, retainedUntil: null } });
+    expect(decideSpan(input({ acceptLossy: true }), ok)).toEqual({ status: "reversible", repersist: false, reason: null, keep: { keptUntil: null, until: null, retainedUntil: null } });
   });
 
   it.each(["absent", "expired", "no-handle"] as const)("re-persists a %s copy when the kind asks and the store can take it", (copy) => {
@@ -40,7 +40,7 @@ describe("decideSpan", () => {
       status: "reversible",
       repersist: true,
       reason: { code: "repersisted", copy },
-      keep: { keptUntil: null, until: null },
+      keep: { keptUntil: null, until: null, retainedUntil: null },
     });
   });
 
