@@ -33,6 +33,7 @@ export type {
   AISDKToolOutput,
   AISDKToolResult,
   AnthropicTool,
+  AISDKToolsOptions,
   OpenAIChatTool,
   OpenAIResponsesTool,
   PassThroughSchema,

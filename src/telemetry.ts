@@ -246,8 +246,9 @@ export class Telemetry {
     // The API's proxy answers with a no-op until an SDK sets its delegate: compare the delegate.
     const source = typeof provider.getDelegate === "function" ? provider.getDelegate() : provider;
     if (source !== this.#tracerSource) {
-      this.#tracerSource = source;
+      // The source is noted once its tracer is had: a provider whose getTracer threw is asked again next time.
       this.#globalTracer = source === noopTracerProvider ? null : provider.getTracer(TELEMETRY_SCOPE);
+      this.#tracerSource = source;
     }
     return this.#globalTracer;
   }
@@ -257,9 +258,9 @@ export class Telemetry {
     if (this.#fixedInstruments !== undefined) return this.#fixedInstruments;
     const provider = this.#api!.metrics.getMeterProvider();
     if (provider !== this.#meterSource) {
-      this.#meterSource = provider;
       const meter = provider.getMeter(TELEMETRY_SCOPE);
       this.#globalInstruments = this.#api!.createNoopMeter !== undefined && meter === this.#api!.createNoopMeter() ? null : instruments(meter);
+      this.#meterSource = provider;
     }
     return this.#globalInstruments;
   }
@@ -272,78 +273,97 @@ export class Telemetry {
 
   /**
    * One decision: a span around it (active while it runs), and its metrics once it answered. Telemetry never
-   * changes an answer: a tracer, meter or context manager that throws is ignored (the decision runs, and
-   * answers, as without it), and only the decision's own exception propagates.
+   * changes an answer: a tracer, span, meter, instrument or context manager that throws is ignored (the
+   * decision runs, and answers, as without it), and only the decision's own exception propagates. The
+   * decision runs exactly once: a context manager's `with()` gets a callback that starts it at most once,
+   * and whatever `with()` does — throws before or after calling it, never calls it, calls it twice, returns
+   * something else — the answer is the decision's own promise, started here if `with()` did not.
    */
   async decision<T>(op: string | null, run: () => Promise<T>, describe: (out: T) => Described): Promise<T> {
-    let tracer: TelemetryTracer | null = null;
-    let inst: Instruments | null = null;
-    let span: TelemetrySpan | null = null;
-    let scoped: (() => Promise<T>) | null = null;
-    try {
-      tracer = this.#tracer();
-      inst = this.#instruments();
-      if (tracer === null && inst === null) return run();
-      span = tracer === null ? null : this.#start(tracer, op === null ? "pruneguard.directive" : `pruneguard.${op}`, op === null ? {} : { "pruneguard.op": op });
-      if (span !== null && this.#api !== null) {
-        const api = this.#api;
-        const context = api.trace.setSpan(api.context.active(), span);
-        scoped = () => api.context.with(context, run);
+    let started: Promise<T> | null = null;
+    const once = (): Promise<T> => {
+      if (started === null) {
+        try {
+          started = run();
+        } catch (err) {
+          started = Promise.reject(err as Error);
+        }
       }
-    } catch {
-      // An SDK that failed here records nothing of this decision.
-      if (span === null) return run();
-    }
+      return started;
+    };
+    // Each piece of the SDK fails alone: a tracer that cannot be had still leaves the metrics, and the reverse.
+    const tracer = orNull(() => this.#tracer());
+    const instruments = orNull(() => this.#instruments());
+    if (tracer === null && instruments === null) return once();
+    const span = tracer === null ? null : orNull(() => asSpan(this.#start(tracer, op === null ? "pruneguard.directive" : `pruneguard.${op}`, op === null ? {} : { "pruneguard.op": op })));
     const t0 = performance.now();
     if (span !== null) this.#running.push(span);
     let out: T;
     try {
-      out = await (scoped ?? run)();
+      if (span !== null && this.#api !== null) this.#scoped(this.#api, span, once);
+      out = await once();
     } catch (err) {
       const type = errorType(err);
-      quietly(() => {
-        if (span !== null) {
-          span.setAttributes({ "error.type": type });
-          span.setStatus({ code: STATUS_ERROR, message: type });
-          span.end();
-        }
-        const opStatus = { "pruneguard.op": op ?? "unknown", "pruneguard.status": "error" };
-        inst?.decisions.add(1, opStatus);
-        inst?.duration.record((performance.now() - t0) / 1000, opStatus);
-      });
+      if (span !== null) {
+        quietly(() => span.setAttributes({ "error.type": type }));
+        quietly(() => span.setStatus({ code: STATUS_ERROR, message: type }));
+        quietly(() => span.end());
+      }
+      const opStatus = { "pruneguard.op": op ?? "unknown", "pruneguard.status": "error" };
+      quietly(() => instruments?.decisions.add(1, opStatus));
+      quietly(() => instruments?.duration.record((performance.now() - t0) / 1000, opStatus));
       throw err;
     } finally {
       if (span !== null) this.#running.pop();
     }
     const seconds = (performance.now() - t0) / 1000;
-    quietly(() => {
-      // An outcome telemetry cannot read is recorded without its details.
-      let d: Described | null = null;
-      quietly(() => void (d = describe(out)));
-      const described = d as Described | null;
-      if (span !== null) {
-        if (described !== null) {
-          // A directive whose op could not be read keeps the name it started with (`pruneguard.directive`).
-          if (described.op !== "unknown" && op !== described.op) span.updateName(`pruneguard.${described.op}`);
-          span.setAttributes(described.attributes);
-          for (const f of described.failures) span.addEvent("pruneguard.store_failure", clean({ "pruneguard.store": f.store, "pruneguard.failure": f.failure }));
-        }
-        span.end();
+    // An outcome telemetry cannot read is recorded without its details.
+    const described = orNull(() => describe(out));
+    if (span !== null) {
+      if (described !== null) {
+        // A directive whose op could not be read keeps the name it started with (`pruneguard.directive`).
+        if (described.op !== "unknown" && op !== described.op) quietly(() => span.updateName(`pruneguard.${described.op}`));
+        quietly(() => span.setAttributes(described.attributes));
+        for (const f of described.failures) quietly(() => span.addEvent("pruneguard.store_failure", clean({ "pruneguard.store": f.store, "pruneguard.failure": f.failure })));
       }
-      if (inst !== null && described !== null) this.#count(inst, described, seconds);
-    });
+      quietly(() => span.end());
+    }
+    if (instruments !== null && described !== null) this.#count(instruments, described, seconds);
     return out;
+  }
+
+  /**
+   * Starts the decision with its span as the active context. What the context manager does is not trusted:
+   * it is ignored when it throws, and a promise it returns instead of the decision's is left to settle
+   * (handled, so its rejection is not an unhandled one). The caller awaits `once()`, which starts the
+   * decision itself when `with()` did not.
+   */
+  #scoped<T>(api: OtelApi, span: TelemetrySpan, once: () => Promise<T>): void {
+    let returned: unknown;
+    try {
+      const context = api.trace.setSpan(api.context.active(), span);
+      returned = api.context.with(context, once);
+    } catch {
+      return;
+    }
+    if (returned !== null && (typeof returned === "object" || typeof returned === "function")) {
+      quietly(() => {
+        const then = (returned as { then?: unknown }).then;
+        if (typeof then === "function") (then as (ok: () => void, fail: () => void) => unknown).call(returned, ignore, ignore);
+      });
+    }
   }
 
   #count(inst: Instruments, d: Described, seconds: number): void {
     const opStatus = { "pruneguard.op": d.op, "pruneguard.status": d.status };
-    inst.decisions.add(1, { ...opStatus, ...d.dimensions });
-    inst.duration.record(seconds, opStatus);
+    quietly(() => inst.decisions.add(1, { ...opStatus, ...d.dimensions }));
+    quietly(() => inst.duration.record(seconds, opStatus));
     const kind = d.dimensions["pruneguard.span.kind"];
-    if (d.tokensFreed > 0) inst.tokensFreed.add(d.tokensFreed, clean({ "pruneguard.op": d.op, "pruneguard.span.kind": kind }));
-    if (d.lossy > 0) inst.lossy.add(d.lossy, clean({ "pruneguard.span.kind": kind }));
-    if (d.recall !== null) inst.recalls.add(1, d.recall);
-    for (const f of d.failures) inst.storeFailures.add(1, clean({ "pruneguard.op": d.op, "pruneguard.store": f.store, "pruneguard.failure": f.failure }));
+    if (d.tokensFreed > 0) quietly(() => inst.tokensFreed.add(d.tokensFreed, clean({ "pruneguard.op": d.op, "pruneguard.span.kind": kind })));
+    if (d.lossy > 0) quietly(() => inst.lossy.add(d.lossy, clean({ "pruneguard.span.kind": kind })));
+    const recall = d.recall;
+    if (recall !== null) quietly(() => inst.recalls.add(1, recall));
+    for (const f of d.failures) quietly(() => inst.storeFailures.add(1, clean({ "pruneguard.op": d.op, "pruneguard.store": f.store, "pruneguard.failure": f.failure })));
   }
 
   /** Attributes on the decision running now (what only the middle of a decision knows: the lossy budget left). */
@@ -353,12 +373,13 @@ export class Telemetry {
 
   /** A compaction point: a span under whatever is active (the decision that caused it, or the caller's rendering). */
   compaction(report: CompactionReport, count: number): void {
-    quietly(() => this.#compaction(report, count));
+    // The span and the counts fail apart: a tracer that throws still leaves the metrics.
+    quietly(() => this.#compactionSpan(report, count));
+    quietly(() => this.#compactionCounts(report));
   }
 
-  #compaction(report: CompactionReport, count: number): void {
+  #compactionSpan(report: CompactionReport, count: number): void {
     const tracer = this.#tracer();
-    const inst = this.#instruments();
     if (tracer !== null) {
       this.#start(tracer, "pruneguard.compaction", {
         "pruneguard.op": "compaction",
@@ -369,6 +390,10 @@ export class Telemetry {
         "pruneguard.compaction.tokens_rewritten": report.rewrittenTokens,
       }).end();
     }
+  }
+
+  #compactionCounts(report: CompactionReport): void {
+    const inst = this.#instruments();
     if (inst !== null) {
       inst.compactions.add(1);
       if (report.freedTokens > 0) inst.compactionTokens.add(report.freedTokens, { "pruneguard.compaction.token.type": "freed" });
@@ -378,18 +403,15 @@ export class Telemetry {
 
   /** A store failure outside any decision (a copy that could not be persisted at append): its own span. */
   storeFailure(op: string, store: string | null, err: unknown): void {
-    quietly(() => this.#storeFailure(op, store, err));
-  }
-
-  #storeFailure(op: string, store: string | null, err: unknown): void {
-    const failure = { "pruneguard.op": op, "pruneguard.store": store, "pruneguard.failure": "persist", "error.type": errorType(err) };
-    const tracer = this.#tracer();
-    if (tracer !== null) {
-      const span = this.#start(tracer, "pruneguard.store_failure", clean(failure));
-      span.setStatus({ code: STATUS_ERROR, message: errorType(err) });
+    const type = errorType(err);
+    quietly(() => {
+      const tracer = this.#tracer();
+      if (tracer === null) return;
+      const span = this.#start(tracer, "pruneguard.store_failure", clean({ "pruneguard.op": op, "pruneguard.store": store, "pruneguard.failure": "persist", "error.type": type }));
+      quietly(() => span.setStatus({ code: STATUS_ERROR, message: type }));
       span.end();
-    }
-    this.#instruments()?.storeFailures.add(1, clean({ "pruneguard.op": op, "pruneguard.store": store, "pruneguard.failure": "persist" }));
+    });
+    quietly(() => this.#instruments()?.storeFailures.add(1, clean({ "pruneguard.op": op, "pruneguard.store": store, "pruneguard.failure": "persist" })));
   }
 
   /** A resume: the spans restored, by state. */
@@ -597,6 +619,24 @@ function clean(attributes: { readonly [key: string]: TelemetryAttributeValue | n
   const out: TelemetryAttributes = {};
   for (const [k, v] of Object.entries(attributes)) if (v !== null && v !== undefined) out[k] = v;
   return out;
+}
+
+/** A span as `startSpan` returned it, or `null` when it returned none (a broken tracer: nothing to record on). */
+function asSpan(span: unknown): TelemetrySpan | null {
+  return span !== null && typeof span === "object" ? (span as TelemetrySpan) : null;
+}
+
+function ignore(): void {
+  // a context manager's own promise: its outcome is not the decision's
+}
+
+/** Telemetry's own work that answers something: `null` when it threw. */
+function orNull<T>(fn: () => T | null): T | null {
+  try {
+    return fn();
+  } catch {
+    return null;
+  }
 }
 
 /** Runs telemetry's own work; whatever it throws stays here (an SDK's failure is not the window's). */

@@ -43,49 +43,52 @@ export interface Rendered {
   readonly shown: number;
 }
 
-/** The answer's text within the budget. */
+/**
+ * The answer's text within the budget, whatever the counts, the query and the budget (at least
+ * `MIN_SEARCH_TOKENS`): the coverage line first, in its full wording and then, when that cannot fit even
+ * with every hole counted rather than named, in a terse one; then as many matches as the rest allows.
+ */
 export function renderSearch(input: RenderInput): Rendered {
-  const { matches, coverage, budgetTokens } = input;
-  const ranges = holeRanges(coverage.holes);
+  const { matches, budgetTokens } = input;
+  const ranges = holeRanges(input.coverage.holes);
+  const what = matches.length === 0 ? "no match" : `${matches.length} span${matches.length === 1 ? "" : "s"} match`;
   // The query is quoted as long as the budget allows (a query of emoji costs several tokens a character),
-  // down to none: the budget holds for the final text, whatever the model asked.
-  const headerFor = (chars: number) => {
-    const what = `${matches.length === 0 ? "no match" : `${matches.length} span${matches.length === 1 ? "" : "s"} match`}`;
-    return chars === 0 ? `search: ${what}` : `search ${quoteQuery(input.query, input.regex, chars)}: ${what}`;
-  };
-  let header = headerFor(QUOTED_QUERY_CHARS);
-  for (let chars = QUOTED_QUERY_CHARS; countTokens(`${header}\n${coverageLine(input, ranges, 0)}`) > budgetTokens && chars > 0; ) {
-    chars = chars > 8 ? Math.floor(chars / 2) : 0;
-    header = headerFor(chars);
-  }
-  // The coverage line first, naming as many hole ranges as fit in the budget with nothing else.
-  let named = ranges.length;
-  const fits = (n: number) => countTokens(`${header}\n${coverageLine(input, ranges, n)}`) <= budgetTokens;
-  if (!fits(named)) {
-    let lo = 0;
-    let hi = named;
-    while (lo < hi) {
-      const mid = Math.ceil((lo + hi) / 2);
-      if (fits(mid)) lo = mid;
-      else hi = mid - 1;
+  // down to none.
+  const headerFor = (chars: number) => (chars === 0 ? `search: ${what}` : `search ${quoteQuery(input.query, input.regex, chars)}: ${what}`);
+  const fits = (lines: readonly string[]) => countTokens(lines.join("\n")) <= budgetTokens;
+  for (const terse of [false, true]) {
+    // When no match fits, a line says so; it is reserved before any hole is named, so it always fits.
+    const notShown = matches.length === 0 ? [] : [terse ? "none shown: narrow the query" : `${matches.length} not shown: the search budget is spent on coverage; narrow the query`];
+    for (const chars of [QUOTED_QUERY_CHARS, 30, 15, 7, 0]) {
+      const header = headerFor(chars);
+      const base = (named: number) => [header, ...notShown, coverageLine(input, ranges, named, terse)];
+      if (!fits(base(0))) continue;
+      // The coverage line names as many hole ranges as fit (the rest counted); `lo` always fits.
+      let lo = 0;
+      let hi = ranges.length;
+      while (lo < hi) {
+        const mid = Math.ceil((lo + hi) / 2);
+        if (fits(base(mid))) lo = mid;
+        else hi = mid - 1;
+      }
+      const tail = coverageLine(input, ranges, lo, terse);
+      let shown = 0;
+      let text = base(lo).join("\n");
+      for (let n = 1; n <= matches.length; n++) {
+        const rest = matches.length - n;
+        const lines = [header, ...matches.slice(0, n).map(matchLine), ...(rest > 0 ? [`+${rest} more span${rest === 1 ? "" : "s"} match; narrow the query to see them`] : []), tail];
+        if (!fits(lines)) break;
+        shown = n;
+        text = lines.join("\n");
+      }
+      return { text, tokens: countTokens(text), shown };
     }
-    named = lo;
   }
-  const tail = coverageLine(input, ranges, named);
-  let shown = 0;
-  let text = `${header}\n${tail}`;
-  for (let n = 1; n <= matches.length; n++) {
-    const lines = matches.slice(0, n).map(matchLine);
-    const rest = matches.length - n;
-    const candidate = [header, ...lines, ...(rest > 0 ? [`+${rest} more span${rest === 1 ? "" : "s"} match; narrow the query to see them`] : []), tail].join("\n");
-    if (countTokens(candidate) > budgetTokens) break;
-    shown = n;
-    text = candidate;
-  }
-  if (shown === 0 && matches.length > 0) {
-    text = [header, `${matches.length} not shown: the search budget is spent on coverage; narrow the query`, tail].join("\n");
-  }
-  return { text, tokens: countTokens(text), shown };
+  // Past what the terse line fits (counts no session reaches at the smallest budget a policy may set): the
+  // least that is still true, never "nothing there".
+  const unsearched = input.coverage.holes.length + input.coverage.unread;
+  const text = `search: ${what}; ${unsearched} span${unsearched === 1 ? "" : "s"} not searched (coverage exceeds the budget)`;
+  return { text, tokens: countTokens(text), shown: 0 };
 }
 
 /** The most of the query an answer quotes, in code points. */
@@ -135,10 +138,15 @@ function rangeText(r: HoleRange): string {
   return r.count === 1 ? r.first : `${r.first}–${r.last}`;
 }
 
-/** The coverage line, naming the first `named` hole ranges and counting the spans of the others. */
-function coverageLine(input: RenderInput, ranges: readonly HoleRange[], named: number): string {
+/**
+ * The coverage line, naming the first `named` hole ranges and counting the spans of the others. `terse`
+ * says the same in fewer tokens, for budgets the full wording cannot fit.
+ */
+function coverageLine(input: RenderInput, ranges: readonly HoleRange[], named: number, terse = false): string {
   const { coverage, matches } = input;
-  const searched = `${coverage.live} live and ${coverage.pruned} recoverable pruned span${coverage.pruned === 1 ? "" : "s"}`;
+  const searched = terse
+    ? `${coverage.live} live, ${coverage.pruned} pruned`
+    : `${coverage.live} live and ${coverage.pruned} recoverable pruned span${coverage.pruned === 1 ? "" : "s"}`;
   const parts: string[] = [matches.length === 0 ? `no match in ${searched}` : `searched ${searched}`];
   const gone = ranges.filter((r) => r.why !== "unavailable" && r.why !== "elsewhere");
   const down = ranges.filter((r) => r.why === "unavailable");
@@ -154,16 +162,24 @@ function coverageLine(input: RenderInput, ranges: readonly HoleRange[], named: n
   };
   const goneCount = gone.reduce((n, r) => n + r.count, 0);
   const downCount = down.reduce((n, r) => n + r.count, 0);
-  if (goneCount > 0) {
-    const verb = goneCount === 1 ? "is" : "are";
-    parts.push(`${name(gone)} ${verb} unrecoverable and may have held ${matches.length === 0 ? "it" : "more"}`);
-  }
-  if (downCount > 0) parts.push(`${name(down)} could not be read now (store unreachable; retry)`);
   const awayCount = away.reduce((n, r) => n + r.count, 0);
-  if (awayCount > 0) parts.push(`${name(away)} ${awayCount === 1 ? "is" : "are"} another window's of this session, not searched here`);
-  if (coverage.truncated) parts.push(`a store had more than ${input.candidateLimit} candidate copies; narrow the query to search the rest`);
-  if (coverage.unread > 0) {
-    parts.push(`${coverage.unread} span${coverage.unread === 1 ? " was" : "s were"} not read: the pattern costs too much for ${coverage.unread === 1 ? "its" : "their"} length; use a substring or a simpler pattern`);
+  if (terse) {
+    if (goneCount > 0) parts.push(`${name(gone)} unrecoverable (may hold ${matches.length === 0 ? "it" : "more"})`);
+    if (downCount > 0) parts.push(`${name(down)} unreadable (retry)`);
+    if (awayCount > 0) parts.push(`${name(away)} in another window`);
+    if (coverage.truncated) parts.push("candidates capped (narrow the query)");
+    if (coverage.unread > 0) parts.push(`${coverage.unread} unread (costly pattern)`);
+  } else {
+    if (goneCount > 0) {
+      const verb = goneCount === 1 ? "is" : "are";
+      parts.push(`${name(gone)} ${verb} unrecoverable and may have held ${matches.length === 0 ? "it" : "more"}`);
+    }
+    if (downCount > 0) parts.push(`${name(down)} could not be read now (store unreachable; retry)`);
+    if (awayCount > 0) parts.push(`${name(away)} ${awayCount === 1 ? "is" : "are"} another window's of this session, not searched here`);
+    if (coverage.truncated) parts.push(`a store had more than ${input.candidateLimit} candidate copies; narrow the query to search the rest`);
+    if (coverage.unread > 0) {
+      parts.push(`${coverage.unread} span${coverage.unread === 1 ? " was" : "s were"} not read: the pattern costs too much for ${coverage.unread === 1 ? "its" : "their"} length; use a substring or a simpler pattern`);
+    }
   }
   if (goneCount === 0 && downCount === 0 && awayCount === 0 && !coverage.truncated && coverage.unread === 0 && matches.length === 0) parts.push("nothing pruned is unrecoverable");
   return parts.join("; ");

@@ -192,26 +192,43 @@ export interface AISDKToolResult {
   readonly isError: boolean;
 }
 
+/** Options of `aiSDKTools`: the agent's own tools (required, `{}` for none) and the strict variant to send. */
+export interface AISDKToolsOptions<T extends { readonly [name: string]: unknown }> {
+  /** Your `ToolSet`: returned with the directive tools, a shared name refused. `{}` when the agent has no tools. */
+  readonly agentTools: T;
+  /** `true`/`"openai"`: OpenAI's strict variant; `"anthropic"`: Anthropic's (for `@ai-sdk/anthropic`). */
+  readonly strict?: boolean | "openai" | "anthropic";
+}
+
 /**
  * The directive tools as an AI SDK 7 `ToolSet` bound to `window`, for `generateText`'s `tools`. Each call
  * runs `window.handleToolCall`; the model reads the window's line back (an invalid directive as
- * `error-text`). With `agentTools: myTools` the result is your tools and the directive tools together,
- * and a name both use throws (`{ ...myTools, ...aiSDKTools(win) }` would replace yours without a word).
+ * `error-text`). `agentTools` is required: the result is your tools and the directive tools together, and
+ * a name both use throws. Pass `{}` when the agent has no tools of its own.
+ *
+ * Why required (issue 35): a `ToolSet` is a plain object, so `{ ...myTools, ...aiSDKTools(win) }` replaces
+ * the agent's tool of a directive tool's name before any code of ours runs, and the SDK never shows a tool
+ * or `prepareStep` the set it was given; no check at a later call can see the tool that was dropped. The
+ * only place the two sets meet where a collision can be refused is here.
  *
  * Gotcha: arguments that are not JSON at all never reach `execute` — the SDK answers those itself. Pass
  * `repairToolCall: pruneguardRepairToolCall()` to route them to the window too.
  */
-export function aiSDKTools<T extends { readonly [name: string]: unknown } = { readonly [name: string]: never }>(
+export function aiSDKTools<T extends { readonly [name: string]: unknown }>(
   window: ToolCallHandler,
   tools: readonly DirectiveTool[] = defaultTools(),
-  options: Omit<ProviderToolsWith<T>, "strict"> & { readonly strict?: boolean | "openai" | "anthropic" } = {},
+  options: AISDKToolsOptions<T>,
 ): Record<string, T[keyof T] | AISDKTool> {
-  const out: Record<string, T[keyof T] | AISDKTool> = {};
-  if (options.agentTools !== undefined) {
-    // Spread after it, a directive tool would replace the agent's own tool of that name.
-    refuseToolCollisions("aiSDKTools", options.agentTools, tools);
-    Object.assign(out, options.agentTools);
+  // Checked at run time too: JavaScript callers, and `as` casts, skip the type.
+  const agentTools = (options as Partial<AISDKToolsOptions<T>> | undefined)?.agentTools;
+  if (typeof agentTools !== "object" || agentTools === null || Array.isArray(agentTools)) {
+    throw new TypeError(
+      "aiSDKTools: pass your own tools as agentTools (an AI SDK ToolSet, or {} when the agent has none): " +
+        "the result holds both, and a name both use throws, where { ...myTools, ...aiSDKTools(…) } would replace yours without a word",
+    );
   }
+  refuseToolCollisions("aiSDKTools", agentTools, tools);
+  const out: Record<string, T[keyof T] | AISDKTool> = { ...(agentTools as Record<string, T[keyof T]>) };
   for (const t of tools) {
     out[t.name] = {
       description: t.description,

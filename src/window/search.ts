@@ -5,8 +5,9 @@
  * altered, a store that failed — is named in the answer as a possible holder, so "no match" never
  * passes for "nothing there" when the window knows of holes.
  *
- * A store's index only proposes candidates: each is checked against the content hash the window
- * recorded when it pruned the span, and the match is confirmed on the candidate's bytes.
+ * Every copy the window pruned is read and hashed, whether or not it holds the query: a copy is counted as
+ * searched only when its bytes hash to the content hash the window recorded when it pruned the span
+ * (a record edited in place under its old hash is a hole too), and a match is confirmed on those bytes.
  */
 import type { AuditDraft } from "../audit.js";
 import { contentHash } from "../hash.js";
@@ -24,7 +25,7 @@ export interface SearchRequest {
   readonly regex?: boolean;
 }
 
-/** Candidate copies one store returns for one search, at most. */
+/** Copies one store is asked to send in one read; a search reads all of a store's in as many reads as it takes. */
 export const CANDIDATE_LIMIT = 256;
 
 /** What search needs from the window (internal). */
@@ -102,34 +103,47 @@ export async function search(query: SearchQuery, raw: string, ctx: SearchContext
   };
   for (const e of entries) visit(e);
   let pruned = 0;
-  let truncated = false;
   for (const [name, byHandle] of byStore) {
-    let answer;
-    try {
-      const copies = [...byHandle.values()].map((e) => ({ handle: e.handle!, hash: e.hash }));
-      answer = await ctx.store(name).searchCopies(ctx.session, { copies, literal: query.literal, limit: CANDIDATE_LIMIT });
-    } catch {
-      for (const e of byHandle.values()) holes.set(e.spanId, "unavailable");
-      continue;
-    }
-    truncated ||= answer.more;
-    // Rotated out, deleted or altered behind the runtime: the store no longer has the bytes pruned.
-    for (const handle of answer.gone) {
-      const e = byHandle.get(handle);
-      if (e !== undefined) holes.set(e.spanId, "copy-lost");
-    }
-    for (const c of answer.candidates) {
-      const e = byHandle.get(c.handle);
-      // A live span's own record, or a record this window did not prune: not a pruned span of this window.
-      if (e === undefined || e.spanId !== c.spanId) continue;
-      // The bytes the window pruned, or none: a copy edited since is as lost as a deleted one.
-      if (c.hash !== e.hash || contentHash(c.text) !== e.hash) {
-        holes.set(e.spanId, "copy-lost");
+    const store = ctx.store(name);
+    const copies = [...byHandle.values()].map((e) => ({ handle: e.handle!, hash: e.hash }));
+    /** Copies whose bytes hashed to what the window pruned: the only ones counted as searched. */
+    const verified = new Set<string>();
+    // Every copy's bytes are read, not only those holding the query's literal: a copy edited in place under
+    // its old hash is found only by hashing it, and one that no longer holds the literal would otherwise be
+    // counted as searched. A read at a time is bounded, so no store sends more than CANDIDATE_LIMIT copies at once.
+    for (let at = 0; at < copies.length; at += CANDIDATE_LIMIT) {
+      const chunk = copies.slice(at, at + CANDIDATE_LIMIT);
+      let answer;
+      try {
+        answer = await store.searchCopies(ctx.session, { copies: chunk, literal: null, limit: chunk.length });
+      } catch {
+        for (const c of chunk) holes.set(byHandle.get(c.handle)!.spanId, "unavailable");
         continue;
       }
-      match(e.spanId, e.kind, e.handle, "copy", c.text);
+      // Rotated out, deleted or re-hashed behind the runtime: the store no longer has the bytes pruned.
+      for (const handle of answer.gone) {
+        const e = byHandle.get(handle);
+        if (e !== undefined) holes.set(e.spanId, "copy-lost");
+      }
+      for (const c of answer.candidates) {
+        const e = byHandle.get(c.handle);
+        // A record this window did not prune under that handle, or other bytes than it pruned: as lost as a deleted copy.
+        if (e === undefined || holes.has(e.spanId)) continue;
+        if (e.spanId !== c.spanId || c.hash !== e.hash || contentHash(c.text) !== e.hash) {
+          holes.set(e.spanId, "copy-lost");
+          continue;
+        }
+        verified.add(e.spanId);
+        match(e.spanId, e.kind, e.handle, "copy", c.text);
+      }
+      // A copy the store neither returned nor called gone was not read (an adapter that capped its answer):
+      // unverified, so a hole to retry rather than a span searched.
+      for (const c of chunk) {
+        const e = byHandle.get(c.handle)!;
+        if (!verified.has(e.spanId) && !holes.has(e.spanId)) holes.set(e.spanId, "unavailable");
+      }
     }
-    for (const e of byHandle.values()) if (!holes.has(e.spanId) && !unread.has(e.spanId)) pruned++;
+    for (const e of byHandle.values()) if (verified.has(e.spanId) && !holes.has(e.spanId) && !unread.has(e.spanId)) pruned++;
   }
   for (const id of found.keys()) unread.delete(id);
   // Spans another window of the session appended (and may have pruned under a tombstone): not here to read.
@@ -151,7 +165,8 @@ export async function search(query: SearchQuery, raw: string, ctx: SearchContext
     live,
     pruned,
     holes: inOrder(holes).map((spanId) => ({ spanId, why: holes.get(spanId)! })),
-    truncated,
+    // Every copy is read, in bounded reads: no store's answer is cut short by a candidate limit any more.
+    truncated: false,
     unread: [...unread].filter((id) => !holes.has(id)).length,
   };
   const regex = query.type === "regex";
@@ -159,7 +174,7 @@ export async function search(query: SearchQuery, raw: string, ctx: SearchContext
   const status = matches.length > 0 ? "match" : "no-match";
   const seq = await ctx.audit(
     ctx.auditStore,
-    searchDraft(raw, status, { code: "search", coverage: truncated || coverage.unread > 0 ? "partial" : coverage.holes.length > 0 ? "holes" : "complete" }),
+    searchDraft(raw, status, { code: "search", coverage: coverage.unread > 0 ? "partial" : coverage.holes.length > 0 ? "holes" : "complete" }),
   );
   return {
     op: "search", status, query: query.text, regex, matches: matches.slice(0, rendered.shown), omitted: matches.length - rendered.shown,

@@ -123,7 +123,8 @@ describe("pruneguard diff", () => {
     const team = `${HEADER}export default definePolicy({ name: "team", stores: {}, kinds: { note: { store: null, modes: ["drop"], lossy: "with-flag" } } });\n`;
     const dir = project({
       "old/org.policy.ts": org(),
-      "old/gone.policy.ts": team.replace('"team"', '"gone"'),
+      // Nothing pairs gone with team (no kind or store in common), and gone's kind permitted what team's does.
+      "old/gone.policy.ts": team.replace('"team"', '"gone"').replace("note:", "memo:"),
       "new/org.policy.ts": org({ extra: '\n    scratch: { store: null, modes: ["drop"], lossy: "with-flag" },' }),
       "new/team.policy.ts": team,
     });

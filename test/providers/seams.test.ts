@@ -62,8 +62,8 @@ describe("renderers and tools that hold with every client (issue 24, item 6)", (
   it("aiSDKTools sends the strict variant of the provider the model runs on", async () => {
     const { win } = setup();
     const schemaOf = (tool: unknown) => (tool as { inputSchema: { "~standard": { jsonSchema: { input: () => unknown } } } }).inputSchema["~standard"].jsonSchema.input();
-    const anthropic = aiSDKTools(win, directiveTools(), { strict: "anthropic" });
-    const openai = aiSDKTools(win, directiveTools(), { strict: true });
+    const anthropic = aiSDKTools(win, directiveTools(), { agentTools: {}, strict: "anthropic" });
+    const openai = aiSDKTools(win, directiveTools(), { agentTools: {}, strict: true });
     for (const t of directiveTools()) {
       expect(schemaOf(anthropic[t.name])).toEqual(t.strict.anthropic);
       expect(transformJSONSchema(schemaOf(anthropic[t.name]) as Record<string, unknown>)).toEqual(t.strict.anthropic);

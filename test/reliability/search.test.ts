@@ -147,3 +147,101 @@ describe("search against a model of the session", () => {
     }, timeoutFor(3, 20_000));
   }
 });
+
+// Issue 35a: a copy whose bytes are not the ones pruned is a hole, however it was changed and whatever the
+// query; never counted as searched. On a real SQLite file, edited behind the runtime as someone with write
+// access to it could.
+describe("Issue 35a: every copy not verified against the pruned bytes is named, on generated tampering", () => {
+  type Tamper = "intact" | "edited" | "deleted" | "rehashed";
+  it("SqliteStore: live + searched + holes is every span, and each tampered copy is a hole", async () => {
+    const { DatabaseSync } = await import("node:sqlite");
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.constantFrom<Tamper>("intact", "intact", "edited", "deleted", "rehashed"), { minLength: 1, maxLength: 40 }),
+        fc.nat(),
+        fc.boolean(),
+        async (plan, pick, regex) => {
+          const clock = new ManualClock(0);
+          const path = join(dir, `t${files++}.db`);
+          const store = new SqliteStore({ name: "log", path, clock });
+          const win = new ContextWindow({ session: "t", clock, stores: { log: store }, kinds: KINDS });
+          await win.append({ kind: "tool", text: "live span" });
+          for (const [i] of plan.entries()) await win.prune({ span: await win.append({ kind: "tool", text: `copy ${i}: ${idOf(i, "tmp")}` }), mode: "drop" });
+          const db = new DatabaseSync(path);
+          for (const [i, t] of plan.entries()) {
+            const spanId = `span_${i + 2}`;
+            // An edit that keeps the query's identifier and one that drops it: both must be holes.
+            if (t === "edited") db.prepare("UPDATE pruneguard_records SET text = ? WHERE span_id = ?").run(i % 2 === 0 ? `forged ${idOf(i, "tmp")}` : "forged", spanId);
+            if (t === "deleted") db.prepare("DELETE FROM pruneguard_records WHERE span_id = ?").run(spanId);
+            if (t === "rehashed") db.prepare("UPDATE pruneguard_records SET text = 'forged', hash = ? WHERE span_id = ?").run("0".repeat(64), spanId);
+          }
+          db.close();
+          const target = pick % plan.length;
+          const query = pick % 3 === 0 ? "absent_literal" : idOf(target, "tmp");
+          const r = (await win.search(regex ? { query: `${query}\\b`, regex: true } : query)) as SearchOutcome;
+          const tampered = plan.flatMap((t, i) => (t === "intact" ? [] : [`span_${i + 2}`]));
+          expect(r.coverage.holes.map((h) => h.spanId)).toEqual(tampered);
+          expect(r.coverage.holes.every((h) => h.why === "copy-lost")).toBe(true);
+          expect(r.coverage.live + r.coverage.pruned + r.coverage.holes.length).toBe(plan.length + 1);
+          expect(r.matches.filter((m) => tampered.includes(m.spanId))).toEqual([]);
+          if (query !== "absent_literal") expect(r.status).toBe(plan[target] === "intact" ? "match" : "no-match");
+          if (tampered.length > 0) expect(r.text).not.toContain("nothing pruned is unrecoverable");
+          await store.close();
+        },
+      ),
+      { numRuns: fuzzRuns(40) },
+    );
+  }, timeoutFor(40, 300));
+});
+
+// Issue 35c: the answer fits `searchTokens` (o200k, as `countTokens` counts) for every budget and session.
+describe("Issue 35c: a search answer never exceeds its budget", () => {
+  it("over budgets from the smallest a policy may set, and sessions of matches, tombstones, lost copies and other windows' spans", async () => {
+    const { countTokens } = await import("../../src/tokens.js");
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(fc.constantFrom(64, 96), fc.integer({ min: 64, max: 400 })),
+        fc.array(fc.record({ kind: fc.constantFrom<"tool" | "note">("tool", "note"), action: fc.constantFrom("keep", "drop"), filler: fc.constantFrom(...FILLERS), early: fc.boolean() }), { minLength: 1, maxLength: 60 }),
+        fc.constantFrom("result", "id_", "absent", "🚀", "result \\d+", "[a-z]+_q"),
+        fc.boolean(),
+        fc.nat({ max: 4 }),
+        async (budget, plan, query, storeDown, otherWindow) => {
+          const clock = new ManualClock(0);
+          const inner = new MemoryStore({ name: "log", retentionMs: RETENTION_MS, clock, holds: false });
+          let down = false;
+          // A store that fails the search's reads: its pruned spans are holes of their own kind ("retry").
+          const store = new Proxy(inner, {
+            get(target, p) {
+              if (p === "searchCopies" && down) return () => Promise.reject(new Error("connection reset"));
+              const v = Reflect.get(target, p, target) as unknown;
+              return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+            },
+          });
+          const win = new ContextWindow({ session: "b", clock, stores: { log: store }, kinds: KINDS, limits: { searchTokens: budget } });
+          for (const early of [true, false]) {
+            for (const [i, p] of plan.entries()) {
+              if (p.early !== early) continue;
+              const ref = await win.append({ kind: p.kind, text: `${p.filler}\nresult ${i}: ${idOf(i, "bud")}` });
+              if (p.action === "drop") await win.tryPrune({ span: ref, mode: "drop", acceptLossy: true });
+            }
+            if (early) {
+              clock.advance(RETENTION_MS + HOUR);
+              await inner.rotate();
+            }
+          }
+          // Spans another window of the session appended: named as not searched here.
+          if (otherWindow > 0) {
+            const other = await ContextWindow.resume({ session: "b", clock, stores: { log: store }, kinds: KINDS });
+            for (let i = 0; i < otherWindow; i++) await other.append({ kind: "note", text: `other ${i}` });
+          }
+          down = storeDown;
+          const r = (await win.search({ query, regex: /[\\[]/.test(query) })) as SearchOutcome;
+          expect(countTokens(r.text)).toBe(r.tokens);
+          expect(r.tokens).toBeLessThanOrEqual(budget);
+          if (r.coverage.holes.length > 0) expect(r.text).not.toContain("nothing pruned is unrecoverable");
+        },
+      ),
+      { numRuns: fuzzRuns(60) },
+    );
+  }, timeoutFor(60, 500));
+});

@@ -185,7 +185,7 @@ describe("aiSDKTools", () => {
     const { MockLanguageModelV4 } = await import("ai/test");
     const win = window();
     await win.append({ kind: "note", text: "deploy log" });
-    const tools: ToolSet = aiSDKTools(win, directiveTools(), { strict: true });
+    const tools: ToolSet = aiSDKTools(win, directiveTools(), { agentTools: {}, strict: true });
     const seen: unknown[] = [];
     let step = 0;
     const usage = { inputTokens: { total: 0, noCache: 0, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 0, text: 0, reasoning: undefined } };
@@ -267,5 +267,78 @@ describe("Finding 25.8: a directive tool never takes the name of one of the agen
     );
     expect(seen).toEqual(["search"]);
     expect(results.map((r) => [r.name, r.directive?.op ?? null])).toEqual([["search", null], ["context_search", "search"]]);
+  });
+});
+
+/**
+ * Issue 35b: `{ ...myTools, ...aiSDKTools(win) }` replaced the agent's own `search` before any code of ours
+ * ran, and the AI SDK shows no tool and no `prepareStep` the set it was given, so no check at a later call
+ * can see the dropped tool. The builder that meets both sets is the one place to refuse it: `agentTools` is
+ * required there (`{}` for none), in the type and at run time. Seen failing before: `aiSDKTools(win)`
+ * compiled and returned a bare set, and the spread lost the agent's `search` without a word.
+ */
+describe("Issue 35b: the AI SDK tool set cannot be built without the agent's tools", () => {
+  it("a bare set does not compile and throws; with agentTools, generateText routes the agent's calls to the agent", async () => {
+    const { generateText, isStepCount, tool } = await import("ai");
+    const { MockLanguageModelV4 } = await import("ai/test");
+    const { z } = await import("zod");
+    const win = window();
+    // @ts-expect-error agentTools is required
+    expect(() => aiSDKTools(win)).toThrow(/pass your own tools as agentTools/);
+    // @ts-expect-error agentTools is required
+    expect(() => aiSDKTools(win, directiveTools(), { strict: true })).toThrow(/pass your own tools as agentTools/);
+    expect(() => aiSDKTools(win, directiveTools(), { agentTools: null as unknown as ToolSet })).toThrow(/agentTools/);
+
+    let ran = 0;
+    const myTools = { search: tool({ description: "web search", inputSchema: z.object({ q: z.string() }), execute: async ({ q }) => `web hits for ${q} (${++ran})` }) } satisfies ToolSet;
+    expect(() => aiSDKTools(win, directiveTools(), { agentTools: myTools })).toThrow(/your tool "search" and the directive tool "search"/);
+
+    const tools = aiSDKTools(win, directiveTools({ names: { search: "context_search" } }), { agentTools: myTools });
+    const usage = { inputTokens: { total: 0, noCache: 0, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 0, text: 0, reasoning: undefined } };
+    let step = 0;
+    const sent: string[][] = [];
+    const model = new MockLanguageModelV4({
+      doGenerate: async (options) => {
+        sent.push((options.tools ?? []).map((t) => t.name));
+        const calls = step++ === 0
+          ? [{ type: "tool-call" as const, toolCallId: "c1", toolName: "search", input: '{"q":"req_7f3a"}' }, { type: "tool-call" as const, toolCallId: "c2", toolName: "context_search", input: '{"query":"req_7f3a"}' }]
+          : [];
+        return { content: calls, finishReason: { unified: calls.length ? "tool-calls" : "stop", raw: undefined }, usage, warnings: [] };
+      },
+    });
+    const result = await generateText({ model, prompt: "go", tools, stopWhen: isStepCount(3) });
+    expect(sent[0]).toEqual(["search", "prune", "recall", "map", "context_search", "summarize_range", "compact"]);
+    expect(ran).toBe(1);
+    const outputs = Object.fromEntries(result.steps[0]!.toolResults.map((r) => [r.toolName, r.output]));
+    expect(outputs["search"]).toBe("web hits for req_7f3a (1)");
+    expect(outputs["context_search"]).toMatchObject({ status: "no-match" });
+  });
+});
+
+describe("Issue 35b, for every set of names: no directive tool ever replaces one of the agent's", () => {
+  it("the builder either refuses a shared name, naming it, or returns every agent tool as the agent's own", () => {
+    const ops = directiveTools().map((t) => t.op);
+    const name = fc.constantFrom("search", "prune", "recall", "map", "compact", "summarize_range", "context_search", "web", "readLog", "ctx_prune");
+    fc.assert(
+      fc.property(fc.uniqueArray(name, { maxLength: 6 }), fc.dictionary(fc.constantFrom(...ops), name, { maxKeys: 3 }), (own, renames) => {
+        let tools;
+        try {
+          tools = directiveTools({ names: renames });
+        } catch {
+          return; // two operations given one name: refused where the names are chosen
+        }
+        const agentTools = Object.fromEntries(own.map((n) => [n, { description: `agent's ${n}` }]));
+        const shared = tools.map((t) => t.name).filter((n) => (own as readonly string[]).includes(n));
+        const win = window();
+        if (shared.length > 0) {
+          expect(() => aiSDKTools(win, tools, { agentTools })).toThrow(new RegExp(`your tool "${shared[0]}"`));
+          return;
+        }
+        const set = aiSDKTools(win, tools, { agentTools });
+        for (const n of own) expect(set[n]).toBe(agentTools[n]);
+        expect(Object.keys(set)).toEqual([...own, ...tools.map((t) => t.name)]);
+      }),
+      { numRuns: fuzzRuns(300) },
+    );
   });
 });

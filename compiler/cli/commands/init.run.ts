@@ -1,10 +1,11 @@
 /** The implementation of `pruneguard init`, loaded only when the command runs (see `init.ts`). */
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import type { Stats } from "node:fs";
 import * as path from "node:path";
 import { ts } from "../../frontend/host.js";
 import { PolicyName } from "../../ir/schema.js";
 import { CliError, ExitCode, type CliContext } from "../context.js";
 import { CI_STEPS, MANIFEST_IGNORE, starterPolicy, TSCONFIG_SETTINGS } from "../init-template.js";
+import { ProjectRoot, refusalError, type PathState } from "./init.confine.js";
 import type { InitFlags } from "./init.js";
 
 /** What init did with one file: wrote it, added to it, found it as it would write it, or left it alone. */
@@ -24,13 +25,30 @@ interface TsconfigAdvice {
   readonly why: string;
 }
 
+/** An action decided, and the write that carries it out (none when nothing changes). */
+interface Planned {
+  readonly action: Action;
+  readonly write?: () => void;
+}
+
 /** The action of `pruneguard init` (registered in `init.ts`). */
 export async function runInit(flags: InitFlags, cli: CliContext): Promise<void> {
   const { io } = cli;
   if (!PolicyName.safeParse(flags.name).success) throw new CliError(`--name ${flags.name}: a policy name is lower-case words separated by '-', like "org" or "acme-agents"`);
-  const pkgFile = path.join(io.cwd, "package.json");
-  const pkgText = await readText(pkgFile);
-  if (pkgText === undefined) throw new CliError(`no package.json in ${io.cwd}: run pruneguard init in the root of your package (npm init -y makes one)`);
+  const root = new ProjectRoot(io.cwd);
+  const policies = posix(path.normalize(flags.policies));
+  const out = posix(path.normalize(flags.out));
+  const policyRel = `${policies}/${flags.name}.policy.ts`;
+
+  // Every path is checked before anything is read or written, so a refusal leaves the project and whatever a
+  // link points at exactly as they were, and names every path at once.
+  const pkgCheck = root.check("package.json");
+  const policyCheck = root.check(policyRel);
+  const ignoreCheck = root.check(".gitignore");
+  const refusals = [pkgCheck, policyCheck, ignoreCheck].flatMap((c) => (c.ok ? [] : [c.refusal]));
+  if (refusals.length > 0 || !pkgCheck.ok || !policyCheck.ok || !ignoreCheck.ok) throw refusalError(refusals);
+  if (pkgCheck.state.kind === "absent") throw new CliError(`no package.json in ${io.cwd}: run pruneguard init in the root of your package (npm init -y makes one)`);
+  const pkgText = root.read("package.json", pkgCheck.state.stats);
   let pkg: unknown;
   try {
     pkg = JSON.parse(pkgText);
@@ -39,20 +57,23 @@ export async function runInit(flags: InitFlags, cli: CliContext): Promise<void> 
   }
   if (typeof pkg !== "object" || pkg === null || Array.isArray(pkg)) throw new CliError("package.json is not a JSON object; init left it alone");
 
-  const policies = posix(path.normalize(flags.policies));
-  const out = posix(path.normalize(flags.out));
-  const actions: Action[] = [];
-  actions.push(await writeNew(io.cwd, `${policies}/${flags.name}.policy.ts`, starterPolicy(flags.name), "a starting organisation policy"));
-  actions.push(await addField(pkgFile, pkgText, pkg as Record<string, unknown>, { policies: [policies], out }));
-  actions.push(await addIgnore(io.cwd, out));
-  const tsconfig = await tsconfigAdvice(io.cwd);
+  const plan = [
+    planNew(root, policyRel, policyCheck.state, starterPolicy(flags.name), "a starting organisation policy"),
+    planField(root, pkgCheck.state.stats, pkgText, pkg as Record<string, unknown>, { policies: [policies], out }),
+    planIgnore(root, ignoreCheck.state, out),
+  ];
+  const { advice: tsconfig, notRead } = tsconfigAdvice(root);
+  for (const p of plan) p.write?.();
+  const actions = plan.map((p) => p.action);
   const moduleType = (pkg as Record<string, unknown>)["type"] === "module";
 
   if (flags.format === "json") {
-    io.stdout(`${JSON.stringify({ actions, tsconfig, packageType: moduleType ? "module" : "commonjs", ci: CI_STEPS, next: ["pruneguard compile", "pruneguard check"] }, null, 2)}\n`);
+    const tsconfigNotRead = notRead === undefined ? {} : { tsconfigNotRead: notRead };
+    io.stdout(`${JSON.stringify({ actions, tsconfig, ...tsconfigNotRead, packageType: moduleType ? "module" : "commonjs", ci: CI_STEPS, next: ["pruneguard compile", "pruneguard check"] }, null, 2)}\n`);
   } else {
     const lines = actions.map((a) => `${a.status.padEnd(14)} ${a.file}: ${a.detail}`);
     lines.push("", "tsconfig.json (compilerOptions) for the generated guards and the provider SDKs:");
+    if (notRead !== undefined) lines.push(`  (tsconfig.json was not read: ${notRead})`);
     for (const t of tsconfig) lines.push(`  ${t.ok ? "ok  " : "set "} "${t.option}": ${JSON.stringify(t.want)}${t.ok ? "" : t.has === null ? "" : ` (is ${JSON.stringify(t.has)})`}  — ${t.why}`);
     lines.push(`  and include "${policies}" and "${out}" in the files it checks`);
     if (!moduleType) lines.push(`  package.json has no "type": "module": the guards are ES modules, so use .mts files or set it (Node ≥ 22.13)`);
@@ -65,77 +86,68 @@ export async function runInit(flags: InitFlags, cli: CliContext): Promise<void> 
 
 const posix = (p: string) => p.split(path.sep).join("/").replace(/\/$/, "");
 
-async function readText(file: string): Promise<string | undefined> {
-  try {
-    return await readFile(file, "utf8");
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw new CliError(`cannot read ${file}: ${(err as Error).message}`);
-  }
-}
-
-async function write(file: string, text: string, flag: "wx" | "w"): Promise<void> {
-  try {
-    await mkdir(path.dirname(file), { recursive: true });
-    await writeFile(file, text, { flag });
-  } catch (err) {
-    throw new CliError(`cannot write ${file}: ${(err as Error).message}`);
-  }
-}
-
 /** A file init owns: written when absent, else left as it is. */
-async function writeNew(cwd: string, rel: string, text: string, what: string): Promise<Action> {
-  const file = path.join(cwd, rel);
-  const now = await readText(file);
-  if (now === text) return { file: rel, status: "already there", detail: `${what}, as init writes it` };
-  if (now !== undefined) return { file: rel, status: "left alone", detail: `it exists; init writes ${what} only where there is none` };
-  await write(file, text, "wx");
-  return { file: rel, status: "written", detail: what };
+function planNew(root: ProjectRoot, rel: string, state: PathState, text: string, what: string): Planned {
+  const now = state.kind === "file" ? root.read(rel, state.stats) : undefined;
+  if (now === text) return { action: { file: rel, status: "already there", detail: `${what}, as init writes it` } };
+  if (now !== undefined) return { action: { file: rel, status: "left alone", detail: `it exists; init writes ${what} only where there is none` } };
+  return { action: { file: rel, status: "written", detail: what }, write: () => root.create(rel, text) };
 }
 
 /** The `"pruneguard"` field, added to package.json in its own indentation; an existing field is left as it is. */
-async function addField(file: string, text: string, pkg: Record<string, unknown>, field: Record<string, unknown>): Promise<Action> {
+function planField(root: ProjectRoot, stats: Stats, text: string, pkg: Record<string, unknown>, field: Record<string, unknown>): Planned {
   const existing = pkg["pruneguard"];
   if (existing !== undefined) {
     const same = JSON.stringify(existing) === JSON.stringify(field);
-    return same
-      ? { file: "package.json", status: "already there", detail: `"pruneguard": ${JSON.stringify(field)}` }
-      : { file: "package.json", status: "left alone", detail: `it has a "pruneguard" field already (${JSON.stringify(existing)}); init would write ${JSON.stringify(field)}` };
+    return {
+      action: same
+        ? { file: "package.json", status: "already there", detail: `"pruneguard": ${JSON.stringify(field)}` }
+        : { file: "package.json", status: "left alone", detail: `it has a "pruneguard" field already (${JSON.stringify(existing)}); init would write ${JSON.stringify(field)}` },
+    };
   }
   const indent = /^[ \t]+(?=")/m.exec(text)?.[0] ?? "  ";
   const eol = text.includes("\r\n") ? "\r\n" : "\n";
   const json = JSON.stringify({ ...pkg, pruneguard: field }, null, indent).replace(/\n/g, eol);
-  await write(file, `${json}${text.endsWith("\n") ? eol : ""}`, "w");
-  return { file: "package.json", status: "added", detail: `"pruneguard": ${JSON.stringify(field)} (where compile, check and explain look)` };
+  return {
+    action: { file: "package.json", status: "added", detail: `"pruneguard": ${JSON.stringify(field)} (where compile, check and explain look)` },
+    write: () => root.replace("package.json", `${json}${text.endsWith("\n") ? eol : ""}`, stats),
+  };
 }
 
 /** The manifest's ignore rule in .gitignore: a line of its own, appended when no rule names it. */
-async function addIgnore(cwd: string, out: string): Promise<Action> {
-  const file = path.join(cwd, ".gitignore");
-  const text = await readText(file);
+function planIgnore(root: ProjectRoot, state: PathState, out: string): Planned {
+  const text = state.kind === "file" ? root.read(".gitignore", state.stats) : undefined;
   const rules = new Set([MANIFEST_IGNORE, `/${MANIFEST_IGNORE}`, `**/${MANIFEST_IGNORE}`, `${out}/${MANIFEST_IGNORE}`, `/${out}/${MANIFEST_IGNORE}`]);
-  if (text !== undefined && text.split(/\r?\n/).some((l) => rules.has(l.trim()))) return { file: ".gitignore", status: "already there", detail: `it ignores ${MANIFEST_IGNORE}` };
+  if (text !== undefined && text.split(/\r?\n/).some((l) => rules.has(l.trim()))) return { action: { file: ".gitignore", status: "already there", detail: `it ignores ${MANIFEST_IGNORE}` } };
   const rule = `# pruneguard compile's incremental cache (local to this machine)\n${MANIFEST_IGNORE}\n`;
-  if (text === undefined) {
-    await write(file, rule, "wx");
-    return { file: ".gitignore", status: "written", detail: `ignores ${MANIFEST_IGNORE}, compile's local cache` };
+  if (state.kind === "absent" || text === undefined) {
+    return { action: { file: ".gitignore", status: "written", detail: `ignores ${MANIFEST_IGNORE}, compile's local cache` }, write: () => root.create(".gitignore", rule) };
   }
-  await write(file, `${text}${text === "" || text.endsWith("\n") ? "" : "\n"}${rule}`, "w");
-  return { file: ".gitignore", status: "added", detail: `a rule for ${MANIFEST_IGNORE}, compile's local cache` };
+  const stats = state.stats;
+  return {
+    action: { file: ".gitignore", status: "added", detail: `a rule for ${MANIFEST_IGNORE}, compile's local cache` },
+    write: () => root.replace(".gitignore", `${text}${text === "" || text.endsWith("\n") ? "" : "\n"}${rule}`, stats),
+  };
 }
 
-/** The settings init recommends, against what tsconfig.json (JSON with comments) says. */
-async function tsconfigAdvice(cwd: string): Promise<TsconfigAdvice[]> {
-  const text = await readText(path.join(cwd, "tsconfig.json"));
+/**
+ * The settings init recommends, against what tsconfig.json (JSON with comments) says. A tsconfig.json init
+ * would not write through (a link, not a regular file) is not read either, as the compiler does not read one
+ * linked out of the root: the advice is then given as for none, with the reason.
+ */
+function tsconfigAdvice(root: ProjectRoot): { advice: TsconfigAdvice[]; notRead?: string } {
+  const checked = root.check("tsconfig.json");
+  const text = checked.ok && checked.state.kind === "file" ? root.read("tsconfig.json", checked.state.stats) : undefined;
   let options: Record<string, unknown> = {};
   if (text !== undefined) {
     const parsed = ts.parseConfigFileTextToJson("tsconfig.json", text);
     const config = parsed.config as { compilerOptions?: Record<string, unknown> } | undefined;
     options = config?.compilerOptions ?? {};
   }
-  return TSCONFIG_SETTINGS.map((s) => {
+  const advice = TSCONFIG_SETTINGS.map((s) => {
     const has = options[s.option] ?? null;
     const ok = typeof s.value === "string" ? typeof has === "string" && has.toLowerCase() === s.value.toLowerCase() : has === s.value;
     return { option: s.option, want: s.value, has, ok, why: s.why };
   });
+  return checked.ok ? { advice } : { advice, notRead: `it ${checked.refusal.why}` };
 }

@@ -1,7 +1,8 @@
 /**
  * `pruneguard init`: sets a package up for pruneguard — a starting organisation policy, the `"pruneguard"`
  * field of package.json, the ignore rule for the compile manifest — and prints what to add to tsconfig and
- * CI. It never overwrites anything: what exists is left as it is, and said so.
+ * CI. It never overwrites anything: what exists is left as it is, and said so. It never writes outside the
+ * project or through a symbolic link either (`init.confine.ts`): a repository can plant links where init writes.
  *
  * This module only registers the command; `init.run.ts` is loaded when it runs.
  */
@@ -25,7 +26,7 @@ export const registerInit: RegisterCommand = (program, cli) => {
     .addOption(formatOption([], "json prints what init did, and the settings, as data"))
     .addHelpText(
       "after",
-      helpFooter("0 everything is set up (written now, or already there as init would write it), 1 something that exists differs and was left alone (it is named), 2 usage or I/O error (no package.json here).", [
+      helpFooter("0 everything is set up (written now, or already there as init would write it), 1 something that exists differs and was left alone (it is named), 2 usage or I/O error (no package.json here, or a path init would use is a symbolic link or outside the project; then nothing is written).", [
         "pruneguard init                                      # then: pruneguard compile && pruneguard check",
         "pruneguard init --name acme --policies config/policies --format json",
       ]),
