@@ -230,7 +230,7 @@ export class ContextWindow<K extends string = string> {
    */
   ref<P extends K = K>(id: string, kind?: P): SpanRef<P> {
     const reading = readRef(this.#self, id);
-    if (reading.kind === "none") throw new RefError("unknown-span", foreignRefMessage(this.#self, reading, id).replace(" is not a ref of", " names no span of"));
+    if (reading.kind === "none") throw new RefError("unknown-span", `${JSON.stringify(String(id).slice(0, 48))} names no span of this window, ${describeWindow(this.#self)}`);
     if (reading.kind === "foreign" && reading.owner.session !== this.session) {
       throw new RefError("foreign-session", `${reading.spanId} is a ref of ${describeWindow(reading.owner)}, not of this window's ${describeWindow(this.#self)}: a span of another session cannot be reached from here`);
     }
@@ -976,7 +976,7 @@ export class ContextWindow<K extends string = string> {
 
   /**
    * A range summary whose COMMIT answer was lost, and whose read-back failed too: the store may have
-   * committed it. Held in doubt exactly as a prune is (one `Doubt` for every live member): the window keeps
+   * committed it. Held in doubt exactly as a prune is (one `Doubt` for every member of the run): the window keeps
    * the run as it was, and the next directive for any member — a prune or another summary — reads back what
    * committed first and applies it; nothing is committed twice.
    */
