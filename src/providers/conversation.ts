@@ -51,6 +51,12 @@ export interface ToolExchange {
 
 export type Turn = TextTurn | ToolExchange;
 
+/**
+ * The user turn put before a conversation that would open with the model's: Anthropic (direct, Bedrock,
+ * Vertex) refuses that opening, and every provider takes this one.
+ */
+export const OPENING_TURN = "(conversation so far)";
+
 /** What renderers take: a window (anything with `entries()`) or its entries. */
 export type RenderSource = { entries(): readonly WindowEntry[]; readonly compactedEntries?: number } | readonly WindowEntry[];
 

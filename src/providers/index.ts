@@ -1,19 +1,21 @@
-/** Provider integration: rendering a window to each API's messages, and appending their responses. */
-export { openAIPromptCacheKey, toAISDK, toAnthropic, toOpenAI, toOpenAIResponses } from "./render.js";
-export type { AISDKMessage, AISDKPrompt, AnthropicCacheControl, AnthropicCachedPrompt, AnthropicMessage, AnthropicPrompt, AnthropicRenderOptions, OpenAIMessage, OpenAIResponsesItem } from "./render.js";
+/** Provider integration: rendering a window to each API's messages, its tools, and appending its responses. */
+export { toAnthropic } from "./anthropic/anthropic-messages.js";
+export type { AnthropicCacheControl, AnthropicCachedPrompt, AnthropicMessage, AnthropicPrompt, AnthropicRenderOptions } from "./anthropic/anthropic-messages.js";
+export { anthropicTools } from "./anthropic/anthropic-tools.js";
+export type { AnthropicTool } from "./anthropic/anthropic-tools.js";
+export type { AnthropicResponseBlock } from "./anthropic/anthropic-provider.js";
+export { openAIPromptCacheKey, toOpenAI, toOpenAIResponses } from "./openai/openai-messages.js";
+export type { OpenAIMessage, OpenAIResponsesItem } from "./openai/openai-messages.js";
+export { openAIChatTools, openAIResponsesTools } from "./openai/openai-tools.js";
+export type { OpenAIChatTool, OpenAIResponsesTool } from "./openai/openai-tools.js";
+export type { OpenAIChatMessage, OpenAIChatResponse, OpenAIResponseOutputItem } from "./openai/openai-provider.js";
+export { toAISDK } from "./ai-sdk/ai-sdk-messages.js";
+export type { AISDKMessage, AISDKPrompt } from "./ai-sdk/ai-sdk-messages.js";
+export { aiSDKTools, pruneguardRepairToolCall } from "./ai-sdk/ai-sdk-tools.js";
+export type { AISDKTool, AISDKToolOutput, AISDKToolResult, AISDKToolsOptions, PassThroughSchema, ToolCallHandler } from "./ai-sdk/ai-sdk-tools.js";
+export type { AISDKStep } from "./ai-sdk/ai-sdk-provider.js";
 export type { RenderSource } from "./conversation.js";
+export type { AgentToolEntry, AgentTools, ProviderToolOptions, ProviderToolsWith } from "./agent-tools.js";
+export type { ModelToolCall } from "./provider.js";
 export { Transcript } from "./transcript.js";
-export type {
-  AISDKStep,
-  AnthropicResponseBlock,
-  KindMapping,
-  ModelToolCall,
-  ModelToolResult,
-  OpenAIChatMessage,
-  OpenAIChatResponse,
-  OpenAIResponseOutputItem,
-  ToolOutput,
-  ToolRunner,
-  TranscriptOptions,
-  TranscriptWindow,
-} from "./transcript.js";
+export type { KindMapping, ModelToolResult, ToolOutput, ToolRunner, TranscriptOptions, TranscriptWindow } from "./transcript.js";

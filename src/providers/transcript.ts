@@ -3,16 +3,22 @@
  * Completions or Responses response, an Anthropic message) and the results of its tool calls are appended
  * as spans, with a kind mapping given once; the directive tools' calls are handled by the window.
  *
- * Shapes are read structurally, so the runtime depends on no SDK; tests pass each SDK's own objects.
+ * Each provider reads its own responses (its `read`); the transcript appends what they hold, the same way
+ * for all. Shapes are read structurally, so the runtime depends on no SDK; tests pass each SDK's own objects.
  */
 import type { SpanMessage, SpanRef } from "../types.js";
 import type { AppendInput } from "../window/options.js";
 import { cutUnits, oneLine } from "../render/framing.js";
 import { defaultTools, type ToolCallResult } from "../tools/call.js";
-import { refuseToolCollisions, type AgentTools } from "../tools/providers.js";
 import type { DirectiveTool } from "../tools/schemas.js";
-import { toAISDK, type AISDKMessage, type AISDKPrompt } from "./render.js";
 import type { WindowEntry } from "../window/view.js";
+import { refuseToolCollisions, type AgentTools } from "./agent-tools.js";
+import type { AISDKPrompt } from "./ai-sdk/ai-sdk-messages.js";
+import type { AISDKStep } from "./ai-sdk/ai-sdk-provider.js";
+import type { AnthropicResponseBlock } from "./anthropic/anthropic-provider.js";
+import type { OpenAIChatMessage, OpenAIChatResponse, OpenAIResponseOutputItem } from "./openai/openai-provider.js";
+import { jsonText, type ModelToolCall, type ResponsePart } from "./provider.js";
+import { PROVIDERS } from "./registry.js";
 
 /** Which span kind each part of a conversation is appended as. */
 export interface KindMapping<K extends string> {
@@ -30,14 +36,6 @@ export interface TranscriptWindow<K extends string> {
   append<P extends K>(input: AppendInput<P>): Promise<SpanRef<P, string>>;
   handleToolCall(call: { readonly name: string; readonly arguments: unknown }, tools?: readonly DirectiveTool[]): Promise<ToolCallResult | null>;
   entries(): readonly WindowEntry[];
-}
-
-/** A tool call the model made, as the transcript appended it. */
-export interface ModelToolCall {
-  readonly id: string;
-  readonly name: string;
-  /** As the provider gave them: JSON text (OpenAI) or a parsed object (Anthropic, AI SDK). */
-  readonly arguments: unknown;
 }
 
 /** A tool result to send back, as the transcript appended it. */
@@ -164,49 +162,19 @@ export class Transcript<K extends string, const M extends KindMapping<K> = KindM
    * then its function calls. Returns the calls, for `handleToolCalls`.
    */
   async appendOpenAIChat(response: OpenAIChatResponse | OpenAIChatMessage): Promise<ModelToolCall[]> {
-    const message = "choices" in response ? response.choices[0]?.message : response;
-    if (!message) return [];
-    if (typeof message.content === "string" && message.content.trim() !== "") await this.assistant(message.content);
-    const calls: ModelToolCall[] = [];
-    for (const c of message.tool_calls ?? []) {
-      if (c.type !== "function" || !("function" in c) || c.function === undefined) continue;
-      calls.push({ id: c.id, name: c.function.name, arguments: c.function.arguments });
-    }
-    for (const c of calls) await this.toolCall(c);
-    return calls;
+    return this.#appendParts(PROVIDERS["openai-chat"].read(response));
   }
 
   /** Appends a Responses API response (`Response`): its output messages' text, then its function calls. */
   async appendOpenAIResponse(response: { readonly output: readonly OpenAIResponseOutputItem[] }): Promise<ModelToolCall[]> {
-    const calls: ModelToolCall[] = [];
-    for (const item of response.output) {
-      if (item.type === "message" && Array.isArray(item.content)) {
-        const parts = item.content as ReadonlyArray<{ readonly type?: unknown; readonly text?: unknown }>;
-        const text = parts.map((p) => (p.type === "output_text" && typeof p.text === "string" ? p.text : "")).join("");
-        if (text.trim() !== "") await this.assistant(text);
-      } else if (item.type === "function_call" && typeof item.call_id === "string" && typeof item.name === "string") {
-        const call = { id: item.call_id, name: item.name, arguments: typeof item.arguments === "string" ? item.arguments : "{}" };
-        await this.toolCall(call);
-        calls.push(call);
-      }
-    }
-    return calls;
+    return this.#appendParts(PROVIDERS["openai-responses"].read(response));
   }
 
   // ---- Anthropic ----------------------------------------------------------------------------------
 
   /** Appends an Anthropic `Message`: its text blocks, then its `tool_use` blocks. Returns the calls. */
   async appendAnthropic(message: { readonly content: readonly AnthropicResponseBlock[] }): Promise<ModelToolCall[]> {
-    const calls: ModelToolCall[] = [];
-    for (const block of message.content) {
-      if (block.type === "text" && typeof block.text === "string" && block.text.trim() !== "") await this.assistant(block.text);
-      else if (block.type === "tool_use" && typeof block.id === "string" && typeof block.name === "string") {
-        const call = { id: block.id, name: block.name, arguments: block.input ?? {} };
-        await this.toolCall(call);
-        calls.push(call);
-      }
-    }
-    return calls;
+    return this.#appendParts(PROVIDERS.anthropic.read(message));
   }
 
   // ---- Vercel AI SDK ------------------------------------------------------------------------------
@@ -221,17 +189,7 @@ export class Transcript<K extends string, const M extends KindMapping<K> = KindM
       const key = `${String(step.callId)}:${String(step.stepNumber)}`;
       if (this.#steps.has(key)) continue;
       this.#steps.add(key);
-      for (const part of step.content) {
-        if (part.type === "text" && typeof part.text === "string" && part.text.trim() !== "") await this.assistant(part.text);
-        else if (part.type === "tool-call" && !part.providerExecuted) {
-          await this.toolCall({ id: String(part.toolCallId), name: String(part.toolName), arguments: part.input ?? {} });
-        } else if (part.type === "tool-result" && !part.providerExecuted) {
-          const { text, isError } = aiSDKOutputText(part.output);
-          await this.toolResult({ id: String(part.toolCallId), name: String(part.toolName), text, isError });
-        } else if (part.type === "tool-error" && !part.providerExecuted) {
-          await this.toolResult({ id: String(part.toolCallId), name: String(part.toolName), text: errorText(part.error), isError: true });
-        }
-      }
+      await this.#appendParts(PROVIDERS["ai-sdk"].read(step));
     }
   }
 
@@ -243,8 +201,33 @@ export class Transcript<K extends string, const M extends KindMapping<K> = KindM
   aiSDKPrepareStep(): (options: { readonly steps: readonly AISDKStep[] }) => Promise<AISDKPrompt> {
     return async ({ steps }) => {
       await this.appendAISDKSteps(steps);
-      return toAISDK(this.#window);
+      return PROVIDERS["ai-sdk"].render(this.#window);
     };
+  }
+
+  /** Appends a response's parts as its provider read them, in order; returns its tool calls. */
+  async #appendParts(parts: Iterable<ResponsePart>): Promise<ModelToolCall[]> {
+    const calls: ModelToolCall[] = [];
+    for (const part of parts) {
+      switch (part.type) {
+        case "text":
+          if (part.text.trim() !== "") await this.assistant(part.text);
+          break;
+        case "tool-call":
+          await this.toolCall(part.call);
+          calls.push(part.call);
+          break;
+        case "tool-result":
+          await this.toolResult(part);
+          break;
+        case "tool-error":
+          await this.toolResult({ id: part.id, name: part.name, text: errorText(part.error), isError: true });
+          break;
+        default:
+          unhandled(part);
+      }
+    }
+    return calls;
   }
 
   #append(kind: K, text: string, message: SpanMessage): Promise<SpanRef<K, string>> {
@@ -266,66 +249,9 @@ function kindOf<K extends string>(k: K | ((toolName: string) => K), toolName: st
   return typeof k === "function" ? k(toolName) : k;
 }
 
-/** A tool result's text as the model read it: a directive tool's line, text outputs, else JSON. */
-function aiSDKOutputText(output: unknown): { text: string; isError: boolean } {
-  if (typeof output === "string") return { text: output, isError: false };
-  if (typeof output === "object" && output !== null) {
-    const o = output as { text?: unknown; isError?: unknown; status?: unknown };
-    // What the directive tools' `execute` returns.
-    if (typeof o.text === "string" && typeof o.isError === "boolean" && typeof o.status === "string") return { text: o.text, isError: o.isError };
-  }
-  return { text: jsonText(output), isError: false };
-}
-
-/** A value as JSON text; one JSON cannot represent (a cycle, a bigint) as its string form. */
-function jsonText(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
-}
-
-// ---- the response shapes read (structural subsets of the SDKs' types) ----------------------------
-
-export interface OpenAIChatMessage {
-  readonly content?: string | null;
-  readonly tool_calls?: ReadonlyArray<{ readonly id: string; readonly type: string; readonly function?: { readonly name: string; readonly arguments: string } }> | null;
-}
-
-export interface OpenAIChatResponse {
-  readonly choices: ReadonlyArray<{ readonly message: OpenAIChatMessage }>;
-}
-
-export interface OpenAIResponseOutputItem {
-  readonly type: string;
-  readonly content?: unknown;
-  readonly call_id?: unknown;
-  readonly name?: unknown;
-  readonly arguments?: unknown;
-}
-
-export interface AnthropicResponseBlock {
-  readonly type: string;
-  readonly text?: string;
-  readonly id?: string;
-  readonly name?: string;
-  readonly input?: unknown;
-}
-
-export interface AISDKStep {
-  readonly callId?: string;
-  readonly stepNumber: number;
-  readonly content: ReadonlyArray<{
-    readonly type: string;
-    readonly text?: string;
-    readonly toolCallId?: string;
-    readonly toolName?: string;
-    readonly input?: unknown;
-    readonly output?: unknown;
-    readonly error?: unknown;
-    readonly providerExecuted?: boolean;
-  }>;
+/** A new kind of response part does not compile until the transcript appends it. */
+function unhandled(part: never): never {
+  throw new TypeError(`unknown response part ${String((part as { readonly type?: unknown }).type)}`);
 }
 
 /** A tool's failure as its result text: the message, bounded, never empty. */

@@ -14,7 +14,7 @@ import { describe, expect, it } from "vitest";
 import { ContextWindow, ManualClock, MemoryStore, type SpanMessage } from "../../src/index.js";
 import { toAISDK, toAnthropic, toOpenAI, toOpenAIResponses } from "../../src/providers/index.js";
 import { historyToolName } from "../../src/providers/conversation.js";
-import { withoutTrailingSpace } from "../../src/providers/render.js";
+import { withoutTrailingSpace } from "../../src/providers/anthropic/anthropic-messages.js";
 import { frameUntrusted } from "../../src/render/framing.js";
 import { fuzzRuns, timeoutFor } from "../reliability/helpers.js";
 import { aiSDKProblems, anthropicProblems, openAIChatProblems, openAIResponsesProblems } from "./rules.js";

@@ -1,145 +1,11 @@
 /**
- * The directive tools in each provider's request shape, and as an AI SDK `ToolSet` bound to a window.
- * Shapes are declared structurally so the runtime depends on no SDK; tests assign them to each SDK's
- * own request types.
+ * The directive tools as an AI SDK `ToolSet` bound to a window, and the `repairToolCall` that routes
+ * arguments that are not JSON to the window too.
  */
-import type { DirectiveOutcome } from "../outcome.js";
-import { defaultTools, toolFor, type ToolCall, type ToolCallResult } from "./call.js";
-import type { DirectiveTool, ToolInputSchema } from "./schemas.js";
-
-/** Options of the provider tool builders. */
-export interface ProviderToolOptions {
-  /** Send the strict variant and ask the provider to hold the model to it. Default `false`. */
-  readonly strict?: boolean;
-}
-
-/**
- * The agent's own tools, given so that no directive tool can take one's name: a provider's tool list
- * (OpenAI Chat `{ function: { name } }` or `{ custom: { name } }`, OpenAI Responses and Anthropic
- * `{ name }`; entries without a name, such as built-in tools, are skipped), an AI SDK `ToolSet` (its keys),
- * or the names themselves.
- */
-export type AgentTools = ReadonlyArray<string | AgentToolEntry> | { readonly [name: string]: unknown };
-
-/** One entry of a provider's tool list, as far as its name goes. */
-export type AgentToolEntry = { readonly name?: unknown; readonly function?: unknown; readonly custom?: unknown };
-
-/** The names `agentTools` holds. */
-export function agentToolNames(agentTools: AgentTools): string[] {
-  if (!Array.isArray(agentTools)) return Object.keys(agentTools);
-  const names: string[] = [];
-  for (const t of agentTools as ReadonlyArray<string | AgentToolEntry>) {
-    if (typeof t === "string") names.push(t);
-    else if (typeof t === "object" && t !== null) {
-      const name = t.name ?? nameOf(t.function) ?? nameOf(t.custom);
-      if (typeof name === "string") names.push(name);
-    }
-  }
-  return names;
-}
-
-function nameOf(v: unknown): unknown {
-  return typeof v === "object" && v !== null ? (v as { readonly name?: unknown }).name : undefined;
-}
-
-/**
- * Throws when one of the agent's tools and a directive tool have one name (finding 25.8): merged into one
- * tool set, one would replace the other without a word, and a call the agent's runner should get would go
- * to the window (or the other way round). The error names both and says how to rename the directive tool.
- */
-export function refuseToolCollisions(where: string, agentTools: AgentTools, tools: readonly DirectiveTool[]): void {
-  const own = new Set(agentToolNames(agentTools));
-  for (const t of tools) {
-    if (!own.has(t.name)) continue;
-    throw new TypeError(
-      `${where}: your tool ${JSON.stringify(t.name)} and the directive tool ${JSON.stringify(t.name)} (the ${t.op} operation) have one name, ` +
-        `so one would silently replace the other; rename the directive tool with directiveTools({ names: { ${t.op}: "context_${t.op}" } }) ` +
-        "and pass those tools to every builder and to the Transcript, or rename yours",
-    );
-  }
-}
-
-/** The agent's tools, checked against `tools` (when given), then the directive tools: the list to send. */
-function withAgentTools<T, D>(where: string, agentTools: readonly T[] | undefined, tools: readonly DirectiveTool[], built: D[]): Array<T | D> {
-  if (agentTools === undefined) return built;
-  refuseToolCollisions(where, agentTools as AgentTools, tools);
-  return [...agentTools, ...built];
-}
-
-/**
- * The builders' options with the agent's own tools: given, the builder refuses a directive tool with the
- * name of one of them (a `TypeError` naming both) and returns the agent's tools first, then the directive
- * tools — the whole `tools` of the request.
- */
-export interface ProviderToolsWith<T> extends ProviderToolOptions {
-  readonly agentTools?: T;
-}
-
-/** An OpenAI Chat Completions function tool (`ChatCompletionFunctionTool`). */
-export interface OpenAIChatTool {
-  type: "function";
-  function: { name: string; description: string; parameters: ToolInputSchema; strict: boolean };
-}
-
-/** The tools for OpenAI Chat Completions (`tools` of `chat.completions.create`); with `agentTools`, yours first (see `ProviderToolsWith`). */
-export function openAIChatTools<T = never>(tools: readonly DirectiveTool[] = defaultTools(), options: ProviderToolsWith<readonly T[]> = {}): Array<T | OpenAIChatTool> {
-  const strict = options.strict === true;
-  const built = tools.map((t): OpenAIChatTool => ({
-    type: "function",
-    function: { name: t.name, description: t.description, parameters: strict ? t.strict.openai : t.inputSchema, strict },
-  }));
-  return withAgentTools("openAIChatTools", options.agentTools, tools, built);
-}
-
-/** An OpenAI Responses API function tool (`FunctionTool`). */
-export interface OpenAIResponsesTool {
-  type: "function";
-  name: string;
-  description: string;
-  parameters: ToolInputSchema;
-  strict: boolean;
-}
-
-/** The tools for the OpenAI Responses API (`tools` of `responses.create`); with `agentTools`, yours first (see `ProviderToolsWith`). */
-export function openAIResponsesTools<T = never>(
-  tools: readonly DirectiveTool[] = defaultTools(),
-  options: ProviderToolsWith<readonly T[]> = {},
-): Array<T | OpenAIResponsesTool> {
-  const strict = options.strict === true;
-  const built = tools.map((t): OpenAIResponsesTool => ({ type: "function", name: t.name, description: t.description, parameters: strict ? t.strict.openai : t.inputSchema, strict }));
-  return withAgentTools("openAIResponsesTools", options.agentTools, tools, built);
-}
-
-/** An Anthropic custom tool (`Tool` of the Messages API). */
-export interface AnthropicTool {
-  name: string;
-  description: string;
-  input_schema: ToolInputSchema;
-  strict?: boolean;
-  cache_control?: { type: "ephemeral"; ttl?: "5m" | "1h" };
-}
-
-/**
- * The tools for Anthropic Messages (`tools` of `messages.create`); with `agentTools`, yours first (see
- * `ProviderToolsWith`). `cacheControl: true` puts a prompt-cache breakpoint on the last tool, so the
- * tools are cached apart from the conversation (the fourth breakpoint `toAnthropic`'s `cacheControl` leaves).
- */
-export function anthropicTools<T = never>(
-  tools: readonly DirectiveTool[] = defaultTools(),
-  options: ProviderToolsWith<readonly T[]> & { readonly cacheControl?: boolean | { readonly ttl: "5m" | "1h" } } = {},
-): Array<T | AnthropicTool> {
-  const built = tools.map((t): AnthropicTool =>
-    options.strict === true
-      ? { name: t.name, description: t.description, input_schema: t.strict.anthropic, strict: true }
-      : { name: t.name, description: t.description, input_schema: t.inputSchema },
-  );
-  if (options.cacheControl !== undefined && options.cacheControl !== false && built.length > 0) {
-    built[built.length - 1]!.cache_control = options.cacheControl === true ? { type: "ephemeral" } : { type: "ephemeral", ttl: options.cacheControl.ttl };
-  }
-  return withAgentTools("anthropicTools", options.agentTools, tools, built);
-}
-
-// ---- AI SDK ------------------------------------------------------------------------------------------
+import type { DirectiveOutcome } from "../../outcome.js";
+import { defaultTools, toolFor, type ToolCall, type ToolCallResult } from "../../tools/call.js";
+import type { DirectiveTool, ToolInputSchema } from "../../tools/schemas.js";
+import { refuseToolCollisions } from "../agent-tools.js";
 
 /** What the AI SDK tools need of a window (a `ContextWindow` or a generated guard's window). */
 export interface ToolCallHandler {
@@ -271,3 +137,4 @@ export function pruneguardRepairToolCall(tools: readonly DirectiveTool[] = defau
     return { ...toolCall, input: JSON.stringify({ [UNPARSED]: toolCall.input }) };
   };
 }
+

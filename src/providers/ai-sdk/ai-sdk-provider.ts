@@ -1,0 +1,62 @@
+/**
+ * The Vercel AI SDK: `generateText({ model, ...toAISDK(win), tools: aiSDKTools(win, tools, { agentTools }) })`,
+ * and the steps of its loop read back for a `Transcript` (`appendAISDKSteps`, `aiSDKPrepareStep`).
+ */
+import type { DirectiveTool } from "../../tools/schemas.js";
+import { jsonText, type Provider, type ResponsePart } from "../provider.js";
+import { toAISDK } from "./ai-sdk-messages.js";
+import { aiSDKTools, type AISDKToolsOptions, type ToolCallHandler } from "./ai-sdk-tools.js";
+
+/** A step of an AI SDK run (`result.steps[i]`), as far as the transcript reads it. */
+export interface AISDKStep {
+  readonly callId?: string;
+  readonly stepNumber: number;
+  readonly content: ReadonlyArray<{
+    readonly type: string;
+    readonly text?: string;
+    readonly toolCallId?: string;
+    readonly toolName?: string;
+    readonly input?: unknown;
+    readonly output?: unknown;
+    readonly error?: unknown;
+    readonly providerExecuted?: boolean;
+  }>;
+}
+
+/**
+ * A step's text, tool calls and their results (the directive tools' results as the window's text; tool
+ * errors as errors), in order.
+ */
+function* readStep(step: AISDKStep): Generator<ResponsePart> {
+  for (const part of step.content) {
+    if (part.type === "text" && typeof part.text === "string") yield { type: "text", text: part.text };
+    else if (part.type === "tool-call" && !part.providerExecuted) {
+      yield { type: "tool-call", call: { id: String(part.toolCallId), name: String(part.toolName), arguments: part.input ?? {} } };
+    } else if (part.type === "tool-result" && !part.providerExecuted) {
+      const { text, isError } = aiSDKOutputText(part.output);
+      yield { type: "tool-result", id: String(part.toolCallId), name: String(part.toolName), text, isError };
+    } else if (part.type === "tool-error" && !part.providerExecuted) {
+      yield { type: "tool-error", id: String(part.toolCallId), name: String(part.toolName), error: part.error };
+    }
+  }
+}
+
+/** A tool result's text as the model read it: a directive tool's line, text outputs, else JSON. */
+function aiSDKOutputText(output: unknown): { text: string; isError: boolean } {
+  if (typeof output === "string") return { text: output, isError: false };
+  if (typeof output === "object" && output !== null) {
+    const o = output as { text?: unknown; isError?: unknown; status?: unknown };
+    // What the directive tools' `execute` returns.
+    if (typeof o.text === "string" && typeof o.isError === "boolean" && typeof o.status === "string") return { text: o.text, isError: o.isError };
+  }
+  return { text: jsonText(output), isError: false };
+}
+
+/** The Vercel AI SDK; its tools are bound to the window their calls go to. */
+export const aiSDK = {
+  name: "ai-sdk",
+  render: toAISDK,
+  tools: <T extends { readonly [name: string]: unknown }>(tools: readonly DirectiveTool[], options: AISDKToolsOptions<T> & { readonly window: ToolCallHandler }) =>
+    aiSDKTools(options.window, tools, options),
+  read: readStep,
+} as const satisfies Provider;

@@ -1,0 +1,52 @@
+/**
+ * What every provider integration is: the window rendered to its API's request, the directive tools in
+ * its tool shape, and its responses read back as parts a `Transcript` appends. Each provider lives in a
+ * folder of its own and is registered once, in `registry.ts`.
+ *
+ * Shapes are declared structurally so the runtime depends on no SDK; tests hold each rendering, tool list
+ * and response to the SDK's own types and checks.
+ */
+import type { DirectiveTool } from "../tools/schemas.js";
+import type { RenderSource } from "./conversation.js";
+
+/**
+ * One provider: rendering, tool shapes and response reading, each over the provider-neutral pieces. Each
+ * provider's members take and give its own API's types (the registry keeps them); this is what they share.
+ */
+export interface Provider {
+  /** Its key in the registry. */
+  readonly name: string;
+  /** The window as the API's request messages (every rule of `conversation.ts` holds). */
+  render(source: RenderSource, options?: object): object;
+  /** The directive tools in the API's tool shape, with the agent's own tools when given. */
+  tools(tools: readonly DirectiveTool[], options: object): object;
+  /** What the model produced in one response, in order, for a transcript to append. */
+  read(response: object): Iterable<ResponsePart>;
+}
+
+/** A tool call the model made, as the transcript appended it. */
+export interface ModelToolCall {
+  readonly id: string;
+  readonly name: string;
+  /** As the provider gave them: JSON text (OpenAI) or a parsed object (Anthropic, AI SDK). */
+  readonly arguments: unknown;
+}
+
+/**
+ * One part of a model response. Results come in a response only where the SDK runs the tools inside its
+ * own loop (the AI SDK); elsewhere the transcript's `handleToolCalls` produces them.
+ */
+export type ResponsePart =
+  | { readonly type: "text"; readonly text: string }
+  | { readonly type: "tool-call"; readonly call: ModelToolCall }
+  | { readonly type: "tool-result"; readonly id: string; readonly name: string; readonly text: string; readonly isError: boolean }
+  | { readonly type: "tool-error"; readonly id: string; readonly name: string; readonly error: unknown };
+
+/** A value as JSON text; one JSON cannot represent (a cycle, a bigint) as its string form. */
+export function jsonText(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
