@@ -3,7 +3,7 @@
  * depends on what the store can do, so each property here is something the runtime relies on.
  */
 import { retentionMs, type Retention } from "../src/policy/durations.js";
-import { STORE_DEFAULTS, type Engine, type StoreDeclaration, type StorePromises } from "../src/policy/stores.js";
+import { ENGINES, STORE_DEFAULTS, type Engine, type STORE_ENGINES, type StoreDeclaration, type StorePromises } from "../src/policy/stores.js";
 
 export { ENGINES, STORE_DEFAULTS } from "../src/policy/stores.js";
 export type { Engine } from "../src/policy/stores.js";
@@ -28,16 +28,17 @@ function make<E extends Engine>(engine: E, options: StoreOptions): StoreSpec<E> 
 }
 
 /**
+ * The builders of `store`, one per engine of `STORE_ENGINES`. Mapped over the table's own type, so each
+ * builder carries its engine's documentation and a new engine gets its builder without an edit here.
+ */
+export type StoreBuilders = { readonly [E in keyof typeof STORE_ENGINES]: (options: StoreOptions) => StoreSpec<E> };
+
+/**
  * Declares a backing store.
  *
  * @example
  * stores: { toolLog: store.sqlite({ retention: hours(2), holds: true }) }
  */
-export const store = Object.freeze({
-  /** In-process memory; for tests and short-lived agents. */
-  memory: (options: StoreOptions): StoreSpec<"memory"> => make("memory", options),
-  /** An embedded SQLite file; the default for a single agent process. */
-  sqlite: (options: StoreOptions): StoreSpec<"sqlite"> => make("sqlite", options),
-  /** PostgreSQL, shared by many agent processes. */
-  postgres: (options: StoreOptions): StoreSpec<"postgres"> => make("postgres", options),
-});
+export const store: StoreBuilders = Object.freeze(
+  Object.fromEntries(ENGINES.map((engine) => [engine, (options: StoreOptions) => make(engine, options)])) as unknown as StoreBuilders,
+);

@@ -5,10 +5,9 @@
  */
 import { forever } from "../../src/policy/durations.js";
 import { presetPins } from "../../src/policy/pins.js";
-import { ENGINES } from "../../src/policy/stores.js";
+import { ENGINES, isEngine } from "../../src/policy/stores.js";
 import { diagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
 import type { Location } from "../ir/location.js";
-import type { StoreIR } from "../ir/schema.js";
 import { applyDefinePolicy, applyDuration, applyExtendPolicy, applyPin, applyStore } from "./extract.js";
 import { didYouMean } from "./suggest.js";
 import type { SValue } from "./values.js";
@@ -48,7 +47,7 @@ export function dslMember(namespace: string, member: string, location: Location,
     return { t: "invalid", location };
   }
   if (namespace === "store") {
-    if ((ENGINES as readonly string[]).includes(member)) return { t: "dsl", name: `store.${member}`, location };
+    if (isEngine(member)) return { t: "dsl", name: `store.${member}`, location };
     report(diagnostic("PG1010", location, { name: `store.${member}`, hint: ` (engines: ${ENGINES.join(", ")})` }));
     return { t: "invalid", location };
   }
@@ -64,6 +63,9 @@ export function dslMember(namespace: string, member: string, location: Location,
 }
 
 export function callDsl(name: string, args: readonly SValue[], location: Location, file: string, report: (d: Diagnostic) => void): SValue {
+  // `store.<engine>` for every engine of the table (`dslMember` admits no other member of `store`).
+  const engine = name.startsWith("store.") ? name.slice("store.".length) : null;
+  if (engine !== null && isEngine(engine)) return applyStore(engine, args, location, report);
   switch (name) {
     case "definePolicy":
       return applyDefinePolicy(args, location, file, report);
@@ -76,10 +78,6 @@ export function callDsl(name: string, args: readonly SValue[], location: Locatio
       return applyDuration(name, args, location, report);
     case "pin":
       return applyPin(args, location, report);
-    case "store.memory":
-    case "store.sqlite":
-    case "store.postgres":
-      return applyStore(name.slice("store.".length) as StoreIR["engine"], args, location, report);
     default:
       report(diagnostic("PG1006", location, { callee: name }));
       return { t: "invalid", location };

@@ -7,7 +7,7 @@
  */
 import { DURATION_UNITS, type DurationUnit } from "../../src/policy/durations.js";
 import { pin as dslPin } from "../../dsl/pins.js";
-import { STORE_DEFAULTS } from "../../src/policy/stores.js";
+import { ENGINES, STORE_DEFAULTS } from "../../src/policy/stores.js";
 import { DEFAULT_COMPACTION, LOSSY_RULES, MIN_COMPACTION_TOKENS, MIN_SEARCH_TOKENS, PRUNE_MODES } from "../../src/policy/kinds.js";
 import { diagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
 import type { Location } from "../ir/location.js";
@@ -23,6 +23,8 @@ const STORE_KEYS = ["retention", "holds", "distinguishesAbsent", "writable"] as 
 const KIND_KEYS = ["store", "modes", "lossy", "repersist", "pins", "compressTargetTokens"] as const;
 const SESSION_KEYS = ["maxLength", "lossyBudget", "searchTokens", "compaction"] as const;
 const COMPACTION_KEYS = ["minFreedTokens", "atTokens"] as const;
+/** The DSL's store builders as a message names them: `store.memory, store.sqlite or store.postgres`. */
+const STORE_BUILDERS = orList(ENGINES.map((e) => `store.${e}`));
 
 /** Applies a duration builder: `hours(2)` → 7 200 000 ms, marked as a duration. */
 export function applyDuration(unit: DurationUnit, args: readonly SValue[], location: Location, report: Report): SValue {
@@ -220,7 +222,7 @@ function readStores(e: ObjectEntry | undefined, report: Report): StoreIR[] | und
     else {
       ok = false;
       if (s.value.t !== "invalid") {
-        report(diagnostic("PG1011", s.value.location, { message: `store \`${s.key}\` must be declared with store.memory, store.sqlite or store.postgres, not ${describe(s.value)}` }));
+        report(diagnostic("PG1011", s.value.location, { message: `store \`${s.key}\` must be declared with ${STORE_BUILDERS}, not ${describe(s.value)}` }));
       }
     }
   }
@@ -382,8 +384,12 @@ function readChoices<T extends string>(e: ObjectEntry | undefined, path: string,
 
 /** `"a", "b" or "c"`. */
 function oneOf(choices: readonly string[]): string {
-  const quoted = choices.map((c) => JSON.stringify(c));
-  return quoted.length === 1 ? quoted[0]! : `${quoted.slice(0, -1).join(", ")} or ${quoted.at(-1)!}`;
+  return orList(choices.map((c) => JSON.stringify(c)));
+}
+
+/** `a, b or c`. */
+function orList(items: readonly string[]): string {
+  return items.length === 1 ? items[0]! : `${items.slice(0, -1).join(", ")} or ${items.at(-1)!}`;
 }
 
 function readBoolean(e: ObjectEntry | undefined, report: Report): boolean | undefined {

@@ -19,7 +19,7 @@
  * no record and the sources are hashed.
  */
 import { createHash } from "node:crypto";
-import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -53,8 +53,8 @@ export function computeFingerprint(root: string): { fingerprint: string; files: 
     if (manifest === null) files = null;
     else files?.push(manifest);
   }
-  for (const file of codeFiles(root)) {
-    hash.update(`${path.relative(root, file)}\n`);
+  for (const { file, name } of codeFiles(root)) {
+    hash.update(`${name}\n`);
     hash.update(readFileSync(file));
     files?.push(file);
   }
@@ -130,12 +130,24 @@ function packageVersion(name: string): { version: string; manifest: string | nul
   }
 }
 
-/** `.js` and `.ts` modules (not declarations or maps) of the code folders under `root`, folder by folder, each in a stable order. */
-function codeFiles(root: string): string[] {
-  return CODE_FOLDERS.flatMap((folder) =>
-    readdirSync(path.join(root, folder), { withFileTypes: true, recursive: true })
+/**
+ * `.js` and `.ts` modules (not declarations or maps) of the code folders, folder by folder, each in a stable
+ * order, with their paths from the folders' root (`src/hash.js`). The folders are under `root`, except in the
+ * published CLI: it depends on the `pruneguard` package rather than carrying the runtime (`.ci/pack.mjs`), so
+ * there `dsl` and `src` are that package's, and its code changes the fingerprint as the CLI's own does.
+ */
+function codeFiles(root: string): Array<{ file: string; name: string }> {
+  return CODE_FOLDERS.flatMap((folder) => {
+    const base = folder !== "compiler" && !existsSync(path.join(root, folder)) ? runtimeRoot() : root;
+    return readdirSync(path.join(base, folder), { withFileTypes: true, recursive: true })
       .filter((e) => e.isFile() && /\.(js|ts)$/.test(e.name) && !e.name.endsWith(".d.ts"))
       .map((e) => path.join(e.parentPath, e.name))
-      .sort(),
-  );
+      .sort()
+      .map((file) => ({ file, name: path.relative(base, file) }));
+  });
+}
+
+/** The `dist/` folder of the `pruneguard` package this module resolves (its entry is `dist/src/index.js`). */
+function runtimeRoot(): string {
+  return path.resolve(path.dirname(fileURLToPath(import.meta.resolve("pruneguard"))), "..");
 }

@@ -53,7 +53,8 @@ const fieldLocations = <const K extends string>(keys: readonly K[]) =>
 
 export const PruneModeIR = z.enum(PRUNE_MODES as readonly ["drop", "summarize", "compress"]);
 export const LossyRuleIR = z.enum(LOSSY_RULES as readonly ["forbid", "with-flag"]);
-export const EngineIR = z.enum(ENGINES as readonly ["memory", "sqlite", "postgres"]);
+/** The engines of `STORE_ENGINES` (src/policy/stores.ts), in its order. */
+export const EngineIR = z.enum(ENGINES);
 
 export const PinIR = z.strictObject({
   name: z.string().min(1),

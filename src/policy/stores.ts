@@ -4,9 +4,41 @@
  * defaults, so none of the three can disagree on what an unspecified property means.
  */
 
+/** What the DSL, the compiler and `openStores` need to know of a store engine. */
+export interface EngineEntry {
+  /**
+   * Whether the engine's copies and audit chain outlive the process that wrote them (a restart, another
+   * process). A durable engine's records are what `pruneguard audit` reads after the fact.
+   */
+  readonly durable: boolean;
+}
+
+/**
+ * The store engines the runtime ships: registering an engine is one entry here. `store.<engine>` in the
+ * DSL, the IR's engine enum and the compiler's diagnostics are derived from it; `openStores` keeps an
+ * opener per engine (`Record<Engine, …>`, so a new entry does not compile until it can be opened). Every
+ * shipped engine supports all three promises, so the defaults are `STORE_DEFAULTS`, one for all of them.
+ */
+export const STORE_ENGINES = Object.freeze({
+  /** In-process memory; for tests and short-lived agents. */
+  memory: Object.freeze({ durable: false }),
+  /** An embedded SQLite file; the default for a single agent process. */
+  sqlite: Object.freeze({ durable: true }),
+  /** PostgreSQL, shared by many agent processes. */
+  postgres: Object.freeze({ durable: true }),
+} as const) satisfies Readonly<Record<string, EngineEntry>>;
+
 /** The store adapters the runtime ships. */
-export type Engine = "memory" | "sqlite" | "postgres";
-export const ENGINES: readonly Engine[] = Object.freeze(["memory", "sqlite", "postgres"]);
+export type Engine = keyof typeof STORE_ENGINES;
+/** The engines whose records outlive the process (`EngineEntry.durable`). */
+export type DurableEngine = { [E in Engine]: (typeof STORE_ENGINES)[E]["durable"] extends true ? E : never }[Engine];
+/** The engines in the table's order (the order diagnostics list them in). */
+export const ENGINES = Object.freeze(Object.keys(STORE_ENGINES)) as readonly [Engine, ...Engine[]];
+
+/** Whether `name` is an engine of the table (an own key: `toString` is not an engine). */
+export function isEngine(name: string): name is Engine {
+  return Object.hasOwn(STORE_ENGINES, name);
+}
 
 /** The promises a store makes, each optional where it is written; `STORE_DEFAULTS` fills the gaps. */
 export interface StorePromises {

@@ -8,7 +8,7 @@
  * an error naming the store and the difference.
  */
 import { formatDuration } from "../policy/durations.js";
-import type { Engine, StoreDeclaration } from "../policy/stores.js";
+import { ENGINES, isEngine, type Engine, type StoreDeclaration } from "../policy/stores.js";
 import type { Clock } from "../types.js";
 import { MemoryStore } from "./memory.js";
 import type { BackingStore } from "./store.js";
@@ -66,27 +66,52 @@ export async function openStores<N extends string>(
   return opened as { [P in N]: BackingStore };
 }
 
-async function openOne(
-  engine: Engine,
-  common: { name: string; retentionMs: number | null; holds: boolean; distinguishesAbsent: boolean; writable: boolean; handlePrefix: string; clock?: Clock },
-  options: OpenStoresOptions,
-): Promise<BackingStore> {
-  if (options.memory === true || engine === "memory") return new MemoryStore(common);
-  if (engine === "sqlite") {
+/** What every opener is given: the declared promises under the store's name, and where the stores live. */
+type Opener = (common: OpenedStoreOptions, options: OpenStoresOptions) => Promise<BackingStore>;
+interface OpenedStoreOptions {
+  readonly name: string;
+  readonly retentionMs: number | null;
+  readonly holds: boolean;
+  readonly distinguishesAbsent: boolean;
+  readonly writable: boolean;
+  readonly handlePrefix: string;
+  readonly clock?: Clock;
+}
+
+/**
+ * How each engine of `STORE_ENGINES` is opened: a record over `Engine`, so an engine added to the table
+ * does not compile until it has an opener here. An engine's adapter is loaded only when a store of it is
+ * opened, so agent code that never opens a PostgreSQL store never loads pg.
+ */
+const OPENERS: { readonly [E in Engine]: Opener } = {
+  memory: async (common) => new MemoryStore(common),
+  sqlite: async (common, options) => {
     if (options.sqlite === undefined) throw new TypeError(`openStores: store ${common.name} is declared sqlite; give a sqlite path`);
-    const { SqliteStore } = await import("./sqlite.js");
+    const { SqliteStore } = await import("./sqlite/sqlite-store.js");
     return new SqliteStore({ ...common, path: options.sqlite.path, ...(options.sqlite.busyTimeoutMs !== undefined ? { busyTimeoutMs: options.sqlite.busyTimeoutMs } : {}) });
-  }
-  const pg = options.postgres ?? {};
-  // Loaded only here, so that agent code that never opens a PostgreSQL store never loads pg.
-  const { PostgresStore } = await import("./postgres.js");
-  return PostgresStore.connect({
-    ...common,
-    ...(pg.pool !== undefined ? { pool: pg.pool as NonNullable<Parameters<typeof PostgresStore.connect>[0]["pool"]> } : {}),
-    ...(pg.url !== undefined ? { url: pg.url } : {}),
-    ...(pg.schema !== undefined ? { schema: pg.schema } : {}),
-    ...(pg.statementTimeoutMs !== undefined ? { statementTimeoutMs: pg.statementTimeoutMs } : {}),
-  });
+  },
+  postgres: async (common, options) => {
+    const pg = options.postgres ?? {};
+    const { PostgresStore } = await import("./postgres/postgres-store.js");
+    return PostgresStore.connect({
+      ...common,
+      ...(pg.pool !== undefined ? { pool: pg.pool as NonNullable<Parameters<typeof PostgresStore.connect>[0]["pool"]> } : {}),
+      ...(pg.url !== undefined ? { url: pg.url } : {}),
+      ...(pg.schema !== undefined ? { schema: pg.schema } : {}),
+      ...(pg.statementTimeoutMs !== undefined ? { statementTimeoutMs: pg.statementTimeoutMs } : {}),
+    });
+  },
+};
+
+/** The engines `openStores` can open: every engine of the table (a test checks the two agree). */
+export const OPENABLE_ENGINES: readonly Engine[] = Object.freeze(Object.keys(OPENERS) as Engine[]);
+
+async function openOne(engine: Engine, common: OpenedStoreOptions, options: OpenStoresOptions): Promise<BackingStore> {
+  if (options.memory === true) return OPENERS.memory(common, options);
+  // Declarations written by hand in JavaScript reach here unchecked: an engine the table does not have is
+  // named, not opened as some other engine.
+  if (!isEngine(engine)) throw new TypeError(`openStores: store ${common.name} is declared on engine ${JSON.stringify(engine)}, which is not one of ${ENGINES.join(", ")}`);
+  return OPENERS[engine](common, options);
 }
 
 /** `""` for the first store, then the shortest unused prefix of each name's letters (up to four), deterministic. */

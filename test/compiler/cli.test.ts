@@ -326,7 +326,7 @@ describe("start-up", () => {
 
   it("migrate's help defaults are the store's", async () => {
     const light = await import("../../compiler/cli/commands/migrate.js");
-    const store = await import("../../src/stores/postgres.js");
+    const store = await import("../../src/stores/postgres/postgres-store.js");
     expect(light.MIGRATE_URL_ENV).toBe(store.PG_URL_ENV);
     expect(light.MIGRATE_DEFAULT_SCHEMA).toBe(store.DEFAULT_SCHEMA);
   });

@@ -18,7 +18,7 @@ import { DatabaseSync as Database } from "node:sqlite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { contentHash, canonicalJson } from "../../src/hash.js";
 import { ContextWindow } from "../../src/index.js";
-import { SqliteStore } from "../../src/stores/sqlite.js";
+import { SqliteStore } from "../../src/stores/sqlite/sqlite-store.js";
 import { ManualClock } from "../../src/types.js";
 import { legacyFile } from "../stores/sqlite-legacy.js";
 import { HOUR, tempDir } from "./helpers.js";

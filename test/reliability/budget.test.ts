@@ -17,7 +17,7 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { SqliteStore } from "../../src/stores/sqlite.js";
+import { SqliteStore } from "../../src/stores/sqlite/sqlite-store.js";
 import { MemoryStore } from "../../src/stores/memory.js";
 import { ManualClock, type KindPolicy, type PruneMode } from "../../src/types.js";
 import { ContextWindow } from "../../src/window/window.js";

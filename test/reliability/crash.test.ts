@@ -21,7 +21,7 @@ import { fileURLToPath } from "node:url";
 import { DatabaseSync as Database } from "node:sqlite";
 import { afterAll, describe, expect, it } from "vitest";
 import { verifyAuditChain } from "../../src/audit.js";
-import { SqliteStore } from "../../src/stores/sqlite.js";
+import { SqliteStore } from "../../src/stores/sqlite/sqlite-store.js";
 import { ManualClock } from "../../src/types.js";
 import { ContextWindow } from "../../src/window/window.js";
 import { fuzzRuns, soaking, tempDir } from "./helpers.js";

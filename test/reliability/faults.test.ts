@@ -25,7 +25,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { verifyAuditChain } from "../../src/audit.js";
 import type { DirectiveOutcome } from "../../src/outcome.js";
 import { MemoryStore } from "../../src/stores/memory.js";
-import { SqliteStore } from "../../src/stores/sqlite.js";
+import { SqliteStore } from "../../src/stores/sqlite/sqlite-store.js";
 import type { BackingStore } from "../../src/stores/store.js";
 import { ManualClock } from "../../src/types.js";
 import type { ContextWindow } from "../../src/window/window.js";

@@ -32,7 +32,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, it } from "vitest";
 import { MemoryStore } from "../../src/stores/memory.js";
-import { SqliteStore } from "../../src/stores/sqlite.js";
+import { SqliteStore } from "../../src/stores/sqlite/sqlite-store.js";
 import { ManualClock } from "../../src/types.js";
 import { fuzzRuns, maybeSabotage, RETENTION_MS, tempDir, timeoutFor } from "./helpers.js";
 import { initial, OpCommand, opArbs, START_TIME, type Model, type Op, type Real } from "./model.js";

@@ -16,7 +16,7 @@ import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import type { SearchOutcome } from "../../src/outcome.js";
 import { MemoryStore } from "../../src/stores/memory.js";
-import { SqliteStore } from "../../src/stores/sqlite.js";
+import { SqliteStore } from "../../src/stores/sqlite/sqlite-store.js";
 import type { BackingStore } from "../../src/stores/store.js";
 import { ManualClock, type KindPolicy } from "../../src/types.js";
 import { ContextWindow } from "../../src/window/window.js";

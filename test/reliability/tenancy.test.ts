@@ -19,7 +19,7 @@ import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import type { AuditRecord } from "../../src/audit.js";
 import { MemoryStore } from "../../src/stores/memory.js";
-import { SqliteStore } from "../../src/stores/sqlite.js";
+import { SqliteStore } from "../../src/stores/sqlite/sqlite-store.js";
 import type { BackingStore } from "../../src/stores/store.js";
 import { ManualClock } from "../../src/types.js";
 import { fuzzRuns, HOUR, RETENTION_MS, tempDir, timeoutFor } from "./helpers.js";

@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { SqliteStore } from "../../src/stores/sqlite.js";
+import { SqliteStore } from "../../src/stores/sqlite/sqlite-store.js";
 import type { BackingStore } from "../../src/stores/store.js";
 import { freshSchema, itWithServer, PG_URL, schemasDroppedAfterAll, testPool } from "../stores/pg-helpers.js";
 import { PostgresStore } from "../../src/postgres.js";

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import * as fs from "node:fs";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { contentHash } from "../../src/hash.js";
-import { READ_CHECK_MS, SqliteStore } from "../../src/stores/sqlite.js";
+import { READ_CHECK_MS, SqliteStore } from "../../src/stores/sqlite/sqlite-store.js";
 import { ManualClock } from "../../src/types.js";
 import { ContextWindow } from "../../src/window/window.js";
 

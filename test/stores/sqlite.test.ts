@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { DatabaseSync } from "node:sqlite";
 import { verifyAuditChain } from "../../src/audit.js";
 import { contentHash } from "../../src/hash.js";
-import { SqliteStore } from "../../src/stores/sqlite.js";
+import { SqliteStore } from "../../src/stores/sqlite/sqlite-store.js";
 import { ManualClock } from "../../src/types.js";
 import { describeStoreConformance, testDraft } from "./conformance.js";
 import { legacyFile } from "./sqlite-legacy.js";

@@ -6,7 +6,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { ContextWindow } from "../../src/window/window.js";
 import { MemoryStore } from "../../src/stores/memory.js";
-import { PostgresStore } from "../../src/stores/postgres.js";
+import { PostgresStore } from "../../src/stores/postgres/postgres-store.js";
 import type { BackingStore } from "../../src/stores/store.js";
 import { renderSearch } from "../../src/search/answer.js";
 import { MIN_SEARCH_TOKENS } from "../../src/policy/kinds.js";

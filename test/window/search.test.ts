@@ -471,7 +471,7 @@ describe("search cost is independent of other sessions' data", () => {
     await win.search("req_");
     expect(asked).toEqual([[{ handle: "#2", hash: contentHash("pruned req_2222222") }]]);
     const { DatabaseSync } = await import("node:sqlite");
-    const { SqliteStore } = await import("../../src/stores/sqlite.js");
+    const { SqliteStore } = await import("../../src/stores/sqlite/sqlite-store.js");
     const { mkdtempSync } = await import("node:fs");
     const { tmpdir } = await import("node:os");
     const { join } = await import("node:path");

@@ -1,21 +1,16 @@
-/** The implementation of `pruneguard audit`, loaded only when the command runs (see `audit.ts`). */
-import { existsSync } from "node:fs";
+/**
+ * The implementation of `pruneguard audit`, loaded only when the command runs (see `audit.ts`). It reads
+ * a store through its engine's audit reader (`src/stores/audit-reader.ts`), which knows the engine's
+ * tables; what is checked of the rows, and how the result is shown, is the same for every engine.
+ */
 import * as path from "node:path";
-import { DatabaseSync } from "node:sqlite";
 import { storedAuditProblem, verifyAuditChain, type AuditChainBreak, type AuditRecord } from "../../../src/audit.js";
-import { errorMessage } from "../../../src/errors.js";
-import { sqliteAuditRows, sqliteText } from "../../../src/stores/sqlite.js";
+import { AuditReadError, type AuditReader, type SessionCounters } from "../../../src/stores/audit-reader.js";
+import { openSqliteAuditReader } from "../../../src/stores/sqlite/sqlite-audit.js";
 import { CliError, ExitCode, type CliContext } from "../context.js";
 import type { AuditFlags } from "./audit.js";
 import { renderTable } from "../table.js";
-import { DEFAULT_TIMELINE_ROWS, timelineHtml, type TimelineChain, type TimelineCopy, type TimelineSpan } from "../timeline.js";
-
-interface AuditRow {
-  readonly seq: number;
-  readonly status: string;
-  readonly hash: string;
-  readonly record: string;
-}
+import { DEFAULT_TIMELINE_ROWS, timelineHtml, type TimelineChain, type TimelineSpan } from "../timeline.js";
 
 /** A break `--verify` found: the chain's own, or a row whose columns disagree with its sealed record. */
 export interface AuditProblem {
@@ -25,44 +20,10 @@ export interface AuditProblem {
   readonly detail: string;
 }
 
-/** Where the audit rows come from: a SQLite file, or a PostgreSQL schema. Read only, either way. */
-interface AuditSource {
-  /** How the source is named in output (a file name, or `postgres:<schema>`: never the URL, which may carry a password). */
-  readonly label: string;
-  sessions(): Promise<Array<{ store: string; session: string; n: number }>>;
-  /**
-   * Every store the source holds anything of (copies, handles, registered spans, counters, audit records),
-   * so that a store without an audit chain is told apart from one that is not there at all.
-   */
-  stores(): Promise<string[]>;
-  rows(store: string, session: string): Promise<AuditRow[]>;
-  /**
-   * The session's counters on this store and the highest position it registered (the counters are `null`
-   * when the row is missing); `null` when the store keeps no counters at all (written before they existed).
-   */
-  counters(store: string, session: string): Promise<SessionCounters | null>;
-  /** For the timeline page: the spans a store registered for the session (none when it keeps no registry). */
-  registry(store: string, session: string, content: boolean): Promise<TimelineSpan[]>;
-  /** For the timeline page: the session's copies in every store, their bytes only with `content`. */
-  copies(session: string, content: boolean): Promise<TimelineCopy[]>;
-  close(): Promise<void>;
-}
-
-/** A session's counter row (`pruneguard_sessions` / `sessions`), as `--verify` cross-checks it. */
-interface SessionCounters {
-  /** Where the counters live, as the operator would look them up. */
-  readonly table: string;
-  /** `null`: the session has no counter row. */
-  readonly lossyUsed: number | null;
-  readonly nextSpan: number | null;
-  /** The highest ordinal registered for the session (`pruneguard_spans` / `spans`), 0 for none. */
-  readonly registered: number;
-}
-
 /** The action of `pruneguard audit` (registered in `audit.ts`). */
 export async function runAudit(file: string | undefined, flags: AuditFlags, cli: CliContext): Promise<void> {
   if ((file === undefined) === (flags.url === undefined)) throw new CliError("audit: give a SQLite file or --url for a PostgreSQL store (one of them)");
-  const source = file !== undefined ? openSqlite(file, cli) : await openPostgres(flags.url!, flags.schema ?? "pruneguard");
+  const source = await openSource(file, flags, cli);
   try {
     const code = await run(source, flags, cli.io.stdout);
     cli.exit(code);
@@ -74,149 +35,26 @@ export async function runAudit(file: string | undefined, flags: AuditFlags, cli:
   }
 }
 
-function openSqlite(file: string, cli: CliContext): AuditSource {
-  const abs = path.resolve(cli.io.cwd, file);
-  if (!existsSync(abs)) throw new CliError(`no such file: ${file}`);
-  let db: DatabaseSync;
+/** The store the arguments name, opened read only by its engine's reader; a reader that refuses is a usage or I/O error. */
+async function openSource(file: string | undefined, flags: AuditFlags, cli: CliContext): Promise<AuditReader> {
   try {
-    db = new DatabaseSync(abs, { readOnly: true });
+    if (file !== undefined) return openSqliteAuditReader(path.resolve(cli.io.cwd, file), { label: file });
+    try {
+      new URL(flags.url!);
+    } catch {
+      throw new CliError("audit: --url is not a valid URL; expected postgres://user[:password]@host[:port]/database");
+    }
+    // Loaded only here, so that auditing a SQLite file never loads pg.
+    const { openPostgresAuditReader } = await import("../../../src/stores/postgres/postgres-audit.js");
+    return await openPostgresAuditReader(flags.url!, flags.schema ?? "pruneguard");
   } catch (err) {
-    throw new CliError(`cannot open ${file}: ${err instanceof Error ? err.message : String(err)}`);
+    if (!(err instanceof AuditReadError)) throw err;
+    // What is wrong with --schema or the connection is said as the command's own complaint, as for --url.
+    throw new CliError(err.reason === "bad-schema" || err.reason === "unreachable" ? `audit: ${err.message}` : err.message);
   }
-  let table: unknown;
-  try {
-    table = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'pruneguard_audit'").get();
-  } catch (err) {
-    db.close();
-    throw new CliError(`cannot read ${file}: ${err instanceof Error ? err.message : String(err)}`);
-  }
-  if (table === undefined) {
-    db.close();
-    throw new CliError(`${file} is not a pruneguard store (no pruneguard_audit table)`);
-  }
-  // Either schema of the audit table (files written before it was keyed by chain are read as they are).
-  const audit = sqliteAuditRows(db);
-  const has = (name: string) => db.prepare("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
-  return {
-    label: file,
-    stores: async () => {
-      const tables = ["pruneguard_records", "pruneguard_handles", "pruneguard_spans", "pruneguard_sessions", "pruneguard_chains"].filter(has);
-      const union = [...tables.map((t) => `SELECT store FROM ${t}`), `SELECT store FROM ${audit}`].join(" UNION ");
-      return (db.prepare(`SELECT store FROM (${union}) ORDER BY store`).all() as Array<{ store: string }>).map((r) => r.store);
-    },
-    sessions: async () =>
-      db.prepare(`SELECT store, session, count(*) AS n FROM ${audit} GROUP BY store, session ORDER BY store, session`)
-        .all() as unknown as Array<{ store: string; session: string; n: number }>,
-    rows: async (store, session) =>
-      db.prepare(`SELECT seq, status, hash, record FROM ${audit} WHERE store = ? AND session = ? ORDER BY seq`)
-        .all(store, session) as unknown as AuditRow[],
-    counters: async (store, session) => {
-      // Files written before the counters existed have no such table.
-      if (!has("pruneguard_sessions")) return null;
-      const row = db.prepare("SELECT next_span, lossy_used FROM pruneguard_sessions WHERE store = ? AND session = ?").get(store, session) as
-        | { next_span: number; lossy_used: number }
-        | undefined;
-      const max = has("pruneguard_spans")
-        ? (db.prepare("SELECT coalesce(max(ordinal), 0) AS n FROM pruneguard_spans WHERE store = ? AND session = ?").get(store, session) as { n: number }).n
-        : 0;
-      return {
-        table: "pruneguard_sessions", lossyUsed: row === undefined ? null : Number(row.lossy_used),
-        nextSpan: row === undefined ? null : Number(row.next_span), registered: Number(max),
-      };
-    },
-    registry: async (store, session, content) =>
-      // Text as its bytes (`CAST … AS BLOB`), decoded here: Node 22's node:sqlite reads text only up to a NUL.
-      !has("pruneguard_spans") ? [] : (db.prepare(`SELECT ordinal, span_id, kind, backing${content ? ", CAST(replacement AS BLOB) AS replacement" : ""} FROM pruneguard_spans WHERE store = ? AND session = ? ORDER BY ordinal`)
-        .all(store, session) as Array<{ ordinal: number; span_id: string; kind: string; backing: string | null; replacement?: Uint8Array | string | null }>)
-        .map((r) => ({ ordinal: Number(r.ordinal), spanId: r.span_id, kind: r.kind, backing: r.backing, ...(content ? { replacement: utf8(r.replacement) } : {}) })),
-    copies: async (session, content) =>
-      !has("pruneguard_records") ? [] : (db.prepare(`SELECT store, span_id, handle, created_at, expired_at, held, held_until${content ? ", CAST(text AS BLOB) AS text" : ""} FROM pruneguard_records WHERE session = ? ORDER BY store, created_at`)
-        .all(session) as unknown as CopyRow[]).map((r) => copyOf(r, content)),
-    close: async () => db.close(),
-  };
 }
 
-/** A PostgreSQL store's audit table, read in a read-only transaction on one connection. */
-async function openPostgres(url: string, schema: string): Promise<AuditSource> {
-  try {
-    new URL(url);
-  } catch {
-    throw new CliError("audit: --url is not a valid URL; expected postgres://user[:password]@host[:port]/database");
-  }
-  const { default: pg } = await import("pg");
-  const { checkSchemaName } = await import("../../../src/stores/postgres/sql.js");
-  try {
-    checkSchemaName(schema);
-  } catch (err) {
-    throw new CliError(`audit: ${errorMessage(err)}`);
-  }
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000, application_name: "pruneguard audit" });
-  client.on("error", () => undefined);
-  try {
-    await client.connect();
-    await client.query("BEGIN READ ONLY");
-    const present = await client.query("SELECT to_regclass($1) AS t", [`${pg.escapeIdentifier(schema)}.audit`]);
-    if (present.rows[0]?.t === null) throw new CliError(`schema ${schema} holds no pruneguard store (no audit table; run \`pruneguard migrate\`?)`);
-  } catch (err) {
-    await client.end().catch(() => undefined);
-    if (err instanceof CliError) throw err;
-    // The URL is not echoed: it may carry a password.
-    throw new CliError(`audit: cannot read the PostgreSQL store: ${errorMessage(err)}`);
-  }
-  const table = `${pg.escapeIdentifier(schema)}.audit`;
-  return {
-    label: `postgres:${schema}`,
-    stores: async () => {
-      const names = ["records", "handles", "sessions", "spans"].map((t) => `${pg.escapeIdentifier(schema)}.${t}`);
-      // Tables a schema before version 3 lacks (sessions, spans) are left out.
-      const present = (await client.query("SELECT t FROM unnest($1::text[]) AS t WHERE to_regclass(t) IS NOT NULL", [names])).rows.map((r: { t: string }) => r.t);
-      const union = [...present, table].map((t) => `SELECT store FROM ${t}`).join(" UNION ");
-      return (await client.query(`SELECT store FROM (${union}) s ORDER BY store`)).rows.map((r: { store: string }) => r.store);
-    },
-    sessions: async () =>
-      (await client.query(`SELECT store, session, count(*)::int AS n FROM ${table} GROUP BY store, session ORDER BY store, session`)).rows,
-    rows: async (store, session) =>
-      (await client.query(`SELECT seq::int AS seq, status, hash, record FROM ${table} WHERE store = $1 AND session = $2 ORDER BY seq`, [store, session])).rows,
-    counters: async (store, session) => {
-      const sessions = `${pg.escapeIdentifier(schema)}.sessions`;
-      const spans = `${pg.escapeIdentifier(schema)}.spans`;
-      // Schemas before version 3 have no counters.
-      const present = await client.query("SELECT to_regclass($1) IS NOT NULL AS s, to_regclass($2) IS NOT NULL AS p", [sessions, spans]);
-      if (present.rows[0]?.s !== true) return null;
-      const row = (await client.query(`SELECT next_span::bigint::text AS next_span, lossy_used::bigint::text AS lossy_used FROM ${sessions} WHERE store = $1 AND session = $2`, [store, session])).rows[0] as
-        | { next_span: string; lossy_used: string }
-        | undefined;
-      const max = present.rows[0]?.p === true
-        ? Number((await client.query(`SELECT coalesce(max(ordinal), 0)::text AS n FROM ${spans} WHERE store = $1 AND session = $2`, [store, session])).rows[0]?.n ?? 0)
-        : 0;
-      return {
-        table: `${schema}.sessions`, lossyUsed: row === undefined ? null : Number(row.lossy_used),
-        nextSpan: row === undefined ? null : Number(row.next_span), registered: max,
-      };
-    },
-    registry: async (store, session, content) => {
-      const spans = `${pg.escapeIdentifier(schema)}.spans`;
-      if ((await client.query("SELECT to_regclass($1) IS NOT NULL AS p", [spans])).rows[0]?.p !== true) return [];
-      const rows = (await client.query(`SELECT ordinal::text AS ordinal, span_id, kind, backing${content ? ", replacement" : ""} FROM ${spans} WHERE store = $1 AND session = $2 ORDER BY ordinal`, [store, session])).rows as
-        Array<{ ordinal: string; span_id: string; kind: string; backing: string | null; replacement?: string | null }>;
-      return rows.map((r) => ({ ordinal: Number(r.ordinal), spanId: r.span_id, kind: r.kind, backing: r.backing, ...(content ? { replacement: r.replacement ?? null } : {}) }));
-    },
-    copies: async (session, content) => {
-      const records = `${pg.escapeIdentifier(schema)}.records`;
-      const rows = (await client.query(
-        `SELECT store, span_id, handle, created_at::text AS created_at, expired_at::text AS expired_at, held, held_until::text AS held_until${content ? ", text" : ""} FROM ${records} WHERE session = $1 ORDER BY store, created_at`,
-        [session],
-      )).rows as CopyRow[];
-      return rows.map((r) => copyOf(r, content));
-    },
-    close: async () => {
-      await client.query("ROLLBACK").catch(() => undefined);
-      await client.end().catch(() => undefined);
-    },
-  };
-}
-
-async function run(source: AuditSource, flags: AuditFlags, out: (t: string) => void): Promise<ExitCode> {
+async function run(source: AuditReader, flags: AuditFlags, out: (t: string) => void): Promise<ExitCode> {
   const file = source.label;
   const sessions = await source.sessions();
   const stores = [...new Set(sessions.map((s) => s.store))];
@@ -343,7 +181,7 @@ function counterProblem(counters: SessionCounters | null, records: readonly Audi
  * copies and never a record (its kinds were appended but never pruned, and the window's other decisions
  * are recorded in its home store), which is not the same as a store that is not there.
  */
-async function noChain(source: AuditSource, store: string, withChain: readonly string[]): Promise<void> {
+async function noChain(source: AuditReader, store: string, withChain: readonly string[]): Promise<void> {
   const present = await source.stores();
   const chains = withChain.length > 0 ? `stores with an audit chain: ${withChain.join(", ")}` : `no store in ${source.label} has one yet`;
   if (present.includes(store)) {
@@ -387,29 +225,6 @@ function subject(r: AuditRecord): string {
   return regex === true ? `/${visible(cut)}/` : visible(JSON.stringify(cut));
 }
 
-/** A copy's row as either engine returns it (PostgreSQL's bigints as text). */
-interface CopyRow {
-  readonly store: string;
-  readonly span_id: string;
-  readonly handle: string;
-  readonly created_at: number | string;
-  readonly expired_at: number | string | null;
-  readonly held: number | boolean;
-  readonly held_until: number | string | null;
-  readonly text?: Uint8Array | string | null;
-}
-
-/** A text column read as bytes, as text again (`null` and absent: `null`). */
-const utf8 = (v: Uint8Array | string | null | undefined): string | null => sqliteText(v) ?? null;
-
-function copyOf(r: CopyRow, content: boolean): TimelineCopy {
-  const n = (v: number | string | null) => (v === null ? null : Number(v));
-  return {
-    store: r.store, spanId: r.span_id, handle: r.handle, createdAt: Number(r.created_at), expiredAt: n(r.expired_at), held: r.held === true || r.held === 1,
-    heldUntil: n(r.held_until), ...(content ? { text: utf8(r.text) } : {}),
-  };
-}
-
 /**
  * `--format html`: the session as one timeline page on stdout. Every store's chain of the session (or the
  * one `--store` names) is read and verified exactly as `--verify` does it — by this command's own JSON path —
@@ -418,7 +233,7 @@ function copyOf(r: CopyRow, content: boolean): TimelineCopy {
  * copies and holds.
  */
 async function timeline(
-  source: AuditSource, flags: AuditFlags & { session: string }, sessions: ReadonlyArray<{ store: string; session: string }>, out: (t: string) => void,
+  source: AuditReader, flags: AuditFlags & { session: string }, sessions: ReadonlyArray<{ store: string; session: string }>, out: (t: string) => void,
 ): Promise<ExitCode> {
   const rows = flags.rows === undefined ? DEFAULT_TIMELINE_ROWS : Number(flags.rows);
   if (!Number.isInteger(rows) || rows < 0) throw new CliError(`--rows must be a whole number (0: all), got ${flags.rows}`);

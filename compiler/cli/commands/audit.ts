@@ -4,8 +4,9 @@
  * checks its hash chain. Exit 0 when all is well, 1 when `--verify` finds a break (the record and why
  * are printed), 2 on usage or I/O errors.
  *
- * The file is opened read-only with node:sqlite (a PostgreSQL store is read in a `READ ONLY`
- * transaction), so auditing never changes what it audits. Besides
+ * The store is read through its engine's audit reader (`src/stores/audit-reader.ts`): a SQLite file is
+ * opened read-only and never created or migrated, a PostgreSQL store is read in a `READ ONLY`
+ * transaction, so auditing never changes what it audits. Besides
  * the chain itself, `--verify` checks that each row's indexed columns (`seq`, `status`, `hash`) agree
  * with the sealed record: the store counts the lossy budget from the `status` column, so an edit there
  * must not pass unnoticed. Each record's stored text must be exactly the canonical serialisation of what
@@ -17,8 +18,8 @@
  * `--format html --session S` writes the session as one self-contained timeline page (`../timeline.ts`):
  * every store's chain of it, verified, with its spans, copies and holds; content only with `--content`.
  *
- * This module only registers the command; `audit.run.ts` (node:sqlite, the audit chain) is loaded
- * when it runs.
+ * This module only registers the command; `audit.run.ts` (the audit chain, the SQLite reader) is loaded
+ * when it runs, node:sqlite only when it opens a file, and pg only for `--url`.
  */
 import type { RegisterCommand } from "../context.js";
 import { formatOption } from "../report.js";

@@ -1,6 +1,6 @@
 /** The implementation of `pruneguard migrate`, loaded only when the command runs (see `migrate.ts`). */
 import { errorMessage } from "../../../src/errors.js";
-import { migrate, PG_URL_ENV } from "../../../src/stores/postgres.js";
+import { migrate, PG_URL_ENV } from "../../../src/stores/postgres/postgres-store.js";
 import { CliError, ExitCode, type CliContext } from "../context.js";
 import type { MigrateFlags } from "./migrate.js";
 

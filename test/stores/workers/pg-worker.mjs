@@ -5,7 +5,7 @@
 //
 // Prints one JSON line at the end (what it did), or "locked" when a `hang` worker holds its locks.
 import { contentHash } from "../../../dist/src/hash.js";
-import { PostgresStore } from "../../../dist/src/stores/postgres.js";
+import { PostgresStore } from "../../../dist/src/stores/postgres/postgres-store.js";
 
 const args = JSON.parse(process.argv[2] ?? "{}");
 const store = new PostgresStore({

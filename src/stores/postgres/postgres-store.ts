@@ -1,22 +1,22 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import type { Pool } from "pg";
-import { EMPTY_CHAIN, sealChainJson, type AuditDraft, type AuditRecord, type ChainHead } from "../audit.js";
-import { errorMessage, OutcomeUnknownError, StoreError } from "../errors.js";
-import { commitResult, lossySpent, planCommit, type CommitPlan } from "./commit.js";
-import { StoreBase, type StoreOptions } from "./options.js";
-import { createPool, driverFor, isCommitUnknown, isRetryable, isWireError, storeError, type Driver, type DriverStats, type PgQueryable, type Row, type TxSession } from "./postgres/driver.js";
-import { migrateWith, SCHEMA_VERSION, schemaVersion } from "./postgres/schema.js";
-import { RawSql, sql, tablesOf, type Tables } from "./postgres/sql.js";
-import { copySearchAnswer, lookupAnswer, readOnly, registeredSpan, SESSION_SCAN_COPIES, spanTaken, storeLiteral, type SpanRow, type StoredRecord } from "./records.js";
+import { EMPTY_CHAIN, sealChainJson, type AuditDraft, type AuditRecord, type ChainHead } from "../../audit.js";
+import { errorMessage, OutcomeUnknownError, StoreError } from "../../errors.js";
+import { commitResult, lossySpent, planCommit, type CommitPlan } from "../commit.js";
+import { StoreBase, type StoreOptions } from "../options.js";
+import { createPool, driverFor, isCommitUnknown, isRetryable, isWireError, storeError, type Driver, type DriverStats, type PgQueryable, type Row, type TxSession } from "./driver.js";
+import { migrateWith, SCHEMA_VERSION, schemaVersion } from "./schema.js";
+import { RawSql, sql, tablesOf, type Tables } from "./sql.js";
+import { copySearchAnswer, lookupAnswer, readOnly, registeredSpan, SESSION_SCAN_COPIES, spanTaken, storeLiteral, type SpanRow, type StoredRecord } from "../records.js";
 import type {
   BackingStore, CopySearch, CopySearchRequest, LookupKey, LookupResult, PersistInput, Persisted, PruneCommit, PruneTransaction, RegisteredSpan,
   RotateReport, SpanRegistration,
-} from "./store.js";
+} from "../store.js";
 
-export { createPool } from "./postgres/driver.js";
-export { SCHEMA_VERSION } from "./postgres/schema.js";
-export type { DriverStats as PostgresStoreStats, PgQueryable, PoolOptions } from "./postgres/driver.js";
+export { createPool } from "./driver.js";
+export { SCHEMA_VERSION } from "./schema.js";
+export type { DriverStats as PostgresStoreStats, PgQueryable, PoolOptions } from "./driver.js";
 
 /** The environment variable a store and `pruneguard migrate` read the server URL from. */
 export const PG_URL_ENV = "PRUNEGUARD_PG_URL";
