@@ -3,27 +3,19 @@
 // IR sha256:1d15375e1bc3b9fe21f3ef8fcf71c2e260bf3e9a5f55b08c33979325b64c7e13
 // Regenerate with `pruneguard compile`; `pruneguard check` fails when this file is stale.
 
-import {
-  ContextWindow,
-  DEFAULT_LIMITS,
-  directiveSchema as buildDirectiveSchema,
-  directiveTools as buildDirectiveTools,
-  guardWindow,
-  openStores as openDeclaredStores,
-} from "../src/index.js";
+import { defineGuard } from "../src/index.js";
 import type {
   BackingStore,
-  Clock,
-  ContextWindowOptions,
+  DirectiveSchema,
   DirectiveTool,
   GuardedWindow,
+  GuardWindowOptions,
   KindTable,
   OpenStoresOptions,
   PinPattern,
   PruneMode,
   RuntimePolicy,
   SessionLimits,
-  TelemetryOptions,
 } from "../src/index.js";
 import type { PolicyName, Requests, SpanKind, StoreName } from "./org.types.js";
 
@@ -72,14 +64,6 @@ const kinds: KindTable<SpanKind> = {
 /** Session limits: sessions last up to 8h; at most 5 lossy commitments each; search answers of at most 600 tokens. */
 const session: SessionLimits = { maxLengthMs: 28_800_000, lossyBudget: 5, searchTokens: 600 };
 
-/** The runtime form of policy `org`, as `ContextWindow` takes it. */
-export const policy: RuntimePolicy<SpanKind> = {
-  kinds,
-  session,
-  pins: [pin.uuid, pin.gitSha],
-  tombstone: "{span} pruned, unrecoverable, contents unknown",
-};
-
 /** The stores the policy declares, as data: what a program needs to open them. */
 export const storeDeclarations = {
   toolLog: { engine: "sqlite", retentionMs: 7_200_000, holds: true, distinguishesAbsent: true, writable: true },
@@ -104,34 +88,31 @@ export type Stores = {
 };
 
 /**
+ * Policy `org` wired to the runtime: the runtime's `defineGuard` builds what this module exports from the tables above;
+ * a window it opens checks every prune against the stores at run time.
+ */
+const guard = defineGuard<SpanKind, Requests, PolicyName, StoreName, Stores>({
+  name: "org",
+  kinds,
+  session,
+  pins: [pin.uuid, pin.gitSha],
+  tombstone: "{span} pruned, unrecoverable, contents unknown",
+  storeDeclarations,
+  defaultAuditStore: "toolLog",
+  directiveModes: ["drop", "summarize", "compress"],
+});
+
+/** The runtime form of policy `org`, as `ContextWindow` takes it. */
+export const policy: RuntimePolicy<SpanKind> = guard.policy;
+
+/**
  * Opens the stores policy `org` declares, each with its declared retention, holds, provenance and writability (`{
  * memory: true }` opens them in memory, for tests).
  */
-export function openStores(options: OpenStoresOptions): Promise<Stores> {
-  return openDeclaredStores(storeDeclarations, options);
-}
+export const openStores: (options: OpenStoresOptions) => Promise<Stores> = guard.openStores;
 
-/** Options of `createWindow`. */
-export interface CreateWindowOptions {
-  /** The session this window belongs to; every store call is scoped to it. */
-  readonly session: string;
-  readonly stores: Stores;
-  /** A source of time; default: the system clock. */
-  readonly clock?: Clock;
-  /**
-   * The store that logs decisions touching no store (invalid directives, unbacked kinds); default `toolLog`, the
-   * policy's first.
-   */
-  readonly auditStore?: StoreName;
-  /**
-   * OpenTelemetry spans and metrics of every decision, as `ContextWindowOptions.telemetry` (docs/observability.md).
-   * Left out: the global tracer and meter providers of `@opentelemetry/api`, when it is installed and an SDK registered
-   * them; else nothing. `{ tracer, meter }` gives them (`null` turns one off; a field left out is taken from the global
-   * API); `{ queryText: n }` records a search's first `n` characters (never by default). `false`: off, and the API is
-   * never loaded.
-   */
-  readonly telemetry?: TelemetryOptions | false;
-}
+/** Options of `createWindow` and `resumeWindow`; `auditStore` defaults to `toolLog`, the policy's first store. */
+export type CreateWindowOptions = GuardWindowOptions<StoreName, Stores>;
 
 /**
  * A context window typed by policy `org`: `prune` takes only this policy's refs, with the request the policy gives the
@@ -139,51 +120,26 @@ export interface CreateWindowOptions {
  */
 export type PolicyWindow = GuardedWindow<SpanKind, Requests, PolicyName>;
 
-/** What `ContextWindow` is given under this policy; the stores are checked against `storeDeclarations`. */
-function windowOptions(options: CreateWindowOptions): ContextWindowOptions<SpanKind> {
-  return {
-    session: options.session,
-    kinds,
-    stores: {
-      toolLog: options.stores.toolLog,
-      transcript: options.stores.transcript,
-      notes: options.stores.notes,
-      archive: options.stores.archive,
-    },
-    ...(options.clock === undefined ? {} : { clock: options.clock }),
-    ...(options.telemetry === undefined ? {} : { telemetry: options.telemetry }),
-    limits: session,
-    declarations: storeDeclarations,
-    pins: policy.pins ?? [],
-    tombstone: "{span} pruned, unrecoverable, contents unknown",
-    auditStore: options.auditStore ?? "toolLog",
-  };
-}
-
 /** Opens a context window under policy `org`; every prune goes through the runtime check against its stores. */
-export function createWindow(options: CreateWindowOptions): PolicyWindow {
-  return guardWindow<SpanKind, Requests, PolicyName>(new ContextWindow<SpanKind>(windowOptions(options)));
-}
+export const createWindow: (options: CreateWindowOptions) => PolicyWindow = guard.createWindow;
 
 /**
  * Opens the window of an existing session (after a restart, or in another process) from its stores: every span back in
  * its place, or said to be lost. Give it the same stores and `auditStore` as the windows that wrote the session.
  */
-export function resumeWindow(options: CreateWindowOptions): Promise<PolicyWindow> {
-  return ContextWindow.resume<SpanKind>(windowOptions(options)).then((window) => guardWindow<SpanKind, Requests, PolicyName>(window));
-}
+export const resumeWindow: (options: CreateWindowOptions) => Promise<PolicyWindow> = guard.resumeWindow;
 
 /**
  * The prune modes any kind of this policy allows; model directives in another mode are refused before they reach a
  * kind.
  */
-export const directiveModes: readonly PruneMode[] = ["drop", "summarize", "compress"];
+export const directiveModes: readonly PruneMode[] = guard.directiveModes;
 
 /** The zod schema of model directives under this policy (strict; `accept_lossy` is the JSON boolean only). */
-export const directiveSchema: ReturnType<typeof buildDirectiveSchema> = buildDirectiveSchema(DEFAULT_LIMITS, directiveModes);
+export const directiveSchema: DirectiveSchema = guard.directiveSchema;
 
 /**
  * The directive tools under this policy, one per operation, for `openAIChatTools`, `anthropicTools`, `aiSDKTools` and
  * `handleToolCall`.
  */
-export const directiveTools: readonly DirectiveTool[] = buildDirectiveTools({ modes: directiveModes });
+export const directiveTools: readonly DirectiveTool[] = guard.directiveTools;

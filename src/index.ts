@@ -13,10 +13,11 @@ export { RefError, refSpanId } from "./window/refs.js";
 export type { AppendInput, ContextWindowOptions, PruneRequest } from "./window/options.js";
 export type { TelemetryAttributes, TelemetryAttributeValue, TelemetryInstrumentOptions, TelemetryMeter, TelemetryOptions, TelemetrySpan, TelemetryTracer } from "./telemetry.js";
 export type { WindowEntry } from "./window/view.js";
-export type { Forecast, SpanForecast, WindowMap } from "./window/map.js";
 export type { SearchRequest } from "./window/search.js";
 export { guardWindow } from "./typed.js";
 export type { AnyPruneRequest, GuardedWindow, PruneguardTypeError, PruneRequestOf, RequestFor, StrictestRequest } from "./typed.js";
+export { defineGuard } from "./guard/define.js";
+export type { DeclaredStores, DirectiveSchema, GuardDefinition, GuardWindowOptions, PolicyGuard } from "./guard/define.js";
 export { openAIPromptCacheKey, toAISDK, toAnthropic, toOpenAI, toOpenAIResponses } from "./providers/index.js";
 export type { AISDKMessage, AISDKPrompt, AnthropicCacheControl, AnthropicCachedPrompt, AnthropicMessage, AnthropicPrompt, AnthropicRenderOptions, OpenAIMessage, OpenAIResponsesItem, RenderSource } from "./providers/index.js";
 export { Transcript } from "./providers/index.js";
@@ -25,7 +26,7 @@ export { directiveTools } from "./tools/schemas.js";
 export type { DirectiveTool, DirectiveToolsOptions, JsonSchema, ToolInputSchema } from "./tools/schemas.js";
 export { toolResultText } from "./tools/call.js";
 export type { ToolCall, ToolCallResult } from "./tools/call.js";
-export { aiSDKTools, anthropicTools, openAIChatTools, openAIResponsesTools, pruneguardRepairToolCall } from "./tools/providers.js";
+export { aiSDKTools, anthropicTools, openAIChatTools, openAIResponsesTools, pruneguardRepairToolCall } from "./providers/index.js";
 export type {
   AgentToolEntry,
   AgentTools,
@@ -40,10 +41,10 @@ export type {
   ProviderToolOptions,
   ProviderToolsWith,
   ToolCallHandler,
-} from "./tools/providers.js";
+} from "./providers/index.js";
 export { MemoryStore } from "./stores/memory.js";
-export { SqliteStore } from "./stores/sqlite.js";
-export type { SqliteStoreOptions } from "./stores/sqlite.js";
+export { SqliteStore } from "./stores/sqlite/sqlite-store.js";
+export type { SqliteStoreOptions } from "./stores/sqlite/sqlite-store.js";
 export type { StoreOptions } from "./stores/options.js";
 export { openStores, checkStoreDeclarations, storeMismatches } from "./stores/open.js";
 export type { OpenStoresOptions, StoreMismatch } from "./stores/open.js";
@@ -73,8 +74,13 @@ export type {
   SearchOutcome,
   CompactOutcome,
   GroupMemberFate,
+  CompactionReport,
+  Forecast,
+  PendingState,
+  SpanForecast,
+  WhenApplied,
+  WindowMap,
 } from "./outcome.js";
-export type { CompactionReport, PendingState, WhenApplied } from "./window/compaction.js";
 export { verifyAuditChain } from "./audit.js";
 export type { AuditChainBreak, AuditOp, AuditRecord, AuditStatus } from "./audit.js";
 export type { AuditReason } from "./decision/reasons.js";

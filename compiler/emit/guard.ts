@@ -1,8 +1,11 @@
 /**
- * `<policy>.guard.ts`: the runtime half of a policy for agent code. It exports the runtime policy object,
- * `createWindow` (a `ContextWindow` typed by this policy's `Requests`), the zod schema of model
- * directives and the directive tools, both narrowed to the policy's modes and built by the runtime's own
- * builders, the store declarations, and the IR hash; and it re-exports every type of `<policy>.types.ts`.
+ * `<policy>.guard.ts`: the runtime half of a policy for agent code. It holds the policy's tables (pins,
+ * kinds, session limits, store declarations) and the `Stores` type, passes them to the runtime's
+ * `defineGuard` in one call, and re-exports what that returns under the names agent code imports: the
+ * runtime policy, `openStores`, `createWindow` and `resumeWindow` (a `ContextWindow` typed by this policy's
+ * `Requests`), the directive modes, schema and tools; with the IR hash, and every type of
+ * `<policy>.types.ts`. The wiring itself lives in the runtime, so each guard is data a reader can check
+ * against the policy.
  */
 import { PRUNE_MODES, type PruneMode } from "../../src/types.js";
 import { formatDuration } from "../../src/policy/durations.js";
@@ -12,7 +15,7 @@ import { describeCompaction, describeStore, headerLines, isLargePolicy } from ".
 import type { EmitOptions, EmittedFile } from "./index.js";
 import { irHash } from "./ir-json.js";
 import { sha256 } from "./json.js";
-import { code, member, quote, render, type Declaration, type Value } from "./printer.js";
+import { code, member, printValue, quote, render, type Declaration, type Value } from "./printer.js";
 import { typesFile } from "./types.js";
 
 export const guardFile = (policy: PolicyIR): string => `${policy.name}.guard.ts`;
@@ -41,13 +44,26 @@ export function emitGuard(policy: PolicyIR, options: EmitOptions): EmittedFile {
   const { maxLengthMs, lossyBudget, searchTokens, compaction } = policy.session;
   // Settings the policy leaves to the runtime's defaults are left out, so the literal says what is set.
   const limits: Record<string, Value> = { maxLengthMs, lossyBudget, ...(searchTokens === null ? {} : { searchTokens }), ...(compaction === null ? {} : { compaction }) };
+  // The call that wires the tables to the runtime; its argument is data, printed like every other literal.
+  const call = "defineGuard<SpanKind, Requests, PolicyName, StoreName, Stores>(";
+  const definition: Record<string, Value | undefined> = {
+    name: policy.name,
+    kinds: code("kinds"),
+    session: code("session"),
+    pins: policy.pins.map((p) => code(member("pin", pinRef.get(pinKey(p))!.key))),
+    tombstone: policy.tombstone?.text,
+    storeDeclarations: code("storeDeclarations"),
+    defaultAuditStore: first?.name,
+    directiveModes: modes,
+  };
+  const exported = (name: string, type: string, doc: string): Declaration => ({ kind: "const", doc, name, type, value: code(member("guard", name)) });
   const decls: Declaration[] = [
     { kind: "comment", lines: headerLines(policy, hash) },
-    { kind: "import", names: ["ContextWindow", ...(large ? ["contentHash"] : []), "DEFAULT_LIMITS", "directiveSchema as buildDirectiveSchema", "directiveTools as buildDirectiveTools", "guardWindow", "openStores as openDeclaredStores"], from: options.runtimeImport },
+    { kind: "import", names: [...(large ? ["contentHash"] : []), "defineGuard"], from: options.runtimeImport },
     {
       kind: "import",
       typeOnly: true,
-      names: ["BackingStore", "Clock", "ContextWindowOptions", "DirectiveTool", "GuardedWindow", "KindTable", "OpenStoresOptions", ...(pinRef.size > 0 ? ["PinPattern"] : []), "PruneMode", "RuntimePolicy", "SessionLimits", "TelemetryOptions"],
+      names: ["BackingStore", "DirectiveSchema", "DirectiveTool", "GuardedWindow", "GuardWindowOptions", "KindTable", "OpenStoresOptions", ...(pinRef.size > 0 ? ["PinPattern"] : []), "PruneMode", "RuntimePolicy", "SessionLimits"],
       from: options.runtimeImport,
     },
     { kind: "import", typeOnly: true, names: ["PolicyName", "Requests", "SpanKind", "StoreName"], from: types },
@@ -58,18 +74,6 @@ export function emitGuard(policy: PolicyIR, options: EmitOptions): EmittedFile {
       : []),
     ...kindsDeclarations(policy, pinRef, large),
     { kind: "const", exported: false, doc: `Session limits: ${session.join("; ")}.`, name: "session", type: "SessionLimits", value: limits },
-    {
-      kind: "const",
-      doc: `The runtime form of policy \`${policy.name}\`, as \`ContextWindow\` takes it.`,
-      name: "policy",
-      type: "RuntimePolicy<SpanKind>",
-      value: {
-        kinds: code("kinds"),
-        session: code("session"),
-        pins: policy.pins.map((p) => code(member("pin", pinRef.get(pinKey(p))!.key))),
-        tombstone: policy.tombstone?.text,
-      },
-    },
     {
       kind: "const",
       doc: "The stores the policy declares, as data: what a program needs to open them.",
@@ -87,31 +91,23 @@ export function emitGuard(policy: PolicyIR, options: EmitOptions): EmittedFile {
       members: policy.stores.map((s) => ({ doc: describeStore(s), name: s.name, type: "BackingStore" })),
     },
     {
-      kind: "function",
-      doc: `Opens the stores policy \`${policy.name}\` declares, each with its declared retention, holds, provenance and writability (\`{ memory: true }\` opens them in memory, for tests).`,
-      name: "openStores",
-      params: "options: OpenStoresOptions",
-      returns: "Promise<Stores>",
-      body: ["return openDeclaredStores(storeDeclarations, options);"],
+      kind: "const",
+      exported: false,
+      doc: `Policy \`${policy.name}\` wired to the runtime: the runtime's \`defineGuard\` builds what this module exports from the tables above; a window it opens checks every prune against the stores at run time.`,
+      name: "guard",
+      value: code(`${call}${printValue(definition, "", "const guard = ".length + call.length)})`),
     },
+    exported("policy", "RuntimePolicy<SpanKind>", `The runtime form of policy \`${policy.name}\`, as \`ContextWindow\` takes it.`),
+    exported(
+      "openStores",
+      "(options: OpenStoresOptions) => Promise<Stores>",
+      `Opens the stores policy \`${policy.name}\` declares, each with its declared retention, holds, provenance and writability (\`{ memory: true }\` opens them in memory, for tests).`,
+    ),
     {
-      kind: "interface",
-      doc: "Options of `createWindow`.",
+      kind: "type",
+      doc: `Options of \`createWindow\` and \`resumeWindow\`${first ? `; \`auditStore\` defaults to \`${first.name}\`, the policy's first store` : ""}.`,
       name: "CreateWindowOptions",
-      members: [
-        { doc: "The session this window belongs to; every store call is scoped to it.", name: "session", type: "string" },
-        { name: "stores", type: "Stores" },
-        { doc: "A source of time; default: the system clock.", name: "clock", type: "Clock", optional: true },
-        ...(first
-          ? [{ doc: `The store that logs decisions touching no store (invalid directives, unbacked kinds); default \`${first.name}\`, the policy's first.`, name: "auditStore", type: "StoreName", optional: true }]
-          : []),
-        {
-          doc: "OpenTelemetry spans and metrics of every decision, as `ContextWindowOptions.telemetry` (docs/observability.md). Left out: the global tracer and meter providers of `@opentelemetry/api`, when it is installed and an SDK registered them; else nothing. `{ tracer, meter }` gives them (`null` turns one off; a field left out is taken from the global API); `{ queryText: n }` records a search's first `n` characters (never by default). `false`: off, and the API is never loaded.",
-          name: "telemetry",
-          type: "TelemetryOptions | false",
-          optional: true,
-        },
-      ],
+      union: ["GuardWindowOptions<StoreName, Stores>"],
     },
     {
       kind: "type",
@@ -119,75 +115,21 @@ export function emitGuard(policy: PolicyIR, options: EmitOptions): EmittedFile {
       name: "PolicyWindow",
       union: ["GuardedWindow<SpanKind, Requests, PolicyName>"],
     },
-    {
-      kind: "function",
-      exported: false,
-      doc: "What `ContextWindow` is given under this policy; the stores are checked against `storeDeclarations`.",
-      name: "windowOptions",
-      params: "options: CreateWindowOptions",
-      returns: "ContextWindowOptions<SpanKind>",
-      body: [
-        "return {",
-        "  session: options.session,",
-        "  kinds,",
-        ...storesArgument(policy),
-        "  ...(options.clock === undefined ? {} : { clock: options.clock }),",
-        "  ...(options.telemetry === undefined ? {} : { telemetry: options.telemetry }),",
-        "  limits: session,",
-        "  declarations: storeDeclarations,",
-        ...(policy.pins.length > 0 ? ["  pins: policy.pins ?? [],"] : []),
-        ...(policy.tombstone ? [`  tombstone: ${quote(policy.tombstone.text)},`] : []),
-        ...(first ? [`  auditStore: options.auditStore ?? ${quote(first.name)},`] : []),
-        "};",
-      ],
-    },
-    {
-      kind: "function",
-      doc: `Opens a context window under policy \`${policy.name}\`; every prune goes through the runtime check against its stores.`,
-      name: "createWindow",
-      params: "options: CreateWindowOptions",
-      returns: "PolicyWindow",
-      body: ["return guardWindow<SpanKind, Requests, PolicyName>(new ContextWindow<SpanKind>(windowOptions(options)));"],
-    },
-    {
-      kind: "function",
-      doc: "Opens the window of an existing session (after a restart, or in another process) from its stores: every span back in its place, or said to be lost. Give it the same stores and `auditStore` as the windows that wrote the session.",
-      name: "resumeWindow",
-      params: "options: CreateWindowOptions",
-      returns: "Promise<PolicyWindow>",
-      body: ["return ContextWindow.resume<SpanKind>(windowOptions(options)).then((window) => guardWindow<SpanKind, Requests, PolicyName>(window));"],
-    },
-    {
-      kind: "const",
-      doc: "The prune modes any kind of this policy allows; model directives in another mode are refused before they reach a kind.",
-      name: "directiveModes",
-      type: "readonly PruneMode[]",
-      value: modes,
-    },
-    {
-      kind: "const",
-      doc: "The zod schema of model directives under this policy (strict; `accept_lossy` is the JSON boolean only).",
-      name: "directiveSchema",
-      type: "ReturnType<typeof buildDirectiveSchema>",
-      value: code("buildDirectiveSchema(DEFAULT_LIMITS, directiveModes)"),
-    },
-    {
-      kind: "const",
-      doc: "The directive tools under this policy, one per operation, for `openAIChatTools`, `anthropicTools`, `aiSDKTools` and `handleToolCall`.",
-      name: "directiveTools",
-      type: "readonly DirectiveTool[]",
-      value: code("buildDirectiveTools({ modes: directiveModes })"),
-    },
+    exported("createWindow", "(options: CreateWindowOptions) => PolicyWindow", `Opens a context window under policy \`${policy.name}\`; every prune goes through the runtime check against its stores.`),
+    exported(
+      "resumeWindow",
+      "(options: CreateWindowOptions) => Promise<PolicyWindow>",
+      "Opens the window of an existing session (after a restart, or in another process) from its stores: every span back in its place, or said to be lost. Give it the same stores and `auditStore` as the windows that wrote the session.",
+    ),
+    exported("directiveModes", "readonly PruneMode[]", "The prune modes any kind of this policy allows; model directives in another mode are refused before they reach a kind."),
+    exported("directiveSchema", "DirectiveSchema", "The zod schema of model directives under this policy (strict; `accept_lossy` is the JSON boolean only)."),
+    exported(
+      "directiveTools",
+      "readonly DirectiveTool[]",
+      "The directive tools under this policy, one per operation, for `openAIChatTools`, `anthropicTools`, `aiSDKTools` and `handleToolCall`.",
+    ),
   ];
   return { path: guardFile(policy), contents: render(decls) };
-}
-
-/** `stores: { toolLog: options.stores.toolLog, … }`: exactly the declared stores, one per line when long. */
-function storesArgument(policy: PolicyIR): string[] {
-  const entries = policy.stores.map((s) => `${s.name}: ${member("options.stores", s.name)}`);
-  const one = `  stores: { ${entries.join(", ")} },`;
-  if (entries.length === 0) return ["  stores: {},"];
-  return one.length <= 100 ? [one] : ["  stores: {", ...entries.map((e) => `    ${e},`), "  },"];
 }
 
 type PinRef = Map<string, { key: string; pin: PinIR }>;

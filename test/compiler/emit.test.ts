@@ -67,12 +67,25 @@ describe("types and guard emitters", () => {
     expect(org.directiveSchema.safeParse({ op: "prune", span_id: "span_1", mode: "drop", accept_lossy: "true" }).success).toBe(false);
   });
 
+  it("hold the policy's tables and one call into the runtime, which does the wiring", () => {
+    for (const p of result.policies) {
+      const text = byPath.get(`${p.name}.guard.ts`)!;
+      expect(text.match(/defineGuard</g), p.name).toHaveLength(1);
+      // No wiring of its own: every export is a table or what the runtime built from the tables.
+      expect(text).not.toMatch(/^(export )?function |new ContextWindow/m);
+    }
+    const ir = result.policies.find((p) => p.name === "org")!;
+    expect(org.policy.pins).toEqual(ir.pins.map((p) => ({ name: p.name, pattern: p.pattern })));
+    expect(org.policy.tombstone).toBe(ir.tombstone!.text);
+    expect(Object.keys(org.policy.kinds)).toEqual(ir.kinds.map((k) => k.name));
+  });
+
   it("pass the policy's compaction to the runtime in the session limits, and say what it does; an unset one is left to the runtime", () => {
     const guardOf = (compaction: string) => {
       const r = compilePolicies({ files: { "p.policy.ts": `import { definePolicy } from "pruneguard/dsl";\nexport default definePolicy({ name: "p", stores: {}, kinds: {}, session: { lossyBudget: 2, compaction: ${compaction} } });\n` } });
       expect(r.diagnostics).toEqual([]);
       const text = emitAll(r.policies).find((f) => f.path === "p.guard.ts")!.contents;
-      return text.slice(text.indexOf("/**\n * Session limits"), text.indexOf("/** The runtime form"));
+      return text.slice(text.indexOf("/**\n * Session limits"), text.indexOf("/** The stores the policy declares"));
     };
     expect(guardOf("{ minFreedTokens: 20_000, atTokens: 120_000 }")).toBe(
       [

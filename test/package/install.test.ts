@@ -8,7 +8,9 @@
  *   `pruneguard/dsl`, the output runs a reversible prune, and the project holds neither ts-morph nor a
  *   database driver nor the CLI's dependencies;
  * - CLI: `pruneguard compile` turns a policy into a guard that the project's `tsc` accepts, and a policy test
- *   importing `pruneguard-cli/testing` type-checks and runs with no test runner installed.
+ *   importing `pruneguard-cli/testing` type-checks and runs with no test runner installed. The CLI carries no
+ *   runtime of its own: it depends on `pruneguard` at its own version, which npm installs once, beside the
+ *   project's.
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -106,6 +108,9 @@ export default definePolicy({
 `,
     );
     const bin = path.join(dir, "node_modules", ".bin", "pruneguard");
+    // One runtime in the project: the CLI's dependency is the project's own copy, and the CLI ships none.
+    expect(existsSync(path.join(dir, "node_modules", "pruneguard-cli", "node_modules", "pruneguard")), "a second pruneguard under pruneguard-cli").toBe(false);
+    expect(readdirSync(path.join(dir, "node_modules", "pruneguard-cli", "dist"))).toEqual(["compiler"]);
     expect(run(bin, ["--version"], dir).trim()).toMatch(/^\d+\.\d+\.\d+/);
     run(bin, ["compile", "policies", "--out", "generated"], dir);
     // The outputs, and the incremental build's manifest beside them.

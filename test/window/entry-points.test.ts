@@ -41,6 +41,7 @@ describe("entry points", () => {
       "openAIResponsesTools",
       "pruneguardRepairToolCall",
       "toolResultText",
+      "defineGuard",
       "guardWindow",
       "openStores",
       "parseDirective",
