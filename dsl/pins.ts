@@ -8,7 +8,7 @@
  */
 import { RE2JS } from "re2js";
 import { compilePinPattern } from "../src/policy/pins.js";
-import type { PinPattern } from "../src/types.js";
+import type { PinPattern } from "../src/policy/kinds.js";
 
 export { pins, presetPins, type PresetPinName } from "../src/policy/pins.js";
 

@@ -1,9 +1,79 @@
 import type { RejectReason } from "./decision/reasons.js";
-import type { CompactionReport, WhenApplied } from "./window/compaction.js";
-import type { WindowMap } from "./window/map.js";
 import type { Conditions, PruneMode } from "./types.js";
 
 export type { RejectReason } from "./decision/reasons.js";
+
+/** When a decision reaches what the model reads. */
+export type WhenApplied =
+  /** At once: the decision was (or caused) a compaction point. */
+  | { readonly at: "now" }
+  /** At the next compaction point; `line` says so to the model (the tool result's second line). */
+  | {
+      readonly at: "next-compaction";
+      /** Tokens the pending prunes free when applied, this one included. */
+      readonly pendingTokens: number;
+      /** What pending prunes must free for the window to apply them by itself. */
+      readonly thresholdTokens: number;
+      /** Tokens of the rendering from the first pending span on: what applying now re-sends uncached. */
+      readonly rewriteTokens: number;
+      readonly line: string;
+    };
+
+/** What a compaction point did. */
+export interface CompactionReport {
+  /** Decisions applied (span ids whose lines changed: prune targets, group members, summaries). */
+  readonly applied: number;
+  /** Directive tool calls and results folded out of the window. */
+  readonly folded: number;
+  /** Tokens the rendering is smaller by. */
+  readonly freedTokens: number;
+  /** Tokens of the rendering from the first change on: what the next request sends uncached. */
+  readonly rewrittenTokens: number;
+}
+
+/** What is pending, for the map: how many decisions, the tokens they free, what applying them now rewrites. */
+export interface PendingState {
+  readonly decisions: number;
+  readonly pendingTokens: number;
+  readonly thresholdTokens: number;
+  readonly rewriteTokens: number;
+}
+
+/** What a prune of a span would be now. */
+export type Forecast =
+  /** Reversible for the whole session. */
+  | "reversible"
+  /** Reversible, but its copy is kept only until `until`. */
+  | "reversible-until"
+  /** Not provably reversible: a prune needs `accept_lossy: true` and leaves a tombstone. */
+  | "lossy-with-flag"
+  /** No prune of it can execute now (`why` says what stands in the way). */
+  | "never";
+
+export interface SpanForecast {
+  readonly spanId: string;
+  readonly kind: string;
+  /** The modes a directive may name for it. */
+  readonly modes: readonly PruneMode[];
+  readonly forecast: Forecast;
+  /** For `reversible-until`: when the copy stops being kept (ms). */
+  readonly until: number | null;
+  /** For `never`: a few words on why. */
+  readonly why: string | null;
+}
+
+/** The map's answer: token pressure and one forecast per live span, plus the lines a model reads. */
+export interface WindowMap {
+  readonly op: "map";
+  readonly status: "mapped";
+  readonly tokens: { readonly used: number; readonly limit: number | null };
+  readonly spans: readonly SpanForecast[];
+  /** The map as runtime lines (`map: …` then one line per span). */
+  readonly line: string;
+  readonly auditSeq: number | null;
+  /** Decisions not yet applied to what the model reads, and what applying them now would rewrite; `null`: none. */
+  readonly pending: PendingState | null;
+}
 
 interface PruneBase {
   readonly op: "prune";

@@ -26,8 +26,7 @@ import * as path from "node:path";
 import { SPAN_ID } from "./directive.js";
 import { cutUnits } from "./render/framing.js";
 import type { DirectiveOutcome } from "./outcome.js";
-import type { CompactionReport } from "./window/compaction.js";
-import type { Restored } from "./window/resume.js";
+import type { CompactionReport } from "./outcome.js";
 
 /** An attribute value, as OpenTelemetry takes it. */
 export type TelemetryAttributeValue = string | number | boolean | string[] | number[] | boolean[];
@@ -199,6 +198,12 @@ interface Failure {
   readonly store: string | null;
   /** `store-error`, `unavailable`, `outcome-unknown`, `audit-pending`, `persist`, or the thrown error's name. */
   readonly failure: string;
+}
+
+/** What a resume reports: the spans it restored, by state (`window/resume.ts`'s `Restored` is one). */
+export interface ResumedCounts {
+  readonly entries: readonly unknown[];
+  readonly counts: { readonly live: number; readonly pruned: number; readonly tombstones: number; readonly lost: number };
 }
 
 /** A decision's outcome as telemetry reads it: span attributes, and what the metrics count. */
@@ -415,7 +420,7 @@ export class Telemetry {
   }
 
   /** A resume: the spans restored, by state. */
-  resume(run: () => Promise<Restored>): Promise<Restored> {
+  resume<R extends ResumedCounts>(run: () => Promise<R>): Promise<R> {
     return this.decision("resume", run, (r) => ({
       op: "resume", status: "resumed",
       attributes: {

@@ -11,13 +11,12 @@
  * compile; a ref of another window of the same policy is refused at run time.
  */
 import type { AuditRecord } from "./audit.js";
-import type { CompactOutcome, DirectiveOutcome, InvalidOutcome, LossyOutcome, PruneOutcome, RangeOutcome, RecallOutcome, ReversibleOutcome, SearchOutcome } from "./outcome.js";
+import type { CompactOutcome, DirectiveOutcome, WindowMap, InvalidOutcome, LossyOutcome, PruneOutcome, RangeOutcome, RecallOutcome, ReversibleOutcome, SearchOutcome } from "./outcome.js";
 import type { SearchRequest } from "./window/search.js";
 import type { ToolCall, ToolCallResult } from "./tools/call.js";
 import type { DirectiveTool } from "./tools/schemas.js";
 import type { AppendInput, PruneRequest } from "./window/options.js";
 import type { WindowEntry } from "./window/view.js";
-import type { WindowMap } from "./window/map.js";
 import type { ContextWindow } from "./window/window.js";
 import type { PruneMode, Span, SpanRef } from "./types.js";
 
@@ -120,7 +119,7 @@ export interface GuardedWindow<K extends keyof Requests & string, Requests, Poli
   end(): Promise<void>;
 }
 
-/** Wraps a runtime window in its typed face; generated `createWindow` functions call this. */
+/** Wraps a runtime window in its typed face; a generated guard's `createWindow` does, through `defineGuard`. */
 export function guardWindow<K extends keyof Requests & string, Requests, Policy extends string = string>(
   window: ContextWindow<K>,
 ): GuardedWindow<K, Requests, Policy> {

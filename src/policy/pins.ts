@@ -20,7 +20,7 @@
  * text, three times slower); they match their leading boundary outside the captured identifier.
  */
 import { RE2JS } from "re2js";
-import type { PinPattern } from "../types.js";
+import type { PinPattern } from "./kinds.js";
 
 const HEX = "[0-9a-f]";
 /** Characters of a path segment, and what may not precede a path (else the match starts mid-word). */

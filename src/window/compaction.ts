@@ -16,35 +16,8 @@
  */
 import { DEFAULT_COMPACTION, type CompactionPolicy } from "../policy/kinds.js";
 import { countTokens } from "../tokens.js";
+import type { CompactionReport, PendingState, WhenApplied } from "../outcome.js";
 import type { WindowEntry } from "./view.js";
-
-/** When a decision reaches what the model reads. */
-export type WhenApplied =
-  /** At once: the decision was (or caused) a compaction point. */
-  | { readonly at: "now" }
-  /** At the next compaction point; `line` says so to the model (the tool result's second line). */
-  | {
-      readonly at: "next-compaction";
-      /** Tokens the pending prunes free when applied, this one included. */
-      readonly pendingTokens: number;
-      /** What pending prunes must free for the window to apply them by itself. */
-      readonly thresholdTokens: number;
-      /** Tokens of the rendering from the first pending span on: what applying now re-sends uncached. */
-      readonly rewriteTokens: number;
-      readonly line: string;
-    };
-
-/** What a compaction point did. */
-export interface CompactionReport {
-  /** Decisions applied (span ids whose lines changed: prune targets, group members, summaries). */
-  readonly applied: number;
-  /** Directive tool calls and results folded out of the window. */
-  readonly folded: number;
-  /** Tokens the rendering is smaller by. */
-  readonly freedTokens: number;
-  /** Tokens of the rendering from the first change on: what the next request sends uncached. */
-  readonly rewrittenTokens: number;
-}
 
 /** `980`, `9.8k`, `48k`: a token count as the model reads it. */
 export function tokensShort(n: number): string {
@@ -57,14 +30,6 @@ export function tokensShort(n: number): string {
 export function pendingLine(pendingTokens: number, thresholdTokens: number, rewriteTokens: number, due: boolean): string {
   const when = due ? "applies before your next request" : "applies at the next compaction";
   return `${when}: ~${tokensShort(pendingTokens)} of ${tokensShort(thresholdTokens)} tokens pending; compacting now rewrites ~${tokensShort(rewriteTokens)} cached tokens`;
-}
-
-/** What is pending, for the map: how many decisions, the tokens they free, what applying them now rewrites. */
-export interface PendingState {
-  readonly decisions: number;
-  readonly pendingTokens: number;
-  readonly thresholdTokens: number;
-  readonly rewriteTokens: number;
 }
 
 /** `pending: 3 decisions free ~12k of 12k tokens; compacting now rewrites ~48k cached tokens` (the map's second line). */

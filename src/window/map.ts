@@ -12,45 +12,10 @@ import { decideGroup, type MemberInput } from "../decision/group.js";
 import type { KeepContext } from "../decision/keep.js";
 import type { RejectReason } from "../decision/reasons.js";
 import { formatRemaining } from "../render.js";
-import { mapPendingLine, type PendingState } from "./compaction.js";
+import { mapPendingLine } from "./compaction.js";
+import type { PendingState, SpanForecast, WindowMap } from "../outcome.js";
 import type { CheckResult } from "../stores/store.js";
 import { PRUNE_MODES, type PruneMode } from "../types.js";
-
-/** What a prune of a span would be now. */
-export type Forecast =
-  /** Reversible for the whole session. */
-  | "reversible"
-  /** Reversible, but its copy is kept only until `until`. */
-  | "reversible-until"
-  /** Not provably reversible: a prune needs `accept_lossy: true` and leaves a tombstone. */
-  | "lossy-with-flag"
-  /** No prune of it can execute now (`why` says what stands in the way). */
-  | "never";
-
-export interface SpanForecast {
-  readonly spanId: string;
-  readonly kind: string;
-  /** The modes a directive may name for it. */
-  readonly modes: readonly PruneMode[];
-  readonly forecast: Forecast;
-  /** For `reversible-until`: when the copy stops being kept (ms). */
-  readonly until: number | null;
-  /** For `never`: a few words on why. */
-  readonly why: string | null;
-}
-
-/** The map's answer: token pressure and one forecast per live span, plus the lines a model reads. */
-export interface WindowMap {
-  readonly op: "map";
-  readonly status: "mapped";
-  readonly tokens: { readonly used: number; readonly limit: number | null };
-  readonly spans: readonly SpanForecast[];
-  /** The map as runtime lines (`map: …` then one line per span). */
-  readonly line: string;
-  readonly auditSeq: number | null;
-  /** Decisions not yet applied to what the model reads, and what applying them now would rewrite; `null`: none. */
-  readonly pending: PendingState | null;
-}
 
 /** One live span as the forecast sees it: its group's members (itself included) and their copy state. */
 export interface ForecastInput {

@@ -25,14 +25,15 @@ import { compactDraft, invalidDraft, mapDraft, refusedPruneDraft } from "./audit
 import { decider } from "./decide.js";
 import { PendingAudit } from "./audit-queue.js";
 import { CallGroups, goneText, goneTokens, newSpan, prunedEntry, spanIdOf, type Entry, type GoneEntry, type LiveEntry } from "./entries.js";
-import { forecastSpan, mapLines, type SpanForecast, type WindowMap } from "./map.js";
+import { forecastSpan, mapLines } from "./map.js";
 import { kindPins, resolveWindowOptions, type AppendInput, type ContextWindowOptions, type PruneRequest, type WindowSettings } from "./options.js";
 import { committedOutcome, rejectedOutcome } from "./outcomes.js";
 import { persistFailures, planPrune, type PlannedMember, type PlanRejectReason, type PrunePlan } from "./plan.js";
 import { recall } from "./recall.js";
 import { restoreEntries, SUMMARY_KIND, type Restored } from "./resume.js";
 import { search, type SearchRequest } from "./search.js";
-import { compactedLine, ShownWindow, type CompactionReport, type WhenApplied } from "./compaction.js";
+import { compactedLine, ShownWindow } from "./compaction.js";
+import type { CompactionReport, SpanForecast, WhenApplied, WindowMap } from "../outcome.js";
 import { entryView, renderWindow, type WindowEntry } from "./view.js";
 import { describeWindow, foreignRefMessage, mintRef, newWindowIdentity, readRef, RefError, type RefReading, type WindowIdentity } from "./refs.js";
 import { createTelemetry, decide, type Telemetry } from "../telemetry.js";
