@@ -7,16 +7,11 @@
  *
  * A run that holds a tombstone is refused: a digest over a hole would hide it.
  */
-import type { Keep, KeepContext } from "../decision/keep.js";
-import type { RejectReason } from "../decision/reasons.js";
 import { carryScanned, findPins } from "../pins.js";
-import { rejectionWhy } from "../render.js";
 import { frameUntrusted } from "../render/framing.js";
 import { contentHash } from "../hash.js";
-import { OutcomeUnknownError } from "../errors.js";
-import type { BackingStore, LookupResult, PruneCommit } from "../stores/store.js";
+import type { LookupResult } from "../stores/store.js";
 import type { KindPolicy, PinPattern } from "../types.js";
-import { decider } from "./decide.js";
 import { goneText, kindOf, spanIdOf, type Entry, type GoneEntry, type LiveEntry, type SummaryEntry } from "./entries.js";
 
 /** A run the window can summarize. */
@@ -122,60 +117,6 @@ export async function verifyPrunedMembers(
     ids.push(...findPins(found.text, ctx.pinsFor(e.kind)));
   }
   return { ids };
-}
-
-/** What committing a run needs from the window. */
-export interface RangeCommitContext {
-  readonly session: string;
-  /** The one store every live member names. */
-  readonly store: BackingStore;
-  readonly holdUntil: number | null;
-  /** The clock and the session's horizon: a member whose copy is kept for less than the session is reversible only until then. */
-  readonly keep: KeepContext;
-  /** The decision number of the first live member (`decided` on its audit record); the rest follow in order. */
-  readonly decided: number;
-  policyOf(kind: string): KindPolicy;
-}
-
-/**
- * Checks and holds every live member in one store transaction, all or nothing, in mode `summarize` and
- * without lossy consent; one audit record per member, the directive on the first. A member that cannot
- * be held refuses the run (its record says why). Throws when the store fails: nothing was committed.
- */
-export async function commitRange(
-  plan: RangePlan,
-  raw: string,
-  ctx: RangeCommitContext,
-): Promise<
-  | { readonly commit: PruneCommit; readonly keeps: readonly (Keep | null)[] }
-  | { readonly refusal: { readonly reason: RejectReason; readonly message: string; readonly auditSeq: number | null } }
-  /**
-   * The store sent COMMIT, lost the answer, and could not read back what committed: the summary may have
-   * committed. `keeps` and `refused` say what the decision was, for when the window learns it did.
-   */
-  | { readonly unknown: OutcomeUnknownError; readonly keeps: () => readonly (Keep | null)[]; readonly refused: () => boolean }
-> {
-  // The same decision step as a prune's: every live member in mode summarize, never lossy.
-  const { decide, last } = decider({
-    members: plan.live.map((e) => ({ policy: ctx.policyOf(e.span.kind), store: ctx.store.capabilities, retentionMs: ctx.store.retentionMs })),
-    lead: 0, acceptLossy: false, keep: ctx.keep, decided: ctx.decided, lossyLeft: () => Number.POSITIVE_INFINITY,
-    subjects: plan.live.map((e, i) => ({ spanId: e.span.id, kind: e.span.kind, hash: e.span.hash, mode: "summarize", acceptLossy: false, pinsCarried: 0, directive: i === 0 ? raw : null })),
-  });
-  let commit: PruneCommit;
-  try {
-    commit = await ctx.store.commitPrune({
-      session: ctx.session, holdUntil: ctx.holdUntil, decide,
-      items: plan.live.map((e) => ({ spanId: e.span.id, kind: e.span.kind, backed: true, handle: e.handle, hash: e.span.hash, text: e.span.text })),
-    });
-  } catch (err) {
-    // As for a prune: a lost answer is not "nothing was committed", and the window must not say it was.
-    if (err instanceof OutcomeUnknownError) return { unknown: err, keeps: () => last.keeps, refused: () => last.refusal !== null };
-    throw err;
-  }
-  if (last.refusal === null) return { commit, keeps: last.keeps };
-  const refusing = commit.items[last.refusal.member]!;
-  const why = rejectionWhy(last.refusal.reason, refusing.check, "summarize");
-  return { refusal: { reason: last.refusal.reason, message: `${plan.live[last.refusal.member]!.span.id}: ${why}`, auditSeq: commit.items[0]!.audit.seq } };
 }
 
 /** The header of a summary: which run it replaced and how to expand it. */

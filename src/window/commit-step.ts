@@ -1,0 +1,115 @@
+/**
+ * Commit: the one sequence by which a decision that frees spans reaches a store — a prune with its group and
+ * a range summary alike. In order: the session's lossy budget (counted inside the commit transaction when
+ * the decision commits in the home store, reserved on the home store's counter beforehand otherwise), the
+ * audit records waiting (so each chain keeps decision order), the store's transaction (which runs the
+ * decision step, `decide.ts`, over the checks it computes), then the budget given back for units no lossy
+ * commitment used.
+ *
+ * Three results, never collapsed: committed (possibly a refusal the store decided and audited inside its
+ * transaction), failed (nothing was committed; the caller says so), and in doubt (COMMIT was sent and its
+ * answer lost, and reading back what committed failed too: the caller holds the spans in doubt, `doubts.ts`,
+ * and settles later through `settle`, which gives the budget back once).
+ */
+import { OutcomeUnknownError } from "../errors.js";
+import type { PruneCommit, PruneItem } from "../stores/store.js";
+import type { BackingStore } from "../stores/store.js";
+import type { PruneSubject } from "./audit-drafts.js";
+import type { WindowCore } from "./core.js";
+import { decider, type Decided, type DecideInput } from "./decide.js";
+
+/** A decision ready to commit: its members as the store and the decision step read them. */
+export interface CommitRequest {
+  /** The store the whole decision commits in. */
+  readonly store: BackingStore;
+  readonly items: readonly PruneItem[];
+  readonly members: DecideInput["members"];
+  /** The member the decision is about (its refusal is the decision's own, not its group's). */
+  readonly lead: number;
+  readonly subjects: readonly PruneSubject[];
+  /** Consent to a lossy commitment, counted against the session's budget. */
+  readonly acceptLossy: boolean;
+}
+
+export type CommitResult =
+  /** The store's transaction committed; `decided.refusal` when the decision step refused a member inside it. */
+  | { readonly status: "committed"; readonly commit: PruneCommit; readonly decided: Decided }
+  /** Nothing was committed (the store failed before or during its transaction); the budget is given back. */
+  | { readonly status: "failed"; readonly error: unknown }
+  /** COMMIT was sent and its answer lost; the store could not read back what committed. */
+  | { readonly status: "in-doubt"; readonly error: OutcomeUnknownError; readonly doubt: CommitInDoubt };
+
+/** How to learn a lost answer later, and what the decision was if it did commit. */
+export interface CommitInDoubt {
+  resolve(): Promise<PruneCommit | null>;
+  /** Gives back budget no lossy commitment used (all of it when nothing committed); returns what was decided. */
+  settle(commit: PruneCommit | null): Promise<Decided>;
+}
+
+export async function commitDecision(core: WindowCore, req: CommitRequest): Promise<CommitResult> {
+  const { session, home } = core;
+  const budget = core.settings.limits.lossyBudget;
+  const counted = req.acceptLossy && budget !== null && budget !== undefined;
+  const inTransaction = counted && req.store === home;
+  let reserved = 0;
+  /** The session's lossy units left as the commit transaction counted them (for telemetry); `null`: not counted. */
+  let lossyCounted: number | null = null;
+  if (counted && !inTransaction) {
+    try {
+      reserved = await home.reserveLossy(session, budget, req.items.length);
+    } catch (error) {
+      return { status: "failed", error };
+    }
+  }
+  // A crash between the reservation and this leaves the units spent: the budget errs towards fewer losses.
+  const giveBack = async (used: number) => {
+    if (reserved > used) await home.releaseLossy(session, reserved - used).catch(() => undefined);
+  };
+  const holdUntil = core.holdUntil();
+  // The store calls `decide` inside its transaction once per attempt; the attempt that commits is the last.
+  const { decide, last } = decider({
+    members: req.members, lead: req.lead, acceptLossy: req.acceptLossy, keep: { now: core.now(), holdUntil },
+    decided: core.decide(req.items.length), subjects: req.subjects,
+    // The budget left: counted in the transaction on the home store, or what was reserved on it beforehand.
+    lossyLeft: (left: number) => {
+      if (inTransaction) lossyCounted = left;
+      return !counted ? Number.POSITIVE_INFINITY : inTransaction ? left : Math.min(reserved, left);
+    },
+  });
+  // Records waiting go first, so the chain keeps decision order. A failure here is the audit queue's:
+  // nothing of the decision was sent, so it is a store failure, never a decision in doubt.
+  if (core.pendingAudit.size > 0) {
+    try {
+      await core.pendingAudit.flush();
+    } catch (error) {
+      await giveBack(0);
+      return { status: "failed", error };
+    }
+  }
+  let commit: PruneCommit;
+  try {
+    commit = await req.store.commitPrune({
+      session, items: req.items, holdUntil, decide, ...(inTransaction ? { lossyBudget: budget } : {}),
+    });
+  } catch (error) {
+    if (error instanceof OutcomeUnknownError) {
+      const doubt: CommitInDoubt = {
+        resolve: () => error.resolve() as Promise<PruneCommit | null>,
+        settle: async (committed) => {
+          await giveBack(committed === null ? 0 : lossyCount(committed));
+          return last;
+        },
+      };
+      return { status: "in-doubt", error, doubt };
+    }
+    await giveBack(0);
+    return { status: "failed", error };
+  }
+  if (reserved > 0) await giveBack(lossyCount(commit));
+  if (lossyCounted !== null) core.telemetry?.note({ "pruneguard.lossy_budget.left": lossyCounted - lossyCount(commit) });
+  return { status: "committed", commit, decided: last };
+}
+
+function lossyCount(commit: PruneCommit): number {
+  return commit.items.filter((it) => it.decision.status === "lossy").length;
+}

@@ -1,0 +1,197 @@
+/**
+ * What every step of the window's pipeline shares: the settings, the state, what the model was shown, the
+ * audit queue, the decisions in doubt, the decision clock — and the few services the steps call (audit a
+ * draft, say a line, record a decision for the next compaction point, make a compaction point). The steps
+ * (`prune.ts`, `summarize.ts`, `directives.ts`, `mapping.ts`, `recall.ts`, `search.ts`, `lifecycle.ts`)
+ * are functions of this; `ContextWindow` only sequences them.
+ */
+import type { AuditDraft } from "../audit.js";
+import type { CompactionReport, WhenApplied } from "../outcome.js";
+import type { BackingStore } from "../stores/store.js";
+import { countTokens } from "../tokens.js";
+import type { KindPolicy, PinPattern } from "../types.js";
+import type { Telemetry } from "../telemetry.js";
+import type { DirectiveTool } from "../tools/schemas.js";
+import { PendingAudit } from "./audit-queue.js";
+import { ShownWindow } from "./compaction.js";
+import { Doubts } from "./doubts.js";
+import type { Entry, LiveEntry } from "./entries.js";
+import { kindPins, type WindowSettings } from "./options.js";
+import type { WindowIdentity } from "./refs.js";
+import { WindowState } from "./state.js";
+import { entryView, type WindowEntry } from "./view.js";
+import { compactDraft } from "./audit-drafts.js";
+
+/** Lines not attached to a span (invalid directives) the window keeps, newest last. */
+const MAX_NOTICES = 3;
+
+export class WindowCore {
+  readonly session: string;
+  /** Whose refs this window takes: its session, and this window object (`refs.ts`). */
+  readonly self: WindowIdentity;
+  readonly settings: WindowSettings<string>;
+  readonly state = new WindowState();
+  /** What the model reads: the positions as the last compaction point rendered them, then later appends. */
+  readonly shown: ShownWindow;
+  readonly pendingAudit: PendingAudit;
+  readonly doubts = new Doubts();
+  /** OpenTelemetry spans and metrics of the decisions (src/telemetry.ts); `null`: none, at no cost. */
+  telemetry: Telemetry | null = null;
+  /**
+   * The session's start: `limits.maxLengthMs` counts from it. The window's own creation until the home
+   * store says (at resume, or at the first append); then the session's, whichever window began it.
+   */
+  startedAt: number;
+  startSettled = false;
+  ended = false;
+  /** The last value the decision clock gave (in this process, or in the session's records when it resumed). */
+  lastDecided = 0;
+  notices: readonly string[] = [];
+  readonly #seenTools = new WeakSet<readonly DirectiveTool[]>();
+
+  constructor(settings: WindowSettings<string>, self: WindowIdentity) {
+    this.settings = settings;
+    this.session = settings.session;
+    this.self = self;
+    this.startedAt = Math.floor(settings.clock.now());
+    this.pendingAudit = new PendingAudit(this.session);
+    this.shown = new ShownWindow(settings.limits.compaction, settings.limits.maxTokens ?? null);
+  }
+
+  now(): number {
+    return this.settings.clock.now();
+  }
+
+  policyOf(kind: string): KindPolicy {
+    return this.settings.kinds[kind]!;
+  }
+
+  hasKind(kind: string): boolean {
+    return Object.hasOwn(this.settings.kinds, kind);
+  }
+
+  store(name: string): BackingStore {
+    return this.settings.stores.get(name)!;
+  }
+
+  get home(): BackingStore {
+    return this.settings.auditStore;
+  }
+
+  /** The store an entry's copy is in, `null` for an unbacked kind. */
+  storeOf(e: { readonly store: string | null }): BackingStore | null {
+    return e.store === null ? null : this.store(e.store);
+  }
+
+  /** Every store the window writes to, the home store included, each once. */
+  distinctStores(): BackingStore[] {
+    return [...new Set([...this.settings.stores.values(), this.settings.auditStore])];
+  }
+
+  pinsFor(policy: KindPolicy): readonly PinPattern[] {
+    return kindPins(this.settings.pins, policy);
+  }
+
+  /** When the session's holds lapse (`limits.maxLengthMs` after its start), `null`: when it ends. */
+  holdUntil(): number | null {
+    const max = this.settings.limits.maxLengthMs;
+    return max === null || max === undefined ? null : this.startedAt + max;
+  }
+
+  /**
+   * Takes `n` consecutive values of the decision clock: never below the clock's milliseconds × 1000,
+   * always above the last value taken (in this process, or in the session's records when it resumed).
+   */
+  decide(n: number): number {
+    const first = Math.max(Math.floor(this.now()) * 1000, this.lastDecided + 1);
+    this.lastDecided = first + n - 1;
+    return first;
+  }
+
+  /** Appends a decision's record after every record waiting; its seq, or `null` while its store fails. */
+  audit(store: BackingStore, draft: AuditDraft): Promise<number | null> {
+    return this.pendingAudit.append(store, { ...draft, decided: this.decide(1) });
+  }
+
+  /** The directive tools the window was handed (`handleToolCall`): their calls and answers are runtime traffic. */
+  learnTools(tools: readonly DirectiveTool[]): void {
+    if (this.#seenTools.has(tools)) return;
+    this.#seenTools.add(tools);
+    for (const t of tools) this.state.directiveNames.add(t.name);
+  }
+
+  /** A line not attached to a span, shown at the end of the window until the next append. */
+  notice(line: string): void {
+    this.notices = [...this.notices, line].slice(-MAX_NOTICES);
+  }
+
+  /**
+   * A rejection line for a live span: rendered under the span from the next compaction point on, and at
+   * the end of the window until then (a line inserted mid-window would rewrite every cached token after it).
+   */
+  noticeOn(entry: LiveEntry, line: string): void {
+    entry.notice = line;
+    if (this.shown.immediate) this.compactNow();
+    else this.notice(line);
+  }
+
+  /**
+   * After a decision changed `spanIds` (freeing `freed` tokens when applied): applied now when every
+   * decision is a compaction point ("immediate"), else at the next compaction point — at the latest the
+   * next rendering once the pending decisions are due.
+   */
+  decided(spanIds: readonly string[], freed: number): WhenApplied {
+    this.shown.decided(spanIds, freed);
+    if (!this.shown.immediate) return this.shown.applied();
+    this.compactNow();
+    return { at: "now" };
+  }
+
+  /** The compaction point itself: synchronous, it touches no store (every decision it applies is committed). */
+  compactNow(): CompactionReport {
+    const now = this.now();
+    const before = this.shown.views();
+    const pending = this.shown.pendingCount;
+    const rewritten = this.shown.rewriteTokens();
+    const folded = this.state.foldDirectiveCalls();
+    const views = this.state.entries.map((e) => entryView(e, now, this.settings.tombstone));
+    const freed = before.length === 0 ? 0 : viewTokens(before) - viewTokens(views);
+    this.shown.reset(views, nextLapse(this.state.all(), now));
+    const report = { applied: pending, folded, freedTokens: freed, rewrittenTokens: pending === 0 && folded === 0 ? 0 : rewritten };
+    this.telemetry?.compaction(report, this.shown.count);
+    return report;
+  }
+
+  /**
+   * A compaction point the window makes by itself, inside a rendering: audited like one asked for, with no
+   * directive. A rendering cannot await a store, so the record is queued and written, in decision order,
+   * with the next record (or by `auditLog()` and `end()`); it says when the window wrote it, not when it
+   * compacted. One that applied and folded nothing (a lapsed promise rewritten) is not audited.
+   */
+  compactAutomatically(): void {
+    const report = this.compactNow();
+    if (report.applied > 0 || report.folded > 0) this.pendingAudit.defer(this.home, { ...compactDraft(null), decided: this.decide(1) });
+  }
+
+  /** The window's positions as the model reads them now, applying what is due first. */
+  views(): readonly WindowEntry[] {
+    // Due (the pending decisions pay for the rewrite, or the window is at its limit): applied now, once for
+    // every decision since the last rendering, so a batch of prune calls is one rewrite. A shown line whose
+    // promise lapsed would offer a recall that can no longer be honoured: rewritten now too.
+    if (this.shown.due() || this.shown.lapsed(this.now())) this.compactAutomatically();
+    return this.shown.views();
+  }
+}
+
+function viewTokens(views: readonly WindowEntry[]): number {
+  return views.reduce((n, v) => n + (v.state === "live" ? v.span.tokens : countTokens(v.text)), 0);
+}
+
+/** When the first line offering a recall stops being true: a copy's promise lapses. */
+export function nextLapse(entries: Iterable<Entry>, now: number): number {
+  let next = Number.POSITIVE_INFINITY;
+  for (const e of entries) {
+    if (e.state === "pruned" && !e.copyLost && e.keptUntil !== null && e.keptUntil > now && e.keptUntil < next) next = e.keptUntil;
+  }
+  return next;
+}

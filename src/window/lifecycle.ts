@@ -1,0 +1,153 @@
+/**
+ * A session's life around its decisions: a span appended (its copy persisted, its id minted by the home
+ * store), a session resumed from its stores, compaction points asked for, copies checked behind the
+ * runtime's back, the audit log read, and the end (holds released, every decision applied).
+ */
+import { inDecisionOrder, type AuditRecord } from "../audit.js";
+import { errorMessage } from "../errors.js";
+import { contentHash } from "../hash.js";
+import type { CompactOutcome } from "../outcome.js";
+import type { Span } from "../types.js";
+import { compactDraft } from "./audit-drafts.js";
+import { compactedLine } from "./compaction.js";
+import type { WindowCore } from "./core.js";
+import { newSpan, type LiveEntry } from "./entries.js";
+import type { AppendInput } from "./options.js";
+import type { Restored } from "./resume.js";
+import { entryView } from "./view.js";
+
+/**
+ * Appends a span and, when its kind names a store, persists it there first so that a later prune can be
+ * reversible. A store failure does not lose the span: it stays live without a handle, and a later prune
+ * sees that (and may re-persist). Returns the new entry.
+ */
+export async function appendSpan(core: WindowCore, input: AppendInput<string>): Promise<LiveEntry> {
+  if (!core.hasKind(input.kind)) throw new TypeError(`ContextWindow.append: unknown kind ${String(input.kind)}`);
+  const policy = core.policyOf(input.kind);
+  if (typeof input.text !== "string") throw new TypeError("ContextWindow.append: text must be a string");
+  // The session's start is kept by the home store (the first window's wins), so every window of the
+  // session, resumed or in another process, counts `limits.maxLengthMs` from the same time. Nothing can
+  // be pruned before a first append, so nothing was decided with this window's own start.
+  if (!core.startSettled) {
+    core.startedAt = await core.home.sessionStart(core.session, core.startedAt);
+    core.startSettled = true;
+  }
+  const { state } = core;
+  // The home store mints the id and records the span (never its bytes), so a process that resumes the
+  // session puts it back in its place or says it was lost; without that record it fails closed.
+  const draft = newSpan("span_0", { ...input, ...state.calls.groupFor(input) });
+  const registered = await core.home.registerSpan(core.session, {
+    kind: draft.kind, hash: draft.hash, group: draft.group ?? null, message: draft.message ?? null, store: policy.store,
+  });
+  const span: Span = { ...draft, id: registered.spanId };
+  const entry: LiveEntry = { state: "live", pos: state.entries.length, span, handle: null, store: policy.store, persistError: null, copiedAt: null, notice: null };
+  if (policy.store !== null) {
+    const store = core.store(policy.store);
+    if (store.capabilities.writable) {
+      try {
+        const persisted = await store.persist({ session: core.session, spanId: span.id, kind: span.kind, text: span.text, hash: span.hash });
+        entry.handle = persisted.handle;
+        entry.copiedAt = persisted.createdAt;
+      } catch (err) {
+        entry.persistError = errorMessage(err);
+        core.telemetry?.storeFailure("append", policy.store, err);
+      }
+    }
+  }
+  state.push(entry);
+  core.notices = [];
+  core.shown.appended(entryView(entry, core.now(), core.settings.tombstone));
+  return entry;
+}
+
+/** Puts a resumed session's entries back in place; a restart is a compaction point. */
+export function restore(core: WindowCore, restored: Restored): void {
+  core.lastDecided = restored.lastDecided;
+  // The session's horizon is the one it began with, not one restarted by the resume.
+  core.startedAt = restored.startedAt;
+  core.startSettled = true;
+  const { state } = core;
+  for (const e of restored.entries) {
+    state.push(e);
+    // Tool call/result pairing goes on where it stopped: a result for a call made before the restart joins it.
+    const message = e.state === "live" ? e.span.message : e.state === "summary" ? undefined : e.message ?? undefined;
+    if (message !== undefined) state.calls.groupFor({ message });
+    if (e.state === "pruned" || e.state === "tombstone") state.groupPruned(e.group, e.state === "tombstone");
+  }
+  // The resumed window renders what the session decided.
+  core.compactNow();
+}
+
+/** A compaction point asked for, audited like every directive. `raw` is the directive as audited. */
+export async function compactAsked(core: WindowCore, raw: string): Promise<CompactOutcome> {
+  const report = core.compactNow();
+  const seq = await core.audit(core.home, compactDraft(raw));
+  return { op: "compact", status: "compacted", ...report, line: compactedLine(report), auditSeq: seq };
+}
+
+/**
+ * Asks the stores whether every reversibly pruned span's copy (members of range summaries too) is still
+ * there and byte-identical, and marks those that are not, so their lines stop offering a recall. Returns
+ * how many it found lost; a store that fails is skipped.
+ */
+export async function checkCopies(core: WindowCore): Promise<number> {
+  let lost = 0;
+  for (const e of [...core.state.all()]) {
+    if (e.state !== "pruned" || e.copyLost || e.handle === null || e.store === null) continue;
+    let found;
+    try {
+      found = await core.store(e.store).lookup(core.session, { handle: e.handle });
+    } catch {
+      continue;
+    }
+    if (found.status !== "found" || found.hash !== e.hash || contentHash(found.text) !== e.hash) {
+      e.copyLost = true;
+      lost++;
+    }
+  }
+  // Lines that offered a recall of a lost copy stop offering it now.
+  if (lost > 0) core.compactNow();
+  return lost;
+}
+
+/** Every decision of this session, across its stores, oldest first; records waiting are written first. */
+export async function auditLog(core: WindowCore): Promise<AuditRecord[]> {
+  if (core.pendingAudit.size > 0) await core.pendingAudit.flush().catch(() => undefined);
+  const all: AuditRecord[] = [];
+  for (const store of core.distinctStores()) all.push(...(await store.auditLog(core.session)));
+  return inDecisionOrder(all);
+}
+
+/**
+ * Ends the session: applies what was decided and not yet applied, so the last rendering shows every
+ * decision, and releases its holds, so their copies age out under normal retention.
+ */
+export async function endSession(core: WindowCore): Promise<void> {
+  if (core.ended) return;
+  core.ended = true;
+  // From the release on, a pruned span's copy is kept only by its store's retention, and a line must not
+  // offer a recall past it.
+  const rekept = releaseKeeps(core, core.now());
+  if (rekept || core.shown.pendingCount > 0) core.compactAutomatically();
+  if (core.pendingAudit.size > 0) await core.pendingAudit.flush().catch(() => undefined);
+  for (const store of core.distinctStores()) await store.releaseHolds(core.session);
+}
+
+/**
+ * What keeps each pruned span's copy once the session's holds are released: its store's retention from
+ * when the copy was written, or nothing known (then the line stops offering a recall now). Returns
+ * whether any line's promise changed.
+ */
+function releaseKeeps(core: WindowCore, now: number): boolean {
+  let changed = false;
+  for (const e of core.state.all()) {
+    if (e.state !== "pruned" || e.handle === null || e.copyLost || e.store === null) continue;
+    if (!core.store(e.store).capabilities.holds) continue; // nothing held: its promise stands
+    const kept = e.retainedUntil === undefined ? now : e.retainedUntil;
+    if (kept === e.keptUntil) continue;
+    e.keptUntil = kept;
+    if (kept !== null) e.until = kept;
+    changed = true;
+  }
+  return changed;
+}

@@ -1,0 +1,164 @@
+/**
+ * The prune pipeline, one step after another: settle a decision in doubt over the span → plan (its group,
+ * modes, store, replacement bodies) → note the replacement in the home store → commit (`commitDecision`:
+ * the check, the decision, the holds and the audit records in one store transaction) → apply what
+ * committed to the state → record it for the next compaction point. A step that cannot go on ends in a
+ * refusal (`refusals.ts`), audited, with the window unchanged.
+ */
+import { directiveForAudit } from "../audit.js";
+import { errorMessage } from "../errors.js";
+import type { PruneOutcome, RejectedOutcome } from "../outcome.js";
+import { grewLine, rejectionWhy } from "../render.js";
+import type { PruneCommit, PruneItem } from "../stores/store.js";
+import { decide } from "../telemetry.js";
+import type { PruneMode } from "../types.js";
+import { commitDecision, type CommitInDoubt } from "./commit-step.js";
+import type { WindowCore } from "./core.js";
+import type { Decided } from "./decide.js";
+import { goneText, type GoneEntry, type LiveEntry } from "./entries.js";
+import { committedOutcome, rejectedOutcome } from "./outcomes.js";
+import { planPrune, type PrunePlan } from "./plan.js";
+import { refuseChecked, refuseEarly, storeFailed } from "./refusals.js";
+
+/** Prunes `spanId` in `mode` (a checked span id; refs were read before). `raw` is the directive as audited. */
+export async function prune(core: WindowCore, spanId: string, mode: PruneMode, digest: string | null, acceptLossy: boolean, raw: string): Promise<PruneOutcome> {
+  // No decision in doubt (the common case): no promise to await.
+  if (core.doubts.size > 0 && !(await core.doubts.settle(spanId))) {
+    const entry = core.state.get(spanId);
+    return refuseEarly(core, {
+      spanId, kind: entry ? (entry.state === "live" ? entry.span.kind : entry.kind) : null, mode, reason: { code: "outcome-unknown" },
+      message: `${spanId} kept: an earlier prune of it may have committed, and the store still cannot say whether it did`,
+      entry: entry?.state === "live" ? entry : null, raw,
+    });
+  }
+  const { state } = core;
+  const planned = planPrune(
+    {
+      find: (id) => (state.folded.has(id) ? undefined : state.get(id)),
+      groupMembers: (group) => state.groupMembers(group),
+      policyOf: (kind) => core.policyOf(kind),
+      pinsFor: (policy) => core.pinsFor(policy),
+      store: (name) => core.store(name),
+      auditStore: core.home,
+    },
+    // Made well-formed like span text at append: JSON can carry a lone surrogate, which providers refuse.
+    spanId, mode, digest === null ? null : digest.toWellFormed(),
+  );
+  if ("refusal" in planned) {
+    const { reason, kind, message, entry } = planned.refusal;
+    return refuseEarly(core, { spanId, kind, mode, reason: { code: reason }, message, entry, raw });
+  }
+  const { plan } = planned;
+  // The body that replaces the span is noted in the home store before the prune commits, so a process
+  // that resumes the session can render it.
+  try {
+    for (const p of plan.members) if (p.body !== null) await core.home.noteReplacement(core.session, p.entry.span.id, p.body);
+  } catch (err) {
+    return storeFailed(core, plan.target, mode, raw, err);
+  }
+  const items: PruneItem[] = plan.members.map((p) => ({
+    spanId: p.entry.span.id, kind: p.entry.span.kind, backed: p.policy.store !== null, handle: p.entry.handle, hash: p.entry.span.hash, text: p.entry.span.text,
+  }));
+  const result = await commitDecision(core, {
+    store: plan.store,
+    items,
+    members: plan.members.map((p) => ({ policy: p.policy, store: p.policy.store === null ? null : plan.store.capabilities, retentionMs: plan.store.retentionMs })),
+    lead: plan.lead,
+    acceptLossy,
+    subjects: plan.members.map((p, i) => ({
+      spanId: p.entry.span.id, kind: p.entry.span.kind, hash: p.entry.span.hash, mode: p.mode, acceptLossy,
+      pinsCarried: p.pinsCarried.length, directive: i === plan.lead ? raw : null,
+    })),
+  });
+  if (result.status === "failed") return storeFailed(core, plan.target, mode, raw, result.error);
+  if (result.status === "in-doubt") return holdInDoubt(core, plan, mode, raw, result.error, result.doubt);
+  return committed(core, plan, mode, result.commit, result.decided);
+}
+
+/**
+ * A span that arrives after its group was pruned (the result of a call the model pruned while the call
+ * was pending) joins the group's fate: it is dropped through the same check, as a lossy commitment
+ * only if the group's was one. If the check refuses, it stays live with the rejection line.
+ */
+export async function joinGroupFate(core: WindowCore, entry: LiveEntry): Promise<void> {
+  const group = entry.span.group;
+  if (group === undefined) return;
+  const fate = core.state.prunedGroups.get(group);
+  if (fate === undefined) return;
+  const lossy = fate === "lossy";
+  const raw = directiveForAudit({ op: "prune", span_id: entry.span.id, mode: "drop", ...(lossy ? { accept_lossy: true } : {}), joins: group });
+  await decide(core.telemetry, "prune", () => prune(core, entry.span.id, "drop", null, lossy, raw));
+}
+
+/** Applies each member the store committed to the state; returns the tokens they free. */
+function applyMembers(core: WindowCore, plan: PrunePlan, commit: PruneCommit, decided: Decided, onlyUnchanged: boolean): number {
+  const now = core.now();
+  let freed = 0;
+  for (const [i, p] of plan.members.entries()) {
+    // A decision settled late applies only to members still as they were when it was made.
+    if (onlyUnchanged && core.state.get(p.entry.span.id) !== p.entry) continue;
+    freed += core.state.applyCommitted(p, commit.items[i]!, decided.keeps[i] ?? null, now, core.settings.tombstone, core.settings.indexHintTokens).freed;
+  }
+  return freed;
+}
+
+/** The outcome of a prune the store committed (or refused inside its transaction); rewrites the window. */
+function committed(core: WindowCore, plan: PrunePlan, mode: PruneMode, commit: PruneCommit, decided: Decided): PruneOutcome {
+  const lead = commit.items[plan.lead]!;
+  if (decided.refusal !== null) return refuseChecked(core, plan, mode, lead, commit.items, decided.refusal);
+  // Committed: now, and only now, rewrite the window.
+  const tokensFreed = applyMembers(core, plan, commit, decided, false);
+  const now = core.now();
+  const { tombstone } = core.settings;
+  const spanId = plan.target.span.id;
+  const gone = core.state.get(spanId) as GoneEntry;
+  const applies = core.decided(plan.members.map((p) => p.entry.span.id), tokensFreed);
+  return committedOutcome(
+    {
+      spanId, kind: gone.kind, mode, line: goneText(gone, now, tombstone), tokensFreed, applies,
+      // A replacement larger than the span (a long digest, or any line in place of a tiny span) is allowed, and said.
+      grew: tokensFreed < 0 ? grewLine(spanId, -tokensFreed) : null,
+      pinsCarried: plan.members[plan.lead]!.pinsCarried,
+      groupPruned: plan.members.filter((p) => p.entry !== plan.target).map((p) => p.entry.span.id),
+      group: plan.members.flatMap((p) => {
+        const member = core.state.get(p.entry.span.id);
+        if (p.entry === plan.target || member === undefined || (member.state !== "pruned" && member.state !== "tombstone")) return [];
+        return [{ spanId: member.spanId, status: member.state === "tombstone" ? "lossy" as const : "reversible" as const, line: goneText(member, now, tombstone) }];
+      }),
+    },
+    lead,
+    tombstone,
+    gone.until,
+  );
+}
+
+/**
+ * The store sent COMMIT and the answer was lost, and reading back what committed failed too. Until the
+ * window learns the outcome, every directive for the group's spans first asks again; none can commit a
+ * second record for the same decision.
+ */
+function holdInDoubt(core: WindowCore, plan: PrunePlan, mode: PruneMode, raw: string, err: Error, doubt: CommitInDoubt): RejectedOutcome {
+  const spanIds = plan.members.map((p) => p.entry.span.id);
+  core.doubts.hold(spanIds, {
+    resolve: () => doubt.resolve(),
+    finish: async (commit) => {
+      core.doubts.release(spanIds);
+      const decided = await doubt.settle(commit);
+      if (commit === null) {
+        await storeFailed(core, plan.target, mode, raw, err.cause ?? err);
+        return;
+      }
+      // Apply what committed, as the original directive would have; the refusal of a group member
+      // committed only audit records, so nothing changes in the window.
+      if (commit.items.every((it) => it.decision.status !== "rejected")) core.decided(spanIds, applyMembers(core, plan, commit, decided, true));
+    },
+  });
+  const outcome = rejectedOutcome({
+    spanId: plan.target.span.id, kind: plan.target.span.kind, mode, reason: "outcome-unknown", conditions: null,
+    why: rejectionWhy("outcome-unknown", null, mode),
+    message: `${plan.target.span.id} kept for now: the store may have committed the prune, but its answer was lost (${errorMessage(err)}); the next directive for it reads back what committed first`,
+    auditSeq: null, lossyHintPolicy: null,
+  });
+  core.noticeOn(plan.target, outcome.line);
+  return outcome;
+}

@@ -1,0 +1,163 @@
+/**
+ * The window's state, in one place: its positions, the index by span id, the tool call groups and what
+ * was folded. Every decision that frees spans — a prune with its group, a range summary, a decision that
+ * was in doubt and turned out to have committed — reaches the state through `applyCommitted`, so the rules
+ * of a committed member (replaced in place, indexed, its group's fate, the lossy count) are written once.
+ */
+import type { Keep } from "../decision/keep.js";
+import type { PruneCommitItem } from "../stores/store.js";
+import type { PruneMode } from "../types.js";
+import { CallGroups, goneTokens, prunedEntry, spanIdOf, type Entry, type GoneEntry, type LiveEntry, type SummaryEntry } from "./entries.js";
+
+/** A live span as a commit replaces it: its mode and the body that stands in its place (`null`: an index line). */
+export interface CommittedMember {
+  readonly entry: LiveEntry;
+  readonly mode: PruneMode;
+  readonly body: string | null;
+}
+
+/** A committed copy's keep when the decision gave none (a lossy member, or a keep lost with the reply). */
+const KEPT_UNKNOWN: Keep = Object.freeze({ until: null, keptUntil: null });
+
+export class WindowState {
+  /** The positions the model's rendering is made from, in order. */
+  readonly entries: Entry[] = [];
+  /** Every span the window holds or held, by id, including members of summaries. */
+  readonly #byId = new Map<string, Entry>();
+  /** Spans folded out of the window (runtime traffic): recall still answers for them; search does not name them. */
+  readonly folded = new Set<string>();
+  /** Directive tool calls acted on (prune, map, compact), by call id: folded out at the next compaction point. */
+  readonly foldable = new Set<string>();
+  /** The directive tools' names the window was handed: their calls and answers are not searched. */
+  readonly directiveNames = new Set<string>();
+  readonly calls = new CallGroups();
+  /** Groups with a pruned member, and whether any went lossy: a late member joins that fate. */
+  readonly prunedGroups = new Map<string, "reversible" | "lossy">();
+  /** Lossy commitments of this session as last counted (for the map's forecasts only); `null`: not counted yet. */
+  lossyUsed: number | null = null;
+
+  get size(): number {
+    return this.#byId.size;
+  }
+
+  get(spanId: string): Entry | undefined {
+    return this.#byId.get(spanId);
+  }
+
+  has(spanId: string): boolean {
+    return this.#byId.has(spanId);
+  }
+
+  /** An entry at the end of the window (an append, or one restored by a resume). */
+  push(entry: Entry): void {
+    this.entries.push(entry);
+    this.#byId.set(spanIdOf(entry), entry);
+  }
+
+  /** Live entries of a tool call group, in window order. */
+  groupMembers(group: string): LiveEntry[] {
+    return this.entries.filter((e): e is LiveEntry => e.state === "live" && e.span.group === group);
+  }
+
+  /** A span's group's fate, once one of its members was pruned (a lossy member makes it lossy for good). */
+  groupPruned(group: string | null, lossy: boolean): void {
+    if (group === null || this.prunedGroups.get(group) === "lossy") return;
+    this.prunedGroups.set(group, lossy ? "lossy" : "reversible");
+  }
+
+  /**
+   * A member the store committed: its line (index line, body or tombstone) takes its place, from its commit
+   * item and the keep the decision computed. Returns the new entry and the tokens it frees at `now`.
+   */
+  applyCommitted(
+    member: CommittedMember, committed: PruneCommitItem, keep: Keep | null, now: number, tombstone: string, hintTokens: number,
+  ): { readonly gone: GoneEntry; readonly freed: number } {
+    const gone = prunedEntry(member, committed, keep ?? KEPT_UNKNOWN, hintTokens);
+    const at = member.entry.pos;
+    // A member of a run being summarized is still at its position; the summary replaces the run afterwards.
+    if (this.entries[at] === member.entry) this.entries[at] = gone;
+    this.#byId.set(gone.spanId, gone);
+    this.groupPruned(gone.group, gone.state === "tombstone");
+    if (gone.state === "tombstone" && this.lossyUsed !== null) this.lossyUsed++;
+    return { gone, freed: member.entry.span.tokens - goneTokens(gone, now, tombstone) };
+  }
+
+  /** A summary in the place of the run of `count` positions from `start` (its members already committed). */
+  replaceRun(start: number, count: number, summary: SummaryEntry): void {
+    this.entries.splice(start, count, summary);
+    this.#byId.set(summary.spanId, summary);
+    this.#renumber();
+  }
+
+  /**
+   * Removes the directive tool calls acted on since the last compaction point, with their results: the index
+   * lines say what they did, and each would otherwise be re-sent in every later request. A call whose result
+   * has not arrived stays, and so does its result's pair: nothing is left orphaned. Returns the calls folded.
+   */
+  foldDirectiveCalls(): number {
+    if (this.foldable.size === 0) return 0;
+    const foldsWith = (e: Entry) => {
+      const m = e.state === "live" ? e.span.message : undefined;
+      // By id and name: a provider may reuse an id for one of the agent's own tools, which never folds.
+      return m !== undefined && "callId" in m && this.foldable.has(m.callId) && this.directiveNames.has(m.toolName) ? m : null;
+    };
+    const sides = new Map<string, number>();
+    for (const e of this.entries) {
+      const m = foldsWith(e);
+      if (m !== null) sides.set(m.callId, (sides.get(m.callId) ?? 0) | (m.role === "tool-call" ? 1 : 2));
+    }
+    const complete = new Set([...sides].filter(([, bits]) => bits === 3).map(([id]) => id));
+    let removed = 0;
+    for (let i = this.entries.length - 1; i >= 0; i--) {
+      const e = this.entries[i]!;
+      const m = foldsWith(e);
+      if (m === null || !complete.has(m.callId)) continue;
+      this.entries.splice(i, 1);
+      this.folded.add(spanIdOf(e));
+      removed++;
+    }
+    for (const id of complete) this.foldable.delete(id);
+    if (removed > 0) this.#renumber();
+    return complete.size;
+  }
+
+  /** Whether `e` is one of the directive tools' own calls or answers (runtime traffic, not searched). */
+  isDirectiveTraffic(e: Entry): boolean {
+    const m = e.state === "live" ? e.span.message : undefined;
+    // By the tool's name, not the call id: a provider may reuse an id for one of the agent's own tools.
+    return m !== undefined && "callId" in m && this.directiveNames.has(m.toolName);
+  }
+
+  /** Every entry, members of range summaries included (an expansion shows their lines), depth first. */
+  *all(): Generator<Entry> {
+    const stack: (readonly Entry[])[] = [this.entries];
+    const at: number[] = [0];
+    while (stack.length > 0) {
+      const list = stack.at(-1)!;
+      const i = at[at.length - 1]!;
+      if (i >= list.length) {
+        stack.pop();
+        at.pop();
+        continue;
+      }
+      at[at.length - 1] = i + 1;
+      const e = list[i]!;
+      yield e;
+      if (e.state === "summary") {
+        stack.push(e.members);
+        at.push(0);
+      }
+    }
+  }
+
+  /** Whether the window holds every one of `span_1` … `span_<n>`. */
+  knowsSpans(n: number): boolean {
+    if (n > this.#byId.size) return false;
+    for (let k = 1; k <= n; k++) if (!this.#byId.has(`span_${k}`)) return false;
+    return true;
+  }
+
+  #renumber(): void {
+    for (const [i, e] of this.entries.entries()) if (e.state === "live") e.pos = i;
+  }
+}

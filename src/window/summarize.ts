@@ -1,0 +1,158 @@
+/**
+ * The range summary pipeline — the prune's, over a run: settle decisions in doubt → plan the run
+ * (`planRange`) → verify the copies of members pruned earlier → mint the summary's id in the home store →
+ * commit every live member through the prune's own commit step (`commitDecision`: checked and held in one
+ * transaction, all or nothing, mode summarize, never lossy) → apply each committed member to the state and
+ * put the summary in the run's place → record it for the next compaction point.
+ */
+import { KEPT_FOR_SESSION, type Keep } from "../decision/keep.js";
+import { errorMessage } from "../errors.js";
+import { contentHash } from "../hash.js";
+import type { RangeOutcome, RangeRejectedOutcome, RangeSummaryOutcome } from "../outcome.js";
+import { rangeRejectionLine, rejectionWhy } from "../render.js";
+import type { PruneCommit } from "../stores/store.js";
+import { countTokens } from "../tokens.js";
+import { commitDecision, type CommitInDoubt } from "./commit-step.js";
+import type { WindowCore } from "./core.js";
+import { goneTokens, spanIdOf, type Entry } from "./entries.js";
+import { planRange, summaryEntry, verifyPrunedMembers, type RangePlan } from "./range.js";
+import { refuseRange } from "./refusals.js";
+import { SUMMARY_KIND } from "./resume.js";
+
+/** Summarizes the run `from`…`to` (checked span ids) under `digest`. `raw` is the directive as audited. */
+export async function summarizeRange(core: WindowCore, from: string, to: string, digest: string, raw: string): Promise<RangeOutcome> {
+  digest = digest.toWellFormed(); // as at append: a lone surrogate from JSON is not sent on
+  const refuse = (reason: RangeRejectedOutcome["reason"], message: string, auditSeq?: number | null) => refuseRange(core, from, to, raw, reason, message, auditSeq);
+  // A prune or summary in doubt over any span: read back what committed before planning over it.
+  const unsettled = await core.doubts.settleAll();
+  const planned = planRange(
+    { entries: core.state.entries, now: core.now(), policyOf: (kind) => core.policyOf(kind), pinsFor: (policy) => core.pinsFor(policy) },
+    from, to,
+  );
+  if ("refusal" in planned) return refuse(planned.refusal.reason, planned.refusal.message);
+  let { plan } = planned;
+  const doubted = plan.members.map(spanIdOf).find((id) => unsettled.has(id));
+  if (doubted !== undefined) {
+    return refuse("outcome-unknown", `${doubted} kept: an earlier decision over it may have committed, and the store still cannot say whether it did`);
+  }
+  // Members pruned earlier: their copies must still be there, and give the digest their pinned ids.
+  let verified;
+  try {
+    verified = await verifyPrunedMembers(plan, {
+      lookup: (store, handle) => core.store(store).lookup(core.session, { handle }),
+      pinsFor: (kind) => core.pinsFor(core.policyOf(kind)),
+    });
+  } catch (err) {
+    return refuse("store-error", `the store failed before the summary (${errorMessage(err)}); nothing was committed`);
+  }
+  if ("refusal" in verified) return refuse(verified.refusal.reason, verified.refusal.message);
+  plan = { ...plan, ids: [...new Set([...plan.ids, ...verified.ids])] };
+  // The summary's id is minted by the home store like any span's, so no other process can take it.
+  let summaryId: string;
+  try {
+    summaryId = (await core.home.registerSpan(core.session, { kind: SUMMARY_KIND, hash: contentHash(digest), group: null, message: null, store: null })).spanId;
+  } catch (err) {
+    return refuse("store-error", `the store failed before the summary (${errorMessage(err)}); nothing was committed`);
+  }
+  if (plan.live.length === 0) {
+    // Every member is held already (index lines and lower summaries): the decision touches no copy.
+    const auditSeq = await core.audit(core.home, {
+      op: "prune", status: "reversible", spanId: summaryId, kind: "summary", mode: "summarize", conditions: null, handle: null,
+      repersisted: false, acceptLossy: false, reason: null, pinsCarried: 0, directive: raw,
+    });
+    return applyRange(core, plan, summaryId, digest, null, [], auditSeq);
+  }
+  // The same commit step as a prune's: every live member in mode summarize, never lossy, one record each.
+  const store = core.store(core.policyOf(plan.live[0]!.span.kind).store!);
+  const result = await commitDecision(core, {
+    store,
+    items: plan.live.map((e) => ({ spanId: e.span.id, kind: e.span.kind, backed: true, handle: e.handle, hash: e.span.hash, text: e.span.text })),
+    members: plan.live.map((e) => ({ policy: core.policyOf(e.span.kind), store: store.capabilities, retentionMs: store.retentionMs })),
+    lead: 0,
+    acceptLossy: false,
+    subjects: plan.live.map((e, i) => ({
+      spanId: e.span.id, kind: e.span.kind, hash: e.span.hash, mode: "summarize", acceptLossy: false, pinsCarried: 0, directive: i === 0 ? raw : null,
+    })),
+  });
+  if (result.status === "failed") return refuse("store-error", `the store failed during the check (${errorMessage(result.error)}); nothing was committed`);
+  if (result.status === "in-doubt") return holdInDoubt(core, plan, summaryId, digest, from, to, result.error, result.doubt);
+  const { commit, decided } = result;
+  if (decided.refusal !== null) {
+    const refusing = commit.items[decided.refusal.member]!;
+    const why = rejectionWhy(decided.refusal.reason, refusing.check, "summarize");
+    return refuse(decided.refusal.reason, `${plan.live[decided.refusal.member]!.span.id}: ${why}`, commit.items[0]!.audit.seq);
+  }
+  return applyRange(core, plan, summaryId, digest, commit, decided.keeps, commit.items[0]!.audit.seq);
+}
+
+/** A range summary the store committed (or that touched no copy): rewrites the window. */
+function applyRange(
+  core: WindowCore, plan: RangePlan, summaryId: string, digest: string, commit: PruneCommit | null, keeps: readonly (Keep | null)[], auditSeq: number | null,
+): RangeSummaryOutcome {
+  // Committed: now, and only now, rewrite the window.
+  const now = core.now();
+  const { tombstone, indexHintTokens } = core.settings;
+  const before = plan.members.reduce(
+    (n, e) => n + (e.state === "live" ? e.span.tokens : e.state === "summary" || e.state === "lost" ? countTokens(e.text) : goneTokens(e, now, tombstone)),
+    0,
+  );
+  const pruned: Array<{ spanId: string; handle: string; repersisted: boolean }> = [];
+  const members = plan.members.map((e): Entry => {
+    if (e.state !== "live") return e;
+    const i = plan.live.indexOf(e);
+    const item = commit!.items[i]!;
+    const { gone } = core.state.applyCommitted({ entry: e, mode: "summarize", body: null }, item, keeps[i] ?? KEPT_FOR_SESSION, now, tombstone, indexHintTokens);
+    pruned.push({ spanId: gone.spanId, handle: gone.handle!, repersisted: item.decision.status === "reversible" && item.decision.repersist });
+    return gone;
+  });
+  const { entry, carried } = summaryEntry(summaryId, members, digest, plan.ids);
+  core.state.replaceRun(plan.start, plan.members.length, entry);
+  const tokensFreed = before - countTokens(entry.text);
+  const applies = core.decided([summaryId, ...members.map(spanIdOf)], tokensFreed);
+  return {
+    op: "summarize_range", status: "summarized", spanId: summaryId, members: members.map(spanIdOf), pruned,
+    line: entry.text, tokensFreed, pinsCarried: carried, auditSeq, applies,
+  };
+}
+
+/**
+ * A range summary whose COMMIT answer was lost, and whose read-back failed too: the store may have
+ * committed it. Held in doubt exactly as a prune is (one doubt for every member of the run): the window
+ * keeps the run as it was, and the next directive for any member — a prune or another summary — reads back
+ * what committed first and applies it; nothing is committed twice.
+ */
+function holdInDoubt(
+  core: WindowCore, plan: RangePlan, summaryId: string, digest: string, from: string, to: string, err: Error, doubt: CommitInDoubt,
+): RangeRejectedOutcome {
+  const spanIds = plan.members.map(spanIdOf);
+  core.doubts.hold(spanIds, {
+    resolve: () => doubt.resolve(),
+    finish: async (commit) => {
+      core.doubts.release(spanIds);
+      const decided = await doubt.settle(commit);
+      // Nothing committed, or the store refused a member inside its transaction: the run stays as it is.
+      if (commit === null || decided.refusal !== null) return;
+      // The doubt kept every member from changing, but positions before the run may have (another summary).
+      const entries = core.state.entries;
+      const start = entries.indexOf(plan.members[0]!);
+      if (start >= 0 && plan.members.every((m, i) => entries[start + i] === m)) {
+        applyRange(core, { ...plan, start }, summaryId, digest, commit, decided.keeps, commit.items[0]!.audit.seq);
+        return;
+      }
+      // The run is no longer whole: each live member still shows what the store committed for it.
+      const now = core.now();
+      let freed = 0;
+      for (const [i, e] of plan.live.entries()) {
+        if (core.state.get(e.span.id) !== e) continue;
+        freed += core.state.applyCommitted(
+          { entry: e, mode: "summarize", body: null }, commit.items[i]!, decided.keeps[i] ?? null, now, core.settings.tombstone, core.settings.indexHintTokens,
+        ).freed;
+      }
+      core.decided(plan.live.map((e) => e.span.id), freed);
+    },
+  });
+  const message = `${from}–${to} kept for now: the store may have committed the summary, but its answer was lost (${errorMessage(err)}); the next directive for its spans reads back what committed first`;
+  const line = rangeRejectionLine(from, to, message);
+  core.notice(line);
+  return { op: "summarize_range", status: "rejected", from, to, reason: "outcome-unknown", message, line, auditSeq: null };
+}
