@@ -9,7 +9,7 @@
 import { ContextWindow, DEFAULT_LIMITS, directiveSchema, MemoryStore, parseDirective, type ContextWindowOptions, type SpanRef } from "../src/index.js";
 import { GENESIS_HASH, sealAudit, type AuditDraft } from "../src/audit.js";
 import { DEFAULT_HINT_TOKENS, indexHint } from "../src/hint.js";
-import { indexLineTokens } from "../src/render.js";
+import { indexLineTokens } from "../src/render/lines.js";
 import { compareMicro, type MicroResult, type MicroTask } from "./measure.js";
 import { fmtMs, fmtOps, goalAtMost, ratio, type Benchmark, type Row } from "./report.js";
 

@@ -10,7 +10,7 @@
  *   seconds, at 50 it does not finish).
  */
 import { presetPins } from "../dsl/pins.js";
-import { findPins } from "../src/pins.js";
+import { findPins } from "../src/pin-carry.js";
 import type { PinPattern } from "../src/types.js";
 import { median } from "./measure.js";
 import { fmtMs, ratio, type BenchContext, type Benchmark, type Row } from "./report.js";

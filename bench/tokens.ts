@@ -10,8 +10,8 @@ import { presetPins } from "../dsl/pins.js";
 import { toolBlock } from "../examples/incident-replay.js";
 import { ContextWindow, MemoryStore } from "../src/index.js";
 import { DEFAULT_HINT_TOKENS, indexHint } from "../src/hint.js";
-import { formatUntil, indexLine, rejectionLine, tombstoneLine } from "../src/render.js";
-import { carryPins } from "../src/pins.js";
+import { formatUntil, indexLine, rejectionLine, tombstoneLine } from "../src/render/lines.js";
+import { carryPins } from "../src/pin-carry.js";
 import { frameUntrusted, GUTTER } from "../src/render/framing.js";
 import { goalAtMost, type Benchmark, type Row } from "./report.js";
 

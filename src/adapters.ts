@@ -27,8 +27,8 @@ export type {
   SpanRegistration,
   StoreCapabilities,
 } from "./stores/store.js";
-export { StoreBase } from "./stores/options.js";
-export type { StoreOptions } from "./stores/options.js";
+export { StoreBase } from "./stores/store-options.js";
+export type { StoreOptions } from "./stores/store-options.js";
 export { planCommit, commitResult } from "./stores/commit.js";
 export type { CommitAccess, CommitPlan, CommitWrite } from "./stores/commit.js";
 export { computeCheck, unbackedCheck } from "./stores/check.js";

@@ -4,7 +4,7 @@
  *
  * Deterministic by construction: no clocks, no randomness, ties broken by line position.
  */
-import { carryScanned, containsPin, scanPins, type PinScanOptions } from "./pins.js";
+import { carryScanned, containsPin, scanPins, type PinScanOptions } from "./pin-carry.js";
 import { countTokens } from "./tokens.js";
 import type { PinPattern } from "./types.js";
 

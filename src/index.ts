@@ -10,7 +10,7 @@
 import "./assert-node.js";
 export { ContextWindow } from "./window/window.js";
 export { RefError, refSpanId } from "./window/refs.js";
-export type { AppendInput, ContextWindowOptions, PruneRequest } from "./window/options.js";
+export type { AppendInput, ContextWindowOptions, PruneRequest } from "./window/window-options.js";
 export type { TelemetryAttributes, TelemetryAttributeValue, TelemetryInstrumentOptions, TelemetryMeter, TelemetryOptions, TelemetrySpan, TelemetryTracer } from "./telemetry.js";
 export type { WindowEntry } from "./window/view.js";
 export type { SearchRequest } from "./window/search.js";
@@ -45,7 +45,7 @@ export type {
 export { MemoryStore } from "./stores/memory.js";
 export { SqliteStore } from "./stores/sqlite/sqlite-store.js";
 export type { SqliteStoreOptions } from "./stores/sqlite/sqlite-store.js";
-export type { StoreOptions } from "./stores/options.js";
+export type { StoreOptions } from "./stores/store-options.js";
 export { openStores, checkStoreDeclarations, storeMismatches } from "./stores/open.js";
 export type { OpenStoresOptions, StoreMismatch } from "./stores/open.js";
 export type { Engine, StoreDeclaration } from "./policy/stores.js";
@@ -84,7 +84,7 @@ export type {
 export { verifyAuditChain } from "./audit.js";
 export type { AuditChainBreak, AuditOp, AuditRecord, AuditStatus } from "./audit.js";
 export type { AuditReason } from "./decision/reasons.js";
-export { DEFAULT_TOMBSTONE } from "./render.js";
+export { DEFAULT_TOMBSTONE } from "./render/lines.js";
 export { countTokens } from "./tokens.js";
 // Generated guards of large policies check their embedded kinds table against its hash with it.
 export { contentHash } from "./hash.js";

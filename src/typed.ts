@@ -15,7 +15,7 @@ import type { CompactOutcome, DirectiveOutcome, WindowMap, InvalidOutcome, Lossy
 import type { SearchRequest } from "./window/search.js";
 import type { ToolCall, ToolCallResult } from "./tools/call.js";
 import type { DirectiveTool } from "./tools/schemas.js";
-import type { AppendInput, PruneRequest } from "./window/options.js";
+import type { AppendInput, PruneRequest } from "./window/window-options.js";
 import type { WindowEntry } from "./window/view.js";
 import type { ContextWindow } from "./window/window.js";
 import type { PruneMode, Span, SpanRef } from "./types.js";

@@ -29,7 +29,7 @@ export const DiagnosticSchema = z.strictObject({
   related: z.array(z.strictObject({ message: z.string(), location: Location })),
 }) satisfies z.ZodType<Diagnostic>;
 
-/** The longest kind name the runtime takes (`KIND_NAME` in src/window/options-schema.ts). */
+/** The longest kind name the runtime takes (`KIND_NAME` in src/window/window-options-schema.ts). */
 const MAX_IDENTIFIER_LENGTH = 64;
 
 /**

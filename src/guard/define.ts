@@ -14,7 +14,7 @@ import type { TelemetryOptions } from "../telemetry.js";
 import { directiveTools, type DirectiveTool } from "../tools/schemas.js";
 import { guardWindow, type GuardedWindow } from "../typed.js";
 import type { Clock, KindTable, PinPattern, PruneMode, RuntimePolicy, SessionLimits } from "../types.js";
-import type { ContextWindowOptions } from "../window/options.js";
+import type { ContextWindowOptions } from "../window/window-options.js";
 import { ContextWindow } from "../window/window.js";
 
 /** The zod schema of model directives, as `directiveSchema` builds it. */

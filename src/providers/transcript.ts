@@ -7,7 +7,7 @@
  * for all. Shapes are read structurally, so the runtime depends on no SDK; tests pass each SDK's own objects.
  */
 import type { SpanMessage, SpanRef } from "../types.js";
-import type { AppendInput } from "../window/options.js";
+import type { AppendInput } from "../window/window-options.js";
 import { cutUnits, oneLine } from "../render/framing.js";
 import { defaultTools, type ToolCallResult } from "../tools/call.js";
 import type { DirectiveTool } from "../tools/schemas.js";

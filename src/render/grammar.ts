@@ -78,7 +78,7 @@ const EXPANDED = re(`(${SPAN}) expanded:`);
 /** Recall's one-line answers that are not window lines: unreachable store, lost copy, never seen. */
 const RECALL_ANSWER = re(`(?:${SPAN} pruned, copy unreachable now; retry|${SPAN} pruned, copy lost, contents unknown|[^\\n]{1,40}: (?:store unreachable now; retry|never in this session))`);
 
-/** A span a resumed window could not bring back (`render.ts` lostLine). */
+/** A span a resumed window could not bring back (`lines.ts` lostLine). */
 const LOST = re(`(${SPAN}) lost in a restart, contents unknown`);
 
 const templates = new Map<string, RegExp>();

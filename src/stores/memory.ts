@@ -1,6 +1,6 @@
 import { EMPTY_CHAIN, sealChain, type AuditDraft, type AuditRecord } from "../audit.js";
 import { commitResult, lossySpent, planCommit } from "./commit.js";
-import { StoreBase } from "./options.js";
+import { StoreBase } from "./store-options.js";
 import { copySearchAnswer, lookupAnswer, readOnly, spanTaken, storeLiteral } from "./records.js";
 import type {
   BackingStore, CopySearch, CopySearchRequest, LookupKey, LookupResult, PersistInput, Persisted, PruneCommit, PruneTransaction, RegisteredSpan,

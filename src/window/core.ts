@@ -16,7 +16,7 @@ import { PendingAudit } from "./audit-queue.js";
 import { ShownWindow } from "./compaction.js";
 import { Doubts } from "./doubts.js";
 import type { Entry, LiveEntry } from "./entries.js";
-import { kindPins, type WindowSettings } from "./options.js";
+import { kindPins, type WindowSettings } from "./window-options.js";
 import type { WindowIdentity } from "./refs.js";
 import { WindowState } from "./state.js";
 import { entryView, type WindowEntry } from "./view.js";

@@ -8,7 +8,7 @@ import { directiveForAudit } from "../audit.js";
 import { parseDirective, SPAN_ID, type Directive } from "../directive.js";
 import { errorMessage } from "../errors.js";
 import type { DirectiveOutcome, InvalidOutcome } from "../outcome.js";
-import { invalidLine } from "../render.js";
+import { invalidLine } from "../render/lines.js";
 import { decide } from "../telemetry.js";
 import { defaultTools, directiveOf, toolCallResult, toolFor, type ToolCall, type ToolCallResult } from "../tools/call.js";
 import type { DirectiveTool } from "../tools/schemas.js";

@@ -1,7 +1,7 @@
 /** The window's positions, as the window and recall see them (internal), and how they are made. */
 import { contentHash } from "../hash.js";
 import { chooseHint, type Hint } from "../hint.js";
-import { formatUntil, indexLine, indexLineTokens, replacementHeader, tombstoneLine, uncertainCopyLine } from "../render.js";
+import { formatUntil, indexLine, indexLineTokens, replacementHeader, tombstoneLine, uncertainCopyLine } from "../render/lines.js";
 import { frameUntrusted } from "../render/framing.js";
 import type { PruneCommitItem } from "../stores/store.js";
 import { countTokens } from "../tokens.js";

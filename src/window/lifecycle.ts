@@ -12,7 +12,7 @@ import { compactDraft } from "./audit-drafts.js";
 import { compactedLine } from "./compaction.js";
 import type { WindowCore } from "./core.js";
 import { newSpan, type LiveEntry } from "./entries.js";
-import type { AppendInput } from "./options.js";
+import type { AppendInput } from "./window-options.js";
 import type { Restored } from "./resume.js";
 import { entryView } from "./view.js";
 

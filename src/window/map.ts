@@ -11,7 +11,7 @@
 import { decideGroup, type MemberInput } from "../decision/group.js";
 import type { KeepContext } from "../decision/keep.js";
 import type { RejectReason } from "../decision/reasons.js";
-import { formatRemaining } from "../render.js";
+import { formatRemaining } from "../render/lines.js";
 import { mapPendingLine } from "./compaction.js";
 import type { PendingState, SpanForecast, WindowMap } from "../outcome.js";
 import type { CheckResult } from "../stores/store.js";

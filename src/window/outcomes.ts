@@ -5,7 +5,7 @@
 import { lossyRefusal } from "../decision/span.js";
 import type { RejectReason } from "../decision/reasons.js";
 import type { LossyOutcome, RejectedOutcome, ReversibleOutcome } from "../outcome.js";
-import { rejectionLine, tombstoneLine } from "../render.js";
+import { rejectionLine, tombstoneLine } from "../render/lines.js";
 import type { PruneCommitItem } from "../stores/store.js";
 import { failedConditions, type Conditions, type KindPolicy, type PruneMode } from "../types.js";
 

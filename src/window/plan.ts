@@ -5,7 +5,7 @@
  */
 import { compress } from "../compress.js";
 import type { EarlyRejectReason } from "../decision/reasons.js";
-import { carryPins } from "../pins.js";
+import { carryPins } from "../pin-carry.js";
 import type { BackingStore } from "../stores/store.js";
 import type { KindPolicy, PinPattern, PruneMode, Span } from "../types.js";
 import type { Entry, LiveEntry } from "./entries.js";

@@ -8,7 +8,7 @@
 import { directiveForAudit } from "../audit.js";
 import { errorMessage } from "../errors.js";
 import type { PruneOutcome, RejectedOutcome } from "../outcome.js";
-import { grewLine, rejectionWhy } from "../render.js";
+import { grewLine, rejectionWhy } from "../render/lines.js";
 import type { PruneCommit, PruneItem } from "../stores/store.js";
 import { decide } from "../telemetry.js";
 import type { PruneMode } from "../types.js";

@@ -7,7 +7,7 @@
  *
  * A run that holds a tombstone is refused: a digest over a hole would hide it.
  */
-import { carryScanned, findPins } from "../pins.js";
+import { carryScanned, findPins } from "../pin-carry.js";
 import { frameUntrusted } from "../render/framing.js";
 import { contentHash } from "../hash.js";
 import type { LookupResult } from "../stores/store.js";

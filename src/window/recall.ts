@@ -10,7 +10,7 @@ import { HANDLE, SPAN_ID } from "../directive.js";
 import { errorMessage } from "../errors.js";
 import { contentHash } from "../hash.js";
 import type { RecallOutcome } from "../outcome.js";
-import { lostLine, tombstoneLine, uncertainCopyLine } from "../render.js";
+import { lostLine, tombstoneLine, uncertainCopyLine } from "../render/lines.js";
 import { oneLine } from "../render/framing.js";
 import type { BackingStore, RegisteredSpan } from "../stores/store.js";
 import { recallDraft } from "./audit-drafts.js";

@@ -7,7 +7,7 @@
 import { errorMessage } from "../errors.js";
 import type { GroupDecision } from "../decision/group.js";
 import type { DirectiveOutcome, InvalidOutcome, RangeRejectedOutcome, RejectedOutcome, RejectReason } from "../outcome.js";
-import { invalidLine, rangeRejectionLine, rejectionWhy } from "../render.js";
+import { invalidLine, rangeRejectionLine, rejectionWhy } from "../render/lines.js";
 import { cutUnits } from "../render/framing.js";
 import { SPAN_ID } from "../directive.js";
 import type { PruneCommitItem } from "../stores/store.js";

@@ -14,7 +14,7 @@ import type { AuditRecord } from "../audit.js";
 import { contentHash } from "../hash.js";
 import { keepOf } from "../decision/keep.js";
 import { chooseHint, type Hint } from "../hint.js";
-import { lostLine } from "../render.js";
+import { lostLine } from "../render/lines.js";
 import type { BackingStore, LookupResult, RegisteredSpan } from "../stores/store.js";
 import { countTokens } from "../tokens.js";
 import type { KindPolicy, PruneMode, Span } from "../types.js";
@@ -23,7 +23,7 @@ import { hintFields } from "./entries.js";
 
 /**
  * The kind a range summary's id is registered under: not an identifier, so no policy kind can be named
- * so (kind names are identifiers, `options-schema.ts`). A resumed window shows the summary's members as
+ * so (kind names are identifiers, `window-options-schema.ts`). A resumed window shows the summary's members as
  * the pruned spans they are (each with its index line), not the summary itself.
  */
 export const SUMMARY_KIND = "(range summary)";

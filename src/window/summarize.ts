@@ -9,7 +9,7 @@ import { KEPT_FOR_SESSION, type Keep } from "../decision/keep.js";
 import { errorMessage } from "../errors.js";
 import { contentHash } from "../hash.js";
 import type { RangeOutcome, RangeRejectedOutcome, RangeSummaryOutcome } from "../outcome.js";
-import { rangeRejectionLine, rejectionWhy } from "../render.js";
+import { rangeRejectionLine, rejectionWhy } from "../render/lines.js";
 import type { PruneCommit } from "../stores/store.js";
 import { countTokens } from "../tokens.js";
 import { commitDecision, type CommitInDoubt } from "./commit-step.js";

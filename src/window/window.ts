@@ -22,7 +22,7 @@ import { WindowCore } from "./core.js";
 import { answerToolCall, applyDirective, localize, readingId, readToolCall } from "./directives.js";
 import { appendSpan, auditLog, checkCopies, compactAsked, endSession, restore } from "./lifecycle.js";
 import { forecastLines, mapWindow } from "./mapping.js";
-import { resolveWindowOptions, type AppendInput, type ContextWindowOptions, type PruneRequest, type WindowSettings } from "./options.js";
+import { resolveWindowOptions, type AppendInput, type ContextWindowOptions, type PruneRequest, type WindowSettings } from "./window-options.js";
 import { joinGroupFate, prune } from "./prune.js";
 import { recallSpan, searchWindow } from "./reads.js";
 import { describeWindow, mintRef, newWindowIdentity, readRef, RefError } from "./refs.js";

@@ -4,7 +4,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { lowerToRuntime } from "../../compiler/index.js";
 import { DEFAULT_COMPACTION } from "../../src/policy/kinds.js";
-import { KIND_NAME } from "../../src/window/options-schema.js";
+import { KIND_NAME } from "../../src/window/window-options-schema.js";
 import { codes, col, compile, compileOne, compileOverlay, expectClean, expectDiagnostic, HEADER, ORG } from "./helpers.js";
 
 const ok = `export default definePolicy({ name: "p", stores: {}, kinds: { a: { store: null, modes: ["drop"], lossy: "with-flag" } } });\n`;

@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { pins } from "../../dsl/pins.js";
 import { compress } from "../../src/compress.js";
-import { carryPins, containsPin, findPins } from "../../src/pins.js";
+import { carryPins, containsPin, findPins } from "../../src/pin-carry.js";
 import { ALL_PRESETS, LOSSY_DIGEST, loadCorpus } from "../pins/corpus.js";
 
 /** A long CI log: 600 passing lines around one failure, the shape `compress` exists for. */

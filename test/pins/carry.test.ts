@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { countTokens } from "../../src/tokens.js";
 import { describe, expect, it } from "vitest";
 import { pin, pins } from "../../dsl/pins.js";
-import { CARRIED_PINS_PREFIX, carryPins, containsPin, findPins } from "../../src/pins.js";
+import { CARRIED_PINS_PREFIX, carryPins, containsPin, findPins } from "../../src/pin-carry.js";
 import { ALL_PRESETS, EXPECTED_PINS, LOSSY_DIGEST, loadCorpus } from "./corpus.js";
 
 describe("findPins", () => {

@@ -6,7 +6,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { presetPins } from "../../dsl/pins.js";
 import { compilePinPattern } from "../../src/policy/pins.js";
-import { findPins } from "../../src/pins.js";
+import { findPins } from "../../src/pin-carry.js";
 import type { PinPattern } from "../../src/types.js";
 
 /** Generous for a loaded two-core machine: a linear scan of these inputs takes a few milliseconds. */

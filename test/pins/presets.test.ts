@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { pin, pins, presetPins, type PresetPinName } from "../../dsl/pins.js";
 import { RE2JS } from "re2js";
 import { compilePinPattern } from "../../src/policy/pins.js";
-import { findPins } from "../../src/pins.js";
+import { findPins } from "../../src/pin-carry.js";
 
 /** [text, the one identifier the preset must find in it]. */
 type Positive = readonly [string, string];

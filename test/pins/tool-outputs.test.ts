@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ContextWindow, ManualClock, type KindPolicy } from "../../src/index.js";
-import { containsPin, findPins } from "../../src/pins.js";
+import { containsPin, findPins } from "../../src/pin-carry.js";
 import { ALL_PRESETS } from "./corpus.js";
 
 const DIR = mkdtempSync(join(tmpdir(), "pruneguard-pins-"));

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import type { AuditDraft } from "../../src/audit.js";
 import { verifyAuditChain } from "../../src/audit.js";
 import { contentHash } from "../../src/hash.js";
-import type { StoreOptions } from "../../src/stores/options.js";
+import type { StoreOptions } from "../../src/stores/store-options.js";
 import { SESSION_SCAN_COPIES } from "../../src/stores/records.js";
 import type { BackingStore, CheckResult, PruneDecision, PruneItem } from "../../src/stores/store.js";
 import { ManualClock } from "../../src/types.js";

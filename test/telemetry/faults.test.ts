@@ -18,7 +18,7 @@ import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ContextWindow, ManualClock, MemoryStore, refSpanId, StoreError, type KindPolicy, type TelemetryOptions } from "../../src/index.js";
 import type { LookupKey, LookupResult, PruneCommit, PruneTransaction } from "../../src/stores/store.js";
-import type { ContextWindowOptions } from "../../src/window/options.js";
+import type { ContextWindowOptions } from "../../src/window/window-options.js";
 import { fuzzRuns, soaking, timeoutFor } from "../reliability/helpers.js";
 import { FAULTS, FaultyTelemetry, installContextManager, type Fault, type TelemetryFaultPlan } from "./faulty.js";
 import { recording, type Recording } from "./helpers.js";

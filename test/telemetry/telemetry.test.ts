@@ -11,7 +11,7 @@ import { createRequire } from "node:module";
 import { trace, type Attributes } from "@opentelemetry/api";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ContextWindow, ManualClock, MemoryStore, StoreError, refSpanId, type KindPolicy, type TelemetryOptions } from "../../src/index.js";
-import type { ContextWindowOptions } from "../../src/window/options.js";
+import type { ContextWindowOptions } from "../../src/window/window-options.js";
 import type { LookupKey, LookupResult, Persisted, PersistInput, PruneCommit, PruneTransaction } from "../../src/stores/store.js";
 import { everything, recording, type Recording } from "./helpers.js";
 

@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { countTokens as exact } from "gpt-tokenizer/encoding/o200k_base";
 import { describe, expect, it } from "vitest";
-import { indexLine, indexLineTokens } from "../../src/render.js";
+import { indexLine, indexLineTokens } from "../../src/render/lines.js";
 import { countTokens, LONGEST_EXACT_RUN } from "../../src/tokens.js";
 
 const AS_TEXT = { disallowedSpecial: new Set<string>() };

@@ -13,7 +13,7 @@ import { ContextWindow, ManualClock, MemoryStore, toAISDK, toAnthropic, toOpenAI
 import { wellFormedProblems } from "../providers/rules.js";
 import { cutUnits, frameUntrusted, GUTTER, oneLine, splitLines } from "../../src/render/framing.js";
 import { parseRuntimeLine, readRendered, type GrammarContext } from "../../src/render/grammar.js";
-import { DEFAULT_TOMBSTONE, formatUntil, grewLine, indexLine, invalidLine, rejectionLine, replacementHeader, tombstoneLine, uncertainCopyLine } from "../../src/render.js";
+import { DEFAULT_TOMBSTONE, formatUntil, grewLine, indexLine, invalidLine, rejectionLine, replacementHeader, tombstoneLine, uncertainCopyLine } from "../../src/render/lines.js";
 import { fuzzRuns, HOUR } from "../reliability/helpers.js";
 
 const CTX: GrammarContext = { tombstone: DEFAULT_TOMBSTONE };

@@ -6,7 +6,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ContextWindow, countTokens, ManualClock, MemoryStore, type SpanMessage } from "../../src/index.js";
 import { DEFAULT_HINT_TOKENS, HINT_SCAN_CHARS, indexHint, MAX_HINT_TOKENS } from "../../src/hint.js";
-import { indexLine } from "../../src/render.js";
+import { indexLine } from "../../src/render/lines.js";
 import { fuzzRuns } from "../reliability/helpers.js";
 import { immediate } from "./immediate.js";
 

@@ -3,7 +3,7 @@
  * resume): their windows apply every decision at once (`compaction: "immediate"`), so what they render is
  * what the decision applied. When a decision is applied — compaction points — is `compaction.test.ts`'s.
  */
-import type { ContextWindowOptions } from "../../src/window/options.js";
+import type { ContextWindowOptions } from "../../src/window/window-options.js";
 
 export function immediate<K extends string>(options: ContextWindowOptions<K>): ContextWindowOptions<K> {
   return { ...options, limits: { ...options.limits, compaction: options.limits?.compaction ?? "immediate" } };

@@ -9,7 +9,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ContextWindow, countTokens, ManualClock, MemoryStore, type KindPolicy } from "../../src/index.js";
-import { DEFAULT_TOMBSTONE } from "../../src/render.js";
+import { DEFAULT_TOMBSTONE } from "../../src/render/lines.js";
 import { readRendered } from "../../src/render/grammar.js";
 import { fuzzRuns, HOUR } from "../reliability/helpers.js";
 import { immediate } from "./immediate.js";

@@ -12,7 +12,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ContextWindow, ManualClock, MemoryStore, type KindPolicy } from "../../src/index.js";
-import { DEFAULT_TOMBSTONE } from "../../src/render.js";
+import { DEFAULT_TOMBSTONE } from "../../src/render/lines.js";
 import { readRendered } from "../../src/render/grammar.js";
 import { fuzzRuns, HOUR } from "../reliability/helpers.js";
 import { immediate } from "./immediate.js";
@@ -127,7 +127,7 @@ describe("reversible, reversible-until, or refused", () => {
 
 describe("the lines stay short", () => {
   it("an index line that says until when is at most 17 o200k tokens (span_99999, #9999), 20 with the day when a day or more ahead", async () => {
-    const { formatUntil, indexLine, replacementHeader, uncertainCopyLine } = await import("../../src/render.js");
+    const { formatUntil, indexLine, replacementHeader, uncertainCopyLine } = await import("../../src/render/lines.js");
     const { countTokens } = await import("../../src/index.js");
     for (const id of ["span_7", "span_99999"]) {
       const now = Date.UTC(2026, 11, 3, 9, 0);

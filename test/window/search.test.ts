@@ -452,7 +452,7 @@ describe("search coverage never hides a hole the window or a store knows of", ()
     await win.prune({ span: ref, mode: "drop" });
     const r = searched(await win.search("\0req_nul"));
     // On every supported Node: Node 22's node:sqlite reads text only up to a NUL, so the store reads span text
-    // as bytes there (src/stores/sqlite.ts, `TextColumn`).
+    // as bytes there (src/stores/sqlite/sqlite-text.ts, `TextColumn`).
     expect(r.matches.map((m) => [m.spanId, m.source])).toEqual([["span_1", "copy"]]);
     expect(r.coverage.holes).toEqual([]);
     expect(await win.recall("span_1")).toMatchObject({ status: "found", text: "binary\0req_nul123 tail" });

@@ -524,7 +524,7 @@ describe("ContextWindow: store faults", () => {
 
 describe("render lines stay within their token bounds", () => {
   it("tombstones ≤ 13 and index lines ≤ 12 tokens (o200k_base) for ids up to span_99999 and handles up to #9999", async () => {
-    const { tombstoneLine, indexLine } = await import("../../src/render.js");
+    const { tombstoneLine, indexLine } = await import("../../src/render/lines.js");
     for (const id of ["span_1", "span_7", "span_42", "span_999", "span_1234", "span_9999", "span_99999"]) {
       expect(countTokens(tombstoneLine(id)), tombstoneLine(id)).toBeLessThanOrEqual(13);
       for (const h of ["#1", "#42", "#999", "#9999"]) expect(countTokens(indexLine(id, h)), indexLine(id, h)).toBeLessThanOrEqual(12);

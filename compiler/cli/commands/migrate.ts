@@ -8,9 +8,9 @@
 import type { RegisterCommand } from "../context.js";
 import { formatOption, helpFooter, type OutputFormat } from "../report.js";
 
-/** `PG_URL_ENV` of `src/stores/postgres.ts`. */
+/** `PG_URL_ENV` of `src/stores/postgres/postgres-store.ts`. */
 export const MIGRATE_URL_ENV = "PRUNEGUARD_PG_URL";
-/** `DEFAULT_SCHEMA` of `src/stores/postgres.ts`. */
+/** `DEFAULT_SCHEMA` of `src/stores/postgres/postgres-store.ts`. */
 export const MIGRATE_DEFAULT_SCHEMA = "pruneguard";
 
 export interface MigrateFlags {

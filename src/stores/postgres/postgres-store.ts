@@ -4,7 +4,7 @@ import type { Pool } from "pg";
 import { EMPTY_CHAIN, sealChainJson, type AuditDraft, type AuditRecord, type ChainHead } from "../../audit.js";
 import { errorMessage, OutcomeUnknownError, StoreError } from "../../errors.js";
 import { commitResult, lossySpent, planCommit, type CommitPlan } from "../commit.js";
-import { StoreBase, type StoreOptions } from "../options.js";
+import { StoreBase, type StoreOptions } from "../store-options.js";
 import { createPool, driverFor, isCommitUnknown, isRetryable, isWireError, storeError, type Driver, type DriverStats, type PgQueryable, type Row, type TxSession } from "./driver.js";
 import { migrateWith, SCHEMA_VERSION, schemaVersion } from "./schema.js";
 import { RawSql, sql, tablesOf, type Tables } from "./sql.js";

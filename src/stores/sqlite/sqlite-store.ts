@@ -3,7 +3,7 @@ import type { DatabaseSync } from "node:sqlite";
 import { StoreError } from "../../errors.js";
 import { EMPTY_CHAIN, sealChainJson, type AuditDraft, type AuditRecord, type ChainHead } from "../../audit.js";
 import { commitResult, lossySpent, planCommit } from "../commit.js";
-import { StoreBase, type StoreOptions } from "../options.js";
+import { StoreBase, type StoreOptions } from "../store-options.js";
 import { copySearchAnswer, lookupAnswer, readOnly, registeredSpan, SESSION_SCAN_COPIES, spanTaken, storeLiteral, type SpanRow, type StoredRecord } from "../records.js";
 import type {
   BackingStore, CopyCandidate, CopySearch, CopySearchRequest, LookupKey, LookupResult, PersistInput, Persisted, PruneCommit, PruneTransaction,

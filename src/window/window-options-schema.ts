@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { cutUnits, GUTTER, LINE_BREAK, oneLine } from "../render/framing.js";
 import { MIN_COMPACTION_TOKENS, MIN_SEARCH_TOKENS } from "../policy/kinds.js";
-import { clockSchema } from "../stores/options.js";
+import { clockSchema } from "../stores/store-options.js";
 import { PRUNE_MODES, type PruneMode } from "../types.js";
 import { MAX_QUERY_TEXT } from "../telemetry.js";
 

@@ -7,11 +7,11 @@
 import { DEFAULT_LIMITS, type DirectiveLimits } from "../directive.js";
 import { errorMessage } from "../errors.js";
 import { DEFAULT_HINT_TOKENS, MAX_HINT_TOKENS } from "../hint.js";
-import { findPins } from "../pins.js";
+import { findPins } from "../pin-carry.js";
 import { MIN_SEARCH_TOKENS } from "../policy/kinds.js";
-import { DEFAULT_TOMBSTONE } from "../render.js";
+import { DEFAULT_TOMBSTONE } from "../render/lines.js";
 import { MemoryStore } from "../stores/memory.js";
-import { describeIssues, windowOptionsSchema } from "./options-schema.js";
+import { describeIssues, windowOptionsSchema } from "./window-options-schema.js";
 import { checkStoreDeclarations } from "../stores/open.js";
 import type { StoreDeclaration } from "../policy/stores.js";
 import type { BackingStore } from "../stores/store.js";

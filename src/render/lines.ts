@@ -1,9 +1,9 @@
-import type { CheckResult } from "./stores/store.js";
-import type { RejectReason } from "./decision/reasons.js";
-import { oneLine } from "./render/framing.js";
-import { countTokens } from "./tokens.js";
-import { hintSuffixTokens } from "./hint.js";
-import type { PruneMode } from "./types.js";
+import type { CheckResult } from "../stores/store.js";
+import type { RejectReason } from "../decision/reasons.js";
+import { oneLine } from "./framing.js";
+import { countTokens } from "../tokens.js";
+import { hintSuffixTokens } from "../hint.js";
+import type { PruneMode } from "../types.js";
 
 /**
  * The lines the model reads in place of what it pruned. Each is short by design and pinned by tests:
@@ -14,7 +14,7 @@ import type { PruneMode } from "./types.js";
  * untrusted text only ever appears framed, or as a hint of the hint alphabet (`hint.ts`).
  */
 
-export { DEFAULT_TOMBSTONE, tombstoneLine } from "./render/tombstone.js";
+export { DEFAULT_TOMBSTONE, tombstoneLine } from "./tombstone.js";
 
 /** The line of a span that only a process now gone had: never pruned, never copied, nothing to recall. */
 export function lostLine(spanId: string): string {
