@@ -177,7 +177,19 @@ export function rejectReasonOf(reason: DecisionReason): RejectReason {
       return reason.code;
     case "group-refused":
       return "group";
-    default:
+    case "lossy-committed":
+    case "repersisted":
+    case "parse":
+    case "recall-live":
+    case "recall-store-only":
+    case "recall-lossy":
+    case "recall-lost":
+    case "recall-summary":
+    case "copy-lost":
+    case "search":
       throw new TypeError(`not a refusal: ${reason.code}`);
+    default:
+      // Exhaustive: a new reason does not compile until it says whether it is a refusal.
+      return unencoded(reason);
   }
 }

@@ -1,8 +1,10 @@
 /**
- * Range summaries: one digest in the place of a contiguous run of the window — live spans, spans pruned
- * earlier (index lines) and earlier summaries — keeping the tree. Every live member is checked and held
- * as a prune is, in one store transaction, all or nothing; a member that is already a summary or an index
- * line has its copies held already. Pins are carried at each level: the new digest carries every pinned
+ * Range summaries, planned and shaped: one digest in the place of a contiguous run of the window — live
+ * spans, spans pruned earlier (index lines) and earlier summaries — keeping the tree. This module resolves
+ * the run, verifies the copies of members pruned earlier and builds the summary entry; `summarize.ts`
+ * commits the live members through the prune's own commit step (checked and held in one store
+ * transaction, all or nothing); a member that is already a summary or an index line has its copies held
+ * already. Pins are carried at each level: the new digest carries every pinned
  * identifier of its members (their text, their replacements, the identifiers lower summaries carried).
  *
  * A run that holds a tombstone is refused: a digest over a hole would hide it.
