@@ -19,6 +19,8 @@ export type AuditStatus =
   | "mapped"
   /** A compaction point was asked for and made. */
   | "compacted"
+  /** A compaction point was asked for, and nothing read differently: none was made (nothing rewritten, none counted). */
+  | "unchanged"
   | "match"
   | "no-match"
   | "lost";

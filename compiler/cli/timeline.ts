@@ -101,6 +101,7 @@ const LANES = [
   { id: "map", label: "map", color: "#546e7a" },
   { id: "compact", label: "compaction point (asked)", color: "#37474f" },
   { id: "compact-auto", label: "compaction point (automatic)", color: "#90a4ae" },
+  { id: "compact-unchanged", label: "compact asked: nothing to rewrite (no compaction point)", color: "#cfd8dc" },
   { id: "invalid", label: "invalid directive", color: "#9e9e9e" },
 ] as const;
 type Lane = (typeof LANES)[number]["id"];
@@ -118,6 +119,7 @@ function laneOf(r: AuditRecord): Lane {
     case "map":
       return "map";
     case "compact":
+      if (r.status !== "compacted") return "compact-unchanged";
       return r.directive === null ? "compact-auto" : "compact";
     default:
       return "invalid";

@@ -99,6 +99,7 @@ export function defineGuard<
   const { name, kinds, session, pins, tombstone, storeDeclarations, defaultAuditStore, directiveModes } = definition;
   const policy: RuntimePolicy<SpanKind> = { kinds, session, pins, ...(tombstone === undefined ? {} : { tombstone }) };
   const storeNames = Object.keys(storeDeclarations) as StoreName[];
+  const tools = directiveTools({ modes: directiveModes });
   const windowOptions = (options: GuardWindowOptions<StoreName, Stores>): ContextWindowOptions<SpanKind> => {
     const auditStore = options.auditStore ?? defaultAuditStore;
     return {
@@ -114,6 +115,7 @@ export function defineGuard<
       ...(pins.length === 0 ? {} : { pins }),
       ...(tombstone === undefined ? {} : { tombstone }),
       ...(auditStore === undefined ? {} : { auditStore }),
+      directiveTools: tools,
     };
   };
   const guarded = (window: ContextWindow<SpanKind>) => guardWindow<SpanKind, Requests, PolicyName>(window);
@@ -126,6 +128,6 @@ export function defineGuard<
     resumeWindow: (options) => ContextWindow.resume<SpanKind>(windowOptions(options)).then(guarded),
     directiveModes,
     directiveSchema: directiveSchema(DEFAULT_LIMITS, directiveModes),
-    directiveTools: directiveTools({ modes: directiveModes }),
+    directiveTools: tools,
   };
 }

@@ -77,9 +77,9 @@ export function mapDraft(directive: string): AuditDraft {
 }
 
 /** A compaction point: asked for (its directive, or `{"op":"compact"}` from `compact()`), or the window's own (`null`). */
-export function compactDraft(directive: string | null): AuditDraft {
+export function compactDraft(directive: string | null, made = true): AuditDraft {
   return {
-    op: "compact", status: "compacted", spanId: null, kind: null, mode: null, conditions: null, handle: null, repersisted: false,
+    op: "compact", status: made ? "compacted" : "unchanged", spanId: null, kind: null, mode: null, conditions: null, handle: null, repersisted: false,
     acceptLossy: false, reason: null, pinsCarried: 0, directive,
   };
 }

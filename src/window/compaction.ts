@@ -52,6 +52,14 @@ function tokensOf(v: WindowEntry): number {
   return n;
 }
 
+/** Whether two views of one position read the same to the model (and to a provider renderer). */
+function sameView(a: WindowEntry, b: WindowEntry): boolean {
+  if (a.state === "live" || b.state === "live") {
+    return a.state === "live" && b.state === "live" && a.span === b.span && a.notice === b.notice && a.handle === b.handle;
+  }
+  return a.state === b.state && a.text === b.text && a.line === b.line && a.message?.role === b.message?.role;
+}
+
 /**
  * What the model reads between compaction points: the positions as the last compaction point rendered
  * them, then the spans appended since; and what is pending. The window decides; this only remembers
@@ -92,6 +100,45 @@ export class ShownWindow {
   /** The rendering as of now: what the last compaction point showed, and what was appended since. */
   views(): readonly WindowEntry[] {
     return this.#views;
+  }
+
+  /**
+   * Compares a rendering to the one shown: returns it with every view that reads the same as a shown one
+   * replaced by the shown object (so its token count is not taken again), and the first position where the
+   * two differ (`-1`: none; they read the same).
+   */
+  reconcile(views: WindowEntry[]): { readonly views: WindowEntry[]; readonly firstChange: number } {
+    let firstChange = views.length === this.#views.length ? -1 : Math.min(views.length, this.#views.length);
+    for (let i = 0; i < views.length; i++) {
+      const v = views[i]!;
+      const at = this.#at.get(v.state === "live" ? v.span.id : v.spanId);
+      const old = at === undefined ? undefined : this.#views[at];
+      if (old !== undefined && sameView(old, v)) views[i] = old;
+      if (views[i] !== this.#views[i] && (firstChange < 0 || i < firstChange)) firstChange = i;
+    }
+    return { views, firstChange };
+  }
+
+  /** Tokens of the shown rendering from position `from` on. */
+  tokensFrom(from: number): number {
+    return this.#tokens - this.#before[Math.min(Math.max(0, from), this.#views.length)]!;
+  }
+
+  /** Tokens of everything shown now. */
+  get totalTokens(): number {
+    return this.#tokens;
+  }
+
+  /**
+   * A compaction point that found nothing to rewrite: not counted as one. Pending decisions that turned out
+   * to change nothing shown are forgotten, and everything shown counts as rendered by the last compaction
+   * point (it stays as it is until the next one, so a cache breakpoint may move to its end).
+   */
+  unchanged(): void {
+    this.#pending.clear();
+    this.#pendingTokens = 0;
+    this.#firstPending = Number.POSITIVE_INFINITY;
+    this.compacted = this.#views.length;
   }
 
   /** A compaction point: `views` is now what the model reads; nothing is pending. */

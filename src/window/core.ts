@@ -8,7 +8,6 @@
 import type { AuditDraft } from "../audit.js";
 import type { CompactionReport, WhenApplied } from "../outcome.js";
 import type { BackingStore } from "../stores/store.js";
-import { countTokens } from "../tokens.js";
 import type { KindPolicy, PinPattern } from "../types.js";
 import type { Telemetry } from "../telemetry.js";
 import type { DirectiveTool } from "../tools/schemas.js";
@@ -117,7 +116,8 @@ export class WindowCore {
   learnTools(tools: readonly DirectiveTool[]): void {
     if (this.#seenTools.has(tools)) return;
     this.#seenTools.add(tools);
-    for (const t of tools) this.state.directiveNames.add(t.name);
+    for (const t of tools) this.state.directiveNames.set(t.name, t.op);
+    if (this.state.resumedResults.size > 0) this.state.learnedTools();
   }
 
   /** A line not attached to a span, shown at the end of the window until the next append. */
@@ -147,19 +147,29 @@ export class WindowCore {
     return { at: "now" };
   }
 
-  /** The compaction point itself: synchronous, it touches no store (every decision it applies is committed). */
-  compactNow(): CompactionReport {
+  /**
+   * The compaction point itself: synchronous, it touches no store (every decision it applies is committed).
+   * What the model reads is rendered anew and compared with what it was shown: a rendering that reads the
+   * same is no compaction point (nothing is rewritten, nothing counted), and the comparison reuses every
+   * unchanged position's token count, so a compaction point costs about one rendering however long the
+   * session.
+   */
+  compactNow(): CompactionReport & { readonly made: boolean } {
     const now = this.now();
-    const before = this.shown.views();
     const pending = this.shown.pendingCount;
-    const rewritten = this.shown.rewriteTokens();
     const folded = this.state.foldDirectiveCalls();
-    const views = this.state.entries.map((e) => entryView(e, now, this.settings.tombstone));
-    const freed = before.length === 0 ? 0 : viewTokens(before) - viewTokens(views);
+    const { views, firstChange } = this.shown.reconcile(this.state.entries.map((e) => entryView(e, now, this.settings.tombstone)));
+    if (firstChange < 0) {
+      this.shown.unchanged();
+      return { applied: pending, folded, freedTokens: 0, rewrittenTokens: 0, made: false };
+    }
+    const shownBefore = this.shown.views().length;
+    const before = this.shown.totalTokens;
+    const rewritten = this.shown.tokensFrom(firstChange);
     this.shown.reset(views, nextLapse(this.state.all(), now));
-    const report = { applied: pending, folded, freedTokens: freed, rewrittenTokens: pending === 0 && folded === 0 ? 0 : rewritten };
+    const report = { applied: pending, folded, freedTokens: shownBefore === 0 ? 0 : before - this.shown.totalTokens, rewrittenTokens: rewritten };
     this.telemetry?.compaction(report, this.shown.count);
-    return report;
+    return { ...report, made: true };
   }
 
   /**
@@ -169,8 +179,8 @@ export class WindowCore {
    * compacted. One that applied and folded nothing (a lapsed promise rewritten) is not audited.
    */
   compactAutomatically(): void {
-    const report = this.compactNow();
-    if (report.applied > 0 || report.folded > 0) this.pendingAudit.defer(this.home, { ...compactDraft(null), decided: this.decide(1) });
+    const { made, applied, folded } = this.compactNow();
+    if (made && (applied > 0 || folded > 0)) this.pendingAudit.defer(this.home, { ...compactDraft(null), decided: this.decide(1) });
   }
 
   /** The window's positions as the model reads them now, applying what is due first. */
@@ -181,10 +191,6 @@ export class WindowCore {
     if (this.shown.due() || this.shown.lapsed(this.now())) this.compactAutomatically();
     return this.shown.views();
   }
-}
-
-function viewTokens(views: readonly WindowEntry[]): number {
-  return views.reduce((n, v) => n + (v.state === "live" ? v.span.tokens : countTokens(v.text)), 0);
 }
 
 /** When the first line offering a recall stops being true: a copy's promise lapses. */

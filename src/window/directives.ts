@@ -19,13 +19,11 @@ import { prune } from "./prune.js";
 import { recallSpan, searchWindow } from "./reads.js";
 import { readRef, type RefReading } from "./refs.js";
 import { invalid, refuseForeign } from "./refusals.js";
+import { FOLDED_OPS } from "./state.js";
 import { summarizeRange } from "./summarize.js";
 
 /** The fields of a directive that name a span, and so may hold a ref. */
 const REF_FIELDS = ["span_id", "from", "to"] as const;
-
-/** Directive operations whose calls fold away once applied: their effect is in the window's own lines. */
-const FOLDED_OPS: ReadonlySet<string> = new Set(["prune", "map", "compact"]);
 
 /** One directive operation: its step, and whether it changes the window. */
 interface Step<Op extends Directive["op"]> {

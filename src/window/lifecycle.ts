@@ -72,16 +72,19 @@ export function restore(core: WindowCore, restored: Restored): void {
     // Tool call/result pairing goes on where it stopped: a result for a call made before the restart joins it.
     const message = e.state === "live" ? e.span.message : e.state === "summary" ? undefined : e.message ?? undefined;
     if (message !== undefined) state.calls.groupFor({ message });
+    // A directive call answered before the restart folds again once the window knows the tools' names.
+    if (e.state === "live" && message?.role === "tool-result") state.resumedResults.set(message.callId, { toolName: message.toolName, isError: message.isError === true });
     if (e.state === "pruned" || e.state === "tombstone") state.groupPruned(e.group, e.state === "tombstone");
   }
+  if (state.directiveNames.size > 0) state.learnedTools();
   // The resumed window renders what the session decided.
   core.compactNow();
 }
 
 /** A compaction point asked for, audited like every directive. `raw` is the directive as audited. */
 export async function compactAsked(core: WindowCore, raw: string): Promise<CompactOutcome> {
-  const report = core.compactNow();
-  const seq = await core.audit(core.home, compactDraft(raw));
+  const { made, ...report } = core.compactNow();
+  const seq = await core.audit(core.home, compactDraft(raw, made));
   return { op: "compact", status: "compacted", ...report, line: compactedLine(report), auditSeq: seq };
 }
 

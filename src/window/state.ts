@@ -16,6 +16,9 @@ export interface CommittedMember {
   readonly body: string | null;
 }
 
+/** Directive operations whose calls fold away once answered: their effect is in the window's own lines. */
+export const FOLDED_OPS: ReadonlySet<string> = new Set(["prune", "map", "compact"]);
+
 /** A committed copy's keep when the decision gave none (a lossy member, or a keep lost with the reply). */
 const KEPT_UNKNOWN: Keep = Object.freeze({ until: null, keptUntil: null });
 
@@ -28,8 +31,14 @@ export class WindowState {
   readonly folded = new Set<string>();
   /** Directive tool calls acted on (prune, map, compact), by call id: folded out at the next compaction point. */
   readonly foldable = new Set<string>();
-  /** The directive tools' names the window was handed: their calls and answers are not searched. */
-  readonly directiveNames = new Set<string>();
+  /** The directive tools' names the window was handed, with their operations: their calls and answers are not searched. */
+  readonly directiveNames = new Map<string, string>();
+  /**
+   * Tool results a resume brought back, by call id, not yet known to be directive traffic: when the window
+   * learns the directive tools' names (`learnTools`), the answered prune, map and compact calls among them
+   * fold at the next compaction point, as they did (or would have) before the restart.
+   */
+  readonly resumedResults = new Map<string, { readonly toolName: string; readonly isError: boolean }>();
   readonly calls = new CallGroups();
   /** Groups with a pruned member, and whether any went lossy: a late member joins that fate. */
   readonly prunedGroups = new Map<string, "reversible" | "lossy">();
@@ -119,6 +128,16 @@ export class WindowState {
     for (const id of complete) this.foldable.delete(id);
     if (removed > 0) this.#renumber();
     return complete.size;
+  }
+
+  /** Directive tool names learned: resumed answers of prune, map and compact calls become foldable. */
+  learnedTools(): void {
+    for (const [callId, r] of this.resumedResults) {
+      const op = this.directiveNames.get(r.toolName);
+      if (op === undefined) continue;
+      this.resumedResults.delete(callId);
+      if (FOLDED_OPS.has(op) && !r.isError) this.foldable.add(callId);
+    }
   }
 
   /** Whether `e` is one of the directive tools' own calls or answers (runtime traffic, not searched). */

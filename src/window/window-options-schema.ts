@@ -96,6 +96,9 @@ export const windowOptionsSchema = z.object({
       }),
     ], { error: "must be false or { tracer?, meter?, queryText? }" })
     .optional(),
+  directiveTools: z
+    .array(z.looseObject({ name: z.string(), op: z.string() }), { error: "must be an array of directive tools (directiveTools())" })
+    .optional(),
 });
 
 /** An object with these methods (an OpenTelemetry tracer or meter: the runtime never imports their types). */

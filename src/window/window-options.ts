@@ -16,6 +16,7 @@ import { checkStoreDeclarations } from "../stores/open.js";
 import type { StoreDeclaration } from "../policy/stores.js";
 import type { BackingStore } from "../stores/store.js";
 import type { TelemetryOptions } from "../telemetry.js";
+import type { DirectiveTool } from "../tools/schemas.js";
 import { systemClock, type Clock, type KindPolicy, type KindTable, type PinPattern, type PruneMode, type SessionLimits, type SpanMessage, type SpanRef } from "../types.js";
 
 /** Options of a `ContextWindow`. `kinds` is the runtime form of a policy (generated guards pass it). */
@@ -55,6 +56,12 @@ export interface ContextWindowOptions<K extends string> {
    * search's first `n` characters (never by default). `false`: off, and the API is never loaded.
    */
   readonly telemetry?: TelemetryOptions | false;
+  /**
+   * The directive tools the model is given, as `handleToolCall` takes them (a generated guard passes its
+   * own). A window learns them at its first `handleToolCall` anyway; given here, a resumed window knows at
+   * once which restored tool calls were directive traffic and folds them at its first compaction point.
+   */
+  readonly directiveTools?: readonly DirectiveTool[];
 }
 
 /** A span to append. */

@@ -60,6 +60,7 @@ export class ContextWindow<K extends string = string> {
       },
       storeOfKind: (kind) => (core.hasKind(kind) ? core.policyOf(kind).store : undefined),
     });
+    if (options.directiveTools !== undefined) core.learnTools(options.directiveTools);
     this.#core = core;
   }
 

@@ -1,0 +1,107 @@
+/**
+ * Long sessions (issue 34): compaction points stay true and cheap — a compaction that rewrites nothing is
+ * no compaction point, and directive traffic folded before a restart stays folded after the resume.
+ */
+import { describe, expect, it } from "vitest";
+import { ContextWindow, directiveTools, ManualClock, MemoryStore, Transcript, type KindPolicy, type WindowEntry } from "../../src/index.js";
+import { HOUR } from "../reliability/helpers.js";
+
+const KINDS = {
+  turn: { store: "log", modes: ["drop", "summarize"], lossy: "with-flag" },
+  toolCall: { store: "log", modes: ["drop"], lossy: "with-flag" },
+  toolResult: { store: "log", modes: ["drop", "summarize", "compress"], lossy: "with-flag" },
+} as const satisfies Record<string, KindPolicy>;
+type Kind = keyof typeof KINDS;
+const ROLES = { user: "turn", assistant: "turn", toolCall: "toolCall", toolResult: "toolResult" } as const;
+
+const output = (i: number, tokens: number) => Array.from({ length: Math.ceil(tokens / 9) }, (_, k) => `line ${k} of output ${i}: ok`).join("\n");
+
+function open(log: MemoryStore, clock: ManualClock, extra: Partial<ConstructorParameters<typeof ContextWindow<Kind>>[0]> = {}) {
+  return { session: "s", clock, stores: { log }, kinds: KINDS, limits: { maxLengthMs: 8 * HOUR, compaction: { minFreedTokens: 50_000, atTokens: null } }, ...extra };
+}
+
+const shape = (es: readonly WindowEntry[]) => es.map((e) => (e.state === "live" ? e.span.id : `${e.state}:${e.spanId}`));
+
+describe("a compaction that rewrites nothing is no compaction point", () => {
+  it("compact() with nothing pending: same rendering, no count, recorded as unchanged", async () => {
+    const clock = new ManualClock(Date.UTC(2026, 11, 5, 9, 0));
+    const win = new ContextWindow<Kind>(open(new MemoryStore({ name: "log", clock }), clock));
+    await win.append({ kind: "toolResult", text: output(1, 500) });
+    await win.append({ kind: "toolResult", text: output(2, 500) });
+    await win.applyDirective({ op: "prune", span_id: "span_1", mode: "drop" });
+    const made = await win.compact();
+    expect(made).toMatchObject({ applied: 1, rewrittenTokens: expect.any(Number) });
+    expect(made.rewrittenTokens).toBeGreaterThan(0);
+    const points = win.compactionPoints;
+    const before = win.render();
+    for (let i = 0; i < 5; i++) {
+      const again = await win.compact();
+      expect(again).toMatchObject({ applied: 0, folded: 0, freedTokens: 0, rewrittenTokens: 0, line: "compacted: nothing was pending" });
+    }
+    expect(win.compactionPoints).toBe(points);
+    expect(win.render()).toBe(before);
+    const compacts = (await win.auditLog()).filter((r) => r.op === "compact");
+    expect(compacts.map((r) => r.status)).toEqual(["compacted", "unchanged", "unchanged", "unchanged", "unchanged", "unchanged"]);
+  });
+
+  it("the rewrite a compaction point reports starts where the rendering first changed", async () => {
+    const clock = new ManualClock(Date.UTC(2026, 11, 5, 9, 0));
+    const win = new ContextWindow<Kind>(open(new MemoryStore({ name: "log", clock }), clock));
+    for (let i = 1; i <= 4; i++) await win.append({ kind: "toolResult", text: output(i, 400) });
+    await win.compact();
+    const tail = win.entries().slice(2).reduce((n, e) => n + (e.state === "live" ? e.span.tokens + 6 : 0), 0);
+    await win.applyDirective({ op: "prune", span_id: "span_3", mode: "drop" });
+    const c = await win.compact();
+    // span_3 and span_4 are re-sent; span_1 and span_2, before the change, stay cached.
+    expect(c.rewrittenTokens).toBe(tail);
+  });
+});
+
+describe("folded directive traffic stays folded after a resume", () => {
+  async function session(clock: ManualClock, log: MemoryStore) {
+    const win = new ContextWindow<Kind>(open(log, clock));
+    const t = new Transcript(win, ROLES);
+    await t.user("read the logs");
+    for (let i = 0; i < 6; i++) {
+      const uses = [{ type: "tool_use", id: `r${i}`, name: "read", input: { f: String(i) } }];
+      if (i >= 2) {
+        uses.unshift({ type: "tool_use", id: `p${i}`, name: "prune", input: { span_id: `span_${3 + (i - 2) * 2}`, mode: "drop" } } as never);
+        uses.unshift({ type: "tool_use", id: `m${i}`, name: "map", input: {} } as never);
+      }
+      await t.handleToolCalls(await t.appendAnthropic({ content: uses }), () => output(i, 300));
+      if (i === 3) await win.compact();
+    }
+    await win.compact();
+    return win;
+  }
+
+  it("given the directive tools, a resumed window shows what the window showed before the restart", async () => {
+    const clock = new ManualClock(Date.UTC(2026, 11, 5, 9, 0));
+    const log = new MemoryStore({ name: "log", clock });
+    const before = await session(clock, log);
+    const shown = shape(before.entries());
+    expect(shown.some((s) => /tool/.test(s))).toBe(false);
+    const resumed = await ContextWindow.resume<Kind>(open(log, clock, { directiveTools: directiveTools() }));
+    expect(shape(resumed.entries())).toEqual(shown);
+    expect(resumed.tokens()).toBeLessThanOrEqual(before.tokens());
+    // A folded call still answers recall: its bytes are in the store.
+    const folded = (await resumed.auditLog()).find((r) => r.op === "prune" && r.status === "reversible");
+    expect(folded).toBeDefined();
+  });
+
+  it("without them, the calls fold at the first compaction point after the window learns the tools", async () => {
+    const clock = new ManualClock(Date.UTC(2026, 11, 5, 9, 0));
+    const log = new MemoryStore({ name: "log", clock });
+    const before = await session(clock, log);
+    const resumed = await ContextWindow.resume<Kind>(open(log, clock));
+    const live = shape(resumed.entries()).length;
+    expect(live).toBeGreaterThan(shape(before.entries()).length);
+    const t = new Transcript(resumed, ROLES);
+    await t.handleToolCalls(await t.appendAnthropic({ content: [{ type: "tool_use", id: "r9", name: "read", input: { f: "9" } }] }), () => "nine");
+    // The default tools, learned at the first handled call: the calls answered before the restart fold.
+    await resumed.handleToolCall({ id: "x", name: "no-such-tool", arguments: {} });
+    const c = await resumed.compact();
+    expect(c.folded).toBeGreaterThan(0);
+    expect(shape(resumed.entries()).filter((s) => !shape(before.entries()).includes(s))).toHaveLength(2); // r9's call and result
+  });
+});
