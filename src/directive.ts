@@ -5,6 +5,8 @@ import { PRUNE_MODES, type PruneMode } from "./types.js";
 
 /** Span ids the window mints: `span_` and up to nine digits. Look-alikes (`spаn_7` with a Cyrillic а) fail. */
 export const SPAN_ID = /^span_[1-9][0-9]{0,8}$/;
+/** A fold's key (`span_3-span_90`): the first and last span ids of a run of index lines folded into one line. */
+export const FOLD_KEY = /^span_[1-9][0-9]{0,8}-span_[1-9][0-9]{0,8}$/;
 /** Handles stores mint: an optional short prefix, `#` and a positive integer. */
 export const HANDLE = /^[a-z]{0,4}#[1-9][0-9]{0,15}$/;
 
@@ -67,8 +69,8 @@ export function directiveSchema(limits: DirectiveLimits = DEFAULT_LIMITS, modes:
     .strictObject({
       op: z.literal("recall"),
       span_id: z
-        .union([spanId, z.string().regex(HANDLE)], { error: "span_id must be a span id (span_7) or a handle (#3)" })
-        .meta({ description: "A span id (span_7) or the handle an index line gave (#3)." }),
+        .union([spanId, z.string().regex(HANDLE), z.string().regex(FOLD_KEY)], { error: "span_id must be a span id (span_7), a handle (#3) or a folded run (span_3-span_90)" })
+        .meta({ description: "A span id (span_7), the handle an index line gave (#3), or a folded run's key (span_3-span_90) to list its lines." }),
     })
     .meta({
       description:

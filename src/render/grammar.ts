@@ -38,6 +38,7 @@ export type RuntimeLine =
   | { readonly line: "search-coverage"; readonly text: string }
   | { readonly line: "recalled"; readonly spanId: string; readonly handle: string | null }
   | { readonly line: "expanded"; readonly spanId: string }
+  | { readonly line: "fold"; readonly first: string; readonly last: string; readonly pruned: number; readonly unrecoverable: number }
   | { readonly line: "recall-answer"; readonly text: string }
   | { readonly line: "opening" }
   | { readonly line: "lost"; readonly spanId: string }
@@ -74,7 +75,9 @@ const SEARCH_MATCH = re(`- (${SPAN}) (${KIND}) \\((live|pruned, recall ${HANDLE}
 const SEARCH_MORE = re(`(?:\\+[1-9][0-9]{0,8} more spans? match; narrow the query to see them|[1-9][0-9]{0,8} not shown: the search budget is spent on coverage; narrow the query)`);
 const SEARCH_COVERAGE = re(`(?:no match in|searched) [0-9]{1,9} live and [0-9]{1,9} recoverable pruned spans?(?:; [^\\n]{1,2000})?`);
 const RECALLED = re(`(${SPAN}) recalled(?: \\((${HANDLE})\\))?:`);
-const EXPANDED = re(`(${SPAN}) expanded:`);
+const EXPANDED = re(`(${SPAN}(?:-${SPAN})?) expanded:`);
+/** A run of index lines and tombstones folded into one line (`fold.ts` foldLine). */
+const FOLD = re(`(${SPAN})-(${SPAN}): (?:([1-9][0-9]{0,8}) pruned \\(((?:[1-9][0-9]{0,8} ${KIND}, ){0,3}[1-9][0-9]{0,8} ${KIND})\\))?(?:, )?(?:([1-9][0-9]{0,8}) unrecoverable)?; recall \\1-\\2 to list them`);
 /** Recall's one-line answers that are not window lines: unreachable store, lost copy, never seen. */
 const RECALL_ANSWER = re(`(?:${SPAN} pruned, copy unreachable now; retry|${SPAN} pruned, copy lost, contents unknown|[^\\n]{1,40}: (?:store unreachable now; retry|never in this session))`);
 
@@ -124,6 +127,7 @@ export function parseRuntimeLine(line: string, ctx: GrammarContext): RuntimeLine
   if (SEARCH_COVERAGE.test(line)) return { line: "search-coverage", text: line };
   if ((m = RECALLED.exec(line))) return { line: "recalled", spanId: m[1]!, handle: m[2] ?? null };
   if ((m = EXPANDED.exec(line))) return { line: "expanded", spanId: m[1]! };
+  if ((m = FOLD.exec(line))) return { line: "fold", first: m[1]!, last: m[2]!, pruned: m[3] === undefined ? 0 : Number(m[3]), unrecoverable: m[5] === undefined ? 0 : Number(m[5]) };
   if (RECALL_ANSWER.test(line)) return { line: "recall-answer", text: line };
   // The Anthropic rendering's opening user turn when the conversation would start with the assistant.
   if (line === "(conversation so far)") return { line: "opening" };

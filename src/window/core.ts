@@ -14,7 +14,7 @@ import type { DirectiveTool } from "../tools/schemas.js";
 import { PendingAudit } from "./audit-queue.js";
 import { ShownWindow } from "./compaction.js";
 import { Doubts } from "./doubts.js";
-import type { Entry, LiveEntry } from "./entries.js";
+import { spanIdOf, type Entry, type LiveEntry } from "./entries.js";
 import { kindPins, type WindowSettings } from "./window-options.js";
 import type { WindowIdentity } from "./refs.js";
 import { WindowState } from "./state.js";
@@ -158,6 +158,8 @@ export class WindowCore {
     const now = this.now();
     const pending = this.shown.pendingCount;
     const folded = this.state.foldDirectiveCalls();
+    // Runs of index lines a pending decision touched fold into one line each (every run after a resume).
+    this.state.foldIndex(this.shown.views().length === 0 ? null : (e) => this.shown.isPending(spanIdOf(e)));
     const { views, firstChange } = this.shown.reconcile(this.state.entries.map((e) => entryView(e, now, this.settings.tombstone)));
     if (firstChange < 0) {
       this.shown.unchanged();

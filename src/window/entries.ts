@@ -94,7 +94,27 @@ export interface SummaryEntry {
   replacement: null;
 }
 
-export type Entry = LiveEntry | GoneEntry | LostEntry | SummaryEntry;
+/**
+ * A run of index lines and tombstones folded into one runtime line at a compaction point (`fold.ts`): the
+ * members stay as they were — each recallable by its own id or handle, each searched — and recall of the
+ * fold's key (`span_3-span_90`) lists them, one level of the tree.
+ */
+export interface FoldEntry {
+  state: "fold";
+  /** The fold's key: its first and last span ids (`span_3-span_90`), which recall takes. */
+  spanId: string;
+  kind: "fold";
+  /** The entries it folded, in window order: index lines, tombstones and lower folds. */
+  members: Entry[];
+  /** Its one line (`foldLine`). */
+  text: string;
+  handle: null;
+  store: null;
+  replacement: null;
+  group: null;
+}
+
+export type Entry = LiveEntry | GoneEntry | LostEntry | SummaryEntry | FoldEntry;
 
 export function spanIdOf(e: Entry): string {
   return e.state === "live" ? e.span.id : e.spanId;

@@ -70,7 +70,7 @@ export function restore(core: WindowCore, restored: Restored): void {
   for (const e of restored.entries) {
     state.push(e);
     // Tool call/result pairing goes on where it stopped: a result for a call made before the restart joins it.
-    const message = e.state === "live" ? e.span.message : e.state === "summary" ? undefined : e.message ?? undefined;
+    const message = e.state === "live" ? e.span.message : e.state === "summary" || e.state === "fold" ? undefined : e.message ?? undefined;
     if (message !== undefined) state.calls.groupFor({ message });
     // A directive call answered before the restart folds again once the window knows the tools' names.
     if (e.state === "live" && message?.role === "tool-result") state.resumedResults.set(message.callId, { toolName: message.toolName, isError: message.isError === true });

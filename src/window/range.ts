@@ -65,6 +65,12 @@ export function planRange(ctx: RangeContext, from: string, to: string): { readon
       ids.push(...e.ids);
       continue;
     }
+    if (e.state === "fold") {
+      // Its members stand in the run as they are: every copy verified, a hole refused.
+      const refusal = planFoldMembers(e, ctx, pruned, ids);
+      if (refusal !== null) return { refusal };
+      continue;
+    }
     if (e.state === "lost") {
       return { refusal: { reason: "range", message: `${e.spanId} was lost in a restart; a summary over it would hide the hole` } };
     }
@@ -97,6 +103,22 @@ export function planRange(ctx: RangeContext, from: string, to: string): { readon
     ids.push(...findPins(e.span.text, pins));
   }
   return { plan: { start, members, live, pruned, ids: [...new Set(ids)] } };
+}
+
+/** A fold in a run: its index lines are pruned members (their copies verified before the run commits), a tombstone refuses the run. */
+function planFoldMembers(fold: Entry, ctx: RangeContext, pruned: GoneEntry[], ids: string[]): RangeRefusal | null {
+  if (fold.state !== "fold") return null;
+  for (const m of fold.members) {
+    if (m.state === "fold") {
+      const refusal = planFoldMembers(m, ctx, pruned, ids);
+      if (refusal !== null) return refusal;
+    } else if (m.state === "pruned" && m.handle !== null && m.store !== null && !m.copyLost && (m.keptUntil === null || m.keptUntil > ctx.now)) {
+      pruned.push(m);
+    } else {
+      return { reason: "range", message: `${spanIdOf(m)} is unrecoverable; a summary over it would hide the hole` };
+    }
+  }
+  return null;
 }
 
 /**
@@ -145,6 +167,6 @@ export function summaryEntry(spanId: string, members: Entry[], digest: string, i
  * One level of a summary: each member as the window would show it now (an index line as of `now`, or a
  * lower summary with its digest framed).
  */
-export function expandLines(summary: SummaryEntry, now: number, tombstone: string): string[] {
-  return summary.members.map((m) => (m.state === "live" ? `[${m.span.id} ${m.span.kind}]` : m.state === "summary" || m.state === "lost" ? m.text : goneText(m, now, tombstone)));
+export function expandLines(summary: { readonly members: readonly Entry[] }, now: number, tombstone: string): string[] {
+  return summary.members.map((m) => (m.state === "live" ? `[${m.span.id} ${m.span.kind}]` : m.state === "summary" || m.state === "lost" || m.state === "fold" ? m.text : goneText(m, now, tombstone)));
 }

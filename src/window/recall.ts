@@ -51,6 +51,11 @@ export async function recall(query: string, raw: string, ctx: RecallContext): Pr
     const seq = await ctx.audit(ctx.storeOf(entry), draft("lost", { code: "recall-lost" }, entry));
     return { op: "recall", status: "lost", spanId: entry.spanId, kind: entry.kind, line: entry.text, auditSeq: seq };
   }
+  if (entry.state === "fold") {
+    // One level of the fold: each member's line; a member's own recall gives its bytes.
+    const seq = await ctx.audit(ctx.auditStore, draft("found", { code: "recall-summary" }, entry));
+    return { op: "recall", status: "expanded", spanId: entry.spanId, members: entry.members.map(spanIdOf), text: expandLines(entry, ctx.now(), ctx.tombstone).join("\n"), auditSeq: seq };
+  }
   if (entry.state === "summary") {
     // One level of the tree: each member as the window showed it; a member's own recall gives its bytes.
     const seq = await ctx.audit(ctx.auditStore, draft("found", { code: "recall-summary" }, entry));

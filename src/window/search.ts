@@ -97,6 +97,11 @@ export async function search(query: SearchQuery, raw: string, ctx: SearchContext
         for (const m of e.members) visit(m);
         order.push(e.spanId);
         break;
+      case "fold":
+        // A fold is only a line: its members are searched as the positions they are.
+        order.pop();
+        for (const m of e.members) visit(m);
+        break;
       default:
         assertNever(e);
     }

@@ -7,7 +7,8 @@
 import type { Keep } from "../decision/keep.js";
 import type { PruneCommitItem } from "../stores/store.js";
 import type { PruneMode } from "../types.js";
-import { CallGroups, goneTokens, prunedEntry, spanIdOf, type Entry, type GoneEntry, type LiveEntry, type SummaryEntry } from "./entries.js";
+import { CallGroups, goneTokens, prunedEntry, spanIdOf, type Entry, type FoldEntry, type GoneEntry, type LiveEntry, type SummaryEntry } from "./entries.js";
+import { foldIndex } from "./fold.js";
 
 /** A live span as a commit replaces it: its mode and the body that stands in its place (`null`: an index line). */
 export interface CommittedMember {
@@ -140,6 +141,31 @@ export class WindowState {
     }
   }
 
+  /**
+   * Folds runs of index lines and tombstones (`fold.ts`) that `touched` says a pending decision changed
+   * (all of them when `null`). Returns how many folds it made.
+   */
+  foldIndex(touched: ((e: Entry) => boolean) | null): number {
+    const folded = foldIndex(this.entries, touched);
+    if (folded === null) return 0;
+    this.entries.splice(0, this.entries.length, ...folded.entries);
+    for (const f of folded.folds) this.#registerFold(f);
+    this.#renumber();
+    return folded.folds.length;
+  }
+
+  #registerFold(f: FoldEntry): void {
+    // A fold's key stays readable after a later fold took its members: recall of it still lists them.
+    this.#byId.set(f.spanId, f);
+    for (const m of f.members) if (m.state === "fold" && !this.#byId.has(m.spanId)) this.#registerFold(m);
+  }
+
+  /** A pruned span by its handle, wherever it stands (in a summary or a fold too). */
+  byHandle(handle: string): Entry | undefined {
+    for (const e of this.all()) if (e.handle === handle) return e;
+    return undefined;
+  }
+
   /** Whether `e` is one of the directive tools' own calls or answers (runtime traffic, not searched). */
   isDirectiveTraffic(e: Entry): boolean {
     const m = e.state === "live" ? e.span.message : undefined;
@@ -162,7 +188,7 @@ export class WindowState {
       at[at.length - 1] = i + 1;
       const e = list[i]!;
       yield e;
-      if (e.state === "summary") {
+      if (e.state === "summary" || e.state === "fold") {
         stack.push(e.members);
         at.push(0);
       }

@@ -93,7 +93,7 @@ function applyRange(
   const now = core.now();
   const { tombstone, indexHintTokens } = core.settings;
   const before = plan.members.reduce(
-    (n, e) => n + (e.state === "live" ? e.span.tokens : e.state === "summary" || e.state === "lost" ? countTokens(e.text) : goneTokens(e, now, tombstone)),
+    (n, e) => n + (e.state === "live" ? e.span.tokens : e.state === "summary" || e.state === "lost" || e.state === "fold" ? countTokens(e.text) : goneTokens(e, now, tombstone)),
     0,
   );
   const pruned: Array<{ spanId: string; handle: string; repersisted: boolean }> = [];

@@ -23,6 +23,16 @@ export type WindowEntry =
   /** A span a resumed window could not bring back: only the process that held it had its bytes. */
   | { readonly state: "lost"; readonly spanId: string; readonly kind: string; readonly group: string | null; readonly message: SpanMessage | null; readonly line: string; readonly text: string }
   /**
+   * A fold (`fold.ts`): a run of index lines and tombstones as one runtime line; `spanId` is its key
+   * (`span_3-span_90`), which recall takes to list `members` (one level).
+   */
+  | {
+      readonly state: "fold"; readonly spanId: string; readonly kind: "fold"; readonly members: readonly string[];
+      /** The role its members had: the model's own turn when they were all its words and tool traffic, else the user's. */
+      readonly message: { readonly role: "system" | "user" | "assistant" };
+      readonly line: string; readonly text: string;
+    }
+  /**
    * A range summary: one digest in the place of its members (span ids, one level), recallable by `spanId`;
    * `line` is its header (a runtime line), `text` the header and the digest framed.
    */
@@ -42,6 +52,9 @@ export function entryView(e: Entry, now: number, tombstone: string): WindowEntry
       line: summaryHeader(e.spanId, e.members), text: e.text,
     };
   }
+  if (e.state === "fold") {
+    return { state: "fold", spanId: e.spanId, kind: "fold", members: e.members.map(spanIdOf), message: { role: summaryRole(e.members) }, line: e.text, text: e.text };
+  }
   if (e.state === "lost") return { state: "lost", spanId: e.spanId, kind: e.kind, group: e.group, message: e.message, line: e.text, text: e.text };
   const common = {
     spanId: e.spanId, kind: e.kind, group: e.group, message: e.message, mode: e.mode, line: goneLine(e, now, tombstone), text: goneText(e, now, tombstone),
@@ -53,7 +66,7 @@ export function entryView(e: Entry, now: number, tombstone: string): WindowEntry
 /** The role a summary renders in: its members', when they agree on one speaker; tool traffic is the model's. */
 function summaryRole(members: readonly Entry[]): "system" | "user" | "assistant" {
   const roles = new Set(members.map((m): "system" | "user" | "assistant" => {
-    const message = m.state === "live" ? m.span.message : m.state === "summary" ? { role: summaryRole(m.members) } : (m.message ?? undefined);
+    const message = m.state === "live" ? m.span.message : m.state === "summary" || m.state === "fold" ? { role: summaryRole(m.members) } : (m.message ?? undefined);
     const role = message?.role ?? "user";
     return role === "tool-call" || role === "tool-result" ? "assistant" : role;
   }));

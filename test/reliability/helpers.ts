@@ -161,7 +161,7 @@ function stripVolatile(r: AuditRecord) {
 export async function freedSpanProblems(win: ContextWindow, store: BackingStore, originals: ReadonlyMap<string, string>): Promise<string[]> {
   const problems: string[] = [];
   for (const e of win.entries()) {
-    if (e.state === "live" || e.state === "lost" || e.state === "summary") continue;
+    if (e.state === "live" || e.state === "lost" || e.state === "summary" || e.state === "fold") continue;
     if (e.state === "tombstone") {
       if (!/unrecoverable|original unrecoverable/.test(e.text)) problems.push(`${e.spanId}: tombstone without the unrecoverable marker`);
       continue;

@@ -87,21 +87,21 @@ describe("index-line hints", () => {
   });
 });
 
-describe("finding one identifier among 46 dropped tool results", () => {
-  /** 46 calls, each result holding its own request id; every pair dropped; which recalls find `target`? */
-  async function session(indexHintTokens: number) {
+describe("finding one identifier among dropped tool results", () => {
+  /** `pairs` calls, each result holding its own request id; every pair dropped; which recalls find `target`? */
+  async function session(indexHintTokens: number, pairs = 15) {
     const clock = new ManualClock(0);
     const win = new ContextWindow(immediate({
       session: "s", clock, stores: { log: new MemoryStore({ name: "log", clock }) }, indexHintTokens,
       kinds: { call: { store: "log", modes: ["drop"], lossy: "forbid" }, result: { store: "log", modes: ["drop"], lossy: "forbid" } },
     }));
     const id = (i: number) => `req_${(0x9e3779b1 * (i + 1) >>> 0).toString(16)}`;
-    for (let i = 0; i < 46; i++) {
+    for (let i = 0; i < pairs; i++) {
       await win.append({ kind: "call", text: `{"page":${i}}`, message: { role: "tool-call", callId: `c${i}`, toolName: "listOrders" } });
       const r = await win.append({ kind: "result", text: `GET /orders?page=${i} -> 200\nX-Request-Id: ${id(i)}\n${"order ok\n".repeat(20)}`, message: { role: "tool-result", callId: `c${i}`, toolName: "listOrders" } });
       await win.prune({ span: r, mode: "drop" });
     }
-    return { win, target: id(33) };
+    return { win, target: id(pairs - 13) };
   }
 
   /** A model that recalls the handle whose line names the id, else every handle in order until it finds it. */
@@ -122,10 +122,22 @@ describe("finding one identifier among 46 dropped tool results", () => {
     const hinted = await session(DEFAULT_HINT_TOKENS);
     const blind = await session(0);
     expect(await recallsToFind(hinted.win, hinted.target)).toBe(1);
-    // Each pair's call and result are two lines; the target is the 34th result.
-    expect(await recallsToFind(blind.win, blind.target)).toBeGreaterThan(30);
+    // Each pair's call and result are two lines; the target is the 3rd result.
+    expect(await recallsToFind(blind.win, blind.target)).toBeGreaterThan(4);
     // What the hints cost: within the pinned bound on every line.
     for (const line of hinted.win.render().split("\n\n")) expect(countTokens(line)).toBeLessThanOrEqual(12 + 1 + DEFAULT_HINT_TOKENS);
+  });
+
+  it("once the index folds (46 pairs), one search names the span and one recall gives it back", async () => {
+    const { win, target } = await session(DEFAULT_HINT_TOKENS, 46);
+    const lines = win.render().split("\n\n");
+    expect(lines.some((l) => /^span_\d+-span_\d+: 46 pruned \(46 listOrders\); recall span_\d+-span_\d+ to list them$/.test(l))).toBe(true);
+    expect(lines.filter((l) => l.includes(target))).toEqual([]);
+    const found = await win.search(target);
+    if (found.status !== "match") throw new Error(`expected a match, got ${found.status}`);
+    expect(found.matches).toHaveLength(1);
+    const answer = await win.recall(found.matches[0]!.handle!);
+    expect(answer.status === "found" && answer.text.includes(target)).toBe(true);
   });
 });
 

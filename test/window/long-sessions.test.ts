@@ -4,6 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { ContextWindow, directiveTools, ManualClock, MemoryStore, Transcript, type KindPolicy, type WindowEntry } from "../../src/index.js";
+import { parseRuntimeLine } from "../../src/render/grammar.js";
+import { DEFAULT_TOMBSTONE } from "../../src/render/lines.js";
 import { HOUR } from "../reliability/helpers.js";
 
 const KINDS = {
@@ -103,5 +105,68 @@ describe("folded directive traffic stays folded after a resume", () => {
     const c = await resumed.compact();
     expect(c.folded).toBeGreaterThan(0);
     expect(shape(resumed.entries()).filter((s) => !shape(before.entries()).includes(s))).toHaveLength(2); // r9's call and result
+  });
+});
+
+describe("index lines fold", () => {
+  /** A session of `calls` tool calls that prunes every result but the last `keep`, its prunes sent with its next call. */
+  async function prunesEveryTurn(calls: number, keep = 4) {
+    const clock = new ManualClock(Date.UTC(2026, 11, 5, 9, 0));
+    const log = new MemoryStore({ name: "log", clock });
+    const win = new ContextWindow<Kind>(open(log, clock, { limits: { maxLengthMs: 8 * HOUR, compaction: { minFreedTokens: 2_000, atTokens: null } } }));
+    const t = new Transcript(win, ROLES);
+    await t.user("read the repository");
+    const results: Array<{ id: string; text: string }> = [];
+    let pruned = 0;
+    let maxLines = 0;
+    for (let i = 0; i < calls; i++) {
+      const drops = results.slice(pruned, Math.max(pruned, results.length - keep));
+      pruned += drops.length;
+      const uses: Array<Record<string, unknown>> = drops.map((r, k) => ({ type: "tool_use", id: `p${i}_${k}`, name: "prune", input: { span_id: r.id, mode: "drop" } }));
+      uses.push({ type: "tool_use", id: `r${i}`, name: i % 3 === 0 ? "grep" : "read_file", input: { n: i } });
+      const text = `${output(i, 300)}\nmarker-${i}-end`;
+      await t.handleToolCalls(await t.appendAnthropic({ content: uses as never }), () => text);
+      const last = win.entries().findLast((e) => e.state === "live" && e.span.message?.role === "tool-result");
+      if (last?.state === "live") results.push({ id: last.span.id, text });
+      maxLines = Math.max(maxLines, win.entries().filter((e) => e.state !== "live").length);
+    }
+    return { win, log, clock, results: results.slice(0, pruned), maxLines };
+  }
+
+  it("the index takes a bounded number of lines however long the session runs", async () => {
+    const short = await prunesEveryTurn(60);
+    const long = await prunesEveryTurn(240);
+    // Four times the calls: at most a fold line more (a fold of folds), never a line per pruned span.
+    expect(long.maxLines).toBeLessThanOrEqual(short.maxLines + 2);
+    // One fold line and fewer than MIN_RUN (16) pairs of index lines not folded yet, besides the first turn.
+    expect(long.maxLines).toBeLessThan(2 * 16 + 2);
+    const folds = long.win.entries().filter((e) => e.state === "fold");
+    expect(folds.length).toBeGreaterThan(0);
+    // The fold line is a runtime line of the grammar, like every line the runtime writes.
+    expect(parseRuntimeLine(folds[0]!.text, { tombstone: DEFAULT_TOMBSTONE })).toMatchObject({ line: "fold", unrecoverable: 0 });
+    expect(folds[0]!.text).toMatch(/^span_\d+-span_\d+: \d+ pruned \(\d+ read_file, \d+ grep\); recall span_\d+-span_\d+ to list them$/);
+  });
+
+  it("recall and search answer for every folded span as before folding; the fold's key lists its members", async () => {
+    const { win, results } = await prunesEveryTurn(60);
+    expect(results.length).toBeGreaterThan(40);
+    for (const r of results) expect(await win.recall(r.id)).toMatchObject({ status: "found", text: r.text });
+    const hit = await win.search("marker-7-end");
+    expect(hit.status === "match" && hit.matches.map((m) => m.spanId)).toEqual([results[7]!.id]);
+    const fold = win.entries().find((e) => e.state === "fold");
+    if (fold?.state !== "fold") throw new Error("expected a fold");
+    const listed = await win.applyDirective({ op: "recall", span_id: fold.spanId });
+    expect(listed).toMatchObject({ status: "expanded", spanId: fold.spanId, members: fold.members });
+    // Each member is a line of its own, a lower fold or an index line with its handle.
+    if (listed.status !== "expanded") throw new Error("expected an expansion");
+    expect(listed.text.split("\n")).toHaveLength(fold.members.length);
+    expect(fold.members.length).toBeLessThanOrEqual(17);
+  });
+
+  it("a resumed window folds what the session pruned, and is no larger than before the restart", async () => {
+    const { win, log, clock, results } = await prunesEveryTurn(60);
+    const resumed = await ContextWindow.resume<Kind>(open(log, clock, { directiveTools: directiveTools() }));
+    expect(resumed.tokens()).toBeLessThanOrEqual(win.tokens());
+    for (const r of results.slice(0, 10)) expect(await resumed.recall(r.id)).toMatchObject({ status: "found", text: r.text });
   });
 });

@@ -1,0 +1,216 @@
+/**
+ * Index folding: at a compaction point, a run of index lines and tombstones becomes one line —
+ * `span_3-span_90: 44 pruned (20 read_file, 12 grep, 12 turn), 2 unrecoverable; recall span_3-span_90 to
+ * list them` — so a session that prunes for a day does not fill its window with the record of what it
+ * pruned. The members stay as they were: recall of a member's id or handle gives its bytes, search reads
+ * its copy, and recall of the fold's key lists its members' lines (one level; a fold of folds keeps the
+ * tree).
+ *
+ * The bound: every maximal run of foldable positions is at most one line, so the index takes at most one
+ * line per gap between the positions that stay (live spans, digests, summaries, lines whose promise is
+ * time-limited or whose copy was found lost), whatever the session's length. A fold lists at most
+ * `FANOUT` members: a longer run folds in chunks first, and a run that meets an earlier fold takes the
+ * earlier fold's members when they fit, else the fold itself as one member.
+ *
+ * Cache: only runs a pending decision touched are folded (the compaction point rewrites from there
+ * anyway), and a fold merges with the fold just before it, so the rewrite starts at most one line earlier.
+ * A resumed window folds every run (its first rendering is new in any case).
+ *
+ * What stays unfolded: a pruned span whose copy is kept only until a time (its line says until when and
+ * changes when the promise lapses), a copy found lost, a digest or compressed form (text the model reads),
+ * and a member of a tool call group whose other members are not in the same run (a call and its result
+ * fold together or not at all).
+ */
+import type { Entry, FoldEntry, GoneEntry } from "./entries.js";
+import { spanIdOf } from "./entries.js";
+
+/** Most members one fold lists. */
+export const FANOUT = 16;
+
+/**
+ * How many items (a tool call and its result count once, a lower fold as one) a run needs before it folds:
+ * below it, the index lines stay, each with its hint of what the span held; from it on, one line is worth
+ * more than the hints, and the bound holds (at most `2 × MIN_RUN - 1` index lines in a run).
+ */
+export const MIN_RUN = 16;
+
+/** A label the fold line may print: a kind name or a tool name of the same shape (never untrusted text). */
+const LABEL = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
+
+function foldable(e: Entry): e is GoneEntry | FoldEntry {
+  if (e.state === "fold") return true;
+  if (e.state === "tombstone") return e.replacement === null;
+  return e.state === "pruned" && e.replacement === null && !e.copyLost && e.keptUntil === null && e.handle !== null;
+}
+
+/** The leaves of a fold (index lines and tombstones), depth first. */
+function* leaves(e: Entry): Generator<GoneEntry> {
+  if (e.state === "fold") for (const m of e.members) yield* leaves(m);
+  else if (e.state === "pruned" || e.state === "tombstone") yield e;
+}
+
+function firstLeaf(e: Entry): string {
+  return e.state === "fold" ? firstLeaf(e.members[0]!) : spanIdOf(e);
+}
+
+function lastLeaf(e: Entry): string {
+  return e.state === "fold" ? lastLeaf(e.members.at(-1)!) : spanIdOf(e);
+}
+
+/** What a member is called on the fold line: its tool's name when it is tool traffic, else its kind. */
+function labelOf(e: GoneEntry): string {
+  const m = e.message;
+  const name = m !== null && "toolName" in m ? m.toolName : e.kind;
+  return LABEL.test(name) ? name : "tool";
+}
+
+/** The fold line of `members`. */
+export function foldLine(key: string, members: readonly Entry[]): string {
+  const counts = new Map<string, number>();
+  const groups = new Set<string>();
+  let pruned = 0;
+  let holes = 0;
+  for (const m of members) {
+    for (const leaf of leaves(m)) {
+      if (leaf.state === "tombstone") {
+        holes++;
+        continue;
+      }
+      // A tool call and its result are one item: counted once, by the tool's name.
+      if (leaf.group !== null) {
+        if (groups.has(leaf.group)) continue;
+        groups.add(leaf.group);
+      }
+      pruned++;
+      const label = labelOf(leaf);
+      counts.set(label, (counts.get(label) ?? 0) + 1);
+    }
+  }
+  const parts: string[] = [];
+  if (pruned > 0) {
+    const ranked = [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+    const shown = ranked.slice(0, 3).map(([label, n]) => `${n} ${label}`);
+    const rest = ranked.slice(3).reduce((n, [, k]) => n + k, 0);
+    parts.push(`${pruned} pruned (${[...shown, ...(rest > 0 ? [`${rest} other`] : [])].join(", ")})`);
+  }
+  if (holes > 0) parts.push(`${holes} unrecoverable`);
+  return `${key}: ${parts.join(", ")}; recall ${key} to list them`;
+}
+
+function makeFold(members: Entry[]): FoldEntry {
+  const key = `${firstLeaf(members[0]!)}-${lastLeaf(members.at(-1)!)}`;
+  return { state: "fold", spanId: key, kind: "fold", members, text: foldLine(key, members), handle: null, store: null, replacement: null, group: null };
+}
+
+/** One fold of a run: chunked to `FANOUT`, an earlier fold at its head taking the rest when they fit. */
+function foldRun(run: Entry[]): FoldEntry {
+  const head = run[0]!;
+  if (head.state === "fold" && head.members.length + run.length - 1 <= FANOUT) return makeFold([...head.members, ...run.slice(1)]);
+  let level = run;
+  while (level.length > FANOUT) {
+    const next: Entry[] = [];
+    for (let i = 0; i < level.length; i += FANOUT) {
+      const chunk = level.slice(i, i + FANOUT);
+      next.push(chunk.length === 1 ? chunk[0]! : makeFold(chunk));
+    }
+    level = next;
+  }
+  return makeFold(level);
+}
+
+/** The tool call groups of `entries` (leaves included) and how many positions each has. */
+function groupSizes(entries: readonly Entry[]): Map<string, number> {
+  const sizes = new Map<string, number>();
+  const add = (e: Entry) => {
+    const g = e.state === "live" ? e.span.group : e.state === "pruned" || e.state === "tombstone" ? e.group : null;
+    if (g !== null && g !== undefined) sizes.set(g, (sizes.get(g) ?? 0) + 1);
+  };
+  for (const e of entries) {
+    if (e.state === "fold") for (const leaf of leaves(e)) add(leaf);
+    else add(e);
+  }
+  return sizes;
+}
+
+/**
+ * Folds the runs of `entries` that `touched` says a pending decision changed (every run when `touched` is
+ * `null`). Returns the new positions and the folds made, or `null` when nothing folds.
+ */
+export function foldIndex(entries: readonly Entry[], touched: ((e: Entry) => boolean) | null): { readonly entries: Entry[]; readonly folds: FoldEntry[] } | null {
+  const sizes = groupSizes(entries);
+  const out: Entry[] = [];
+  const folds: FoldEntry[] = [];
+  let i = 0;
+  while (i < entries.length) {
+    if (!foldable(entries[i]!)) {
+      out.push(entries[i++]!);
+      continue;
+    }
+    let j = i;
+    while (j < entries.length && foldable(entries[j]!)) j++;
+    for (const run of wholeGroups(entries.slice(i, j), sizes)) {
+      const worth = items(run) >= MIN_RUN && (touched === null || run.some(touchedBy(touched)));
+      if (!worth) {
+        out.push(...run);
+        continue;
+      }
+      const fold = foldRun(run);
+      folds.push(fold);
+      out.push(fold);
+    }
+    i = j;
+  }
+  return folds.length === 0 ? null : { entries: out, folds };
+}
+
+/** The items of a run: each tool call group once, every other position (a lower fold too) once. */
+function items(run: readonly Entry[]): number {
+  const groups = new Set<string>();
+  let n = 0;
+  for (const e of run) {
+    const g = e.state === "pruned" || e.state === "tombstone" ? e.group : null;
+    if (g !== null) {
+      if (groups.has(g)) continue;
+      groups.add(g);
+    }
+    n++;
+  }
+  return n;
+}
+
+function touchedBy(touched: (e: Entry) => boolean): (e: Entry) => boolean {
+  return (e) => touched(e) || (e.state === "fold" && e.members.some(touchedBy(touched)));
+}
+
+/**
+ * Splits a run where a tool call group is not whole inside it: a member whose group has positions outside
+ * the run stays unfolded, and each piece around it is split again the same way (a group whole in the run
+ * may not be whole in a piece). Returns the pieces in order; a member that stays unfolded is a piece of one.
+ */
+function wholeGroups(run: Entry[], sizes: ReadonlyMap<string, number>): Entry[][] {
+  const inRun = groupSizes(run);
+  const whole = (e: Entry): boolean => {
+    for (const leaf of e.state === "fold" ? leaves(e) : [e]) {
+      const g = leaf.state === "pruned" || leaf.state === "tombstone" ? leaf.group : null;
+      if (g !== null && inRun.get(g) !== sizes.get(g)) return false;
+    }
+    return true;
+  };
+  if (run.every(whole)) return [run];
+  const pieces: Entry[][] = [];
+  let current: Entry[] = [];
+  const close = () => {
+    if (current.length > 1) pieces.push(...wholeGroups(current, sizes));
+    else if (current.length === 1) pieces.push(current);
+    current = [];
+  };
+  for (const e of run) {
+    if (whole(e)) current.push(e);
+    else {
+      close();
+      pieces.push([e]);
+    }
+  }
+  close();
+  return pieces;
+}
