@@ -11,7 +11,7 @@
  *   session (only backed kinds are expected to survive: unbacked ones lived in the killed process).
  *
  * Seen to fail when broken on purpose: making the child's store skip holds (a local edit of the built
- * dist/src/stores/sqlite/sqlite-store.js that disabled `hold.run`, restored afterwards) failed the first round with
+ * dist/src/stores/sqlite/sqlite-statements.js that disabled `hold.run`, restored afterwards) failed the first round with
  * "held spans differ from reversible audit records: expected [] to deeply equal [ 'span_1' ]".
  */
 import { spawn } from "node:child_process";

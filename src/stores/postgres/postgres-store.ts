@@ -1,14 +1,22 @@
-import { randomUUID } from "node:crypto";
+/**
+ * The PostgreSQL store: its options, `migrate`, and `PostgresStore` with the public methods of a
+ * `BackingStore`. How each call is run, retried and read back, and the statements several of them share,
+ * are in `postgres-access.ts`; the two round trips of a prune are in `postgres-prune.ts`; the span registry
+ * and the session's counters (`registerSpan`, `sessionSpans`, …) are in `postgres-registry.ts`.
+ */
 import pg from "pg";
 import type { Pool } from "pg";
-import { EMPTY_CHAIN, sealChainJson, type AuditDraft, type AuditRecord, type ChainHead } from "../../audit.js";
-import { errorMessage, OutcomeUnknownError, StoreError } from "../../errors.js";
-import { commitResult, lossySpent, planCommit, type CommitPlan } from "../commit.js";
+import type { AuditDraft, AuditRecord } from "../../audit.js";
+import { StoreError } from "../../errors.js";
+import { commitResult, lossySpent } from "../commit.js";
 import { StoreBase, type StoreOptions } from "../store-options.js";
-import { createPool, driverFor, isCommitUnknown, isRetryable, isWireError, storeError, type Driver, type DriverStats, type PgQueryable, type Row, type TxSession } from "./driver.js";
+import { createPool, driverFor, storeError, type Driver, type DriverStats, type PgQueryable } from "./driver.js";
+import { headOf, PostgresAccess, recordOf } from "./postgres-access.js";
+import { prune, type Sent } from "./postgres-prune.js";
+import * as registry from "./postgres-registry.js";
 import { migrateWith, SCHEMA_VERSION, schemaVersion } from "./schema.js";
 import { RawSql, sql, tablesOf, type Tables } from "./sql.js";
-import { copySearchAnswer, lookupAnswer, readOnly, registeredSpan, SESSION_SCAN_COPIES, spanTaken, storeLiteral, type SpanRow, type StoredRecord } from "../records.js";
+import { copySearchAnswer, lookupAnswer, readOnly, SESSION_SCAN_COPIES, spanTaken, storeLiteral } from "../records.js";
 import type {
   BackingStore, CopySearch, CopySearchRequest, LookupKey, LookupResult, PersistInput, Persisted, PruneCommit, PruneTransaction, RegisteredSpan,
   RotateReport, SpanRegistration,
@@ -87,10 +95,10 @@ export class PostgresStore extends StoreBase implements BackingStore {
   readonly #driver: Driver;
   readonly #t: Tables;
   readonly #timeoutMs: number | null;
-  readonly #maxAttempts: number;
+  /** Runs the store's calls (retries, read-back) and builds the statements they share (postgres-access.ts). */
+  readonly #access: PostgresAccess;
   /** The pool this store created and must end; `null` when it was given one. */
   readonly #ownPool: Pool | null;
-  #closed = false;
 
   constructor(options: PostgresStoreOptions) {
     super(options);
@@ -101,7 +109,7 @@ export class PostgresStore extends StoreBase implements BackingStore {
       throw new RangeError(`store ${options.name}: statementTimeoutMs must be a positive number of milliseconds, got ${timeout}`);
     }
     this.#timeoutMs = timeout;
-    this.#maxAttempts = Math.max(1, Math.floor(options.maxAttempts ?? 3));
+    const maxAttempts = Math.max(1, Math.floor(options.maxAttempts ?? 3));
     if (options.pool !== undefined) {
       this.#ownPool = null;
       this.#driver = driverFor(options.pool);
@@ -113,6 +121,9 @@ export class PostgresStore extends StoreBase implements BackingStore {
       this.#ownPool = createPool({ url, statementTimeoutMs: timeout });
       this.#driver = driverFor(this.#ownPool);
     }
+    this.#access = new PostgresAccess({
+      name: this.name, driver: this.#driver, t: this.#t, timeoutMs: timeout, maxAttempts, now: () => Math.floor(this.clock.now()),
+    });
   }
 
   /**
@@ -146,7 +157,7 @@ export class PostgresStore extends StoreBase implements BackingStore {
   async persist(input: PersistInput): Promise<Persisted> {
     if (!this.capabilities.writable) throw readOnly(this.name);
     const { records: R, handles: H } = this.#t;
-    const now = this.#now();
+    const now = this.#access.now();
     const key = sql`store = ${this.name} AND session = ${input.session} AND span_id = ${input.spanId}`;
     const k = new RawSql(key);
     // One statement, so one round trip and atomic on its own: keep an identical live copy, refuse other
@@ -171,7 +182,7 @@ export class PostgresStore extends StoreBase implements BackingStore {
       UNION ALL SELECT handle, created_at, TRUE FROM ins`;
     // Idempotent per (session, span id, hash): when the reply was lost, running it again answers what the
     // lost reply would have (the identical copy it wrote, under its handle), and never writes a second one.
-    const [rows] = await this.#onceMore(() => this.#retrying("persist", () => this.#driver.script([statement], this.#timeoutMs)));
+    const [rows] = await this.#access.onceMore(() => this.#access.retrying("persist", () => this.#driver.script([statement], this.#timeoutMs)));
     const row = rows?.[0];
     if (!row) throw new StoreError(this.name, `persist of ${input.spanId} returned no handle`);
     if (row["kept"] !== true) throw spanTaken(this.name, input);
@@ -188,142 +199,19 @@ export class PostgresStore extends StoreBase implements BackingStore {
   async commitPrune(txn: PruneTransaction): Promise<PruneCommit> {
     const sent: { value: Sent | null } = { value: null };
     try {
-      return await this.#retrying("prune", () => {
+      return await this.#access.retrying("prune", () => {
         sent.value = null;
-        return this.#driver.transaction(this.#timeoutMs, (tx) => this.#prune(tx, txn, sent));
+        return this.#driver.transaction(this.#timeoutMs, (tx) => prune(this.#access, this, (n) => this.handle(n), tx, txn, sent));
       });
     } catch (err) {
       const s = sent.value;
-      return this.#readBack(err, txn.session, s?.records.at(-1), `prune of session ${txn.session}`, () => commitResult(s!.plan, s!.records));
+      return this.#access.readBack(err, txn.session, s?.records.at(-1), `prune of session ${txn.session}`, () => commitResult(s!.plan, s!.records));
     }
-  }
-
-  /**
-   * After a transaction failed: when the connection broke while its COMMIT was out, reads back whether
-   * `last` (the last audit record it wrote) is in the chain — after taking the chain head's lock, so a
-   * transaction the server is still finishing is seen finished — and answers `committed()` when it is, or
-   * rethrows `err` when it is not (nothing committed; running it again is safe). When reading back fails
-   * too it throws `OutcomeUnknownError`, whose `resolve` asks again later. Any other failure is rethrown.
-   */
-  async #readBack<T>(err: unknown, session: string, last: AuditRecord | undefined, what: string, committed: () => T): Promise<T> {
-    if (last === undefined || !isCommitUnknown(err)) throw err;
-    const resolve = async (): Promise<T | null> => ((await this.#inChain(session, last)) ? committed() : null);
-    let answer: T | null;
-    try {
-      answer = await resolve();
-    } catch (readErr) {
-      throw new OutcomeUnknownError<T>(
-        this.name,
-        `${what}: COMMIT was sent and the answer lost (${errorMessage(err)}); reading back what committed failed too (${errorMessage(readErr)})`,
-        resolve,
-        { cause: err },
-      );
-    }
-    if (answer === null) throw err;
-    return answer;
-  }
-
-  /** Whether `record` is in the session's chain (read after the chain head's lock). */
-  async #inChain(session: string, record: AuditRecord): Promise<boolean> {
-    const own = new RawSql(sql`store = ${this.name} AND session = ${session}`);
-    const [, rows] = await this.#run("read back", () =>
-      this.#driver.script([
-        sql`SELECT seq FROM ${this.#t.heads} WHERE ${own} FOR UPDATE`,
-        sql`SELECT hash FROM ${this.#t.audit} WHERE ${own} AND seq = ${record.seq}`,
-      ], this.#timeoutMs),
-    );
-    return rows?.[0]?.["hash"] === record.hash;
-  }
-
-  /**
-   * Runs an idempotent write, and once more when the connection broke with its message out: the second run
-   * answers what the lost reply would have. A write that is not idempotent must not use this.
-   */
-  async #onceMore<T>(write: () => Promise<T>): Promise<T> {
-    try {
-      return await write();
-    } catch (err) {
-      if (!isCommitUnknown(err)) throw err;
-      return write();
-    }
-  }
-
-  async #prune(tx: TxSession, txn: PruneTransaction, sent: { value: Sent | null }): Promise<PruneCommit> {
-    const { records: R, handles: H } = this.#t;
-    const session = txn.session;
-    const backed = txn.items.filter((i) => i.backed);
-    const spanIds = [...new Set(backed.map((i) => i.spanId))];
-    const handles = [...new Set(backed.flatMap((i) => (i.handle === null ? [] : [i.handle])))];
-    const own = new RawSql(sql`store = ${this.name} AND session = ${session}`);
-    const lockRecords = spanIds.length > 0;
-    // The counter is locked only when some span has no record yet, i.e. a re-persist would mint.
-    const mayMint = lockRecords && this.capabilities.writable;
-
-    // Round trip 1: BEGIN (added by the driver), lock and read the records, the counter and the chain head.
-    const statements: string[] = [];
-    if (lockRecords) {
-      const match = handles.length > 0 ? sql`(span_id IN (${spanIds}) OR handle IN (${handles}))` : sql`span_id IN (${spanIds})`;
-      statements.push(sql`SELECT handle, span_id, kind, text, hash, created_at, expired_at FROM ${R}
-        WHERE ${own} AND ${new RawSql(match)} ORDER BY span_id FOR UPDATE`);
-    }
-    if (mayMint) {
-      const missing = new RawSql(sql`(SELECT count(*) FROM ${R} WHERE ${own} AND span_id IN (${spanIds})) < ${spanIds.length}`);
-      statements.push(
-        sql`INSERT INTO ${H} (store, session, next) SELECT ${this.name}, ${session}, 0 WHERE ${missing} ON CONFLICT DO NOTHING`,
-        sql`SELECT next FROM ${H} WHERE ${own} AND ${missing} FOR UPDATE`,
-      );
-    }
-    // The session's counters, then the chain head: the lock order is records, handles, session, head.
-    // With the budget asked for, the chain's lossy records are counted too (after the head's lock: every
-    // commit of the chain is finished), so a counter reset below them spends the budget instead of refilling it.
-    const counted = txn.lossyBudget !== null && txn.lossyBudget !== undefined;
-    statements.push(...this.#lockSession(session), ...this.#lockHead(session), ...(counted ? [this.#chainLossy(session)] : []));
-    const results = await tx.batch(statements);
-    const recordRows = lockRecords ? results[0]!.map(recordOf) : [];
-    const counterRows = mayMint ? results[lockRecords ? 2 : 1]! : [];
-    const last = results.length - (counted ? 2 : 1);
-    const counter = Number(results[last - 2]![0]?.["lossy_used"] ?? 0);
-    const lossyUsed = counted ? lossySpent(counter, Number(results[last + 1]![0]?.["n"] ?? 0)) : counter;
-    const head = headOf(results[last]!);
-
-    const bySpan = new Map(recordRows.map((r) => [r.spanId, r]));
-    const byHandle = new Map(recordRows.map((r) => [r.handle, r]));
-    let next = counterRows[0] === undefined ? null : Number(counterRows[0]["next"]);
-    const firstNext = next;
-    const plan = planCommit(this, txn, {
-      find: (item) => (item.handle === null ? bySpan.get(item.spanId) : byHandle.get(item.handle)),
-      own: (spanId) => bySpan.get(spanId),
-      mint: () => {
-        // Only reachable when round trip 1 found a span without a record, so the counter was locked and read.
-        if (next === null) throw new Error(`store ${this.name}: handle counter not locked`);
-        return this.handle(++next);
-      },
-    }, lossyUsed);
-
-    // Round trip 2: re-persists, holds, audit records, the new chain head and COMMIT.
-    const now = this.#now();
-    const writes: string[] = [];
-    for (const { item, repersist, hold, handle } of plan.writes) {
-      const key = new RawSql(sql`${own} AND span_id = ${item.spanId}`);
-      if (repersist === "rewrite") {
-        writes.push(sql`UPDATE ${R} SET text = ${item.text}, hash = ${item.hash}, kind = ${item.kind}, created_at = ${now}, expired_at = NULL WHERE ${key}`);
-      } else if (repersist === "insert") {
-        writes.push(sql`INSERT INTO ${R} (store, session, span_id, handle, kind, text, hash, created_at)
-          VALUES (${this.name}, ${session}, ${item.spanId}, ${handle}, ${item.kind}, ${item.text}, ${item.hash}, ${now})`);
-      }
-      if (hold) writes.push(sql`UPDATE ${R} SET held = TRUE, held_until = ${txn.holdUntil} WHERE ${key}`);
-    }
-    if (next !== null && next !== firstNext) writes.push(sql`UPDATE ${H} SET next = ${next} WHERE ${own}`);
-    if (plan.lossy > 0) writes.push(sql`UPDATE ${this.#t.sessions} SET lossy_used = lossy_used + ${plan.lossy} WHERE ${own}`);
-    const { records, statements: auditWrites } = this.#seal(session, head, plan.drafts);
-    sent.value = { plan, records };
-    await tx.commit([...writes, ...auditWrites]);
-    return commitResult(plan, records);
   }
 
   async lookup(session: string, key: LookupKey): Promise<LookupResult> {
     const match = "handle" in key ? sql`handle = ${key.handle}` : sql`span_id = ${key.spanId}`;
-    const [rows] = await this.#run("lookup", () =>
+    const [rows] = await this.#access.run("lookup", () =>
       this.#driver.script([sql`SELECT handle, span_id, kind, text, hash, created_at, expired_at FROM ${this.#t.records}
         WHERE store = ${this.name} AND session = ${session} AND ${new RawSql(match)}`], this.#timeoutMs),
     );
@@ -347,7 +235,7 @@ export class PostgresStore extends StoreBase implements BackingStore {
     const asked = request.copies.length >= SESSION_SCAN_COPIES
       ? new RawSql("TRUE")
       : new RawSql(sql`handle IN (${request.copies.map((c) => c.handle)})`);
-    const [rows] = await this.#run("search", () =>
+    const [rows] = await this.#access.run("search", () =>
       this.#driver.script([
         sql`SELECT handle, span_id, kind, hash, text IS NULL AS rotated, CASE WHEN text IS NOT NULL AND ${holds} THEN text END AS text
             FROM ${R} WHERE store = ${this.name} AND session = ${session} AND ${asked}`,
@@ -364,17 +252,18 @@ export class PostgresStore extends StoreBase implements BackingStore {
 
   /**
    * Idempotent across a lost reply: when the connection breaks while COMMIT is out, the record is read back
-   * (`#readBack`) before anything is retried, so one decision never gets two records. When even that fails,
-   * the `OutcomeUnknownError` it throws carries a `resolve` that the caller asks before appending again.
+   * (`PostgresAccess.readBack`) before anything is retried, so one decision never gets two records. When
+   * even that fails, the `OutcomeUnknownError` it throws carries a `resolve` that the caller asks before
+   * appending again.
    */
   async appendAudit(session: string, draft: AuditDraft): Promise<AuditRecord> {
     let sent: AuditRecord | undefined;
     try {
-      return await this.#retrying("audit", () =>
+      return await this.#access.retrying("audit", () =>
         this.#driver.transaction(this.#timeoutMs, async (tx) => {
           sent = undefined;
-          const results = await tx.batch(this.#lockHead(session));
-          const { records, statements } = this.#seal(session, headOf(results[results.length - 1]!), [draft]);
+          const results = await tx.batch(this.#access.lockHead(session));
+          const { records, statements } = this.#access.seal(session, headOf(results[results.length - 1]!), [draft]);
           sent = records[0]!;
           await tx.commit(statements);
           return records[0]!;
@@ -382,19 +271,19 @@ export class PostgresStore extends StoreBase implements BackingStore {
       );
     } catch (err) {
       const record = sent;
-      return this.#readBack(err, session, record, `audit record of session ${session}`, () => record!);
+      return this.#access.readBack(err, session, record, `audit record of session ${session}`, () => record!);
     }
   }
 
   async auditLog(session: string): Promise<AuditRecord[]> {
-    const [rows] = await this.#run("audit log", () =>
+    const [rows] = await this.#access.run("audit log", () =>
       this.#driver.script([sql`SELECT record FROM ${this.#t.audit} WHERE store = ${this.name} AND session = ${session} ORDER BY seq`], this.#timeoutMs),
     );
     return (rows ?? []).map((r) => JSON.parse(String(r["record"])) as AuditRecord);
   }
 
   async countLossy(session: string): Promise<number> {
-    const [rows] = await this.#run("count", () =>
+    const [rows] = await this.#access.run("count", () =>
       this.#driver.script([sql`SELECT count(*) AS n FROM ${this.#t.audit} WHERE store = ${this.name} AND session = ${session} AND status = 'lossy'`], this.#timeoutMs),
     );
     return Number(rows?.[0]?.["n"] ?? 0);
@@ -409,77 +298,19 @@ export class PostgresStore extends StoreBase implements BackingStore {
    * no window holds.
    */
   async registerSpan(session: string, span: SpanRegistration): Promise<RegisteredSpan> {
-    const { sessions: S, spans: P } = this.#t;
-    const own = new RawSql(sql`store = ${this.name} AND session = ${session}`);
-    const token = randomUUID();
-    // One message, one implicit transaction: the counter row's lock orders concurrent appenders.
-    const statements = [
-      this.#ensureSession(session),
-      sql`WITH n AS (UPDATE ${S} SET next_span = next_span + 1 WHERE ${own} RETURNING next_span)
-        INSERT INTO ${P} (store, session, ordinal, span_id, kind, hash, grp, message, backing, token)
-        SELECT ${this.name}, ${session}, next_span, 'span_' || next_span, ${span.kind}, ${span.hash}, ${span.group},
-          ${span.message === null ? null : JSON.stringify(span.message)}, ${span.store}, ${token} FROM n
-        RETURNING ordinal, span_id`,
-    ];
-    let rows: Row[] | undefined;
-    try {
-      [, rows] = await this.#retrying("register", () => this.#driver.script(statements, this.#timeoutMs));
-    } catch (err) {
-      if (!isCommitUnknown(err)) throw err;
-      const resolve = async (): Promise<RegisteredSpan | null> => {
-        const [, found] = await this.#run("read back", () =>
-          this.#driver.script([
-            sql`SELECT next_span FROM ${S} WHERE ${own} FOR UPDATE`,
-            sql`SELECT ordinal, span_id FROM ${P} WHERE ${own} AND token = ${token}`,
-          ], this.#timeoutMs),
-        );
-        const row = found?.[0];
-        return row === undefined ? null : { ...span, spanId: String(row["span_id"]), ordinal: Number(row["ordinal"]), replacement: null };
-      };
-      let registered: RegisteredSpan | null;
-      try {
-        registered = await resolve();
-      } catch (readErr) {
-        throw new OutcomeUnknownError<RegisteredSpan>(
-          this.name,
-          `registering a span in session ${session}: the message was sent and its answer lost (${errorMessage(err)}); reading back whether it registered failed too (${errorMessage(readErr)}), so the session may hold a registered span no window has`,
-          resolve,
-          { cause: err },
-        );
-      }
-      if (registered === null) throw err;
-      return registered;
-    }
-    const row = rows?.[0];
-    if (!row) throw new StoreError(this.name, `could not register a span in session ${session}`);
-    return { ...span, spanId: String(row["span_id"]), ordinal: Number(row["ordinal"]), replacement: null };
+    return registry.registerSpan(this.#access, session, span);
   }
 
   async sessionSpans(session: string): Promise<RegisteredSpan[]> {
-    const [rows] = await this.#run("session spans", () =>
-      this.#driver.script([sql`SELECT ordinal, span_id, kind, hash, grp, message, backing, replacement FROM ${this.#t.spans}
-        WHERE store = ${this.name} AND session = ${session} ORDER BY ordinal`], this.#timeoutMs),
-    );
-    return (rows ?? []).map((r) => registeredSpan(r as unknown as SpanRow));
+    return registry.sessionSpans(this.#access, session);
   }
 
   async sessionSpanCount(session: string): Promise<number> {
-    const [rows] = await this.#run("span count", () =>
-      this.#driver.script([sql`SELECT next_span FROM ${this.#t.sessions} WHERE store = ${this.name} AND session = ${session}`], this.#timeoutMs),
-    );
-    const row = rows?.[0];
-    return row === undefined ? 0 : Number(row["next_span"]);
+    return registry.sessionSpanCount(this.#access, session);
   }
 
   async lookupSpan(session: string, spanId: string): Promise<RegisteredSpan | null> {
-    // PostgreSQL text cannot hold NUL: no span id has one.
-    if (spanId.includes("\0")) return null;
-    const [rows] = await this.#run("session span", () =>
-      this.#driver.script([sql`SELECT ordinal, span_id, kind, hash, grp, message, backing, replacement FROM ${this.#t.spans}
-        WHERE store = ${this.name} AND session = ${session} AND span_id = ${spanId}`], this.#timeoutMs),
-    );
-    const row = rows?.[0];
-    return row === undefined ? null : registeredSpan(row as unknown as SpanRow);
+    return registry.lookupSpan(this.#access, session, spanId);
   }
 
   /**
@@ -491,7 +322,7 @@ export class PostgresStore extends StoreBase implements BackingStore {
     if (id.includes("\0")) return [];
     const { audit: A, records: R } = this.#t;
     const own = new RawSql(sql`store = ${this.name} AND session = ${session}`);
-    const [rows] = await this.#run("prunes", () =>
+    const [rows] = await this.#access.run("prunes", () =>
       this.#driver.script([sql`SELECT record FROM ${A} WHERE ${own} AND status IN ('reversible', 'lossy')
         AND span_id IN (${id}, (SELECT span_id FROM ${R} WHERE ${own} AND handle = ${id})) ORDER BY seq`], this.#timeoutMs),
     );
@@ -501,32 +332,19 @@ export class PostgresStore extends StoreBase implements BackingStore {
   }
 
   async sessionStart(session: string, start: number): Promise<number> {
-    const [, rows] = await this.#retrying("session start", () =>
-      this.#driver.script([
-        this.#ensureSession(session),
-        sql`UPDATE ${this.#t.sessions} SET started_at = coalesce(started_at, ${start}) WHERE store = ${this.name} AND session = ${session}
-          RETURNING started_at`,
-      ], this.#timeoutMs),
-    );
-    const row = rows?.[0];
-    if (!row) throw new StoreError(this.name, `could not read the start of session ${session}`);
-    return Number(row["started_at"]);
+    return registry.sessionStart(this.#access, session, start);
   }
 
   async noteReplacement(session: string, spanId: string, body: string): Promise<void> {
-    // Idempotent: a lost reply is answered by writing the same note again.
-    await this.#onceMore(() => this.#run("note replacement", () =>
-      this.#driver.script([sql`UPDATE ${this.#t.spans} SET replacement = ${body}
-        WHERE store = ${this.name} AND session = ${session} AND span_id = ${spanId}`], this.#timeoutMs),
-    ));
+    return registry.noteReplacement(this.#access, session, spanId, body);
   }
 
   async reserveLossy(session: string, budget: number, want: number): Promise<number> {
-    return this.#retrying("reserve", () =>
+    return this.#access.retrying("reserve", () =>
       this.#driver.transaction(this.#timeoutMs, async (tx) => {
         // The chain's lossy records are counted after the counter's lock, so a counter reset below them
         // grants nothing instead of refilling the budget.
-        const results = await tx.batch([...this.#lockSession(session), this.#chainLossy(session)]);
+        const results = await tx.batch([...this.#access.lockSession(session), this.#access.chainLossy(session)]);
         const used = lossySpent(Number(results[1]![0]?.["lossy_used"] ?? 0), Number(results[2]![0]?.["n"] ?? 0));
         const granted = Math.max(0, Math.min(want, budget - used));
         await tx.commit(granted > 0 ? [sql`UPDATE ${this.#t.sessions} SET lossy_used = lossy_used + ${granted} WHERE store = ${this.name} AND session = ${session}`] : []);
@@ -536,22 +354,22 @@ export class PostgresStore extends StoreBase implements BackingStore {
   }
 
   async lossySpent(session: string): Promise<number> {
-    const [counter, chain] = await this.#run("lossy", () =>
-      this.#driver.script([sql`SELECT lossy_used FROM ${this.#t.sessions} WHERE store = ${this.name} AND session = ${session}`, this.#chainLossy(session)], this.#timeoutMs),
+    const [counter, chain] = await this.#access.run("lossy", () =>
+      this.#driver.script([sql`SELECT lossy_used FROM ${this.#t.sessions} WHERE store = ${this.name} AND session = ${session}`, this.#access.chainLossy(session)], this.#timeoutMs),
     );
     return lossySpent(Number(counter?.[0]?.["lossy_used"] ?? 0), Number(chain?.[0]?.["n"] ?? 0));
   }
 
   async releaseLossy(session: string, units: number): Promise<void> {
     if (units <= 0) return;
-    await this.#run("release", () =>
+    await this.#access.run("release", () =>
       this.#driver.script([sql`UPDATE ${this.#t.sessions} SET lossy_used = GREATEST(0, lossy_used - ${units})
         WHERE store = ${this.name} AND session = ${session}`], this.#timeoutMs),
     );
   }
 
   async releaseHolds(session: string): Promise<number> {
-    const [rows] = await this.#run("release", () =>
+    const [rows] = await this.#access.run("release", () =>
       this.#driver.script([sql`WITH released AS (
           UPDATE ${this.#t.records} SET held = FALSE, held_until = NULL WHERE store = ${this.name} AND session = ${session} AND held RETURNING 1
         ) SELECT count(*) AS n FROM released`], this.#timeoutMs),
@@ -560,14 +378,14 @@ export class PostgresStore extends StoreBase implements BackingStore {
   }
 
   async rotate(): Promise<RotateReport> {
-    this.#assertOpen();
+    this.#access.assertOpen();
     if (this.retentionMs === null) return { rotated: 0, keptByHold: 0 };
     const R = this.#t.records;
-    const now = this.#now();
+    const now = this.#access.now();
     const cutoff = now - Math.floor(this.retentionMs);
     // One statement: lock what is due (waiting for any prune holding one of those rows, then re-reading it,
     // so a hold that prune placed is seen), blank the unheld ones, and count both from the same rows.
-    const [rows] = await this.#run("rotate", () =>
+    const [rows] = await this.#access.run("rotate", () =>
       this.#driver.script([sql`WITH due AS (
           SELECT session, span_id, (held AND (held_until IS NULL OR held_until > ${now})) AS kept FROM ${R}
           WHERE store = ${this.name} AND text IS NOT NULL AND created_at <= ${cutoff}
@@ -584,125 +402,11 @@ export class PostgresStore extends StoreBase implements BackingStore {
 
   /** Ends the pool if this store created it; a shared pool stays open for its other users. */
   async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
+    if (this.#access.closed) return;
+    this.#access.closed = true;
     if (this.#ownPool !== null) await this.#ownPool.end();
   }
 
-  // ---------------------------------------------------------------------------------------------------
 
-  #now(): number {
-    return Math.floor(this.clock.now());
-  }
-
-  #assertOpen(): void {
-    if (this.#closed) throw new StoreError(this.name, "store is closed");
-  }
-
-  /**
-   * Creates the session's counter row when missing. A session begun before the counters existed starts
-   * after the highest span id the store has a record or a committed prune of, with its lossy records counted;
-   * the `NOT EXISTS` guard keeps those counting subqueries from running once the row exists.
-   */
-  #ensureSession(session: string): string {
-    const { sessions: S, records: R, audit: A } = this.#t;
-    const own = new RawSql(sql`store = ${this.name} AND session = ${session}`);
-    const spanNo = new RawSql(`span_id ~ '^span_[1-9][0-9]{0,8}$'`);
-    return sql`INSERT INTO ${S} (store, session, next_span, lossy_used) SELECT ${this.name}, ${session},
-        GREATEST(
-          (SELECT coalesce(max(substring(span_id from 6)::bigint), 0) FROM ${R} WHERE ${own} AND ${spanNo}),
-          (SELECT coalesce(max(substring(span_id from 6)::bigint), 0) FROM ${A} WHERE ${own} AND status IN ('reversible', 'lossy') AND ${spanNo})),
-        (SELECT count(*) FROM ${A} WHERE ${own} AND status = 'lossy')
-      WHERE NOT EXISTS (SELECT 1 FROM ${S} WHERE ${own})
-      ON CONFLICT DO NOTHING`;
-  }
-
-  /** Ensures the session's counter row exists, then locks it; the last statement's row has `lossy_used`. */
-  #lockSession(session: string): string[] {
-    return [
-      this.#ensureSession(session),
-      sql`SELECT next_span, lossy_used FROM ${this.#t.sessions} WHERE store = ${this.name} AND session = ${session} FOR UPDATE`,
-    ];
-  }
-
-  /** The lossy records of the session's chain (by the `audit_lossy` index). */
-  #chainLossy(session: string): string {
-    return sql`SELECT count(*) AS n FROM ${this.#t.audit} WHERE store = ${this.name} AND session = ${session} AND status = 'lossy'`;
-  }
-
-  /** Ensures the session's chain head exists, then locks it; the last statement's row is the head. */
-  #lockHead(session: string): string[] {
-    const H = this.#t.heads;
-    return [
-      sql`INSERT INTO ${H} (store, session, seq, hash) VALUES (${this.name}, ${session}, ${EMPTY_CHAIN.seq}, ${EMPTY_CHAIN.hash}) ON CONFLICT DO NOTHING`,
-      sql`SELECT seq, hash FROM ${H} WHERE store = ${this.name} AND session = ${session} FOR UPDATE`,
-    ];
-  }
-
-  /** Seals drafts onto the locked head and returns the records with the statements that write them. */
-  #seal(session: string, head: ChainHead, drafts: readonly AuditDraft[]): { records: AuditRecord[]; statements: string[] } {
-    const sealed = sealChainJson(head, drafts, { at: this.#now(), session, store: this.name });
-    const records = sealed.map((s) => s.record);
-    const last = records.at(-1);
-    if (last === undefined) return { records, statements: [] };
-    const rows = sealed.map(({ record: r, json }) =>
-      sql`(${this.name}, ${session}, ${r.seq}, ${r.at}, ${r.op}, ${r.status}, ${r.spanId}, ${r.hash}, ${r.prevHash}, ${json})`,
-    );
-    return {
-      records,
-      statements: [
-        `INSERT INTO ${this.#t.audit.text} (store, session, seq, at, op, status, span_id, hash, prev_hash, record) VALUES ${rows.join(", ")}`,
-        sql`UPDATE ${this.#t.heads} SET seq = ${last.seq}, hash = ${last.hash} WHERE store = ${this.name} AND session = ${session}`,
-      ],
-    };
-  }
-
-  /** Runs one attempt; driver failures become `StoreError`, errors from `decide` and validation pass through. */
-  async #run<T>(what: string, attempt: () => Promise<T>): Promise<T> {
-    this.#assertOpen();
-    try {
-      return await attempt();
-    } catch (err) {
-      if (isWireError(err)) throw storeError(this.name, what, err);
-      throw err;
-    }
-  }
-
-  /** Like `#run`, but runs a transaction again when it lost a race that left nothing committed. */
-  async #retrying<T>(what: string, attempt: () => Promise<T>): Promise<T> {
-    for (let n = 1; ; n++) {
-      try {
-        return await this.#run(what, attempt);
-      } catch (err) {
-        if (n >= this.#maxAttempts || !isRetryable(err)) throw err;
-        this.#driver.stats.retries++;
-        await new Promise((r) => setTimeout(r, Math.random() * 10 * n));
-      }
-    }
-  }
-}
-
-/** What a prune sent with its COMMIT: enough to recognise it in the chain and answer as if the reply had come. */
-interface Sent {
-  readonly plan: CommitPlan;
-  readonly records: readonly AuditRecord[];
-}
-
-function recordOf(row: Row): StoredRecord {
-  return {
-    handle: String(row["handle"]),
-    spanId: String(row["span_id"]),
-    kind: String(row["kind"]),
-    text: row["text"] === null || row["text"] === undefined ? null : String(row["text"]),
-    hash: String(row["hash"]),
-    createdAt: Number(row["created_at"]),
-    expiredAt: row["expired_at"] === null || row["expired_at"] === undefined ? null : Number(row["expired_at"]),
-  };
-}
-
-function headOf(rows: Row[]): ChainHead {
-  const row = rows[0];
-  if (!row) throw new Error("audit chain head was not locked");
-  return { seq: Number(row["seq"]), hash: String(row["hash"]) };
 }
 

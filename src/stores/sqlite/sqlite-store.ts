@@ -1,28 +1,29 @@
+/**
+ * The SQLite store: `SqliteStore` and the public methods of a `BackingStore` over one file — its write
+ * transaction, the audit chains it appends to, the session's counters, and the check that the file is still
+ * the one it opened. Its prepared statements are in `sqlite-statements.ts`, its tables and migrations in
+ * `sqlite-schema.ts`.
+ */
 import { statSync } from "node:fs";
 import type { DatabaseSync } from "node:sqlite";
 import { StoreError } from "../../errors.js";
 import { EMPTY_CHAIN, sealChainJson, type AuditDraft, type AuditRecord, type ChainHead } from "../../audit.js";
 import { commitResult, lossySpent, planCommit } from "../commit.js";
 import { StoreBase, type StoreOptions } from "../store-options.js";
-import { copySearchAnswer, lookupAnswer, readOnly, registeredSpan, SESSION_SCAN_COPIES, spanTaken, storeLiteral, type SpanRow, type StoredRecord } from "../records.js";
+import { copySearchAnswer, lookupAnswer, readOnly, registeredSpan, SESSION_SCAN_COPIES, spanTaken, storeLiteral } from "../records.js";
 import type {
   BackingStore, CopyCandidate, CopySearch, CopySearchRequest, LookupKey, LookupResult, PersistInput, Persisted, PruneCommit, PruneTransaction,
   RegisteredSpan, RotateReport, SpanRegistration,
 } from "../store.js";
-import { CHAIN_AUDIT, createSchema, migrateDocs, SEQ_MASK } from "./sqlite-schema.js";
-import { blobText, decodingText, textReadsWhole, typed, wholeText, type Typed } from "./sqlite-text.js";
+import { createSchema, migrateDocs, SEQ_MASK } from "./sqlite-schema.js";
+import { prepareStatements, type SqliteStatements } from "./sqlite-statements.js";
+import { textReadsWhole } from "./sqlite-text.js";
 
 export interface SqliteStoreOptions extends StoreOptions {
   /** Path of the database file (created if missing). Several stores may share one file. */
   readonly path: string;
   /** Milliseconds to wait for another connection's write lock before failing. Default 5000. */
   readonly busyTimeoutMs?: number;
-}
-
-type SqlValue = string | number | null;
-
-interface AuditRow {
-  record: string;
 }
 
 /**
@@ -41,7 +42,8 @@ export class SqliteStore extends StoreBase implements BackingStore {
   #checkedAt = Number.NEGATIVE_INFINITY;
   /** Set once the file was found removed or replaced: every later call fails with it (the store must be reopened). */
   #lost: StoreError | null = null;
-  readonly #q: ReturnType<SqliteStore["prepare"]>;
+  /** The prepared statements (sqlite-statements.ts). */
+  readonly #q: SqliteStatements;
   /** Runs `fn` inside `BEGIN IMMEDIATE … COMMIT` (rolled back if it throws). */
   readonly #immediate: <T>(fn: () => T) => T;
   /** Each session's chain number: assigned once, never changed, so it is cached once committed. */
@@ -73,7 +75,7 @@ export class SqliteStore extends StoreBase implements BackingStore {
     }
     this.#identity = fileIdentity(options.path);
     migrateDocs(this.#db);
-    this.#q = this.prepare(textReadsWhole(Database));
+    this.#q = prepareStatements(this.#db, textReadsWhole(Database));
     const begin = this.#db.prepare("BEGIN IMMEDIATE");
     const commit = this.#db.prepare("COMMIT");
     const rollback = this.#db.prepare("ROLLBACK");
@@ -98,129 +100,6 @@ export class SqliteStore extends StoreBase implements BackingStore {
       this.#onCommit = null;
       for (const apply of committed) apply();
       return result;
-    };
-  }
-
-  private prepare(wholeTextReads: boolean) {
-    const db = this.#db;
-    const prep = <P extends unknown[], R = unknown>(sql: string) => typed<P, R>(db.prepare(sql));
-    // Statements that read span text, a replacement body or a group (a provider's call id: any text; see `TextColumn`).
-    const text = wholeTextReads ? wholeText : blobText;
-    const prepText = <P extends unknown[], R = unknown>(sql: string, columns: readonly string[]) =>
-      wholeTextReads ? prep<P, R>(sql) : decodingText(prep<P, R>(sql), columns);
-    return {
-      bySpan: prepText<[string, string, string], StoredRecord>(
-        `SELECT handle, span_id AS spanId, kind, ${text("text", "text")}, hash, created_at AS createdAt, expired_at AS expiredAt FROM pruneguard_records WHERE store = ? AND session = ? AND span_id = ?`,
-        ["text"],
-      ),
-      byHandle: prepText<[string, string, string], StoredRecord>(
-        `SELECT handle, span_id AS spanId, kind, ${text("text", "text")}, hash, created_at AS createdAt, expired_at AS expiredAt FROM pruneguard_records WHERE store = ? AND session = ? AND handle = ?`,
-        ["text"],
-      ),
-      nextHandle: prep<[string, string], { next: number }>(
-        `INSERT INTO pruneguard_handles (store, session, next) VALUES (?, ?, 1)
-         ON CONFLICT (store, session) DO UPDATE SET next = next + 1 RETURNING next`,
-      ),
-      insert: prep<[Record<string, SqlValue>]>(
-        `INSERT INTO pruneguard_records (store, session, span_id, handle, kind, text, hash, created_at)
-         VALUES (@store, @session, @spanId, @handle, @kind, @text, @hash, @now)`,
-      ),
-      rewrite: prep<[Record<string, SqlValue>]>(
-        `UPDATE pruneguard_records SET text = @text, hash = @hash, kind = @kind, created_at = @now, expired_at = NULL
-         WHERE store = @store AND session = @session AND span_id = @spanId`,
-      ),
-      hold: prep<[number | null, string, string, string]>(
-        "UPDATE pruneguard_records SET held = 1, held_until = ? WHERE store = ? AND session = ? AND span_id = ?",
-      ),
-      releaseHolds: prep<[string, string]>(
-        "UPDATE pruneguard_records SET held = 0, held_until = NULL WHERE store = ? AND session = ? AND held = 1",
-      ),
-      searchCopies: prepText<[string, string, string, string], { handle: string; spanId: string; kind: string; hash: string; rotated: number; text: string | null }>(
-        `SELECT handle, span_id AS spanId, kind, hash, text IS NULL AS rotated,
-                ${text("CASE WHEN text IS NOT NULL AND instr(text, ?1) > 0 THEN text END", "text")}
-         FROM pruneguard_records WHERE store = ?2 AND session = ?3 AND handle IN (SELECT value FROM json_each(?4))`,
-        ["text"],
-      ),
-      // The same over the session's whole range of records, for many copies at once (see `searchCopies`).
-      searchSession: prepText<[string, string, string], { handle: string; spanId: string; kind: string; hash: string; rotated: number; text: string | null }>(
-        `SELECT handle, span_id AS spanId, kind, hash, text IS NULL AS rotated,
-                ${text("CASE WHEN text IS NOT NULL AND instr(text, ?1) > 0 THEN text END", "text")}
-         FROM pruneguard_records WHERE store = ?2 AND session = ?3`,
-        ["text"],
-      ),
-      chain: prep<[string, string], { chain: number }>("SELECT chain FROM pruneguard_chains WHERE store = ? AND session = ?"),
-      newChain: prep<[string, string], { chain: number }>("INSERT INTO pruneguard_chains (store, session) VALUES (?, ?) RETURNING chain"),
-      // A chain's records are the key range (chain << 32) + 1 … (chain << 32) + 2^32 − 1 of the rowid.
-      lastAudit: prep<[number], { seq: number; hash: string }>(
-        `SELECT seq, hash FROM pruneguard_audit WHERE id BETWEEN (?1 << 32) + 1 AND (?1 << 32) + ${SEQ_MASK} ORDER BY id DESC LIMIT 1`,
-      ),
-      // DO NOTHING: a record already at this seq means the cached head was stale (see `#heads`).
-      insertAudit: prep<[number, number, string, string, string]>(
-        "INSERT INTO pruneguard_audit (id, status, hash, record) VALUES ((?1 << 32) + ?2, ?3, ?4, ?5) ON CONFLICT (id) DO NOTHING",
-      ),
-      auditLog: prep<[number], AuditRow>(
-        `SELECT record FROM pruneguard_audit WHERE id BETWEEN (?1 << 32) + 1 AND (?1 << 32) + ${SEQ_MASK} ORDER BY id`,
-      ),
-      countLossy: prep<[number], { n: number }>(
-        `SELECT count(*) AS n FROM pruneguard_audit WHERE id BETWEEN (?1 << 32) + 1 AND (?1 << 32) + ${SEQ_MASK} AND status = 'lossy'`,
-      ),
-      // By `pruneguard_audit_span`: the expression and the status list are the index's own.
-      prunesOfSpan: prep<[number, string], AuditRow & { seq: number }>(
-        `SELECT seq, record FROM pruneguard_audit WHERE json_extract(record, '$.spanId') = ?2 AND status IN ('reversible', 'lossy')
-         AND id BETWEEN (?1 << 32) + 1 AND (?1 << 32) + ${SEQ_MASK} ORDER BY id`,
-      ),
-      spanOfHandle: prep<[string, string, string], { spanId: string }>(
-        "SELECT span_id AS spanId FROM pruneguard_records WHERE store = ? AND session = ? AND handle = ?",
-      ),
-      // A session's counters start after what the store already holds for it (sessions begun before the
-      // counters existed): the highest span id it has a record or a committed prune of, and its lossy records.
-      ensureSession: prep<[Record<string, SqlValue>]>(
-        `INSERT INTO pruneguard_sessions (store, session, next_span, lossy_used) SELECT @store, @session,
-           max(
-             (SELECT coalesce(max(CAST(substr(span_id, 6) AS INTEGER)), 0) FROM pruneguard_records
-               WHERE store = @store AND session = @session AND span_id GLOB 'span_[1-9]*'),
-             (SELECT coalesce(max(CAST(substr(json_extract(a.record, '$.spanId'), 6) AS INTEGER)), 0) ${CHAIN_AUDIT}
-               AND a.status IN ('reversible', 'lossy') AND json_extract(a.record, '$.spanId') GLOB 'span_[1-9]*')
-           ),
-           (SELECT count(*) ${CHAIN_AUDIT} AND a.status = 'lossy')
-         ON CONFLICT (store, session) DO NOTHING`,
-      ),
-      sessionRow: prep<[string, string], { next_span: number; lossy_used: number }>(
-        "SELECT next_span, lossy_used FROM pruneguard_sessions WHERE store = ? AND session = ?",
-      ),
-      nextSpan: prep<[string, string], { next_span: number }>(
-        "UPDATE pruneguard_sessions SET next_span = next_span + 1 WHERE store = ? AND session = ? RETURNING next_span",
-      ),
-      sessionStart: prep<[number, string, string], { started_at: number }>(
-        "UPDATE pruneguard_sessions SET started_at = coalesce(started_at, ?) WHERE store = ? AND session = ? RETURNING started_at",
-      ),
-      addLossy: prep<[number, string, string]>(
-        "UPDATE pruneguard_sessions SET lossy_used = max(0, lossy_used + ?) WHERE store = ? AND session = ?",
-      ),
-      insertSpan: prep<[Record<string, SqlValue>]>(
-        `INSERT INTO pruneguard_spans (store, session, ordinal, span_id, kind, hash, grp, message, backing)
-         VALUES (@store, @session, @ordinal, @spanId, @kind, @hash, @grp, @message, @backing)`,
-      ),
-      sessionSpans: prepText<[string, string], SpanRow>(
-        `SELECT ordinal, span_id, kind, hash, ${text("grp", "grp")}, message, backing, ${text("replacement", "replacement")} FROM pruneguard_spans WHERE store = ? AND session = ? ORDER BY ordinal`,
-        ["grp", "replacement"],
-      ),
-      lookupSpan: prepText<[string, string, string], SpanRow>(
-        `SELECT ordinal, span_id, kind, hash, ${text("grp", "grp")}, message, backing, ${text("replacement", "replacement")} FROM pruneguard_spans WHERE store = ? AND session = ? AND span_id = ?`,
-        ["grp", "replacement"],
-      ),
-      noteReplacement: prep<[string, string, string, string]>(
-        "UPDATE pruneguard_spans SET replacement = ? WHERE store = ? AND session = ? AND span_id = ?",
-      ),
-      heldPastRetention: prep<[string, number, number], { n: number }>(
-        `SELECT count(*) AS n FROM pruneguard_records WHERE store = ? AND text IS NOT NULL AND created_at <= ?
-         AND held = 1 AND (held_until IS NULL OR held_until > ?)`,
-      ),
-      rotate: prep<[Record<string, SqlValue>]>(
-        `UPDATE pruneguard_records SET text = NULL, expired_at = @now, held = 0, held_until = NULL
-         WHERE store = @store AND text IS NOT NULL AND created_at <= @cutoff
-         AND NOT (held = 1 AND (held_until IS NULL OR held_until > @now))`,
-      ),
     };
   }
 
