@@ -42,7 +42,12 @@ const PRICE_SETS = Object.keys(PRICES) as PriceSet[];
 export type Behaviour =
   | { readonly name: string; readonly prune: "never" }
   /** Every turn: drops what fell out of the last `keep`, in a step of its own or with its next tool call. */
-  | { readonly name: string; readonly prune: "every-turn"; readonly keep: number; readonly bundled: boolean }
+  /**
+   * Every turn: drops what fell out of the last `keep`, in a step of its own or with its next tool call. It
+   * heeds the runtime's advice (as the tool descriptions teach) unless `ignoresAdvice`: told there is no need
+   * to prune yet, it sends no prune until its context passes the size the answer named.
+   */
+  | { readonly name: string; readonly prune: "every-turn"; readonly keep: number; readonly bundled: boolean; readonly ignoresAdvice?: boolean }
   /** Issues the same drops only once they free at least `minTokens` at once (a model that batches). */
   | { readonly name: string; readonly prune: "batched"; readonly keep: number; readonly minTokens: number }
   /** Drops the oldest results once the window passes `highTokens`, down to `lowTokens`. */
@@ -78,7 +83,7 @@ export async function replaySession(steps: readonly ToolStep[], behaviour: Behav
   const pricer = new Pricer();
   let indexShare = 0;
   /** The model reads the window: one request, priced against the one before. */
-  const request = () => {
+  const request = (): number => {
     const peak = pricer.peakTokens;
     const total = pricer.price(anthropicBlocks(toAnthropic(win)));
     if (total > peak) {
@@ -86,6 +91,7 @@ export async function replaySession(steps: readonly ToolStep[], behaviour: Behav
       const index = win.entries().reduce((n, e) => n + (e.state === "live" ? 0 : pricer.tokens(e.text)), 0);
       indexShare = index / total;
     }
+    return total;
   };
 
   /** Tool results in order, with their text, and whether the model has dropped them. */
@@ -122,19 +128,27 @@ export async function replaySession(steps: readonly ToolStep[], behaviour: Behav
     }
   };
 
+  /** The size from which the runtime last said pruning pays, while the model heeds that advice. */
+  let paysFrom: number | null = null;
+  const heeds = behaviour.prune === "every-turn" && behaviour.ignoresAdvice !== true;
+  const readAdvice = (answers: readonly { readonly text: string; readonly directive: unknown }[]) => {
+    if (!heeds || !answers.some((a) => a.directive !== null)) return;
+    const m = answers.map((a) => /no need to prune yet: [^\n]*pruning pays from ~([0-9.]+)(k?)/.exec(a.text)).find((x) => x !== null);
+    paysFrom = m ? Number(m[1]) * (m[2] === "k" ? 1000 : 1) : null;
+  };
   for (const step of steps) {
-    request();
-    const drops = toDrop();
+    const context = request();
+    const drops = paysFrom !== null && context < paysFrom ? [] : toDrop();
     for (const r of drops) r.dropped = true;
     const prunes = drops.map((r) => pruneUse(r.spanId));
     const use = { type: "tool_use", id: callId(), name: step.tool, input: step.input };
     const bundled = behaviour.prune !== "every-turn" || behaviour.bundled;
     if (prunes.length > 0 && !bundled) {
-      await t.handleToolCalls(await t.appendAnthropic({ content: prunes }));
+      readAdvice(await t.handleToolCalls(await t.appendAnthropic({ content: prunes })));
       request();
     }
     const calls = await t.appendAnthropic({ content: bundled ? [...prunes, use] : [use] });
-    await t.handleToolCalls(calls, run(step));
+    readAdvice(await t.handleToolCalls(calls, run(step)));
     const last = win.entries().findLast((e) => e.state === "live" && e.span.message?.role === "tool-result" && e.span.message.toolName === step.tool);
     if (last?.state === "live") results.push({ spanId: last.span.id, text: step.output, tokens: last.span.tokens, dropped: false });
     clock.advance(20_000);
@@ -216,6 +230,7 @@ const OPENING = "Read this repository and explain how a prune is checked, held a
 export const BEHAVIOURS: readonly Behaviour[] = [
   { name: "never prunes", prune: "never" },
   { name: "prunes every turn, in steps of their own", prune: "every-turn", keep: 8, bundled: false },
+  { name: "prunes every turn, in steps of their own, ignoring the runtime's advice", prune: "every-turn", keep: 8, bundled: false, ignoresAdvice: true },
   { name: "prunes every turn, with its next tool call", prune: "every-turn", keep: 8, bundled: true },
   { name: "batches: prunes once 25k tokens are free", prune: "batched", keep: 8, minTokens: 25_000 },
   { name: "prunes under pressure (above 60k, down to 30k)", prune: "pressure", highTokens: 60_000, lowTokens: 30_000 },
@@ -270,7 +285,8 @@ export const economyBench: Benchmark = {
             subject: `${c.requests} requests, peak ${Math.round(c.peakTokens / 1000)}k (index ${(100 * c.indexShare).toFixed(0)}%), ${fmt(r)}`,
             baseline: `never prunes: ${never.requests} requests, peak ${Math.round(never.peakTokens / 1000)}k`,
             ratio: `${worst.toFixed(2)}×`,
-            goal: compaction === null && !ctx.quick ? goalAtMost(Number(worst.toFixed(2)), target) : null,
+            // A model that ignores the runtime's advice is shown for what it costs, with no goal.
+            goal: compaction === null && !ctx.quick && !(b.prune === "every-turn" && b.ignoresAdvice === true) ? goalAtMost(Number(worst.toFixed(2)), target) : null,
             detail: `${againstPlain.toFixed(2)}× a plain rendering that never prunes; peak ${(c.peakTokens / never.peakTokens).toFixed(2)}× never pruning; cache writes ${(100 * c.writeShare).toFixed(0)}% of the Anthropic cost; ${c.recalled} of ${c.prunes} pruned spans recall byte-identical`,
           });
         }

@@ -63,7 +63,9 @@ export function directiveSchema(limits: DirectiveLimits = DEFAULT_LIMITS, modes:
       description:
         "Free a span of your context. The runtime checks that a durable copy exists first; if not, the prune is " +
         "rejected unless accept_lossy is true, and the span stays. Answers at once with the line that will stand in its " +
-        "place; the context is rewritten at the next compaction point. Send prune calls alongside your next tool call.",
+        "place; the context is rewritten at the next compaction point. Send prune calls alongside your next tool call, " +
+        "never in a step of their own; when the answer says there is no need to prune yet, wait until your context " +
+        "passes the size it names.",
     });
   const recall = z
     .strictObject({

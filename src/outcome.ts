@@ -17,6 +17,12 @@ export type WhenApplied =
       /** Tokens of the rendering from the first pending span on: what applying now re-sends uncached. */
       readonly rewriteTokens: number;
       readonly line: string;
+      /**
+       * `no need to prune yet: ~9.8k tokens, pruning pays from ~36k` while the window is below the size at
+       * which pruning pays (`pruneFloor`): the decision stands and applies at a compaction point, but a
+       * prune sent in a step of its own costs a request more than it saves. `null` from that size on.
+       */
+      readonly advice: string | null;
     };
 
 /** What a compaction point did. */

@@ -43,7 +43,7 @@ export type RuntimeLine =
   | { readonly line: "opening" }
   | { readonly line: "lost"; readonly spanId: string }
   /** A deferred decision's answer, the map's pending line, and a compaction point's report. */
-  | { readonly line: "pending" | "map-pending" | "compacted"; readonly text: string };
+  | { readonly line: "pending" | "map-pending" | "compacted" | "advice"; readonly text: string };
 
 /** The window settings a reader needs: the tombstone wording is the policy's. */
 export interface GrammarContext {
@@ -63,6 +63,7 @@ const MAP_HEAD = re(`map: ([0-9]{1,12}) tokens(?: of ([0-9]{1,12}))?, ([0-9]{1,9
 const TOKENS_SHORT = "~(?:[0-9]{1,3}|[0-9]\\.[0-9]k|[1-9][0-9]{1,9}k)";
 const MAP_PENDING = re(`pending: ([1-9][0-9]{0,8}) decisions? free ${TOKENS_SHORT} of ${TOKENS_SHORT.slice(1)} tokens; compacting now rewrites ${TOKENS_SHORT} cached tokens`);
 const APPLIES = re(`applies (?:at the next compaction|before your next request): ${TOKENS_SHORT} of ${TOKENS_SHORT.slice(1)} tokens pending; compacting now rewrites ${TOKENS_SHORT} cached tokens`);
+const ADVICE = re(`no need to prune yet: ${TOKENS_SHORT} tokens, pruning pays from ${TOKENS_SHORT}`);
 const COMPACTED = re(`compacted: (?:nothing was pending|[0-9]{1,9} decisions? applied(?:, [0-9]{1,9} calls? folded)?, ${TOKENS_SHORT} tokens freed, ${TOKENS_SHORT} rewritten)`);
 const MAP_SPAN = re(`(${SPAN}) ((?:drop|summarize|compress)(?:,(?:drop|summarize|compress)){0,2}): (reversible(?: for ${REMAINING})?|lossy only with accept_lossy|never \\((?:lossy forbidden|lossy budget spent|tool call group|store unavailable)\\))`);
 
@@ -118,6 +119,7 @@ export function parseRuntimeLine(line: string, ctx: GrammarContext): RuntimeLine
   if (MAP_PENDING.test(line)) return { line: "map-pending", text: line };
   if (APPLIES.test(line)) return { line: "pending", text: line };
   if (COMPACTED.test(line)) return { line: "compacted", text: line };
+  if (ADVICE.test(line)) return { line: "advice", text: line };
   if ((m = LOST.exec(line))) return { line: "lost", spanId: m[1]! };
   if ((m = RANGE_SUMMARY.exec(line))) return { line: "range-summary", spanId: m[1]!, first: m[2]!, last: m[3]!, count: Number(m[4]) };
   if ((m = RANGE_REJECTED.exec(line))) return { line: "range-rejected", from: m[1]!, to: m[2]!, why: m[3]! };

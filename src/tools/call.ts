@@ -87,7 +87,10 @@ export function toolResultText(outcome: DirectiveOutcome): string {
   if (outcome.op === "prune" && (outcome.status === "reversible" || outcome.status === "lossy")) {
     for (const m of outcome.group) if (m.status !== outcome.status) lines.push(m.line);
   }
-  if ("applies" in outcome && outcome.applies.at === "next-compaction") lines.push(outcome.applies.line);
+  if ("applies" in outcome && outcome.applies.at === "next-compaction") {
+    lines.push(outcome.applies.line);
+    if (outcome.applies.advice !== null) lines.push(outcome.applies.advice);
+  }
   return lines.join("\n");
 }
 

@@ -32,6 +32,23 @@ export function pendingLine(pendingTokens: number, thresholdTokens: number, rewr
   return `${when}: ~${tokensShort(pendingTokens)} of ${tokensShort(thresholdTokens)} tokens pending; compacting now rewrites ~${tokensShort(rewriteTokens)} cached tokens`;
 }
 
+/**
+ * The size from which pruning pays, for a compaction policy: three times what a compaction point needs
+ * pending (below it, the live spans a model keeps are most of the window, and each prune sent in a step of
+ * its own re-reads the whole window for less than it frees), and never above the size that forces a
+ * compaction point. `null` when every decision is a compaction point.
+ */
+export function pruneFloor(policy: CompactionPolicy | "immediate", atTokens: number | null): number | null {
+  if (policy === "immediate") return null;
+  const floor = 3 * policy.minFreedTokens;
+  return atTokens === null ? floor : Math.min(floor, atTokens);
+}
+
+/** `no need to prune yet: ~9.8k tokens, pruning pays from ~36k`: the advice a prune's answer and the map carry below the floor. */
+export function adviceLine(usedTokens: number, floor: number): string {
+  return `no need to prune yet: ~${tokensShort(usedTokens)} tokens, pruning pays from ~${tokensShort(floor)}`;
+}
+
 /** `pending: 3 decisions free ~12k of 12k tokens; compacting now rewrites ~48k cached tokens` (the map's second line). */
 export function mapPendingLine(p: PendingState): string {
   return `pending: ${p.decisions} decision${p.decisions === 1 ? "" : "s"} free ~${tokensShort(p.pendingTokens)} of ${tokensShort(p.thresholdTokens)} tokens; compacting now rewrites ~${tokensShort(p.rewriteTokens)} cached tokens`;
@@ -91,6 +108,17 @@ export class ShownWindow {
 
   get immediate(): boolean {
     return this.policy === "immediate";
+  }
+
+  /** The size from which pruning pays (`pruneFloor`), `null` when every decision is a compaction point. */
+  get pruneFloor(): number | null {
+    return pruneFloor(this.policy, this.#atTokens);
+  }
+
+  /** The advice for a window of `usedTokens` (`adviceLine`), or `null` from the floor on. */
+  advice(usedTokens: number = this.#tokens): string | null {
+    const floor = this.pruneFloor;
+    return floor === null || usedTokens >= floor ? null : adviceLine(usedTokens, floor);
   }
 
   get threshold(): number {
@@ -216,7 +244,7 @@ export class ShownWindow {
     const rewriteTokens = this.rewriteTokens();
     return {
       at: "next-compaction", pendingTokens: this.#pendingTokens, thresholdTokens: this.threshold, rewriteTokens,
-      line: pendingLine(this.#pendingTokens, this.threshold, rewriteTokens, this.due()),
+      line: pendingLine(this.#pendingTokens, this.threshold, rewriteTokens, this.due()), advice: this.advice(),
     };
   }
 }

@@ -59,9 +59,11 @@ const NEVER_WHY: Partial<Record<RejectReason, string>> = {
  * `span_3 drop,summarize: reversible`, `… reversible for 1h59m`, `… lossy only with accept_lossy`,
  * `… never (lossy forbidden)`. At most 18 o200k tokens a span line (span_99999, all modes, 99h59m).
  */
-export function mapLines(tokens: WindowMap["tokens"], spans: readonly SpanForecast[], now: number, pending: PendingState | null = null): string {
+export function mapLines(
+  tokens: WindowMap["tokens"], spans: readonly SpanForecast[], now: number, pending: PendingState | null = null, advice: string | null = null,
+): string {
   const head = `map: ${tokens.used} tokens${tokens.limit === null ? "" : ` of ${tokens.limit}`}, ${spans.length} live span${spans.length === 1 ? "" : "s"}`;
-  return [head, ...(pending === null ? [] : [mapPendingLine(pending)]), ...spans.map((s) => `${s.spanId} ${s.modes.join(",")}: ${forecastWords(s, now)}`)].join("\n");
+  return [head, ...(advice === null ? [] : [advice]), ...(pending === null ? [] : [mapPendingLine(pending)]), ...spans.map((s) => `${s.spanId} ${s.modes.join(",")}: ${forecastWords(s, now)}`)].join("\n");
 }
 
 function forecastWords(s: SpanForecast, now: number): string {

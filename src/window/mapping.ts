@@ -49,7 +49,8 @@ export async function mapWindow(core: WindowCore, raw: string): Promise<WindowMa
   const tokens = { used: countTokens(renderWindow(core.views(), core.notices)), limit: core.settings.limits.maxTokens ?? null };
   const seq = await core.audit(core.home, mapDraft(raw));
   const pending = core.shown.pendingState();
-  return { op: "map", status: "mapped", tokens, spans: forecasts, line: mapLines(tokens, forecasts, now, pending), auditSeq: seq, pending };
+  const line = mapLines(tokens, forecasts, now, pending, core.shown.advice(tokens.used));
+  return { op: "map", status: "mapped", tokens, spans: forecasts, line, auditSeq: seq, pending };
 }
 
 /** The map's lines as the window predicts them without asking any store, for a rendering of `text`. */
@@ -57,7 +58,7 @@ export function forecastLines(core: WindowCore, text: string): string {
   const now = core.now();
   const forecasts = spanForecasts(core, (e) => predictedCheck(e, core.storeOf(e), now), core.state.lossyUsed ?? 0);
   const tokens = { used: countTokens(text), limit: core.settings.limits.maxTokens ?? null };
-  return mapLines(tokens, forecasts, now, core.shown.pendingState());
+  return mapLines(tokens, forecasts, now, core.shown.pendingState(), core.shown.advice(tokens.used));
 }
 
 /** One forecast per live span, from each member's check (`null`: its store could not be asked). */

@@ -11,7 +11,7 @@ describe("a multi-step AI SDK 7 agent through the ready tools (generateText, moc
       "step 1 prune → lossy: span_2 pruned, unrecoverable, contents unknown",
       "step 1 prune → invalid: directive ignored: accept_lossy must be the JSON value true or false",
       "step 1 prune → invalid: directive ignored: arguments are not valid JSON",
-      "step 1 compact → compacted: compacted: 3 decisions applied, ~597 tokens freed, ~683 rewritten",
+      "step 1 compact → compacted: compacted: 3 decisions applied, ~615 tokens freed, ~683 rewritten",
       "step 2 recall → found: span_5 recalled (#3):",
       "step 2 recall → pruned-unrecoverable: span_2 pruned, unrecoverable, contents unknown",
       "step 2 recall → unknown: span_99: never in this session",

@@ -375,8 +375,11 @@ describe("the model can see the price", () => {
     const map = await win.map();
     expect(map.pending).toMatchObject({ decisions: 1, thresholdTokens: 50_000 });
     const lines = map.line.split("\n");
-    expect(lines[1]).toMatch(/^pending: 1 decision free ~\d\.\dk of 50k tokens; compacting now rewrites ~\d\.\dk cached tokens$/);
-    for (const line of [lines[1]!, out.applies.line, (await win.compact()).line]) expect(parseRuntimeLine(line, ctx)).not.toBeNull();
+    // Far below the size from which pruning pays (3 × 50k): the map and the prune's answer say so first.
+    expect(lines[1]).toMatch(/^no need to prune yet: ~\d\.\dk tokens, pruning pays from ~150k$/);
+    expect(out.applies.advice).toMatch(/^no need to prune yet: /);
+    expect(lines[2]).toMatch(/^pending: 1 decision free ~\d\.\dk of 50k tokens; compacting now rewrites ~\d\.\dk cached tokens$/);
+    for (const line of [lines[1]!, lines[2]!, out.applies.line, out.applies.advice!, (await win.compact()).line]) expect(parseRuntimeLine(line, ctx)).not.toBeNull();
     expect((await win.map()).pending).toBeNull();
   });
 });
