@@ -170,3 +170,21 @@ describe("index lines fold", () => {
     for (const r of results.slice(0, 10)) expect(await resumed.recall(r.id)).toMatchObject({ status: "found", text: r.text });
   });
 });
+
+describe("the runtime says when a prune cannot pay yet", () => {
+  it("below three times minFreedTokens the answer and the map advise waiting; from there on they do not", async () => {
+    const clock = new ManualClock(Date.UTC(2026, 11, 5, 9, 0));
+    const win = new ContextWindow<Kind>(open(new MemoryStore({ name: "log", clock }), clock, { limits: { maxLengthMs: 8 * HOUR, compaction: { minFreedTokens: 2_000, atTokens: null } } }));
+    for (let i = 1; i <= 4; i++) await win.append({ kind: "toolResult", text: output(i, 1_000) });
+    const small = await win.handleToolCall({ id: "p1", name: "prune", arguments: { span_id: "span_1", mode: "drop" } });
+    expect(small?.outcome).toMatchObject({ status: "reversible", applies: { at: "next-compaction", advice: expect.stringMatching(/^no need to prune yet: ~\d\.\dk tokens, pruning pays from ~6\.0k$/) } });
+    expect(small?.text.split("\n").at(-1)).toMatch(/^no need to prune yet: /);
+    expect((await win.map()).line.split("\n")[1]).toMatch(/^no need to prune yet: /);
+    for (let i = 5; i <= 8; i++) await win.append({ kind: "toolResult", text: output(i, 1_000) });
+    const large = await win.handleToolCall({ id: "p2", name: "prune", arguments: { span_id: "span_2", mode: "drop" } });
+    expect(large?.outcome).toMatchObject({ status: "reversible" });
+    if (large?.outcome.status !== "reversible") throw new Error("expected a reversible prune");
+    expect(large.outcome.applies.at === "now" || large.outcome.applies.advice === null).toBe(true);
+    expect(large.text).not.toMatch(/no need to prune yet/);
+  });
+});
