@@ -3,8 +3,13 @@
  * anything a tool or a model wrote — is rendered only inside a frame, and a runtime line is never inside
  * one. So no span can print a line the model would take for the runtime's word.
  *
- * - Every line of untrusted text is rendered after the gutter `│ ` (U+2502 and a space); runtime lines
- *   never start with it. The gutter costs one o200k token per line.
+ * - Every line of untrusted text that starts at the margin is rendered after the gutter `│ ` (U+2502 and a
+ *   space); a line indented by a tab or two spaces is rendered as it is, because no runtime line starts with
+ *   whitespace (and a line indented by one space, which a reader might not see as indented, takes the
+ *   gutter). So every line that could begin like a runtime line carries the gutter, and the reader's rule is
+ *   one test: a line that starts with the gutter or with whitespace is span text. The gutter costs one o200k
+ *   token a line; indented lines — most of code — cost nothing: framing adds about 3 % to a tool output
+ *   where a gutter on every line added 8 % (figure 11 measures a session against a plain rendering).
  * - "Line" means whatever any common reader splits on: LF, CR, CRLF, VT, FF, the file/group/record
  *   separators U+001C–U+001E, NEL (U+0085), LINE SEPARATOR (U+2028) and PARAGRAPH SEPARATOR (U+2029),
  *   the set Python's `str.splitlines` uses. Each becomes a line break plus a gutter, so a CR or U+2028
@@ -30,9 +35,25 @@ export function splitLines(text: string): string[] {
   return text.split(LINE_BREAKS);
 }
 
-/** Untrusted text in its frame: every line after the gutter, joined with LF. Linear in the text. */
+/** A line indented so that it can never read as a runtime line: a tab, or two spaces. */
+const INDENTED = /^(?:\t| {2})/;
+
+/** The gutter's mark, without its space: what a framed line at the margin starts with. */
+export const GUTTER_MARK = GUTTER.trimEnd();
+
+/** Whether a rendered line is span text by the framing rule: it starts with the gutter or with whitespace. */
+export function isFramed(line: string): boolean {
+  return line.startsWith(GUTTER_MARK) || line.startsWith(" ") || line.startsWith("\t");
+}
+
+/**
+ * Untrusted text in its frame: every line at the margin (and every empty line) after the gutter, every
+ * indented line as it is, joined with LF. Linear in the text.
+ */
 export function frameUntrusted(text: string): string {
-  return GUTTER + text.replace(LINE_BREAKS, `\n${GUTTER}`);
+  const lines = text.split(LINE_BREAKS);
+  for (let i = 0; i < lines.length; i++) if (!INDENTED.test(lines[i]!)) lines[i] = GUTTER + lines[i]!;
+  return lines.join("\n");
 }
 
 // C0 and C1 controls (tab aside), the line and paragraph separators, and bidi controls that reorder a line.

@@ -5,7 +5,7 @@
  * of a rendered window must parse here. Tests parse whole renderings with `readRendered` to prove that no
  * span text or digest, whatever it contains, produces a runtime line.
  */
-import { GUTTER, splitLines } from "./framing.js";
+import { isFramed, splitLines } from "./framing.js";
 
 const SPAN = "span_[1-9][0-9]{0,8}";
 const HANDLE = "[a-z]{0,4}#[1-9][0-9]{0,15}";
@@ -99,10 +99,10 @@ function tombstonePattern(template: string): RegExp {
 
 /**
  * Parses one line as a runtime line, or `null` when it is not one. A framed line (starting with the
- * gutter) is never a runtime line, whatever follows the gutter.
+ * gutter or with whitespace) is never a runtime line, whatever follows.
  */
 export function parseRuntimeLine(line: string, ctx: GrammarContext): RuntimeLine | null {
-  if (line.startsWith(GUTTER.trimEnd())) return null;
+  if (isFramed(line)) return null;
   let m: RegExpExecArray | null;
   if ((m = HEADER.exec(line))) return { line: "header", spanId: m[1]!, kind: m[2] ?? null };
   if ((m = INDEX.exec(line))) {
@@ -153,7 +153,7 @@ export function readRendered(text: string, ctx: GrammarContext): ReadBack {
   let framed = 0;
   for (const line of splitLines(text)) {
     if (line.length === 0) continue;
-    if (line.startsWith(GUTTER.trimEnd())) {
+    if (isFramed(line)) {
       framed++;
       continue;
     }

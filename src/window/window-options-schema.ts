@@ -5,7 +5,7 @@
  * construction, not `now is not a function` in the middle of a prune.
  */
 import { z } from "zod";
-import { cutUnits, GUTTER, LINE_BREAK, oneLine } from "../render/framing.js";
+import { cutUnits, isFramed, LINE_BREAK, oneLine } from "../render/framing.js";
 import { MIN_COMPACTION_TOKENS, MIN_SEARCH_TOKENS } from "../policy/kinds.js";
 import { clockSchema } from "../stores/store-options.js";
 import { PRUNE_MODES, type PruneMode } from "../types.js";
@@ -74,8 +74,8 @@ export const windowOptionsSchema = z.object({
   // The tombstone is a runtime line: one line, never starting like framed text, so nothing can mistake it.
   tombstone: z
     .string({ error: "must be a string with {span}" })
-    .refine((t) => !LINE_BREAK.test(t) && !t.startsWith(GUTTER.trimEnd()) && !/[\x00-\x1f\x7f-\x9f]/.test(t), {
-      error: "must be one line of plain text (no line breaks or control characters, not starting with the frame's gutter)",
+    .refine((t) => !LINE_BREAK.test(t) && !isFramed(t) && !/[\x00-\x1f\x7f-\x9f]/.test(t), {
+      error: "must be one line of plain text (no line breaks or control characters, not starting with the frame's gutter or with whitespace)",
     })
     .optional(),
   auditStore: z.string().optional(),

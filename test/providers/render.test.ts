@@ -190,7 +190,7 @@ describe("Finding 25.10: Anthropic's whitespace rules", () => {
     expect(anthropicProblems({ messages: typed })).toEqual([]);
     // Only the final turn is touched; earlier ones keep every byte, and so do the other providers.
     await win.append({ kind: "chat", text: "and?", message: { role: "user" } });
-    expect(toAnthropic(win).messages[1]!.content).toEqual([{ type: "text", text: "[span_2]\n│ because of the 502\n│ \n│   " }]);
+    expect(toAnthropic(win).messages[1]!.content).toEqual([{ type: "text", text: "[span_2]\n│ because of the 502\n│ \n  " }]);
   });
 
   it("withoutTrailingSpace cuts whitespace and the empty framed lines it leaves, and nothing else", () => {
