@@ -158,8 +158,10 @@ export class WindowCore {
     const now = this.now();
     const pending = this.shown.pendingCount;
     const folded = this.state.foldDirectiveCalls();
-    // Runs of index lines a pending decision touched fold into one line each (every run after a resume).
-    this.state.foldIndex(this.shown.views().length === 0 ? null : (e) => this.shown.isPending(spanIdOf(e)));
+    // Runs of index lines a pending decision touched fold into one line each (every run after a resume);
+    // with nothing pending no run was touched, and the fold pass is skipped.
+    if (this.shown.views().length === 0) this.state.foldIndex(null);
+    else if (pending > 0) this.state.foldIndex((e) => this.shown.isPending(spanIdOf(e)));
     const { views, firstChange } = this.shown.reconcile(this.state.entries.map((e) => entryView(e, now, this.settings.tombstone)));
     if (firstChange < 0) {
       this.shown.unchanged();

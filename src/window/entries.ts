@@ -108,6 +108,8 @@ export interface FoldEntry {
   members: Entry[];
   /** Its one line (`foldLine`). */
   text: string;
+  /** The role it renders in, worked out once from its members (`summaryRole`). */
+  role: "system" | "user" | "assistant";
   handle: null;
   store: null;
   replacement: null;

@@ -23,6 +23,7 @@
  */
 import type { Entry, FoldEntry, GoneEntry } from "./entries.js";
 import { spanIdOf } from "./entries.js";
+import { summaryRole } from "./view.js";
 
 /** Most members one fold lists. */
 export const FANOUT = 16;
@@ -99,7 +100,7 @@ export function foldLine(key: string, members: readonly Entry[]): string {
 
 function makeFold(members: Entry[]): FoldEntry {
   const key = `${firstLeaf(members[0]!)}-${lastLeaf(members.at(-1)!)}`;
-  return { state: "fold", spanId: key, kind: "fold", members, text: foldLine(key, members), handle: null, store: null, replacement: null, group: null };
+  return { state: "fold", spanId: key, kind: "fold", members, text: foldLine(key, members), role: summaryRole(members), handle: null, store: null, replacement: null, group: null };
 }
 
 /** One fold of a run: chunked to `FANOUT`, an earlier fold at its head taking the rest when they fit. */

@@ -53,7 +53,7 @@ export function entryView(e: Entry, now: number, tombstone: string): WindowEntry
     };
   }
   if (e.state === "fold") {
-    return { state: "fold", spanId: e.spanId, kind: "fold", members: e.members.map(spanIdOf), message: { role: summaryRole(e.members) }, line: e.text, text: e.text };
+    return { state: "fold", spanId: e.spanId, kind: "fold", members: e.members.map(spanIdOf), message: { role: e.role }, line: e.text, text: e.text };
   }
   if (e.state === "lost") return { state: "lost", spanId: e.spanId, kind: e.kind, group: e.group, message: e.message, line: e.text, text: e.text };
   const common = {
@@ -64,9 +64,9 @@ export function entryView(e: Entry, now: number, tombstone: string): WindowEntry
 }
 
 /** The role a summary renders in: its members', when they agree on one speaker; tool traffic is the model's. */
-function summaryRole(members: readonly Entry[]): "system" | "user" | "assistant" {
+export function summaryRole(members: readonly Entry[]): "system" | "user" | "assistant" {
   const roles = new Set(members.map((m): "system" | "user" | "assistant" => {
-    const message = m.state === "live" ? m.span.message : m.state === "summary" || m.state === "fold" ? { role: summaryRole(m.members) } : (m.message ?? undefined);
+    const message = m.state === "live" ? m.span.message : m.state === "fold" ? { role: m.role } : m.state === "summary" ? { role: summaryRole(m.members) } : (m.message ?? undefined);
     const role = message?.role ?? "user";
     return role === "tool-call" || role === "tool-result" ? "assistant" : role;
   }));
