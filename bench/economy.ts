@@ -68,6 +68,8 @@ export interface SessionCost {
   readonly prunes: number;
   /** Pruned spans whose recall gave back the bytes appended, of those pruned. */
   readonly recalled: number;
+  /** Identifiers found only in pruned outputs (a sample), and how many one search and one recall brought back. */
+  readonly identifiers: { readonly sampled: number; readonly found: number };
 }
 
 /**
@@ -163,7 +165,30 @@ export async function replaySession(steps: readonly ToolStep[], behaviour: Behav
     const answer = await win.recall(r.spanId);
     if (answer.status === "found" && answer.text === r.text) recalled++;
   }
-  return { ...pricer.cost(), indexShare, prunes: dropped.length, recalled };
+  return { ...pricer.cost(), indexShare, prunes: dropped.length, recalled, identifiers: await identifiersFound(win, dropped.map((r) => r.text)) };
+}
+
+/**
+ * Identifiers that exist only in pruned outputs — a sample of up to 30, spread over the session — and how
+ * many the model gets back with one search (for the identifier) and one recall (of the first match).
+ */
+async function identifiersFound(win: ContextWindow<keyof typeof KINDS>, pruned: readonly string[]): Promise<SessionCost["identifiers"]> {
+  if (pruned.length === 0) return { sampled: 0, found: 0 };
+  const live = win.entries().map((e) => (e.state === "live" ? e.span.text : e.text)).join("\n");
+  const only = new Set<string>();
+  for (const text of pruned) for (const m of text.matchAll(/\b[A-Za-z_][A-Za-z0-9_]{11,40}\b/g)) if (!live.includes(m[0])) only.add(m[0]);
+  const all = [...only];
+  const step = Math.max(1, Math.floor(all.length / 30));
+  const sample = all.filter((_, i) => i % step === 0).slice(0, 30);
+  let found = 0;
+  for (const id of sample) {
+    const hit = await win.search(id);
+    if (hit.status !== "match") continue;
+    const first = hit.matches[0]!;
+    const answer = await win.recall(first.handle ?? first.spanId);
+    if (answer.status === "found" && answer.text.includes(id)) found++;
+  }
+  return { sampled: sample.length, found };
 }
 
 /** A request as Anthropic blocks, each a string: what the cache compares, block by block from the start. */
@@ -223,7 +248,7 @@ export function replayPlain(steps: readonly ToolStep[]): SessionCost {
     blocks.push(`user:${JSON.stringify({ type: "tool_result", tool_use_id: id, content: step.output })}`);
   });
   pricer.price([...blocks]);
-  return { ...pricer.cost(), indexShare: 0, prunes: 0, recalled: 0 };
+  return { ...pricer.cost(), indexShare: 0, prunes: 0, recalled: 0, identifiers: { sampled: 0, found: 0 } };
 }
 
 const OPENING = "Read this repository and explain how a prune is checked, held and audited, with the files and functions involved.";
@@ -288,7 +313,7 @@ export const economyBench: Benchmark = {
             ratio: `${worst.toFixed(2)}×`,
             // A model that ignores the runtime's advice is shown for what it costs, with no goal.
             goal: compaction === null && !ctx.quick && !(b.prune === "every-turn" && b.ignoresAdvice === true) ? goalAtMost(Number(worst.toFixed(2)), target) : null,
-            detail: `${againstPlain.toFixed(2)}× a plain rendering that never prunes; peak ${(c.peakTokens / never.peakTokens).toFixed(2)}× never pruning; cache writes ${(100 * c.writeShare).toFixed(0)}% of the Anthropic cost; ${c.recalled} of ${c.prunes} pruned spans recall byte-identical`,
+            detail: `${againstPlain.toFixed(2)}× a plain rendering that never prunes; peak ${(c.peakTokens / never.peakTokens).toFixed(2)}× never pruning; cache writes ${(100 * c.writeShare).toFixed(0)}% of the Anthropic cost; ${c.recalled} of ${c.prunes} pruned spans recall byte-identical; ${c.identifiers.found} of ${c.identifiers.sampled} identifiers found only in pruned outputs come back with one search and one recall`,
           });
         }
       }

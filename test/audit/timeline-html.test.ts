@@ -63,8 +63,10 @@ async function smallSession(): Promise<void> {
   await win.applyDirective({ op: "recall", span_id: ids[3] });
   await win.applyDirective({ op: "recall", span_id: "span_99" });
   await win.applyDirective({ op: "search", query: QUERY });
-  await win.applyDirective({ op: "map" });
-  await win.applyDirective({ op: "compact" });
+  await win.applyDirective({ op: "map" }); // the map renders: the pending prunes apply there, by the window itself
+  await win.applyDirective({ op: "prune", span_id: ids[5], mode: "drop" });
+  await win.applyDirective({ op: "compact" }); // applies that prune: a compaction point asked for
+  await win.applyDirective({ op: "compact" }); // nothing left to rewrite: audited, no compaction point
   await win.applyDirective(`{"op":"prune","span_id":"${BODY}"`);
   toolLog.close();
   short.close();
@@ -109,7 +111,7 @@ describe("audit --format html", () => {
     expect(page.match(/data-verify="ok"/g)).toHaveLength(2); // both chains: toolLog and short
     expect(page.indexOf('id="verify"')).toBeLessThan(page.indexOf('id="summary"'));
     // Every kind of answer is there: prunes reversible, until, lossy, rejected; recalls; search; map; compact; invalid.
-    for (const label of ["prune: reversible (", "prune: reversible until (", "prune: lossy (tombstone) (", "prune: rejected (", "recall: found (", "recall: not found (", "search: match (", "map (", "compaction point (asked) (", "compaction point (automatic) (", "invalid directive ("]) {
+    for (const label of ["prune: reversible (", "prune: reversible until (", "prune: lossy (tombstone) (", "prune: rejected (", "recall: found (", "recall: not found (", "search: match (", "map (", "compaction point (asked) (", "compaction point (automatic) (", "compact asked: nothing to rewrite (no compaction point) (", "invalid directive ("]) {
       expect(page, label).toContain(label);
     }
     expect(page).toContain("1 lossy commitment; 1 prune refused because the budget was spent.");
