@@ -161,6 +161,8 @@ function stripVolatile(r: AuditRecord) {
 export async function freedSpanProblems(win: ContextWindow, store: BackingStore, originals: ReadonlyMap<string, string>): Promise<string[]> {
   const problems: string[] = [];
   for (const e of win.entries()) {
+    // A fold's members are index lines checked by recall in test/window/long-sessions.test.ts; these sessions are
+    // too short to fold (a run folds from 16 items on).
     if (e.state === "live" || e.state === "lost" || e.state === "summary" || e.state === "fold") continue;
     if (e.state === "tombstone") {
       if (!/unrecoverable|original unrecoverable/.test(e.text)) problems.push(`${e.spanId}: tombstone without the unrecoverable marker`);
