@@ -23,7 +23,8 @@ import type { WindowEntry } from "./view.js";
 export function tokensShort(n: number): string {
   const v = Math.max(0, Math.round(n));
   if (v < 1000) return String(v);
-  return v < 10_000 ? `${(v / 1000).toFixed(1)}k` : `${Math.round(v / 1000)}k`;
+  // 9,950 and up round to 10k: `(9960 / 1000).toFixed(1)` would print `10.0k`, which the grammar does not read.
+  return v < 9_950 ? `${(v / 1000).toFixed(1)}k` : `${Math.round(v / 1000)}k`;
 }
 
 /** The line a pending decision adds to its answer, and the map to its head. */
@@ -162,7 +163,8 @@ export class ShownWindow {
    * to change nothing shown are forgotten, and everything shown counts as rendered by the last compaction
    * point (it stays as it is until the next one, so a cache breakpoint may move to its end).
    */
-  unchanged(): void {
+  unchanged(nextLapse: number | null): void {
+    if (nextLapse !== null) this.#nextLapse = nextLapse;
     this.#pending.clear();
     this.#pendingTokens = 0;
     this.#firstPending = Number.POSITIVE_INFINITY;

@@ -160,11 +160,13 @@ export class WindowCore {
     const folded = this.state.foldDirectiveCalls();
     // Runs of index lines a pending decision touched fold into one line each (every run after a resume);
     // with nothing pending no run was touched, and the fold pass is skipped.
-    if (this.shown.views().length === 0) this.state.foldIndex(null);
-    else if (pending > 0) this.state.foldIndex((e) => this.shown.isPending(spanIdOf(e)));
+    if (this.shown.views().length === 0) this.state.foldIndex(null, now);
+    else if (pending > 0) this.state.foldIndex((e) => this.shown.isPending(spanIdOf(e)), now);
+    if (this.state.foldsStale) this.state.refreshFolds();
     const { views, firstChange } = this.shown.reconcile(this.state.entries.map((e) => entryView(e, now, this.settings.tombstone)));
     if (firstChange < 0) {
-      this.shown.unchanged();
+      // A promise that lapsed where no line shows it (a folded or summarized member): the next lapse is later.
+      this.shown.unchanged(this.shown.lapsed(now) ? nextLapse(this.state.all(), now) : null);
       return { applied: pending, folded, freedTokens: 0, rewrittenTokens: 0, made: false };
     }
     const shownBefore = this.shown.views().length;

@@ -8,9 +8,11 @@
  *
  * The bound: every maximal run of foldable positions is at most one line, so the index takes at most one
  * line per gap between the positions that stay (live spans, digests, summaries, lines whose promise is
- * time-limited or whose copy was found lost), whatever the session's length. A fold lists at most
- * `FANOUT` members: a longer run folds in chunks first, and a run that meets an earlier fold takes the
- * earlier fold's members when they fit, else the fold itself as one member.
+ * time-limited or whose copy was found lost), whatever the session's length. A fold is a balanced tree over
+ * its run's index lines: they are chunked by `FANOUT` from the run's start, the chunks again, and so on, so
+ * a fold lists at most `FANOUT` members and its depth is logarithmic (4 levels for 65,536 lines). When a
+ * run grows, it is folded again from its lines: the full chunks are the same (same members, same keys, the
+ * same objects), only the last chunk and the levels above it are new.
  *
  * Cache: only runs a pending decision touched are folded (the compaction point rewrites from there
  * anyway), and a fold merges with the fold just before it, so the rewrite starts at most one line earlier.
@@ -38,10 +40,15 @@ export const MIN_RUN = 16;
 /** A label the fold line may print: a kind name or a tool name of the same shape (never untrusted text). */
 const LABEL = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
 
-function foldable(e: Entry): e is GoneEntry | FoldEntry {
+/**
+ * Whether a position may fold at `now`: an index line that shows no time (`until`) and still offers its
+ * recall, a tombstone, or a fold. A line kept only until a time, or whose copy was found lost or is no
+ * longer promised, stays where the model reads it.
+ */
+function foldable(e: Entry, now: number): e is GoneEntry | FoldEntry {
   if (e.state === "fold") return true;
   if (e.state === "tombstone") return e.replacement === null;
-  return e.state === "pruned" && e.replacement === null && !e.copyLost && e.keptUntil === null && e.handle !== null;
+  return e.state === "pruned" && e.replacement === null && !e.copyLost && e.until === null && e.handle !== null && (e.keptUntil === null || now < e.keptUntil);
 }
 
 /** The leaves of a fold (index lines and tombstones), depth first. */
@@ -73,7 +80,8 @@ export function foldLine(key: string, members: readonly Entry[]): string {
   let holes = 0;
   for (const m of members) {
     for (const leaf of leaves(m)) {
-      if (leaf.state === "tombstone") {
+      // A copy found lost since it folded counts as unrecoverable (`WindowState.refreshFolds` redraws the line).
+      if (leaf.state === "tombstone" || leaf.copyLost) {
         holes++;
         continue;
       }
@@ -98,25 +106,33 @@ export function foldLine(key: string, members: readonly Entry[]): string {
   return `${key}: ${parts.join(", ")}; recall ${key} to list them`;
 }
 
-function makeFold(members: Entry[]): FoldEntry {
+/** Folds made before, by key: a chunk with the same key and as many members is the same chunk. */
+export type KnownFolds = (key: string) => Entry | undefined;
+
+function makeFold(members: Entry[], known: KnownFolds): FoldEntry {
   const key = `${firstLeaf(members[0]!)}-${lastLeaf(members.at(-1)!)}`;
+  const before = known(key);
+  if (before?.state === "fold" && before.members.length === members.length && before.members.every((m, i) => m === members[i])) return before;
   return { state: "fold", spanId: key, kind: "fold", members, text: foldLine(key, members), role: summaryRole(members), handle: null, store: null, replacement: null, group: null };
 }
 
-/** One fold of a run: chunked to `FANOUT`, an earlier fold at its head taking the rest when they fit. */
-function foldRun(run: Entry[]): FoldEntry {
-  const head = run[0]!;
-  if (head.state === "fold" && head.members.length + run.length - 1 <= FANOUT) return makeFold([...head.members, ...run.slice(1)]);
-  let level = run;
+/** A run's index lines and tombstones as one balanced fold: chunked by `FANOUT` from the start, level by level. */
+export function foldLeaves(lines: readonly Entry[], known: KnownFolds): FoldEntry {
+  let level: Entry[] = [...lines];
   while (level.length > FANOUT) {
     const next: Entry[] = [];
     for (let i = 0; i < level.length; i += FANOUT) {
       const chunk = level.slice(i, i + FANOUT);
-      next.push(chunk.length === 1 ? chunk[0]! : makeFold(chunk));
+      next.push(chunk.length === 1 ? chunk[0]! : makeFold(chunk, known));
     }
     level = next;
   }
-  return makeFold(level);
+  return makeFold(level, known);
+}
+
+/** One fold of a run: the balanced tree over every index line and tombstone in it (earlier folds opened up). */
+function foldRun(run: readonly Entry[], known: KnownFolds): FoldEntry {
+  return foldLeaves(run.flatMap((e) => [...leaves(e)]), known);
 }
 
 /** The tool call groups of `entries` (leaves included) and how many positions each has. */
@@ -137,25 +153,27 @@ function groupSizes(entries: readonly Entry[]): Map<string, number> {
  * Folds the runs of `entries` that `touched` says a pending decision changed (every run when `touched` is
  * `null`). Returns the new positions and the folds made, or `null` when nothing folds.
  */
-export function foldIndex(entries: readonly Entry[], touched: ((e: Entry) => boolean) | null): { readonly entries: Entry[]; readonly folds: FoldEntry[] } | null {
+export function foldIndex(
+  entries: readonly Entry[], touched: ((e: Entry) => boolean) | null, now: number, known: KnownFolds,
+): { readonly entries: Entry[]; readonly folds: FoldEntry[] } | null {
   const sizes = groupSizes(entries);
   const out: Entry[] = [];
   const folds: FoldEntry[] = [];
   let i = 0;
   while (i < entries.length) {
-    if (!foldable(entries[i]!)) {
+    if (!foldable(entries[i]!, now)) {
       out.push(entries[i++]!);
       continue;
     }
     let j = i;
-    while (j < entries.length && foldable(entries[j]!)) j++;
+    while (j < entries.length && foldable(entries[j]!, now)) j++;
     for (const run of wholeGroups(entries.slice(i, j), sizes)) {
       const worth = items(run) >= MIN_RUN && (touched === null || run.some(touchedBy(touched)));
       if (!worth) {
         out.push(...run);
         continue;
       }
-      const fold = foldRun(run);
+      const fold = foldRun(run, known);
       folds.push(fold);
       out.push(fold);
     }

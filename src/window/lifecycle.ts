@@ -104,7 +104,7 @@ export async function checkCopies(core: WindowCore): Promise<number> {
       continue;
     }
     if (found.status !== "found" || found.hash !== e.hash || contentHash(found.text) !== e.hash) {
-      e.copyLost = true;
+      core.state.markCopyLost(e);
       lost++;
     }
   }

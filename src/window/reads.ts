@@ -2,7 +2,7 @@
  * The steps that read and free nothing: recall (by span id or handle) and search, wired to the window's
  * state and stores. `recall.ts` and `search.ts` hold the logic; this is what they need from the window.
  */
-import { HANDLE } from "../directive.js";
+import { FOLD_KEY, HANDLE } from "../directive.js";
 import type { InvalidOutcome, RecallOutcome, SearchOutcome } from "../outcome.js";
 import { DEFAULT_SEARCH_TOKENS } from "../policy/kinds.js";
 import { compileQuery } from "../search/query.js";
@@ -21,13 +21,13 @@ export async function recallSpan(core: WindowCore, query: string, raw: string): 
     session: core.session,
     tombstone: core.settings.tombstone,
     now: () => core.now(),
-    find: (q) => state.get(q) ?? (HANDLE.test(q) ? state.byHandle(q) : undefined),
+    find: (q) => state.get(q) ?? (HANDLE.test(q) ? state.byHandle(q) : FOLD_KEY.test(q) ? state.foldFor(q) : undefined),
     storeOf: (e) => core.storeOf(e) ?? core.home,
     stores: () => core.distinctStores(),
     auditStore: core.home,
     audit: (store, draft) => core.audit(store, draft),
     copyLost: (entry) => {
-      entry.copyLost = true;
+      state.markCopyLost(entry);
       // Its line must stop offering the recall now, not at the next compaction point.
       core.compactNow();
     },

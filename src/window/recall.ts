@@ -172,11 +172,19 @@ async function recallFromStores(
     const seq = await ctx.audit(ctx.auditStore, draft("unavailable", { code: "store-error" }));
     return {
       op: "recall", status: "unavailable", spanId: query, handle: null, message: `store ${failed.name} could not be asked`,
-      line: `${oneLine(query, 40)}: store unreachable now; retry`, auditSeq: seq,
+      line: `${quotedQuery(query)}: store unreachable now; retry`, auditSeq: seq,
     };
   }
   const seq = await ctx.audit(ctx.auditStore, draft("unknown", null));
-  return { op: "recall", status: "unknown", query, line: `${oneLine(query, 40)}: never in this session`, auditSeq: seq };
+  return { op: "recall", status: "unknown", query, line: `${quotedQuery(query)}: never in this session`, auditSeq: seq };
+}
+
+/**
+ * A recall's query as a runtime line quotes it: on one line (`oneLine`), and with leading whitespace
+ * escaped — a line that starts with whitespace reads as span text by the framing rule.
+ */
+function quotedQuery(query: string): string {
+  return oneLine(query, 40).replace(/^[ \t]+/, (ws) => ws.replace(/ /g, "\\u0020").replace(/\t/g, "\\u0009"));
 }
 
 /** The content hash the last reversible prune of a span recorded in a store's chain, if any. */

@@ -8,7 +8,7 @@ import type { Keep } from "../decision/keep.js";
 import type { PruneCommitItem } from "../stores/store.js";
 import type { PruneMode } from "../types.js";
 import { CallGroups, goneTokens, prunedEntry, spanIdOf, type Entry, type FoldEntry, type GoneEntry, type LiveEntry, type SummaryEntry } from "./entries.js";
-import { foldIndex } from "./fold.js";
+import { foldIndex, foldLeaves, foldLine } from "./fold.js";
 
 /** A live span as a commit replaces it: its mode and the body that stands in its place (`null`: an index line). */
 export interface CommittedMember {
@@ -145,13 +145,67 @@ export class WindowState {
    * Folds runs of index lines and tombstones (`fold.ts`) that `touched` says a pending decision changed
    * (all of them when `null`). Returns how many folds it made.
    */
-  foldIndex(touched: ((e: Entry) => boolean) | null): number {
-    const folded = foldIndex(this.entries, touched);
+  foldIndex(touched: ((e: Entry) => boolean) | null, now: number): number {
+    const folded = foldIndex(this.entries, touched, now, (key) => this.#byId.get(key));
     if (folded === null) return 0;
     this.entries.splice(0, this.entries.length, ...folded.entries);
     for (const f of folded.folds) this.#registerFold(f);
     this.#renumber();
     return folded.folds.length;
+  }
+
+  /**
+   * A copy found lost (by a recall, `checkCopies`, a range summary's check): its line says so, and a fold that
+   * holds it counts it as unrecoverable from the next compaction point on.
+   */
+  markCopyLost(e: GoneEntry): void {
+    e.copyLost = true;
+    this.foldsStale = true;
+  }
+
+  /** Set when a folded member's copy may have been found lost: the fold lines are redrawn at the next compaction point. */
+  foldsStale = false;
+
+  /** Redraws every fold line from its members (a copy found lost counts as unrecoverable). */
+  refreshFolds(): void {
+    this.foldsStale = false;
+    const redraw = (e: Entry): void => {
+      if (e.state !== "fold") return;
+      for (const m of e.members) redraw(m);
+      e.text = foldLine(e.spanId, e.members);
+    };
+    for (const e of this.entries) redraw(e);
+  }
+
+  /**
+   * The fold a recall of `key` (`span_3-span_90`) lists: the one the window made, or — for a range no fold
+   * covers now (a key shown before a restart, whose fold the resumed window drew differently) — a fold drawn
+   * now over every index line and tombstone in that range, so the answer is the truth, never "never had it".
+   * `undefined` when the range holds none.
+   */
+  foldFor(key: string): FoldEntry | undefined {
+    const made = this.#byId.get(key);
+    if (made?.state === "fold") return made;
+    const m = /^span_([0-9]+)-span_([0-9]+)$/.exec(key);
+    if (m === null) return undefined;
+    const [from, to] = [Number(m[1]), Number(m[2])];
+    const lines: Entry[] = [];
+    const seen = new Set<string>();
+    for (const e of this.all()) {
+      if ((e.state !== "pruned" && e.state !== "tombstone") || seen.has(e.spanId)) continue;
+      const n = Number(e.spanId.slice(5));
+      if (n < from || n > to) continue;
+      seen.add(e.spanId);
+      lines.push(e);
+    }
+    if (lines.length === 0) return undefined;
+    lines.sort((a, b) => Number(spanIdOf(a).slice(5)) - Number(spanIdOf(b).slice(5)));
+    if (lines.length === 1) {
+      return { state: "fold", spanId: key, kind: "fold", members: lines, text: foldLine(key, lines), role: "user", handle: null, store: null, replacement: null, group: null };
+    }
+    const fold = foldLeaves(lines, (k) => this.#byId.get(k));
+    this.#registerFold(fold);
+    return { ...fold, spanId: key };
   }
 
   #registerFold(f: FoldEntry): void {

@@ -45,7 +45,10 @@ export async function summarizeRange(core: WindowCore, from: string, to: string,
   } catch (err) {
     return refuse("store-error", `the store failed before the summary (${errorMessage(err)}); nothing was committed`);
   }
-  if ("refusal" in verified) return refuse(verified.refusal.reason, verified.refusal.message);
+  if ("refusal" in verified) {
+    core.state.foldsStale = true; // the member whose copy was found lost may be folded: its fold's line says so
+    return refuse(verified.refusal.reason, verified.refusal.message);
+  }
   plan = { ...plan, ids: [...new Set([...plan.ids, ...verified.ids])] };
   // The summary's id is minted by the home store like any span's, so no other process can take it.
   let summaryId: string;

@@ -188,3 +188,103 @@ describe("the runtime says when a prune cannot pay yet", () => {
     expect(large.text).not.toMatch(/no need to prune yet/);
   });
 });
+
+describe("review findings on folds, lapses and lines (issue 34)", () => {
+  it("a lapse no line shows is no compaction point, and pending prunes keep waiting after it", async () => {
+    const clock = new ManualClock(Date.UTC(2026, 11, 5, 9, 0));
+    const store = new MemoryStore({ name: "log", clock, retentionMs: HOUR, holds: false });
+    const win = new ContextWindow<Kind>({ session: "s", clock, stores: { log: store }, kinds: KINDS, limits: { compaction: { minFreedTokens: 50_000, atTokens: null } } });
+    for (let i = 1; i <= 6; i++) await win.append({ kind: "toolResult", text: output(i, 300) });
+    for (const id of ["span_1", "span_2", "span_3"]) await win.applyDirective({ op: "prune", span_id: id, mode: "drop" });
+    await win.applyDirective({ op: "summarize_range", from: "span_1", to: "span_3", digest: "three outputs" });
+    await win.compact();
+    const points = win.compactionPoints;
+    clock.advance(2 * HOUR); // the members' copies are no longer promised; no line shows them
+    win.render();
+    await win.applyDirective({ op: "prune", span_id: "span_5", mode: "drop" });
+    expect(win.render()).toContain("[span_5 toolResult]"); // deferred: 50k are not pending
+    expect(win.compactionPoints).toBe(points);
+  });
+
+  it("a fold is a balanced tree: at most 16 members a level, logarithmic depth, full chunks kept as they were", async () => {
+    const { foldLeaves, FANOUT } = await import("../../src/window/fold.js");
+    const line = (n: number) => ({
+      state: "pruned" as const, spanId: `span_${n}`, kind: "toolResult", group: null, message: null, hash: "h", mode: "drop" as const,
+      handle: `#${n}`, store: "log", until: null, keptUntil: null, copyLost: false, hint: null, hintTokens: 0, replacement: null,
+    });
+    const known = new Map<string, import("../../src/window/entries.js").Entry>();
+    const remember = (f: import("../../src/window/entries.js").Entry): void => {
+      if (f.state !== "fold") return;
+      known.set(f.spanId, f);
+      f.members.forEach(remember);
+    };
+    const depth = (e: import("../../src/window/entries.js").Entry): number => (e.state === "fold" ? 1 + Math.max(...e.members.map(depth)) : 0);
+    const widest = (e: import("../../src/window/entries.js").Entry): number => (e.state === "fold" ? Math.max(e.members.length, ...e.members.map(widest)) : 0);
+    const lines = Array.from({ length: 5_000 }, (_, i) => line(i + 1));
+    const fold = foldLeaves(lines, (k) => known.get(k));
+    remember(fold);
+    expect(widest(fold)).toBeLessThanOrEqual(FANOUT);
+    expect(depth(fold)).toBe(4); // 16^3 < 5,000 <= 16^4
+    const grown = foldLeaves([...lines, ...Array.from({ length: 15 }, (_, i) => line(5_001 + i))], (k) => known.get(k));
+    const first = (e: import("../../src/window/entries.js").Entry): import("../../src/window/entries.js").Entry => (e.state === "fold" && e.members[0]!.state === "fold" ? first(e.members[0]!) : e);
+    expect(first(grown)).toBe(first(fold)); // the first full chunk is the same object
+    expect(grown.spanId).toBe("span_1-span_5015");
+  });
+
+  it("with holds, finite retention and a session horizon, index lines still fold", async () => {
+    const clock = new ManualClock(Date.UTC(2026, 11, 5, 9, 0));
+    const log = new MemoryStore({ name: "log", clock, retentionMs: 24 * HOUR });
+    const win = new ContextWindow<Kind>({ session: "s", clock, stores: { log }, kinds: KINDS, limits: { maxLengthMs: 8 * HOUR, compaction: { minFreedTokens: 1_024, atTokens: null } } });
+    for (let i = 1; i <= 40; i++) await win.append({ kind: "toolResult", text: output(i, 100) });
+    for (let i = 1; i <= 36; i++) await win.applyDirective({ op: "prune", span_id: `span_${i}`, mode: "drop" });
+    await win.compact();
+    expect(win.entries().filter((e) => e.state === "fold")).toHaveLength(1);
+  });
+
+  it("a folded member whose copy is found lost is counted unrecoverable on the fold's line", async () => {
+    const clock = new ManualClock(Date.UTC(2026, 11, 5, 9, 0));
+    const log = new MemoryStore({ name: "log", clock });
+    const win = new ContextWindow<Kind>(open(log, clock));
+    for (let i = 1; i <= 20; i++) await win.append({ kind: "toolResult", text: output(i, 100) });
+    for (let i = 1; i <= 18; i++) await win.applyDirective({ op: "prune", span_id: `span_${i}`, mode: "drop" });
+    await win.compact();
+    const fold = win.entries().find((e) => e.state === "fold");
+    expect(fold?.text).toMatch(/^span_1-span_18: 18 pruned \(18 toolResult\); recall/);
+    // span_5's copy goes missing behind the runtime's back (a store that no longer answers for it).
+    const lookup = log.lookup.bind(log);
+    log.lookup = async (session, key) => ("handle" in key && key.handle === "#5" ? { status: "absent" } : lookup(session, key));
+    expect(await win.checkCopies()).toBe(1);
+    expect(win.entries().find((e) => e.state === "fold")?.text).toMatch(/^span_1-span_18: 17 pruned \(17 toolResult\), 1 unrecoverable; recall/);
+  });
+
+  it("a fold key shown before a restart still lists its lines after it, never 'never in this session'", async () => {
+    const clock = new ManualClock(Date.UTC(2026, 11, 5, 9, 0));
+    const log = new MemoryStore({ name: "log", clock });
+    const win = new ContextWindow<Kind>(open(log, clock, { limits: { maxLengthMs: 8 * HOUR, compaction: { minFreedTokens: 1_024, atTokens: null } } }));
+    for (let i = 1; i <= 60; i++) {
+      await win.append({ kind: "toolResult", text: output(i, 100) });
+      if (i > 4) await win.applyDirective({ op: "prune", span_id: `span_${i - 4}`, mode: "drop" });
+      win.render();
+    }
+    const keys = win.entries().filter((e) => e.state === "fold").map((e) => e.spanId);
+    expect(keys.length).toBeGreaterThan(0);
+    const resumed = await ContextWindow.resume<Kind>(open(log, clock));
+    for (const key of keys) expect(await resumed.applyDirective({ op: "recall", span_id: key })).toMatchObject({ status: "expanded", spanId: key });
+    expect(await resumed.applyDirective({ op: "recall", span_id: "span_70-span_80" })).toMatchObject({ status: "unknown" });
+  });
+
+  it("token counts near 10k print as the grammar reads them; a recalled query never starts a line with whitespace", async () => {
+    const { tokensShort, adviceLine } = await import("../../src/window/compaction.js");
+    for (const n of [9_949, 9_950, 9_960, 9_999, 10_000, 10_499]) {
+      expect(parseRuntimeLine(adviceLine(n, 36_000), { tombstone: DEFAULT_TOMBSTONE })).toMatchObject({ line: "advice" });
+      expect(parseRuntimeLine(adviceLine(1_000, n), { tombstone: DEFAULT_TOMBSTONE })).toMatchObject({ line: "advice" });
+    }
+    expect(tokensShort(9_960)).toBe("10k");
+    const clock = new ManualClock(Date.UTC(2026, 11, 5, 9, 0));
+    const win = new ContextWindow<Kind>(open(new MemoryStore({ name: "log", clock }), clock));
+    const answer = await win.recall("  span_1 pruned, recall #1");
+    if (answer.status !== "unknown") throw new Error(`expected unknown, got ${answer.status}`);
+    expect(answer.line).toMatch(/^\\u0020\\u0020span_1/);
+    expect(parseRuntimeLine(answer.line, { tombstone: DEFAULT_TOMBSTONE })).not.toBeNull();
+  });
+});
