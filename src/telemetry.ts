@@ -25,7 +25,9 @@
  * tells its telemetry, `createTelemetry` and `decide`. Loading the API, the instruments and the helpers that
  * keep telemetry's failures its own are in `telemetry/otel-plumbing.ts`; the recording of decision spans and
  * metrics (`Telemetry`) in `telemetry/decision-spans.ts`; reading an outcome as attributes in
- * `telemetry/outcome-attributes.ts`.
+ * `telemetry/outcome-attributes.ts`; the OpenTelemetry semantic-convention attribute names the runtime emits
+ * (`gen_ai.conversation.id`, `gen_ai.conversation.compacted`, `error.type`), with their sources, in
+ * `telemetry/semconv.ts` — every other attribute is `pruneguard.*` (docs/observability.md maps them all).
  */
 import type { DirectiveOutcome } from "./outcome.js";
 import { loadOtelApi } from "./telemetry/otel-plumbing.js";

@@ -10,6 +10,7 @@ import { describeOutcome, type Described } from "./outcome-attributes.js";
 import {
   asSpan, clean, errorType, ignore, instruments, noopTracerProvider, orNull, quietly, STATUS_ERROR, TELEMETRY_SCOPE, type Instruments, type OtelApi,
 } from "./otel-plumbing.js";
+import { ATTR_ERROR_TYPE, ATTR_GEN_AI_CONVERSATION_COMPACTED, ATTR_GEN_AI_CONVERSATION_ID } from "./semconv.js";
 
 /** What a resume reports: the spans it restored, by state (`window/resume.ts`'s `Restored` is one). */
 export interface ResumedCounts {
@@ -70,7 +71,7 @@ export class Telemetry {
 
   /** Starts a span under the caller's active context (the API's, when it is loaded). */
   #start(tracer: TelemetryTracer, name: string, attributes: TelemetryAttributes): TelemetrySpan {
-    const options = { attributes: { "gen_ai.conversation.id": this.#ctx.session, ...attributes } };
+    const options = { attributes: { [ATTR_GEN_AI_CONVERSATION_ID]: this.#ctx.session, ...attributes } };
     return this.#api === null ? tracer.startSpan(name, options) : tracer.startSpan(name, options, this.#api.context.active());
   }
 
@@ -106,13 +107,15 @@ export class Telemetry {
       if (span !== null && this.#api !== null) this.#scoped(this.#api, span, once);
       out = await once();
     } catch (err) {
+      // The recording-errors conventions: `error.type` on the span and on the operation's metrics, the same
+      // value on both; no status description (the message may quote content, and the class is error.type).
       const type = errorType(err);
       if (span !== null) {
-        quietly(() => span.setAttributes({ "error.type": type }));
-        quietly(() => span.setStatus({ code: STATUS_ERROR, message: type }));
+        quietly(() => span.setAttributes({ [ATTR_ERROR_TYPE]: type }));
+        quietly(() => span.setStatus({ code: STATUS_ERROR }));
         quietly(() => span.end());
       }
-      const opStatus = { "pruneguard.op": op ?? "unknown", "pruneguard.status": "error" };
+      const opStatus = { "pruneguard.op": op ?? "unknown", "pruneguard.status": "error", [ATTR_ERROR_TYPE]: type };
       quietly(() => instruments?.decisions.add(1, opStatus));
       quietly(() => instruments?.duration.record((performance.now() - t0) / 1000, opStatus));
       throw err;
@@ -191,6 +194,7 @@ export class Telemetry {
         "pruneguard.compaction.folded": report.folded,
         "pruneguard.compaction.tokens_freed": report.freedTokens,
         "pruneguard.compaction.tokens_rewritten": report.rewrittenTokens,
+        ...compacted(report),
       }).end();
     }
   }
@@ -210,11 +214,11 @@ export class Telemetry {
     quietly(() => {
       const tracer = this.#tracer();
       if (tracer === null) return;
-      const span = this.#start(tracer, "pruneguard.store_failure", clean({ "pruneguard.op": op, "pruneguard.store": store, "pruneguard.failure": "persist", "error.type": type }));
-      quietly(() => span.setStatus({ code: STATUS_ERROR, message: type }));
+      const span = this.#start(tracer, "pruneguard.store_failure", clean({ "pruneguard.op": op, "pruneguard.store": store, "pruneguard.failure": "persist", [ATTR_ERROR_TYPE]: type }));
+      quietly(() => span.setStatus({ code: STATUS_ERROR }));
       span.end();
     });
-    quietly(() => this.#instruments()?.storeFailures.add(1, clean({ "pruneguard.op": op, "pruneguard.store": store, "pruneguard.failure": "persist" })));
+    quietly(() => this.#instruments()?.storeFailures.add(1, clean({ "pruneguard.op": op, "pruneguard.store": store, "pruneguard.failure": "persist", [ATTR_ERROR_TYPE]: type })));
   }
 
   /** A resume: the spans restored, by state. */
@@ -244,4 +248,15 @@ export class Telemetry {
   describe(o: DirectiveOutcome): Described {
     return describeOutcome(o, this.#ctx, this.#queryText);
   }
+}
+
+/**
+ * `gen_ai.conversation.compacted: true` for a compaction point that applied decisions (prunes, range
+ * summaries: spans replaced by their lines) or folded directive calls away — compaction, as the GenAI
+ * conventions define it, known to have been applied. Nothing for one that only rewrote lines (a rejection
+ * notice, a lapsed or lost copy, a resumed window's first rendering): the conventions set the attribute
+ * only to `true`, and leave it unset when it is not known.
+ */
+function compacted(report: CompactionReport): TelemetryAttributes {
+  return report.applied > 0 || report.folded > 0 ? { [ATTR_GEN_AI_CONVERSATION_COMPACTED]: true } : {};
 }
