@@ -14,6 +14,7 @@ import { diagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
 import type { Location } from "../ir/location.js";
 import type { KindIR, PinIR, PolicyIR, StoreIR } from "../ir/schema.js";
 import { storeOf, type Check } from "./context.js";
+import { meantStore } from "./references.js";
 
 export const checkOverlay: Check = (policy, ctx) => {
   if (policy.extends === null) return [];
@@ -28,7 +29,9 @@ export const checkOverlay: Check = (policy, ctx) => {
     // A store the base uses and the overlay's kinds all moved away from.
     if (o && o.location.file !== policy.file && !policy.kinds.some((k) => k.store === b.name)) {
       const moved = policy.kinds.find((k) => base.kinds.some((bk) => bk.name === k.name && bk.store === b.name));
-      if (moved) out.push(diagnostic("PG3004", moved.fields.store ?? moved.location, { store: b.name }));
+      // Not when the kind moved to a misspelling of this store: PG2001 says that, naming this store.
+      const misspelt = policy.kinds.some((k) => meantStore(policy, k.store) === b.name);
+      if (moved && !misspelt) out.push(diagnostic("PG3004", moved.fields.store ?? moved.location, { store: b.name }));
     }
   }
   for (const bk of base.kinds) {

@@ -1,13 +1,36 @@
-/** Structural semantics: every kind names a declared store and allows at least one mode; every store is used. */
+/**
+ * Structural semantics: every kind names a declared store and allows at least one mode; every store is used.
+ * A misspelt store name is one mistake: PG2001 names the store it is closest to, and that store is not also
+ * reported unused (PG3004), since the kind meant it.
+ */
 import { diagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
+import { closest } from "../frontend/suggest.js";
+import type { PolicyIR } from "../ir/schema.js";
 import { preferOwn, storeOf, type Check } from "./context.js";
+
+/** The declared store an unknown store name most likely misspells; `undefined` when it names a declared one, or none is close. */
+export function meantStore(policy: PolicyIR, name: string | null): string | undefined {
+  if (name === null || storeOf(policy, name)) return undefined;
+  return closest(name, policy.stores.map((s) => s.name));
+}
 
 export const checkReferences: Check = (policy) => {
   const out: Diagnostic[] = [];
   const declared = policy.stores.map((s) => `\`${s.name}\``).join(", ") || "none";
+  const meant = new Set<string>();
   for (const kind of policy.kinds) {
     if (kind.store !== null && !storeOf(policy, kind.store)) {
-      out.push(diagnostic("PG2001", kind.fields.store ?? kind.location, { kind: kind.name, store: kind.store, declared }));
+      const near = meantStore(policy, kind.store);
+      const store = near === undefined ? undefined : storeOf(policy, near);
+      if (near !== undefined) meant.add(near);
+      out.push(
+        diagnostic(
+          "PG2001",
+          kind.fields.store ?? kind.location,
+          { kind: kind.name, store: kind.store, declared, suggestion: near === undefined ? "" : `; did you mean \`${near}\`?` },
+          store ? [{ message: `store \`${store.name}\` is declared here`, location: store.location }] : [],
+        ),
+      );
     }
     if (kind.modes.length === 0) out.push(diagnostic("PG2003", kind.fields.modes ?? kind.location, { kind: kind.name }));
     const dup = kind.modes.find((m, i) => kind.modes.indexOf(m) !== i);
@@ -22,7 +45,7 @@ export const checkReferences: Check = (policy) => {
     // A store an overlay inherits is the overlay check's: unused in the base, the base reports it; used
     // there and abandoned here, the overlay check reports it at the `store:` line that moved away.
     const inherited = policy.extends !== null && store.location.file !== policy.file;
-    if (!inherited && !policy.kinds.some((k) => k.store === store.name)) out.push(diagnostic("PG3004", store.location, { store: store.name }));
+    if (!inherited && !meant.has(store.name) && !policy.kinds.some((k) => k.store === store.name)) out.push(diagnostic("PG3004", store.location, { store: store.name }));
   }
   return out;
 };

@@ -53,8 +53,8 @@ export const catalogue = {
   PG1006: {
     category: "error",
     title: "Call to a function that is not part of the DSL",
-    template: "`{callee}(...)` is not a DSL call; a policy may only call `pruneguard/dsl` builders",
-    example: `name: teamName(),`,
+    template: "`{callee}(...)` is not a DSL call: a policy is read, never run, so it may only call `pruneguard/dsl` builders; {suggestion}",
+    example: `const toolKind = () => ({ store: "toolLog", modes: ["drop"], lossy: "forbid" } as const);\nkinds: { toolResult: toolKind() },`,
   },
   PG1007: {
     category: "error",
@@ -146,12 +146,18 @@ export const catalogue = {
     template: "`{specifier}` has no file extension: under {resolution} TypeScript (like Node) finds a relative import of an ES module only by its file's name, so the editor cannot resolve it either; write `{fix}`{found}",
     example: `import org from "./org.policy";`,
   },
+  PG1022: {
+    category: "error",
+    title: "Not a member of a const object",
+    template: "`{member}` is not a member of `{object}`{suggestion} (members: {members})",
+    example: `const Lossy = { Forbid: "forbid", WithFlag: "with-flag" } as const;\nkinds: { toolResult: { store: "toolLog", modes: ["drop"], lossy: Lossy.Forbidd } },`,
+  },
 
   // ---- PG2xxx: semantics ----
   PG2001: {
     category: "error",
     title: "Unknown store",
-    template: "kind `{kind}` names store `{store}`, which this policy does not declare (declared: {declared})",
+    template: "kind `{kind}` names store `{store}`, which this policy does not declare{suggestion} (declared: {declared})",
     example: `toolResult: { store: "toolLg", modes: ["drop"], lossy: "forbid" },`,
   },
   PG2002: {

@@ -9,7 +9,7 @@ import { ENGINES, isEngine } from "../../src/policy/stores.js";
 import { diagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
 import type { Location } from "../ir/location.js";
 import { applyDefinePolicy, applyDuration, applyExtendPolicy, applyPin, applyStore } from "./extract.js";
-import { didYouMean } from "./suggest.js";
+import { memberHint } from "./suggest.js";
 import type { SValue } from "./values.js";
 
 /** Module specifiers that mean the DSL. */
@@ -43,11 +43,12 @@ export function dslBinding(name: string, location: Location): SValue {
 export function dslMember(namespace: string, member: string, location: Location, report: (d: Diagnostic) => void): SValue {
   if (namespace === "*") {
     if (isDslExport(member)) return dslBinding(member, location);
-    report(diagnostic("PG1010", location, { name: member, hint: didYouMean(member, POLICY_EXPORTS) }));
+    report(diagnostic("PG1010", location, { name: member, hint: memberHint(member, POLICY_EXPORTS, "exports") }));
     return { t: "invalid", location };
   }
   if (namespace === "store") {
     if (isEngine(member)) return { t: "dsl", name: `store.${member}`, location };
+    // Every engine is listed, and there are three: the nearest one would only repeat one of them.
     report(diagnostic("PG1010", location, { name: `store.${member}`, hint: ` (engines: ${ENGINES.join(", ")})` }));
     return { t: "invalid", location };
   }
@@ -55,12 +56,20 @@ export function dslMember(namespace: string, member: string, location: Location,
     const preset = (presetPins as Readonly<Record<string, { name: string; pattern: string }>>)[member];
     if (preset) return { t: "pin", pin: { name: preset.name, pattern: preset.pattern, preset: member, location }, location };
     const names = Object.keys(presetPins);
-    report(diagnostic("PG1010", location, { name: `pins.${member}`, hint: didYouMean(member, names) || ` (presets: ${names.join(", ")})` }));
+    report(diagnostic("PG1010", location, { name: `${namespace}.${member}`, hint: memberHint(member, names, "presets") }));
     return { t: "invalid", location };
   }
   report(diagnostic("PG1003", location, { text: `${namespace}.${member}` }));
   return { t: "invalid", location };
 }
+
+/** What to write instead of calling a DSL export that is not a builder. */
+const NOT_CALLABLE: Readonly<Record<string, string>> = {
+  "*": "call one of its builders, such as `definePolicy(...)`, through it",
+  store: `call the builder of an engine: ${ENGINES.map((e) => `\`store.${e}(...)\``).join(", ")}`,
+  pins: "a preset is a value, written `pins.requestId`; a custom pin is `pin(name, pattern)`",
+  presetPins: "a preset is a value, written `presetPins.requestId`; a custom pin is `pin(name, pattern)`",
+};
 
 export function callDsl(name: string, args: readonly SValue[], location: Location, file: string, report: (d: Diagnostic) => void): SValue {
   // `store.<engine>` for every engine of the table (`dslMember` admits no other member of `store`).
@@ -79,7 +88,7 @@ export function callDsl(name: string, args: readonly SValue[], location: Locatio
     case "pin":
       return applyPin(args, location, report);
     default:
-      report(diagnostic("PG1006", location, { callee: name }));
+      report(diagnostic("PG1006", location, { callee: name, suggestion: NOT_CALLABLE[name] ?? "call one of its builders" }));
       return { t: "invalid", location };
   }
 }

@@ -11,7 +11,9 @@ import { DURATION_UNITS } from "../../src/policy/durations.js";
 import { diagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
 import type { Location } from "../ir/location.js";
 import { POLICY_EXPORTS } from "./dsl-table.js";
+import { instead, type FunctionValue } from "./functions.js";
 import { MAX_NESTING, ts, type ParsedFile } from "./host.js";
+import { closest } from "./suggest.js";
 import type { ObjectEntry, SValue } from "./values.js";
 
 export interface EvalContext {
@@ -25,6 +27,8 @@ export interface EvalContext {
   callDsl(name: string, args: readonly SValue[], location: Location): SValue;
   /** Reads a member of a DSL namespace (`store.sqlite`, `pins.requestId`). */
   dslMember(namespace: string, member: string, location: Location): SValue;
+  /** Told of each call of a function the policy declares (reported here, at the call). */
+  called(fn: FunctionValue): void;
 }
 
 export function locate(node: ts.Node, file: ParsedFile, display: string): Location {
@@ -64,7 +68,7 @@ function evaluateNode(node: ts.Expression, ctx: EvalContext): SValue {
     ctx.report(d);
     return { t: "invalid", location };
   };
-  const notStatic = () => invalid(notImported(node, location) ?? diagnostic("PG1003", location, { text: snippet(node, ctx.file) }));
+  const notStatic = () => invalid(notImported(node, location, ctx) ?? diagnostic("PG1003", location, { text: snippet(node, ctx.file) }));
 
   switch (node.kind) {
     case ts.SyntaxKind.ParenthesizedExpression:
@@ -176,6 +180,8 @@ function evaluateNode(node: ts.Expression, ctx: EvalContext): SValue {
       if (target.t === "object") {
         const found = target.entries.find((e) => e.key === member);
         if (found) return found.value;
+        // `Lossy.Forbidd`: a misspelt member of a const object, said as one, not as a non-static expression.
+        return invalid(notAMember(access, member, target, ctx));
       }
       if (target.t === "array" && /^\d+$/.test(member)) {
         const found = target.items[Number(member)];
@@ -188,7 +194,11 @@ function evaluateNode(node: ts.Expression, ctx: EvalContext): SValue {
       const callee = evaluateQuietly(call.expression, ctx);
       if (callee === undefined || callee.t !== "dsl") {
         if (callee?.t === "invalid") return callee;
-        return invalid(notImported(call, location) ?? diagnostic("PG1006", location, { callee: snippet(call.expression, ctx.file) }));
+        const fn = callee?.t === "function" ? callee : undefined;
+        if (fn) ctx.called(fn);
+        const related = fn ? [{ message: `\`${fn.name}\` is declared here`, location: fn.declared }] : [];
+        const suggestion = instead(callee, call, ctx.file);
+        return invalid(notImported(call, location, ctx) ?? diagnostic("PG1006", location, { callee: snippet(call.expression, ctx.file), suggestion }, related));
       }
       const args: SValue[] = [];
       for (const a of call.arguments) {
@@ -210,11 +220,32 @@ function evaluateNode(node: ts.Expression, ctx: EvalContext): SValue {
  * PG1014 when the expression's root is an unbound identifier named like a DSL export (`hours(4)`,
  * `pins.uuid`, `forever` without importing them): the call is a DSL call, only the import is missing.
  */
-function notImported(node: ts.Expression, location: Location): Diagnostic | undefined {
+function notImported(node: ts.Expression, location: Location, ctx: EvalContext): Diagnostic | undefined {
   let root: ts.Expression = node;
   while (ts.isPropertyAccessExpression(root) || ts.isElementAccessExpression(root) || ts.isCallExpression(root)) root = root.expression;
   if (!ts.isIdentifier(root) || !(POLICY_EXPORTS as readonly string[]).includes(root.text)) return undefined;
+  // Imported after all (`forever()` calls a value the file does import): the problem is another one.
+  if (ctx.resolveIdentifier(root.text, location) !== undefined) return undefined;
   return diagnostic("PG1014", location, { name: root.text, importLine: `import { ${root.text} } from "pruneguard/dsl"` });
+}
+
+/** Members a message lists before it stops: an enum-like object has a handful. */
+const LISTED_MEMBERS = 12;
+
+/** PG1022 at the member's name: `Forbidd` is not a member of `Lossy`, with the nearest member and the list of them. */
+function notAMember(access: ts.PropertyAccessExpression | ts.ElementAccessExpression, member: string, target: Extract<SValue, { t: "object" }>, ctx: EvalContext): Diagnostic {
+  const nameNode = ts.isPropertyAccessExpression(access) ? access.name : access.argumentExpression;
+  const keys = target.entries.map((e) => e.key);
+  const shown = keys.slice(0, LISTED_MEMBERS).map((k) => `\`${k}\``);
+  if (keys.length > LISTED_MEMBERS) shown.push(`and ${keys.length - LISTED_MEMBERS} more`);
+  const near = closest(member, keys);
+  const object = snippet(access.expression, ctx.file);
+  return diagnostic(
+    "PG1022",
+    locate(nameNode, ctx.file, ctx.display),
+    { member, object, suggestion: near === undefined ? "" : `; did you mean \`${near}\`?`, members: shown.join(", ") || "none" },
+    [{ message: `the members of \`${object}\` are written here`, location: target.location }],
+  );
 }
 
 /** A duration in milliseconds as one builder call in the largest unit that divides it: `minutes(90)`. */

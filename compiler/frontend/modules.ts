@@ -12,6 +12,7 @@ import { diagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
 import type { Location } from "../ir/location.js";
 import { callDsl, dslBinding, dslMember, DSL_SPECIFIERS, isDslExport, POLICY_EXPORTS } from "./dsl-table.js";
 import { evaluate, locate, snippet, type EvalContext } from "./evaluate.js";
+import { functionOf, helperValue, type FunctionValue } from "./functions.js";
 import { flattenMessage, isInside, MAX_NESTING, ts, type ParsedFile, type SourceHost } from "./host.js";
 import { displayPath } from "./paths.js";
 import type { ModuleResolution } from "./resolution.js";
@@ -45,6 +46,8 @@ type Binding =
 
 interface ConstSlot {
   readonly node: ts.Expression;
+  /** The declared name, where a helper (`const f = () => …`) is said to be declared. */
+  readonly name: ts.Identifier;
   value?: SValue;
   evaluating?: boolean;
 }
@@ -132,6 +135,12 @@ export class ModuleLoader {
     const exports: ExportSlot[] = [];
     const stars: Array<{ readonly names: ReadonlyMap<string, SValue>; readonly location: Location }> = [];
     let reexports = false;
+    // The policy's own functions, by name (`function f`), and what to report of each declaration (a
+    // `function` statement, or a const holding a function) if nothing in this file calls it: a called one
+    // is reported at each call, which is where the policy has to change.
+    const functions = new Map<string, FunctionValue>();
+    const helpers: Array<{ readonly value: () => FunctionValue; readonly unused: Diagnostic }> = [];
+    const called = new Set<FunctionValue>();
     // Bound before the statements are read, used only after: every const and import is known by then.
     const ctx: EvalContext = {
       file,
@@ -145,13 +154,20 @@ export class ModuleLoader {
             report(diagnostic("PG1003", location, { text: `${name}\` refers to itself; \`${name}` }));
             return { t: "invalid", location };
           }
+          const fn = functionOf(slot.node);
+          if (fn) {
+            slot.value = helperValue(name, here(slot.name), fn, file);
+            const value = slot.value;
+            helpers.push({ value: () => value, unused: diagnostic("PG1003", here(slot.node), { text: snippet(slot.node, file) }) });
+            return value;
+          }
           slot.evaluating = true;
           slot.value = evaluate(slot.node, ctx);
           slot.evaluating = false;
           return slot.value;
         }
         const b = bindings.get(name);
-        if (!b) return undefined;
+        if (!b) return functions.get(name);
         if (b.kind === "invalid") return { t: "invalid", location };
         if (b.kind === "dsl") return b.name === "*" ? { t: "dsl", name: "*", location } : dslBinding(b.name, location);
         if (!b.module) return { t: "invalid", location };
@@ -165,6 +181,7 @@ export class ModuleLoader {
       },
       callDsl: (name, args, location) => callDsl(name, args, location, display, report),
       dslMember: (ns, member, location) => dslMember(ns, member, location, report),
+      called: (fn) => void called.add(fn),
     };
 
     const exportLocal = (name: string, local: string, location: Location) =>
@@ -185,7 +202,7 @@ export class ModuleLoader {
             report(diagnostic("PG1002", here(d), { what: "A destructuring or uninitialised declaration" }));
             continue;
           }
-          consts.set(d.name.text, { node: d.initializer });
+          consts.set(d.name.text, { node: d.initializer, name: d.name });
           if (exported) exportLocal(d.name.text, d.name.text, here(d.name));
         }
       } else if (ts.isExportAssignment(st)) {
@@ -204,6 +221,14 @@ export class ModuleLoader {
         if (st.isTypeOnly) continue;
         reexports = true;
         this.#reexport(st, file, display, exports, stars);
+      } else if (ts.isFunctionDeclaration(st) && st.name !== undefined && !st.modifiers?.some((m) => m.kind === ts.SyntaxKind.DefaultKeyword || m.kind === ts.SyntaxKind.DeclareKeyword)) {
+        // A helper: never run, reported at its calls, or here when this file calls it nowhere. Of an
+        // overloaded one, the implementation (the declaration with a body) is what a call would run.
+        const name = st.name.text;
+        const prior = functions.get(name);
+        if (!prior || st.body) functions.set(name, helperValue(name, here(st.name), st, file));
+        helpers.push({ value: () => functions.get(name)!, unused: diagnostic("PG1002", here(st), { what: describeStatement(st, file) }) });
+        if (!prior && st.modifiers?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword)) exports.push({ name, location: here(st.name), value: () => functions.get(name) });
       } else if (ts.isTypeAliasDeclaration(st) || ts.isInterfaceDeclaration(st) || ts.isEmptyStatement(st)) {
         // Types are erased and cannot run.
       } else {
@@ -253,6 +278,8 @@ export class ModuleLoader {
       }
     }
     for (const [name, v] of starred) named.set(name, v);
+    // Every file's functions are read now: one no call reached is reported where it is declared.
+    for (const h of helpers) if (!called.has(h.value())) report(h.unused);
 
     // A barrel (a module that re-exports) need not have a policy of its own; any other module must.
     if (!hasDefault && !reexports) {

@@ -25,6 +25,15 @@ export function didYouMean(name: string, candidates: readonly string[]): string 
   return c === undefined ? "" : ` (did you mean \`${c}\`?)`;
 }
 
+/**
+ * The hint for a name that is not a member of a namespace: the nearest member, if one is close, and all of
+ * them, so a reader sees what there is to choose from: `` (did you mean `uuid`? presets: requestId, uuid)``.
+ */
+export function memberHint(name: string, members: readonly string[], noun: string): string {
+  const c = closest(name, members);
+  return ` (${c === undefined ? "" : `did you mean \`${c}\`? `}${noun}: ${members.join(", ")})`;
+}
+
 function distance(a: string, b: string): number {
   const row = Array.from({ length: b.length + 1 }, (_, i) => i);
   for (let i = 1; i <= a.length; i++) {

@@ -32,6 +32,21 @@ export type SValue =
   | { readonly t: "store"; readonly store: Omit<StoreIR, "name" | "location">; readonly location: Location }
   | { readonly t: "pin"; readonly pin: PinIR; readonly location: Location }
   | { readonly t: "policy"; readonly policy: PolicyIR; readonly location: Location }
+  /**
+   * A function the policy declares (`function f() {}`, `const f = () => …`), which is never called: each
+   * call is reported where it is written. `inline` writes a call's argument texts into the helper's one
+   * returned expression (`undefined` when it has more than one statement, or too long a result);
+   * `constable` says whether `as const` may follow that text.
+   */
+  | {
+      readonly t: "function";
+      readonly name: string;
+      readonly declared: Location;
+      readonly params: number;
+      readonly inline: (args: readonly string[]) => string | undefined;
+      readonly constable: boolean;
+      readonly location: Location;
+    }
   /** Something already reported; consumers stay quiet about it so one mistake yields one diagnostic. */
   | { readonly t: "invalid"; readonly location: Location };
 
@@ -47,6 +62,8 @@ export function describe(v: SValue): string {
       return "a pin";
     case "policy":
       return "a policy";
+    case "function":
+      return `the function \`${v.name}\``;
     case "invalid":
       return "an invalid value";
     case "undefined":

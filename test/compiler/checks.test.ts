@@ -26,6 +26,28 @@ describe("PG2001 unknown store", () => {
   it("passes when every store is declared", () => {
     expectClean(compileOne(policy(`    toolResult: { store: "toolLog", modes: ["drop"], lossy: "forbid" },`)));
   });
+  it("suggests the declared store a misspelt name is nearest, and does not also call that store unused", () => {
+    const kind = `    toolResult: { store: "toolLgo", modes: ["drop"], lossy: "forbid" },`;
+    const r = compileOne(policy(kind));
+    const d = expectDiagnostic(r, "PG2001", 6, col(kind, `"toolLgo"`));
+    expect(d.message).toBe("kind `toolResult` names store `toolLgo`, which this policy does not declare; did you mean `toolLog`? (declared: `toolLog`)");
+    expect(d.related).toEqual([{ message: "store `toolLog` is declared here", location: expect.objectContaining({ file: "p.policy.ts", line: 4, column: 13 }) }]);
+    // One mistake, one diagnostic: `toolLog` is the store the kind meant, so no PG3004 for it.
+    expect(codes(r)).toEqual(["PG2001"]);
+  });
+  it("suggests nothing for a name close to no store, and then the unused store is still reported", () => {
+    const r = compileOne(policy(`    toolResult: { store: "archive", modes: ["drop"], lossy: "forbid" },`));
+    expect(expectDiagnostic(r, "PG2001", 6, 26).message).toBe("kind `toolResult` names store `archive`, which this policy does not declare (declared: `toolLog`)");
+    expectDiagnostic(r, "PG3004", 4, 13);
+  });
+  it("in an overlay, a kind moved to a misspelling of its base store is one PG2001, not also PG3004 for that store", () => {
+    const line = `  kinds: { userTurn: { store: "transcrpt" } },`;
+    const r = compileOverlay(line);
+    const d = expectDiagnostic(r, "PG2001", 5, col(line, `"transcrpt"`), "team.policy.ts");
+    expect(d.message).toContain("did you mean `transcript`?");
+    expect(d.related[0]?.location).toMatchObject({ file: "org.policy.ts", line: 7, column: 5 });
+    expect(codes(r)).toEqual(["PG2001"]);
+  });
 });
 
 describe("PG2002 duplicate declarations", () => {

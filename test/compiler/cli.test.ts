@@ -96,7 +96,9 @@ describe("pruneguard CLI", () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^policies\/org\.policy\.ts:2:124 - error PG2001: /m);
     expect(r.stderr).toContain("~~~~~");
-    expect(r.stderr).toContain("Found 1 error and 1 warning.");
+    // `lgo` misspells `log`: one mistake, one diagnostic (no PG3004 for `log`), which names the store meant.
+    expect(r.stderr).toContain("did you mean `log`?");
+    expect(r.stderr).toContain("Found 1 error.");
   });
 
   it("--format json prints the same diagnostics as data", async () => {

@@ -62,6 +62,117 @@ describe("PG1004 / PG1005 / PG1006", () => {
   it("PG1006: a call that is not DSL", () => {
     const d = expectDiagnostic(compileOne(`export default definePolicy({ name: teamName(), stores: {}, kinds: {} });\n`), "PG1006", 2, 37);
     expect(d.message).toContain("`teamName(...)`");
+    expect(d.message).toContain("write the value it would return here, as a literal or a const this file declares");
+  });
+});
+
+describe("PG1006 a call to a function the policy declares", () => {
+  const stores = `  stores: { toolLog: store.sqlite({ retention: hours(2), holds: true }) },`;
+  const withKinds = (before: string, kinds: string) => `${before}export default definePolicy({\n  name: "p",\n${stores}\n${kinds}\n});\n`;
+
+  it("is reported at the call, not at the helper, and suggests the const that replaces it", () => {
+    const helper = `const toolKind = () => ({ store: "toolLog", modes: ["drop"], lossy: "forbid" } as const);\n`;
+    const kinds = `  kinds: { toolResult: toolKind() },`;
+    const r = compileOne(withKinds(helper, kinds));
+    const d = expectDiagnostic(r, "PG1006", 6, col(kinds, "toolKind()"));
+    expect(d.location).toMatchObject({ endLine: 6, endColumn: col(kinds, "toolKind()") + "toolKind()".length });
+    expect(d.message).toBe(
+      "`toolKind(...)` is not a DSL call: a policy is read, never run, so it may only call `pruneguard/dsl` builders; " +
+        'make `toolKind` the value it returns, `const toolKind = { store: "toolLog", modes: ["drop"], lossy: "forbid" } as const;`, and write `toolKind` instead of `toolKind()`',
+    );
+    expect(d.related).toEqual([{ message: "`toolKind` is declared here", location: expect.objectContaining({ file: "p.policy.ts", line: 2, column: 7 }) }]);
+    // One mistake, one diagnostic: not also PG1003 at the arrow function.
+    expect(codes(r)).toEqual(["PG1006"]);
+    // The suggestion is what the compiler reads.
+    expectClean(compileOne(withKinds(`const toolKind = { store: "toolLog", modes: ["drop"], lossy: "forbid" } as const;\n`, `  kinds: { toolResult: toolKind },`)));
+  });
+
+  it("writes each call's arguments into what a helper with parameters returns", () => {
+    const helper = `function kind(store: string, lossy = "forbid") {\n  return { store, modes: ["drop"], lossy };\n}\n`;
+    const kinds = `  kinds: { toolResult: kind("toolLog"), audit: kind("toolLog", "with-flag") },`;
+    const r = compileOne(withKinds(helper, kinds));
+    expect(codes(r)).toEqual(["PG1006", "PG1006"]);
+    const [first, second] = r.diagnostics;
+    expect(first!.location).toMatchObject({ line: 8, column: col(kinds, `kind("toolLog")`) });
+    expect(second!.location).toMatchObject({ line: 8, column: col(kinds, `kind("toolLog", "with-flag")`) });
+    expect(first!.message).toContain('write what this call returns here, `{ store: "toolLog", modes: ["drop"], lossy: "forbid" }`');
+    expect(second!.message).toContain('write what this call returns here, `{ store: "toolLog", modes: ["drop"], lossy: "with-flag" }`');
+    expect(first!.message).toContain("a part several calls share can be a const spread into each (`{ ...shared, … }`)");
+    expect(first!.related[0]).toMatchObject({ message: "`kind` is declared here", location: { line: 2, column: 10 } });
+    // Not also PG1002 at the function declaration: the calls are where the policy has to change.
+    expect(codes(r)).not.toContain("PG1002");
+    const inlined = `  kinds: { toolResult: { store: "toolLog", modes: ["drop"], lossy: "forbid" }, audit: { store: "toolLog", modes: ["drop"], lossy: "with-flag" } },`;
+    expectClean(compileOne(withKinds("", inlined)));
+  });
+
+  it("says what to do without the text when the helper's body is more than one return", () => {
+    const helper = `function kind(store: string) {\n  const modes = ["drop"];\n  return { store, modes, lossy: "forbid" };\n}\n`;
+    const kinds = `  kinds: { toolResult: kind("toolLog") },`;
+    const d = expectDiagnostic(compileOne(withKinds(helper, kinds)), "PG1006", 9, col(kinds, "kind("));
+    expect(d.message).toContain("write what `kind` returns here, as a literal or a const the compiler can read");
+  });
+
+  it("is reported in the file that calls a helper another policy module exports", () => {
+    const kinds = `  kinds: { toolResult: toolKind("toolLog") },`;
+    const r = compile({
+      "lib.policy.ts": `${HEADER}export const toolKind = (store: string) => ({ store, modes: ["drop"], lossy: "forbid" }) as const;\n${ok}`,
+      "p.policy.ts": HEADER + withKinds(`import { toolKind } from "./lib.policy.js";\n`, kinds),
+    });
+    const d = expectDiagnostic(r, "PG1006", 6, col(kinds, "toolKind("));
+    expect(d.related[0]).toMatchObject({ location: { file: "lib.policy.ts", line: 2, column: 14 } });
+    expect(d.message).toContain('`{ store: "toolLog", modes: ["drop"], lossy: "forbid" }`');
+  });
+
+  it("says a value called as a function is a value", () => {
+    const line = `export default definePolicy({ name: "p", stores: { s: store.memory({ retention: forever() }) }, kinds: { a: { store: "s", modes: ["drop"], lossy: "forbid" } } });`;
+    const d = expectDiagnostic(compileOne(`${line}\n`), "PG1006", 2, col(line, "forever()"));
+    expect(d.message).toContain("; `forever` is a value, not a function: write `forever` without the call");
+    expectClean(compileOne(`${line.replace("forever()", "forever")}\n`));
+  });
+
+  it("still reports a helper nothing calls where it is declared", () => {
+    const r = compileOne(`const unused = () => 1;\nfunction alsoUnused() { return 2; }\n${ok}`);
+    expectDiagnostic(r, "PG1003", 2, 16);
+    expectDiagnostic(r, "PG1002", 3, 1);
+  });
+});
+
+describe("PG1022 a misspelt member of a const object", () => {
+  const lossy = `const Lossy = { Forbid: "forbid", WithFlag: "with-flag" } as const;\n`;
+  const body = (kind: string) => `${lossy}export default definePolicy({\n  name: "p",\n  stores: {},\n${kind}\n});\n`;
+
+  it("says which member is misspelt, suggests the nearest, and lists them all", () => {
+    const kinds = `  kinds: { audit: { store: null, modes: ["drop"], lossy: Lossy.Forbidd } },`;
+    const r = compileOne(body(kinds));
+    const d = expectDiagnostic(r, "PG1022", 6, col(kinds, "Forbidd"));
+    expect(d.location).toMatchObject({ endLine: 6, endColumn: col(kinds, "Forbidd") + "Forbidd".length });
+    expect(d.message).toBe("`Forbidd` is not a member of `Lossy`; did you mean `Forbid`? (members: `Forbid`, `WithFlag`)");
+    expect(d.related).toEqual([{ message: "the members of `Lossy` are written here", location: expect.objectContaining({ line: 2, column: 15 }) }]);
+    expect(codes(r)).toEqual(["PG1022"]);
+    expectClean(compileOne(body(kinds.replace("Lossy.Forbidd", "Lossy.WithFlag"))));
+  });
+
+  it("reads an element access the same way, and suggests nothing when no member is close", () => {
+    const kinds = `  kinds: { audit: { store: null, modes: ["drop"], lossy: Lossy["Forbidd"] }, scratch: { store: null, modes: ["drop"], lossy: Lossy.Allow } },`;
+    const r = compileOne(body(kinds));
+    expect(r.diagnostics.map((d) => [d.code, d.location?.column, d.message])).toEqual([
+      ["PG1022", col(kinds, `"Forbidd"`), "`Forbidd` is not a member of `Lossy`; did you mean `Forbid`? (members: `Forbid`, `WithFlag`)"],
+      ["PG1022", col(kinds, "Allow"), "`Allow` is not a member of `Lossy` (members: `Forbid`, `WithFlag`)"],
+    ]);
+  });
+
+  it("names the object as written when it is nested", () => {
+    const r = compileOne(`const Rules = { lossy: { Forbid: "forbid" } } as const;\n${ok.replace(`lossy: "with-flag"`, "lossy: Rules.lossy.forbid")}`);
+    expect(r.diagnostics.map((d) => d.message)).toEqual(["`forbid` is not a member of `Rules.lossy`; did you mean `Forbid`? (members: `Forbid`)"]);
+  });
+
+  it("a DSL namespace's member is suggested and listed the same way", () => {
+    const line = `export default definePolicy({ name: "p", stores: {}, kinds: { a: { store: null, modes: ["drop"], lossy: "forbid", pins: [pins.requestid] } } });`;
+    const d = expectDiagnostic(compileOne(`${line}\n`), "PG1010", 2, col(line, "pins.requestid"));
+    expect(d.message).toMatch(/^`pruneguard\/dsl` has no export `pins\.requestid` \(did you mean `requestId`\? presets: requestId, uuid, .*, ticket\)$/);
+    const ns = `export default pg.definePolicyy({ name: "p", stores: {}, kinds: {} });`;
+    const e = expectDiagnostic(compile({ "p.policy.ts": `import * as pg from "pruneguard/dsl";\n${ns}\n` }), "PG1010", 2, col(ns, "pg.definePolicyy"));
+    expect(e.message).toContain("has no export `definePolicyy` (did you mean `definePolicy`? exports: definePolicy, extendPolicy, store,");
   });
 });
 

@@ -78,6 +78,12 @@ const BOTH: readonly Mistake[] = [
   { name: "an overlay allowing lossy where its base forbids it", files: overlay(`  kinds: { userTurn: { lossy: "with-flag" } }, // ✗`), compiler: "PG2101", tsc: "TS2322" },
   { name: "an overlay adding a mode", files: overlay(`  kinds: { userTurn: { modes: ["drop"] } }, // ✗`), compiler: "PG2103", tsc: "TS2322" },
   { name: "an overlay misspelling a base kind", files: overlay(`  kinds: { toolReslt: { modes: ["drop"] } }, // ✗`), compiler: "PG1015", tsc: "TS2322" },
+  {
+    name: "a misspelt member of a const object",
+    files: { "p.policy.ts": policy(`toolResult: { store: "toolLog", modes: ["drop"], lossy: Lossy.Forbidd }, // ✗`).replace("export default", `const Lossy = { Forbid: "forbid", WithFlag: "with-flag" } as const;\nexport default`) },
+    compiler: "PG1022",
+    tsc: "TS2551",
+  },
   { name: "an overlay's new kind naming a store neither declares", files: overlay(`  kinds: { hit: { store: "nowhere", modes: ["drop"], lossy: "forbid" } }, // ✗`), compiler: "PG2001", tsc: "TS2322" },
 ];
 
@@ -90,6 +96,13 @@ const BOTH: readonly Mistake[] = [
 const ONE: ReadonlyArray<Mistake & { readonly documented: string }> = [
   { name: "a value read from the environment", files: { "p.policy.ts": policy(FINE, `  tombstone: process.env.TOMBSTONE as "{span}", // ✗\n`) }, compiler: "PG1003", tsc: null, documented: "PG1003" },
   { name: "a call to a function that is not a DSL builder", files: { "p.policy.ts": policy(FINE, `  session: { lossyBudget: Math.max(1, 2) }, // ✗\n`) }, compiler: "PG1006", tsc: null, documented: "PG1006" },
+  {
+    name: "a call to a function the policy declares",
+    files: { "p.policy.ts": policy(`toolResult: toolKind(), // ✗`).replace("export default", `const toolKind = () => ({ store: "toolLog", modes: ["drop"], lossy: "with-flag" }) as const;\nexport default`) },
+    compiler: "PG1006",
+    tsc: null,
+    documented: "PG1006",
+  },
   { name: "an import of a module that is not a policy", files: { "p.policy.ts": `${HEADER}import { readFileSync } from "node:fs"; // ✗\nexport default definePolicy({ name: "p", stores: {}, kinds: {} });\n` }, compiler: "PG1009", tsc: null, documented: "PG1009" },
   { name: "an empty mode list", files: { "p.policy.ts": policy(`toolResult: { store: "toolLog", modes: [], lossy: "with-flag" }, // ✗`) }, compiler: "PG2003", tsc: null, documented: "PG2003" },
   { name: "a pin pattern the engine cannot run", files: { "p.policy.ts": policy(FINE, `  pins: [pin("ord", "ord_\\\\d+(?=\\\\s)")], // ✗\n`) }, compiler: "PG2012", tsc: null, documented: "PG2012" },
