@@ -178,8 +178,8 @@ describe("pruneguard init writes only inside the project, never through a link",
     expect(readFileSync(path.join(root, "config/policies/org.policy.ts"), "utf8")).toBe(starterPolicy("org"));
     expect(lstatSync(path.join(root, "package.json")).mode & 0o777).toBe(0o640);
     expect(lstatSync(path.join(root, ".gitignore")).mode & 0o777).toBe(0o600);
-    // No temporary file is left beside what init rewrote.
-    expect(readdirSync(root).sort()).toEqual([".gitignore", "config", "package.json"]);
+    // No temporary file is left beside what init rewrote (and wrote: the guards, the test, tsconfig.json).
+    expect(readdirSync(root).sort()).toEqual([".gitignore", "config", "generated", "package.json", "test", "tsconfig.json"]);
     expect(snapshot(outside)).toEqual(snapshot(layout().outside));
   });
 });
@@ -217,7 +217,8 @@ describe("property: init never changes anything outside the project, nor writes 
             else if (e === "wrong-type") as === "file" ? mkdirSync(p) : writeFileSync(p, "");
             return e !== "absent" && e !== "regular";
           };
-          let refuse = place("package.json", l.pkg, "file", "package.json") || l.pkg === "absent";
+          // No package.json is no refusal: init writes a minimal one.
+          let refuse = place("package.json", l.pkg, "file", "package.json");
           refuse = place(".gitignore", l.ignore, "file", "gitignore") || refuse;
           place("tsconfig.json", l.tsconfig, "file", "tsconfig.json");
           const folders = l.folders.map((_, i) => `d${i}`);

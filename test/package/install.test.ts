@@ -11,16 +11,21 @@
  *   importing `pruneguard-cli/testing` type-checks and runs with no test runner installed. The CLI carries no
  *   runtime of its own: it depends on `pruneguard` at its own version, which npm installs once, beside the
  *   project's.
+ * - the documented setup (docs/adopting.md): in an empty folder, one `npm install` of both packages,
+ *   TypeScript and @types/node, then `npx pruneguard init` and nothing else, after which `tsc --noEmit` passes
+ *   under TypeScript 7 and 6, `pruneguard check` passes and `npm test` runs the policy test init wrote; a
+ *   second init writes nothing. Each step is a process run to its end: no step is timed.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-const typescriptVersion = (JSON.parse(execFileSync("npm", ["pkg", "get", "devDependencies.typescript"], { cwd: root, encoding: "utf8" })) as string);
+const devVersion = (name: string) => JSON.parse(execFileSync("npm", ["pkg", "get", `devDependencies.${name}`], { cwd: root, encoding: "utf8" })) as string;
+const typescriptVersion = devVersion("typescript");
 let work: string;
 let runtimeTgz: string;
 let cliTgz: string;
@@ -155,5 +160,57 @@ console.log(JSON.stringify({ failed, status: run.outcomes[0]?.status, rendered: 
     expect(deep.status).not.toBe(0);
     expect(deep.stderr).toContain("ERR_PACKAGE_PATH_NOT_EXPORTED");
     for (const absent of ["vitest", "jest", "mocha"]) expect(existsSync(path.join(dir, "node_modules", absent)), absent).toBe(false);
+  });
+});
+
+describe("the documented setup, from an empty folder", () => {
+  /** Every file of the project but what npm installed, with its bytes and modification time. */
+  function snapshot(dir: string): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const rel of readdirSync(dir, { recursive: true }).map(String).sort()) {
+      if (rel === "node_modules" || rel.startsWith(`node_modules${path.sep}`) || rel === "package-lock.json") continue;
+      const st = statSync(path.join(dir, rel));
+      out[rel] = st.isDirectory() ? "dir" : `${st.mtimeMs} ${readFileSync(path.join(dir, rel), "base64")}`;
+    }
+    return out;
+  }
+
+  it("npm install, then pruneguard init: tsc (7 and 6), check and the policy test pass; a second init changes nothing", { timeout: 900_000 }, () => {
+    const dir = path.join(work, "adopter");
+    mkdirSync(dir);
+    // docs/adopting.md's installs, in one npm run (npm makes package.json): the two packages, TypeScript and
+    // Node's types at this repository's versions, and TypeScript 6 under another name, to check the tsconfig
+    // init writes with it too.
+    run("npm", ["install", "--no-audit", "--no-fund", runtimeTgz, cliTgz, `typescript@${typescriptVersion}`, `@types/node@${devVersion("@types/node")}`, "typescript6@npm:typescript@6.0.3"], dir);
+    expect(readdirSync(dir).sort()).toEqual(["node_modules", "package-lock.json", "package.json"]);
+    expect(JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8")).type).toBeUndefined();
+
+    const init = run("npx", ["--yes=false", "pruneguard", "init"], dir);
+    expect(init).toMatch(/^added {3}package\.json: "type": "module", a test script, "pruneguard": /m);
+    expect(init).not.toContain("Install what these files import");
+    expect(init.split("\n").filter((l) => l.length > 120)).toEqual([]);
+    expect(readdirSync(dir).sort()).toEqual([".gitignore", "generated", "node_modules", "package-lock.json", "package.json", "policies", "test", "tsconfig.json"]);
+
+    expect(run("npx", ["--yes=false", "tsc", "--version"], dir)).toContain(typescriptVersion);
+    run("npx", ["--yes=false", "tsc", "--noEmit", "-p", "."], dir);
+    const ts6 = path.join(dir, "node_modules", "typescript6", "bin", "tsc");
+    expect(run(process.execPath, [ts6, "--version"], dir)).toMatch(/Version 6\./);
+    run(process.execPath, [ts6, "--noEmit", "-p", "."], dir);
+    expect(run("npx", ["--yes=false", "pruneguard", "check"], dir)).toContain("Checked 1 policy: no errors; 3 files in generated are fresh.");
+    const test = run("npm", ["test"], dir);
+    expect(test).toMatch(/^. pass 4$/m);
+    expect(test).toMatch(/^. fail 0$/m);
+
+    const before = snapshot(dir);
+    const again = run("npx", ["--yes=false", "pruneguard", "init"], dir);
+    expect(snapshot(dir)).toEqual(before);
+    expect([...again.matchAll(/^kept {4}(\S+) \(exists\)/gm)].map((m) => m[1])).toEqual([
+      "policies/org.policy.ts",
+      "generated/",
+      "test/org.policy.test.ts",
+      "package.json",
+      "tsconfig.json",
+      ".gitignore",
+    ]);
   });
 });

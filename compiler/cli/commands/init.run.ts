@@ -1,24 +1,42 @@
 /** The implementation of `pruneguard init`, loaded only when the command runs (see `init.ts`). */
-import type { Stats } from "node:fs";
+import { existsSync, type Stats } from "node:fs";
 import * as path from "node:path";
+import { DEFAULT_EMIT_OPTIONS } from "../../emit/files.js";
 import { ts } from "../../frontend/host.js";
 import { PolicyName } from "../../ir/schema.js";
+import { parseProjectConfig } from "../config.js";
 import { CliError, ExitCode, type CliContext } from "../context.js";
-import { CI_STEPS, MANIFEST_IGNORE, starterPolicy, TSCONFIG_SETTINGS } from "../init-template.js";
+import {
+  CI_STEPS,
+  DEPENDENCIES,
+  MANIFEST_IGNORE,
+  nodeTestScript,
+  NPM_PLACEHOLDER_TEST,
+  policyTest,
+  settingHolds,
+  starterPolicy,
+  TSCONFIG_SETTINGS,
+  tsconfigFile,
+  type TestRunner,
+} from "../init-template.js";
+import { resolveInputs } from "../inputs.js";
 import { ProjectRoot, refusalError, type PathState } from "./init.confine.js";
 import type { InitFlags } from "./init.js";
 
-/** What init did with one file: wrote it, added to it, found it as it would write it, or left it alone. */
+/**
+ * What init did with one file: wrote it (it was not there), added to it, kept it as it is (it exists), or
+ * did not write it on purpose (it is absent, and writing it would undo the user's choice).
+ */
 interface Action {
   readonly file: string;
-  readonly status: "written" | "added" | "already there" | "left alone";
+  readonly status: "written" | "added" | "kept" | "skipped";
   readonly detail: string;
 }
 
-/** A tsconfig option init would set, and what the project's tsconfig.json says now. */
+/** A tsconfig option init sets, and what the project's tsconfig.json says now. */
 interface TsconfigAdvice {
   readonly option: string;
-  readonly want: string | boolean;
+  readonly want: string | boolean | readonly string[];
   /** As written in tsconfig.json (not following `extends`); `null` when it is not set there or there is no tsconfig.json. */
   readonly has: unknown;
   readonly ok: boolean;
@@ -31,6 +49,9 @@ interface Planned {
   readonly write?: () => void;
 }
 
+/** No output line is wider than this (continuation lines are indented under the first). */
+const WIDTH = 120;
+
 /** The action of `pruneguard init` (registered in `init.ts`). */
 export async function runInit(flags: InitFlags, cli: CliContext): Promise<void> {
   const { io } = cli;
@@ -39,86 +60,335 @@ export async function runInit(flags: InitFlags, cli: CliContext): Promise<void> 
   const policies = posix(path.normalize(flags.policies));
   const out = posix(path.normalize(flags.out));
   const policyRel = `${policies}/${flags.name}.policy.ts`;
+  const testRel = `test/${flags.name}.policy.test.ts`;
+  const outputs = [`${flags.name}.guard.ts`, `${flags.name}.ir.json`, `${flags.name}.types.ts`].map((f) => `${out}/${f}`);
 
-  // Every path is checked before anything is read or written, so a refusal leaves the project and whatever a
-  // link points at exactly as they were, and names every path at once.
-  const pkgCheck = root.check("package.json");
-  const policyCheck = root.check(policyRel);
-  const ignoreCheck = root.check(".gitignore");
-  const refusals = [pkgCheck, policyCheck, ignoreCheck].flatMap((c) => (c.ok ? [] : [c.refusal]));
-  if (refusals.length > 0 || !pkgCheck.ok || !policyCheck.ok || !ignoreCheck.ok) throw refusalError(refusals);
-  if (pkgCheck.state.kind === "absent") throw new CliError(`no package.json in ${io.cwd}: run pruneguard init in the root of your package (npm init -y makes one)`);
-  const pkgText = root.read("package.json", pkgCheck.state.stats);
-  let pkg: unknown;
-  try {
-    pkg = JSON.parse(pkgText);
-  } catch {
-    throw new CliError("package.json is not valid JSON; init left it alone");
+  // Every path init may write is checked before anything is read or written, so a refusal leaves the project
+  // and whatever a link points at exactly as they were, and names every path at once. (The starting policy's
+  // outputs are checked below, still before any write, once init knows it writes them.)
+  const checks = new Map(["package.json", policyRel, testRel, ".gitignore"].map((rel) => [rel, root.check(rel)]));
+  const refusals = [...checks.values()].flatMap((c) => (c.ok ? [] : [c.refusal]));
+  if (refusals.length > 0) throw refusalError(refusals);
+  const state = (rel: string): PathState => {
+    let c = checks.get(rel);
+    if (c === undefined) checks.set(rel, (c = root.check(rel)));
+    if (!c.ok) throw refusalError([c.refusal]);
+    return c.state;
+  };
+
+  const pkgState = state("package.json");
+  let pkgText: string | undefined;
+  let pkg: Record<string, unknown> | undefined;
+  if (pkgState.kind === "file") {
+    pkgText = root.read("package.json", pkgState.stats);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(pkgText);
+    } catch {
+      throw new CliError("package.json is not valid JSON; init left it alone");
+    }
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new CliError("package.json is not a JSON object; init left it alone");
+    pkg = parsed as Record<string, unknown>;
   }
-  if (typeof pkg !== "object" || pkg === null || Array.isArray(pkg)) throw new CliError("package.json is not a JSON object; init left it alone");
+  const field = { policies: [policies], out };
+  const existingField = pkg?.["pruneguard"];
+  const fieldConflict = existingField !== undefined && JSON.stringify(existingField) !== JSON.stringify(field);
+  const runner: TestRunner = hasDependency(pkg, "vitest") ? "vitest" : "node:test";
+  const warnings: string[] = [];
 
-  const plan = [
-    planNew(root, policyRel, policyCheck.state, starterPolicy(flags.name), "a starting organisation policy"),
-    planField(root, pkgCheck.state.stats, pkgText, pkg as Record<string, unknown>, { policies: [policies], out }),
-    planIgnore(root, ignoreCheck.state, out),
-  ];
-  const { advice: tsconfig, notRead } = tsconfigAdvice(root);
+  // The starting policy goes only into a project with no policy at all: one whose policies were renamed or
+  // removed on purpose does not get it back (nor, then, its outputs or its test).
+  const policyState = state(policyRel);
+  const policyText = starterPolicy(flags.name);
+  const others = policyState.kind === "absent" ? await existingPolicies(io.cwd, [policies, ...configuredPolicies(existingField)]) : [];
+  const plan: Planned[] = [];
+  let starter: "written" | "as written" | "other";
+  if (policyState.kind === "file") {
+    const same = root.read(policyRel, policyState.stats) === policyText;
+    starter = same ? "as written" : "other";
+    plan.push({ action: { file: policyRel, status: "kept", detail: same ? "the starting policy, as init writes it" : "" } });
+  } else if (others.length > 0) {
+    starter = "other";
+    const shown = others.slice(0, 3).join(", ") + (others.length > 3 ? ", …" : "");
+    plan.push({ action: { file: policyRel, status: "skipped", detail: `the project has policies (${shown}); the starting policy goes only where there is none` } });
+  } else {
+    starter = "written";
+    plan.push({ action: { file: policyRel, status: "written", detail: "a starting organisation policy" }, write: () => root.create(policyRel, policyText) });
+  }
+
+  // What `check` compares the starting policy with, so the project checks clean as init leaves it. Only new
+  // files, in an output folder that has none of them; anything else is `compile`'s to decide.
+  if (starter === "written") {
+    const refused = outputs.flatMap((o) => {
+      const c = root.check(o);
+      return c.ok ? [] : [c.refusal];
+    });
+    if (refused.length > 0) throw refusalError(refused);
+    plan.push(await planOutputs(root, out, outputs, policyRel, policyText, fieldConflict ? undefined : runtimeImportOf(existingField), state));
+  } else {
+    const outThere = existsSync(path.resolve(io.cwd, out));
+    plan.push({ action: outThere ? { file: `${out}/`, status: "kept", detail: "pruneguard compile keeps it up to date" } : { file: `${out}/`, status: "skipped", detail: "pruneguard compile writes it" } });
+  }
+
+  const testState = state(testRel);
+  const testText = policyTest(flags.name, policyRel, testRel, runner);
+  let testThere = true;
+  if (testState.kind === "file") {
+    plan.push({ action: { file: testRel, status: "kept", detail: "" } });
+  } else if (starter === "other") {
+    testThere = false;
+    const why = policyState.kind === "file" ? `${policyRel} is not that policy any more` : "which this project does not have";
+    plan.push({ action: { file: testRel, status: "skipped", detail: `it tests the starting policy, ${why}` } });
+  } else {
+    plan.push({ action: { file: testRel, status: "written", detail: `a test of the starting policy, in ${runner}` }, write: () => root.create(testRel, testText) });
+  }
+  const testScript = runner === "node:test" && testThere ? nodeTestScript(testRel) : undefined;
+  const notes: string[] = [];
+
+  const pkgPlan = planPackage(root, io.cwd, pkgState, pkgText, pkg, field, testScript, warnings);
+  plan.push(pkgPlan.planned);
+  const tsconfig = planTsconfig(root, [policies, out, ...(testThere ? [testRel] : [])]);
+  plan.push(tsconfig.planned);
+  plan.push(planIgnore(root, state(".gitignore"), out));
   for (const p of plan) p.write?.();
   const actions = plan.map((p) => p.action);
-  const moduleType = (pkg as Record<string, unknown>)["type"] === "module";
+
+  const missing = DEPENDENCIES.filter((d) => !hasDependency(pkg, d.name));
+  const install = [
+    ...(missing.some((d) => !d.dev) ? [`npm install ${missing.filter((d) => !d.dev).map((d) => d.name).join(" ")}`] : []),
+    ...(missing.some((d) => d.dev) ? [`npm install --save-dev ${missing.filter((d) => d.dev).map((d) => d.name).join(" ")}`] : []),
+  ];
+  const outputsThere = outputs.every((o) => {
+    const c = root.check(o);
+    return c.ok && c.state.kind === "file";
+  });
+  const compiled = starter === "written" ? actions.some((a) => a.file === `${out}/` && a.status === "written") : starter === "as written" && outputsThere;
+  let testCommand: string | undefined;
+  if (testThere && runner === "vitest") testCommand = `npx vitest run ${testRel}`;
+  else if (testThere && pkgPlan.npmTestRuns) testCommand = "npm test";
+  else if (testScript !== undefined) {
+    testCommand = testScript;
+    notes.push(`npm test does not run ${testRel}: package.json has a test script of its own; add \`${testScript}\` to it.`);
+  }
+  const next = [...(compiled ? [] : ["npx pruneguard compile"]), "npx tsc --noEmit -p .", "npx pruneguard check", ...(testCommand === undefined ? [] : [testCommand])];
+  const packageType = pkg === undefined || pkg["type"] === undefined ? "module" : String(pkg["type"]);
 
   if (flags.format === "json") {
-    const tsconfigNotRead = notRead === undefined ? {} : { tsconfigNotRead: notRead };
-    io.stdout(`${JSON.stringify({ actions, tsconfig, ...tsconfigNotRead, packageType: moduleType ? "module" : "commonjs", ci: CI_STEPS, next: ["pruneguard compile", "pruneguard check"] }, null, 2)}\n`);
+    const notRead = tsconfig.notRead === undefined ? {} : { tsconfigNotRead: tsconfig.notRead };
+    io.stdout(`${JSON.stringify({ actions, warnings, notes, tsconfig: tsconfig.advice, ...notRead, packageType, install, ci: CI_STEPS, next }, null, 2)}\n`);
   } else {
-    const lines = actions.map((a) => `${a.status.padEnd(14)} ${a.file}: ${a.detail}`);
-    lines.push("", "tsconfig.json (compilerOptions) for the generated guards and the provider SDKs:");
-    if (notRead !== undefined) lines.push(`  (tsconfig.json was not read: ${notRead})`);
-    for (const t of tsconfig) lines.push(`  ${t.ok ? "ok  " : "set "} "${t.option}": ${JSON.stringify(t.want)}${t.ok ? "" : t.has === null ? "" : ` (is ${JSON.stringify(t.has)})`}  — ${t.why}`);
-    lines.push(`  and include "${policies}" and "${out}" in the files it checks`);
-    if (!moduleType) lines.push(`  package.json has no "type": "module": the guards are ES modules, so use .mts files or set it (Node ≥ 22.13)`);
-    lines.push("", "CI (a GitHub Actions job's steps; docs/adopting.md in pruneguard-cli has the whole workflow):", ...CI_STEPS.map((s) => `  ${s}`));
-    lines.push("", `Next: pruneguard compile && pruneguard check, then commit ${policies}/, ${out}/, package.json and .gitignore.`);
+    const lines: string[] = [];
+    for (const a of actions) {
+      const head = `${a.status.padEnd(8)}${a.file}${a.status === "kept" ? " (exists)" : ""}`;
+      lines.push(...wrap(a.detail === "" ? head : `${head}: ${a.detail}`, " ".repeat(8)));
+    }
+    if (tsconfig.notRead !== undefined) lines.push(`        tsconfig.json was not read: ${tsconfig.notRead}`);
+    const lacking = tsconfig.advice.filter((t) => !t.ok);
+    if (lacking.length > 0) {
+      lines.push("", "tsconfig.json lacks settings the guards, the policies and their test need (compilerOptions):");
+      for (const t of lacking) {
+        const now = t.has === null ? "" : ` (is ${JSON.stringify(t.has)})`;
+        lines.push(...wrap(`  "${t.option}": ${JSON.stringify(t.want)}${now}: ${t.why}`, "    "));
+      }
+      lines.push(...wrap(`  and its "include" should name ${[policies, out, ...(testThere ? [testRel] : [])].join(", ")}`, "    "));
+    }
+    for (const n of notes) lines.push("", ...wrap(`note: ${n}`, "  "));
+    for (const w of warnings) lines.push("", ...wrap(`warning: ${w}`, "  "));
+    if (install.length > 0) lines.push("", "Install what these files import (package.json does not list it yet), first:", ...install.map((c) => `  ${c}`));
+    lines.push("", "CI (printed, not written): the steps of a GitHub Actions job; docs/adopting.md has the whole workflow.");
+    lines.push(...CI_STEPS.map((s) => `  ${s}`));
+    lines.push("", ...wrap(`Next: ${next.join(" && ")}`, "  "));
+    lines.push(...wrap(`Then commit ${policies}/, ${out}/, ${testThere ? "test/, " : ""}package.json, tsconfig.json and .gitignore.`, "  "));
     io.stdout(`${lines.join("\n")}\n`);
   }
-  cli.exit(actions.some((a) => a.status === "left alone") ? ExitCode.diagnostics : ExitCode.ok);
+  cli.exit(warnings.length > 0 ? ExitCode.diagnostics : ExitCode.ok);
 }
 
 const posix = (p: string) => p.split(path.sep).join("/").replace(/\/$/, "");
 
-/** A file init owns: written when absent, else left as it is. */
-function planNew(root: ProjectRoot, rel: string, state: PathState, text: string, what: string): Planned {
-  const now = state.kind === "file" ? root.read(rel, state.stats) : undefined;
-  if (now === text) return { action: { file: rel, status: "already there", detail: `${what}, as init writes it` } };
-  if (now !== undefined) return { action: { file: rel, status: "left alone", detail: `it exists; init writes ${what} only where there is none` } };
-  return { action: { file: rel, status: "written", detail: what }, write: () => root.create(rel, text) };
+/** `text` broken at spaces into lines of at most `WIDTH` columns, each after the first starting with `indent`. */
+function wrap(text: string, indent: string): string[] {
+  const lead = /^ */.exec(text)![0];
+  const lines: string[] = [];
+  let line = lead;
+  for (const word of text.slice(lead.length).split(" ")) {
+    const next = line.trim() === "" ? `${line}${word}` : `${line} ${word}`;
+    if (next.length > WIDTH && line.trim() !== "") {
+      lines.push(line);
+      line = `${indent}${word}`;
+    } else line = next;
+  }
+  lines.push(line);
+  return lines;
 }
 
-/** The `"pruneguard"` field, added to package.json in its own indentation; an existing field is left as it is. */
-function planField(root: ProjectRoot, stats: Stats, text: string, pkg: Record<string, unknown>, field: Record<string, unknown>): Planned {
-  const existing = pkg["pruneguard"];
-  if (existing !== undefined) {
-    const same = JSON.stringify(existing) === JSON.stringify(field);
+function hasDependency(pkg: Record<string, unknown> | undefined, name: string): boolean {
+  return ["dependencies", "devDependencies", "optionalDependencies", "peerDependencies"].some((k) => {
+    const deps = pkg?.[k];
+    return typeof deps === "object" && deps !== null && Object.hasOwn(deps, name);
+  });
+}
+
+/** The policy entries a `"pruneguard"` field already names (none when it has no valid ones). */
+function configuredPolicies(field: unknown): string[] {
+  if (field === undefined) return [];
+  const r = parseProjectConfig(field);
+  return "config" in r ? [...(r.config.policies ?? [])] : [];
+}
+
+function runtimeImportOf(field: unknown): string {
+  if (field === undefined) return DEFAULT_EMIT_OPTIONS.runtimeImport;
+  const r = parseProjectConfig(field);
+  return ("config" in r ? r.config.runtimeImport : undefined) ?? DEFAULT_EMIT_OPTIONS.runtimeImport;
+}
+
+/** The policy files under `entries` (folders, files or globs, as compile reads them), relative to `cwd`. */
+async function existingPolicies(cwd: string, entries: readonly string[]): Promise<string[]> {
+  const found = new Set<string>();
+  for (const e of new Set(entries)) {
+    // An entry that matches nothing (or does not exist) holds no policy: resolveInputs says so by throwing.
+    const files = await resolveInputs([e], cwd).catch(() => []);
+    for (const f of files) found.add(posix(path.relative(cwd, f)));
+  }
+  return [...found].sort();
+}
+
+/** The starting policy's outputs, compiled in memory now and written as new files, or why not. */
+async function planOutputs(
+  root: ProjectRoot,
+  out: string,
+  outputs: readonly string[],
+  policyRel: string,
+  policyText: string,
+  runtimeImport: string | undefined,
+  state: (rel: string) => PathState,
+): Promise<Planned> {
+  const file = `${out}/`;
+  if (runtimeImport === undefined) return { action: { file, status: "skipped", detail: 'package.json\'s "pruneguard" field differs from what init sets; run pruneguard compile' } };
+  if (outputs.some((o) => state(o).kind !== "absent")) return { action: { file, status: "skipped", detail: "it has outputs of this policy already; run pruneguard compile" } };
+  const { compilePolicies, emitAll } = await import("../../index.js");
+  const r = compilePolicies({ files: { [policyRel]: policyText }, entries: [policyRel] });
+  const emitted = r.hasErrors ? [] : emitAll(r.policies, { runtimeImport });
+  if (emitted.length === 0 || emitted.some((f) => !outputs.includes(`${out}/${f.path}`))) {
+    // The starting policy compiles clean (test/compiler/init.test.ts); this is the compiler changing under it.
+    return { action: { file, status: "skipped", detail: "the starting policy did not compile as expected; run pruneguard compile" } };
+  }
+  return {
+    action: { file, status: "written", detail: `the starting policy compiled: ${emitted.map((f) => f.path).join(", ")}` },
+    write: () => {
+      for (const f of emitted) root.create(`${out}/${f.path}`, f.contents);
+    },
+  };
+}
+
+/**
+ * package.json: created (minimal) where there is none; else `"type": "module"` added when no type is set, the
+ * `"pruneguard"` field when there is none, and the test script when there is none. A type or field that is
+ * there is left as it is; one that is not what init sets is a warning.
+ */
+function planPackage(
+  root: ProjectRoot,
+  cwd: string,
+  state: PathState,
+  text: string | undefined,
+  pkg: Record<string, unknown> | undefined,
+  field: Record<string, unknown>,
+  testScript: string | undefined,
+  warnings: string[],
+): { planned: Planned; npmTestRuns: boolean } {
+  const fieldText = JSON.stringify(field);
+  if (pkg === undefined || text === undefined || state.kind === "absent") {
+    const created = {
+      name: packageName(cwd),
+      private: true,
+      type: "module",
+      ...(testScript === undefined ? {} : { scripts: { test: testScript } }),
+      pruneguard: field,
+    };
+    const detail = `a minimal one: "type": "module"${testScript === undefined ? "" : ", a test script"} and "pruneguard": ${fieldText}`;
     return {
-      action: same
-        ? { file: "package.json", status: "already there", detail: `"pruneguard": ${JSON.stringify(field)}` }
-        : { file: "package.json", status: "left alone", detail: `it has a "pruneguard" field already (${JSON.stringify(existing)}); init would write ${JSON.stringify(field)}` },
+      planned: { action: { file: "package.json", status: "written", detail }, write: () => root.create("package.json", `${JSON.stringify(created, null, 2)}\n`) },
+      npmTestRuns: testScript !== undefined,
     };
   }
+
+  const added: string[] = [];
+  const kept: string[] = [];
+  let next: Record<string, unknown> = { ...pkg };
+  const type = pkg["type"];
+  if (type === undefined) {
+    next = insertAfter(next, ["description", "version", "name"], "type", "module");
+    added.push('"type": "module"');
+  } else if (type === "module") kept.push('"type": "module"');
+  else {
+    warnings.push(
+      `package.json has "type": ${JSON.stringify(type)}, which init left as it is. The policy test and the guards are ES modules, and ` +
+        `with it Node loads this package's .ts files as CommonJS: node --test stops at the test's first import. Change it to ` +
+        '"type": "module" (what init sets where no type is set), or rename the test to .mts.',
+    );
+  }
+  let npmTestRuns = false;
+  if (testScript !== undefined) {
+    const scripts = pkg["scripts"];
+    const current = typeof scripts === "object" && scripts !== null && !Array.isArray(scripts) ? (scripts as Record<string, unknown>)["test"] : undefined;
+    if (scripts !== undefined && (typeof scripts !== "object" || scripts === null || Array.isArray(scripts))) {
+      // Not an object npm could read: left alone, the test is run by hand.
+    } else if (current === undefined || current === NPM_PLACEHOLDER_TEST) {
+      next = { ...next, scripts: { ...(scripts as Record<string, unknown> | undefined), test: testScript } };
+      added.push(current === undefined ? "a test script" : "a test script (for npm's placeholder)");
+      npmTestRuns = true;
+    } else if (typeof current === "string" && current.includes(testScript.split(" ").pop()!)) {
+      kept.push("the test script");
+      npmTestRuns = true;
+    }
+  }
+  const existing = pkg["pruneguard"];
+  if (existing === undefined) {
+    next = { ...next, pruneguard: field };
+    added.push(`"pruneguard": ${fieldText}`);
+  } else if (JSON.stringify(existing) === fieldText) kept.push('the "pruneguard" field');
+  else {
+    warnings.push(
+      `package.json has a "pruneguard" field already (${JSON.stringify(existing)}), which init left as it is; init would set ${fieldText}. ` +
+        "compile, check and explain read the field: make it name the policies and output folder you use.",
+    );
+  }
+  if (added.length === 0) return { planned: { action: { file: "package.json", status: "kept", detail: kept.length > 0 ? `it has ${kept.join(", ")}` : "" } }, npmTestRuns };
   const indent = /^[ \t]+(?=")/m.exec(text)?.[0] ?? "  ";
   const eol = text.includes("\r\n") ? "\r\n" : "\n";
-  const json = JSON.stringify({ ...pkg, pruneguard: field }, null, indent).replace(/\n/g, eol);
+  const json = JSON.stringify(next, null, indent).replace(/\n/g, eol);
+  const stats: Stats = state.stats;
   return {
-    action: { file: "package.json", status: "added", detail: `"pruneguard": ${JSON.stringify(field)} (where compile, check and explain look)` },
-    write: () => root.replace("package.json", `${json}${text.endsWith("\n") ? eol : ""}`, stats),
+    planned: { action: { file: "package.json", status: "added", detail: added.join(", ") }, write: () => root.replace("package.json", `${json}${text.endsWith("\n") ? eol : ""}`, stats) },
+    npmTestRuns,
   };
+}
+
+/** `obj` with `key: value` after the first of `after` it has (else first), keeping the order of the rest. */
+function insertAfter(obj: Record<string, unknown>, after: readonly string[], key: string, value: unknown): Record<string, unknown> {
+  const anchor = after.find((k) => Object.hasOwn(obj, k));
+  const entries = Object.entries(obj);
+  const at = anchor === undefined ? 0 : entries.findIndex(([k]) => k === anchor) + 1;
+  entries.splice(at, 0, [key, value]);
+  return Object.fromEntries(entries);
+}
+
+/** A package name for a new package.json: the folder's name as npm accepts one, else `agents`. */
+function packageName(cwd: string): string {
+  const name = path
+    .basename(path.resolve(cwd))
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]+/g, "-")
+    .replace(/^[._-]+|-+$/g, "")
+    .slice(0, 214);
+  return name === "" || name === "node_modules" || name === "favicon.ico" ? "agents" : name;
 }
 
 /** The manifest's ignore rule in .gitignore: a line of its own, appended when no rule names it. */
 function planIgnore(root: ProjectRoot, state: PathState, out: string): Planned {
   const text = state.kind === "file" ? root.read(".gitignore", state.stats) : undefined;
   const rules = new Set([MANIFEST_IGNORE, `/${MANIFEST_IGNORE}`, `**/${MANIFEST_IGNORE}`, `${out}/${MANIFEST_IGNORE}`, `/${out}/${MANIFEST_IGNORE}`]);
-  if (text !== undefined && text.split(/\r?\n/).some((l) => rules.has(l.trim()))) return { action: { file: ".gitignore", status: "already there", detail: `it ignores ${MANIFEST_IGNORE}` } };
+  if (text !== undefined && text.split(/\r?\n/).some((l) => rules.has(l.trim()))) return { action: { file: ".gitignore", status: "kept", detail: `it ignores ${MANIFEST_IGNORE}` } };
   const rule = `# pruneguard compile's incremental cache (local to this machine)\n${MANIFEST_IGNORE}\n`;
   if (state.kind === "absent" || text === undefined) {
     return { action: { file: ".gitignore", status: "written", detail: `ignores ${MANIFEST_IGNORE}, compile's local cache` }, write: () => root.create(".gitignore", rule) };
@@ -131,23 +401,34 @@ function planIgnore(root: ProjectRoot, state: PathState, out: string): Planned {
 }
 
 /**
- * The settings init recommends, against what tsconfig.json (JSON with comments) says. A tsconfig.json init
- * would not write through (a link, not a regular file) is not read either, as the compiler does not read one
- * linked out of the root: the advice is then given as for none, with the reason.
+ * tsconfig.json: written where there is none; else kept, and checked (as written, JSON with comments, not
+ * following `extends`) for the settings init writes. One init would not write through (a link, not a regular
+ * file) is neither written nor read, as the compiler does not read one linked out of the root: the advice is
+ * then given as for none, with the reason.
  */
-function tsconfigAdvice(root: ProjectRoot): { advice: TsconfigAdvice[]; notRead?: string } {
+function planTsconfig(root: ProjectRoot, include: readonly string[]): { planned: Planned; advice: TsconfigAdvice[]; notRead?: string } {
   const checked = root.check("tsconfig.json");
-  const text = checked.ok && checked.state.kind === "file" ? root.read("tsconfig.json", checked.state.stats) : undefined;
-  let options: Record<string, unknown> = {};
-  if (text !== undefined) {
-    const parsed = ts.parseConfigFileTextToJson("tsconfig.json", text);
-    const config = parsed.config as { compilerOptions?: Record<string, unknown> } | undefined;
-    options = config?.compilerOptions ?? {};
+  const advise = (options: Record<string, unknown>) =>
+    TSCONFIG_SETTINGS.map((s) => {
+      const has = options[s.option] ?? null;
+      return { option: s.option, want: s.value, has, ok: settingHolds(s.value, has), why: s.why };
+    });
+  if (!checked.ok) {
+    return { planned: { action: { file: "tsconfig.json", status: "kept", detail: "" } }, advice: advise({}), notRead: `it ${checked.refusal.why}` };
   }
-  const advice = TSCONFIG_SETTINGS.map((s) => {
-    const has = options[s.option] ?? null;
-    const ok = typeof s.value === "string" ? typeof has === "string" && has.toLowerCase() === s.value.toLowerCase() : has === s.value;
-    return { option: s.option, want: s.value, has, ok, why: s.why };
-  });
-  return checked.ok ? { advice } : { advice, notRead: `it ${checked.refusal.why}` };
+  if (checked.state.kind === "absent") {
+    const text = tsconfigFile(include);
+    const detail = `NodeNext, strict, "types": ["node"], no emit; it checks ${include.join(", ")}`;
+    return {
+      planned: { action: { file: "tsconfig.json", status: "written", detail }, write: () => root.create("tsconfig.json", text) },
+      advice: TSCONFIG_SETTINGS.map((s) => ({ option: s.option, want: s.value, has: s.value, ok: true, why: s.why })),
+    };
+  }
+  const text = root.read("tsconfig.json", checked.state.stats);
+  const parsed = ts.parseConfigFileTextToJson("tsconfig.json", text);
+  const config = parsed.config as { compilerOptions?: Record<string, unknown> } | undefined;
+  const advice = advise(config?.compilerOptions ?? {});
+  const lacking = advice.filter((a) => !a.ok).length;
+  const detail = parsed.error !== undefined || config === undefined ? "it is not JSON init can read" : lacking === 0 ? "it has the settings init writes" : `it lacks ${lacking} of the settings init writes (below)`;
+  return { planned: { action: { file: "tsconfig.json", status: "kept", detail } }, advice };
 }
