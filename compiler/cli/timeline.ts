@@ -18,6 +18,7 @@
  * most `rows` entries each (the first and last halves, and every decision that needs attention first).
  */
 import { inDecisionOrder, type AuditRecord } from "../../src/audit.js";
+import type { AuditCopy, AuditSpan } from "../../src/stores/audit-reader.js";
 import { escapeHtml } from "./html.js";
 
 /** One store's chain of the session, read and verified as `audit --verify` does. */
@@ -31,28 +32,11 @@ export interface TimelineChain {
   readonly lossyUsed: number | null;
 }
 
-/** A span the home store registered (never its bytes). */
-export interface TimelineSpan {
-  readonly ordinal: number;
-  readonly spanId: string;
-  readonly kind: string;
-  /** The store that keeps its copy, `null` for an unbacked kind. */
-  readonly backing: string | null;
-  /** The digest or compressed form a prune put in its place (content: only with `content`). */
-  readonly replacement?: string | null;
-}
+/** A span the home store registered (never its bytes), as the store's audit reader returns it. */
+export type TimelineSpan = AuditSpan;
 
-/** A copy a store keeps (its bytes only with `content`). */
-export interface TimelineCopy {
-  readonly store: string;
-  readonly spanId: string;
-  readonly handle: string;
-  readonly createdAt: number;
-  readonly expiredAt: number | null;
-  readonly held: boolean;
-  readonly heldUntil: number | null;
-  readonly text?: string | null;
-}
+/** A copy a store keeps (its bytes only with `content`), as the store's audit reader returns it. */
+export type TimelineCopy = AuditCopy;
 
 export interface TimelineInput {
   /** How the source is named (a file name, `postgres:<schema>`; never a URL). */

@@ -168,7 +168,9 @@ export function foldIndex(
     let j = i;
     while (j < entries.length && foldable(entries[j]!, now)) j++;
     for (const run of wholeGroups(entries.slice(i, j), sizes)) {
-      const worth = items(run) >= MIN_RUN && (touched === null || run.some(touchedBy(touched)));
+      // A decision since the last compaction point is about a position of its own, never one inside a fold
+      // (folds are made at compaction points, of lines already decided): the run's own positions say it all.
+      const worth = items(run) >= MIN_RUN && (touched === null || run.some(touched));
       if (!worth) {
         out.push(...run);
         continue;
@@ -195,10 +197,6 @@ function items(run: readonly Entry[]): number {
     n++;
   }
   return n;
-}
-
-function touchedBy(touched: (e: Entry) => boolean): (e: Entry) => boolean {
-  return (e) => touched(e) || (e.state === "fold" && e.members.some(touchedBy(touched)));
 }
 
 /**

@@ -160,7 +160,7 @@ describe("index lines fold", () => {
     // Each member is a line of its own, a lower fold or an index line with its handle.
     if (listed.status !== "expanded") throw new Error("expected an expansion");
     expect(listed.text.split("\n")).toHaveLength(fold.members.length);
-    expect(fold.members.length).toBeLessThanOrEqual(17);
+    expect(fold.members.length).toBeLessThanOrEqual(16);
   });
 
   it("a resumed window folds what the session pruned, and is no larger than before the restart", async () => {

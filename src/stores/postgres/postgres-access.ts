@@ -47,17 +47,24 @@ export class PostgresAccess {
    */
   async readBack<T>(err: unknown, session: string, last: AuditRecord | undefined, what: string, committed: () => T): Promise<T> {
     if (last === undefined || !isCommitUnknown(err)) throw err;
-    const resolve = async (): Promise<T | null> => ((await this.#inChain(session, last)) ? committed() : null);
+    return this.settleLost(
+      err,
+      async () => ((await this.#inChain(session, last)) ? committed() : null),
+      (readErr) => `${what}: COMMIT was sent and the answer lost (${errorMessage(err)}); reading back what committed failed too (${errorMessage(readErr)})`,
+    );
+  }
+
+  /**
+   * A write whose reply was lost (`err`): `resolve` reads back what it did — its answer, or `null` when it
+   * did nothing (then `err` is rethrown: running it again is safe). When reading back fails too, throws
+   * `OutcomeUnknownError` (message from `lost`), whose `resolve` asks again later.
+   */
+  async settleLost<T>(err: unknown, resolve: () => Promise<T | null>, lost: (readErr: unknown) => string): Promise<T> {
     let answer: T | null;
     try {
       answer = await resolve();
     } catch (readErr) {
-      throw new OutcomeUnknownError<T>(
-        this.name,
-        `${what}: COMMIT was sent and the answer lost (${errorMessage(err)}); reading back what committed failed too (${errorMessage(readErr)})`,
-        resolve,
-        { cause: err },
-      );
+      throw new OutcomeUnknownError<T>(this.name, lost(readErr), resolve, { cause: err });
     }
     if (answer === null) throw err;
     return answer;

@@ -5,7 +5,7 @@
  * replacement note. `PostgresStore` exposes each of these as the `BackingStore` method of the same name.
  */
 import { randomUUID } from "node:crypto";
-import { errorMessage, OutcomeUnknownError, StoreError } from "../../errors.js";
+import { errorMessage, StoreError } from "../../errors.js";
 import { registeredSpan, type SpanRow } from "../records.js";
 import type { RegisteredSpan, SpanRegistration } from "../store.js";
 import { isCommitUnknown, type Row } from "./driver.js";
@@ -41,19 +41,12 @@ export async function registerSpan(pg: PostgresAccess, session: string, span: Sp
       const row = found?.[0];
       return row === undefined ? null : { ...span, spanId: String(row["span_id"]), ordinal: Number(row["ordinal"]), replacement: null };
     };
-    let registered: RegisteredSpan | null;
-    try {
-      registered = await resolve();
-    } catch (readErr) {
-      throw new OutcomeUnknownError<RegisteredSpan>(
-        pg.name,
+    return pg.settleLost(
+      err,
+      resolve,
+      (readErr) =>
         `registering a span in session ${session}: the message was sent and its answer lost (${errorMessage(err)}); reading back whether it registered failed too (${errorMessage(readErr)}), so the session may hold a registered span no window has`,
-        resolve,
-        { cause: err },
-      );
-    }
-    if (registered === null) throw err;
-    return registered;
+    );
   }
   const row = rows?.[0];
   if (!row) throw new StoreError(pg.name, `could not register a span in session ${session}`);
