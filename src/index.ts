@@ -21,6 +21,13 @@ export type { DeclaredStores, DirectiveSchema, GuardDefinition, GuardWindowOptio
 export { openAIPromptCacheKey, toAISDK, toAnthropic, toOpenAI, toOpenAIResponses } from "./providers/index.js";
 export type { AISDKMessage, AISDKPrompt, AnthropicCacheControl, AnthropicCachedPrompt, AnthropicMessage, AnthropicPrompt, AnthropicRenderOptions, OpenAIMessage, OpenAIResponsesItem, RenderSource } from "./providers/index.js";
 export { Transcript } from "./providers/index.js";
+export { ANTHROPIC_COMPACTION_BETA, anthropicCompaction, openAICompaction, openAICompactRequest, toAnthropicBeta } from "./providers/index.js";
+export type {
+  AnthropicBetaMessage, AnthropicBetaPrompt, AnthropicCompactEdit, AnthropicCompactionBlock, AnthropicCompactionOptions, AnthropicCompactionRequest, CompactionWindow,
+  OpenAICompactionOptions,
+} from "./providers/index.js";
+export { ProviderCompactionError } from "./window/provider-compaction.js";
+export type { KeptReason, ProviderClearing, ProviderCompaction, ProviderCompactionPlan } from "./window/provider-compaction.js";
 export type { AISDKStep, KindMapping, ModelToolCall, ModelToolResult, ToolOutput, ToolRunner, TranscriptOptions, TranscriptWindow } from "./providers/index.js";
 export { directiveTools } from "./tools/schemas.js";
 export type { DirectiveTool, DirectiveToolsOptions, JsonSchema, ToolInputSchema } from "./tools/schemas.js";
@@ -61,6 +68,7 @@ export type {
   InvalidOutcome,
   LossyOutcome,
   PruneOutcome,
+  ProviderCompactionOutcome,
   RangeOutcome,
   RangeRejectedOutcome,
   RangeSummaryOutcome,

@@ -349,4 +349,28 @@ export interface CompactOutcome extends CompactionReport {
   readonly auditSeq: number | null;
 }
 
+/**
+ * A provider's compaction recorded (`ContextWindow.providerCompacted`): what it pruned through the checks,
+ * lost as the policy allows, and kept (said again after the block). `refused`, `failed` and `store-error`
+ * changed nothing in the window, and the block is not sent back.
+ */
+export interface ProviderCompactionOutcome {
+  readonly op: "provider_compaction";
+  readonly status: "compacted" | "failed" | "refused" | "store-error";
+  readonly provider: string;
+  /** The summary's id (recall it to list what the compaction covered); `null` unless compacted. */
+  readonly spanId: string | null;
+  /** The positions the summary stands for, one level (span ids, fold keys, lower summaries). */
+  readonly members: readonly string[];
+  /** Spans pruned for it with their copies held. */
+  readonly pruned: readonly string[];
+  /** Spans lost for it as lossy commitments the policy allows (tombstones). */
+  readonly lossy: readonly string[];
+  /** Spans the check kept: live, said again after the block. */
+  readonly kept: ReadonlyArray<{ readonly spanId: string; readonly reason: string; readonly message: string }>;
+  /** The runtime line the model reads beside the block (`span_9 summary of span_1–span_8 (8), recall span_9`). */
+  readonly line: string;
+  readonly message: string;
+}
+
 export type DirectiveOutcome = PruneOutcome | RecallOutcome | WindowMap | SearchOutcome | RangeOutcome | CompactOutcome;

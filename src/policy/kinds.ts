@@ -69,7 +69,17 @@ export interface SessionLimits {
    * `DEFAULT_COMPACTION`.
    */
   readonly compaction?: CompactionPolicy | "immediate" | null;
+  /**
+   * Whether the session may let the provider compact its context (Anthropic's `compact_20260112` edit, OpenAI's
+   * Responses compaction) through pruneguard's request builders, which check every span the provider may free
+   * first (docs/provider-compaction.md). `"forbid"`, `null` or absent: the builders refuse.
+   */
+  readonly providerCompaction?: ProviderCompactionRule | null;
 }
+
+/** Whether a session may use a provider's own compaction: `forbid` (the default) or `allow`. */
+export type ProviderCompactionRule = "forbid" | "allow";
+export const PROVIDER_COMPACTION_RULES: readonly ProviderCompactionRule[] = ["forbid", "allow"];
 
 /** When pending prunes are applied: the first of these, or an explicit request (`compact()`, the directive). */
 export interface CompactionPolicy {

@@ -49,7 +49,22 @@ export interface ToolExchange {
   readonly pairs: readonly ToolPair[];
 }
 
-export type Turn = TextTurn | ToolExchange;
+/**
+ * A provider's compaction (`window/provider-compaction.ts`): its block, sent back verbatim by the renderer of
+ * the provider that wrote it (beside `line`, the runtime line whose id recalls what it covered), and `text`
+ * (that line and the summary, framed) by every other renderer.
+ */
+export interface CompactionTurn {
+  readonly kind: "compaction";
+  /** The provider whose block it is (`anthropic`, `openai-responses`). */
+  readonly provider: string;
+  /** The block's JSON text, as the provider sent it. */
+  readonly block: string;
+  readonly line: string;
+  readonly text: string;
+}
+
+export type Turn = TextTurn | ToolExchange | CompactionTurn;
 
 /**
  * The user turn put before a conversation that would open with the model's: Anthropic (direct, Bedrock,
@@ -102,6 +117,8 @@ interface Slot {
   readonly isError: boolean;
   /** A live call's rejection notice, said as the model's text before the call. */
   readonly notice: string | null;
+  /** A provider's compaction: its block and runtime line. */
+  readonly compaction?: { readonly provider: string; readonly block: string; readonly line: string };
 }
 
 function slotOf(e: WindowEntry): Slot {
@@ -116,6 +133,10 @@ function slotOf(e: WindowEntry): Slot {
       return { role: "tool-result", text, callId: m.callId, toolName: m.toolName, live: true, isError: m.isError === true, notice: null };
     }
     return { role: m?.role ?? "user", text, callId: "", toolName: "", live: true, isError: false, notice: null };
+  }
+  if (e.state === "summary" && e.provider !== undefined) {
+    const compaction = { provider: e.provider.name, block: e.provider.block, line: e.line };
+    return { role: "assistant", text: e.text, callId: "", toolName: "", live: false, isError: false, notice: null, compaction };
   }
   const m = e.message;
   if (m === null || (m.role !== "tool-call" && m.role !== "tool-result")) {
@@ -192,7 +213,8 @@ export function conversation(source: RenderSource): Turn[] {
       continue;
     }
     close();
-    turns.push({ kind: "text", role: s.role, text: s.text });
+    if (s.compaction !== undefined) turns.push({ kind: "compaction", ...s.compaction, text: s.text });
+    else turns.push({ kind: "text", role: s.role, text: s.text });
   }
   close();
   // Lines attached to no span (an invalid directive, a prune of an unknown or pruned span) come last.

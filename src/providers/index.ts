@@ -1,6 +1,13 @@
 /** Provider integration: rendering a window to each API's messages, its tools, and appending its responses. */
-export { toAnthropic } from "./anthropic/anthropic-messages.js";
-export type { AnthropicCacheControl, AnthropicCachedPrompt, AnthropicMessage, AnthropicPrompt, AnthropicRenderOptions } from "./anthropic/anthropic-messages.js";
+export { toAnthropic, toAnthropicBeta } from "./anthropic/anthropic-messages.js";
+export type {
+  AnthropicBetaMessage, AnthropicBetaPrompt, AnthropicCacheControl, AnthropicCachedPrompt, AnthropicCompactionBlock, AnthropicMessage, AnthropicPrompt, AnthropicRenderOptions,
+} from "./anthropic/anthropic-messages.js";
+export { ANTHROPIC_COMPACTION_BETA, anthropicCompaction } from "./anthropic/anthropic-compaction.js";
+export type { AnthropicCompactEdit, AnthropicCompactionOptions, AnthropicCompactionRequest } from "./anthropic/anthropic-compaction.js";
+export { openAICompaction, openAICompactRequest } from "./openai/openai-compaction.js";
+export type { OpenAICompactionOptions } from "./openai/openai-compaction.js";
+export type { CompactionWindow } from "./compaction-checks.js";
 export { anthropicTools } from "./anthropic/anthropic-tools.js";
 export type { AnthropicTool } from "./anthropic/anthropic-tools.js";
 export type { AnthropicResponseBlock } from "./anthropic/anthropic-provider.js";

@@ -7,6 +7,7 @@
  * and response to the SDK's own types and checks.
  */
 import type { DirectiveTool } from "../tools/schemas.js";
+import type { ProviderClearing, ProviderCompaction } from "../window/provider-compaction.js";
 import type { RenderSource } from "./conversation.js";
 
 /**
@@ -40,7 +41,11 @@ export type ResponsePart =
   | { readonly type: "text"; readonly text: string }
   | { readonly type: "tool-call"; readonly call: ModelToolCall }
   | { readonly type: "tool-result"; readonly id: string; readonly name: string; readonly text: string; readonly isError: boolean }
-  | { readonly type: "tool-error"; readonly id: string; readonly name: string; readonly error: unknown };
+  | { readonly type: "tool-error"; readonly id: string; readonly name: string; readonly error: unknown }
+  /** The provider compacted the context before this response (its block or item, to record and send back). */
+  | { readonly type: "compaction"; readonly compaction: ProviderCompaction }
+  /** The provider cleared tool uses by an edit pruneguard did not build (Anthropic `applied_edits`). */
+  | { readonly type: "provider-cleared"; readonly clearing: ProviderClearing };
 
 /** A value as JSON text; one JSON cannot represent (a cycle, a bigint) as its string form. */
 export function jsonText(value: unknown): string {

@@ -12,10 +12,12 @@ import { cutUnits, oneLine } from "../render/framing.js";
 import { defaultTools, type ToolCallResult } from "../tools/call.js";
 import type { DirectiveTool } from "../tools/schemas.js";
 import type { WindowEntry } from "../window/view.js";
+import type { ProviderCompactionOutcome } from "../outcome.js";
+import type { ProviderClearing, ProviderCompaction } from "../window/provider-compaction.js";
 import { refuseToolCollisions, type AgentTools } from "./agent-tools.js";
 import type { AISDKPrompt } from "./ai-sdk/ai-sdk-messages.js";
 import type { AISDKStep } from "./ai-sdk/ai-sdk-provider.js";
-import type { AnthropicResponseBlock } from "./anthropic/anthropic-provider.js";
+import type { AnthropicContextManagementResponse, AnthropicResponseBlock } from "./anthropic/anthropic-provider.js";
 import type { OpenAIChatMessage, OpenAIChatResponse, OpenAIResponseOutputItem } from "./openai/openai-provider.js";
 import { jsonText, type ModelToolCall, type ResponsePart } from "./provider.js";
 import { PROVIDERS } from "./registry.js";
@@ -36,6 +38,10 @@ export interface TranscriptWindow<K extends string> {
   append<P extends K>(input: AppendInput<P>): Promise<SpanRef<P, string>>;
   handleToolCall(call: { readonly name: string; readonly arguments: unknown }, tools?: readonly DirectiveTool[]): Promise<ToolCallResult | null>;
   entries(): readonly WindowEntry[];
+  /** Records a provider's compaction (a `ContextWindow` has it); a response carrying one needs it. */
+  providerCompacted?(compaction: ProviderCompaction): Promise<ProviderCompactionOutcome>;
+  /** Records a provider's clearing done outside the checks. */
+  providerCleared?(clearing: ProviderClearing): Promise<string>;
 }
 
 /** A tool result to send back, as the transcript appended it. */
@@ -82,6 +88,8 @@ export class Transcript<K extends string, const M extends KindMapping<K> = KindM
   readonly #kinds: KindMapping<K>;
   readonly #tools: readonly DirectiveTool[];
   readonly #steps = new Set<string>();
+  /** What the provider's compactions this transcript appended did, in order (`ContextWindow.providerCompacted`). */
+  readonly compactions: ProviderCompactionOutcome[] = [];
 
   /**
    * `tools`: the directive tools (an array, as before), or options with them and your own tools, so a
@@ -165,15 +173,35 @@ export class Transcript<K extends string, const M extends KindMapping<K> = KindM
     return this.#appendParts(PROVIDERS["openai-chat"].read(response));
   }
 
-  /** Appends a Responses API response (`Response`): its output messages' text, then its function calls. */
+  /**
+   * Appends a Responses API response (`Response`): its output messages' text, then its function calls. A
+   * compaction item in it (automatic compaction, `context_management: openAICompaction(…)`) is recorded first:
+   * every span before it is pruned through the checks, and the item is sent back in their place.
+   */
   async appendOpenAIResponse(response: { readonly output: readonly OpenAIResponseOutputItem[] }): Promise<ModelToolCall[]> {
     return this.#appendParts(PROVIDERS["openai-responses"].read(response));
   }
 
+  /**
+   * Records what `client.responses.compact(…)` returned (a `CompactedResponse`): its compaction item stands for
+   * the window so far; the user messages it repeats are the window's own spans, which stay as the policy keeps
+   * them. Returns what the compaction did.
+   */
+  async appendOpenAICompaction(compacted: { readonly output: readonly OpenAIResponseOutputItem[] }): Promise<ProviderCompactionOutcome | null> {
+    const before = this.compactions.length;
+    for (const item of compacted.output) if (item.type === "compaction") await this.#appendParts(PROVIDERS["openai-responses"].read({ output: [item] }));
+    return this.compactions.length > before ? this.compactions.at(-1)! : null;
+  }
+
   // ---- Anthropic ----------------------------------------------------------------------------------
 
-  /** Appends an Anthropic `Message`: its text blocks, then its `tool_use` blocks. Returns the calls. */
-  async appendAnthropic(message: { readonly content: readonly AnthropicResponseBlock[] }): Promise<ModelToolCall[]> {
+  /**
+   * Appends an Anthropic `Message` (or beta `BetaMessage`): its text blocks, then its `tool_use` blocks. Returns
+   * the calls. A `compaction` block (`compact_20260112`, see `anthropicCompaction`) is recorded first: every span
+   * before it is pruned through the checks, and the block is sent back by `toAnthropicBeta` in their place. A
+   * clearing the response reports (`applied_edits`) is audited and said to the model.
+   */
+  async appendAnthropic(message: { readonly content: readonly AnthropicResponseBlock[]; readonly context_management?: AnthropicContextManagementResponse | null }): Promise<ModelToolCall[]> {
     return this.#appendParts(PROVIDERS.anthropic.read(message));
   }
 
@@ -222,6 +250,15 @@ export class Transcript<K extends string, const M extends KindMapping<K> = KindM
           break;
         case "tool-error":
           await this.toolResult({ id: part.id, name: part.name, text: errorText(part.error), isError: true });
+          break;
+        case "compaction": {
+          if (this.#window.providerCompacted === undefined) throw new TypeError("Transcript: the response carries a provider's compaction, and this window cannot record one (it has no providerCompacted)");
+          this.compactions.push(await this.#window.providerCompacted(part.compaction));
+          break;
+        }
+        case "provider-cleared":
+          if (this.#window.providerCleared === undefined) throw new TypeError("Transcript: the provider cleared tool uses, and this window cannot record it (it has no providerCleared)");
+          await this.#window.providerCleared(part.clearing);
           break;
         default:
           unhandled(part);

@@ -43,7 +43,9 @@ export type RuntimeLine =
   | { readonly line: "opening" }
   | { readonly line: "lost"; readonly spanId: string }
   /** A deferred decision's answer, the map's pending line, and a compaction point's report. */
-  | { readonly line: "pending" | "map-pending" | "compacted" | "advice"; readonly text: string };
+  | { readonly line: "pending" | "map-pending" | "compacted" | "advice"; readonly text: string }
+  /** A provider's compaction the window could not record, or a provider's clearing done outside its checks. */
+  | { readonly line: "provider-not-recorded" | "provider-cleared"; readonly text: string };
 
 /** The window settings a reader needs: the tombstone wording is the policy's. */
 export interface GrammarContext {
@@ -81,6 +83,10 @@ const EXPANDED = re(`(${SPAN}(?:-${SPAN})?) expanded:`);
 const FOLD = re(`(${SPAN})-(${SPAN}): (?:([1-9][0-9]{0,8}) pruned \\(((?:[1-9][0-9]{0,8} ${KIND}, ){0,3}[1-9][0-9]{0,8} ${KIND})\\))?(?:, )?(?:([1-9][0-9]{0,8}) unrecoverable)?; recall \\1-\\2 to list them`);
 /** Recall's one-line answers that are not window lines: unreachable store, lost copy, never seen. */
 const RECALL_ANSWER = re(`(?:${SPAN} pruned, copy unreachable now; retry|${SPAN} pruned, copy lost, contents unknown|[^\\n]{1,40}: (?:store unreachable now; retry|never in this session))`);
+
+/** A provider's compaction not recorded, and a provider's clearing outside the checks (`provider-compaction.ts`). */
+const PROVIDER_NOT_RECORDED = re(`provider compaction not recorded: [^\\n]{1,400}`);
+const PROVIDER_CLEARED = re(`the provider cleared [0-9]{1,9} tool (?:use|uses) outside pruneguard's checks[^\\n]{0,400}`);
 
 /** A span a resumed window could not bring back (`lines.ts` lostLine). */
 const LOST = re(`(${SPAN}) lost in a restart, contents unknown`);
@@ -131,6 +137,8 @@ export function parseRuntimeLine(line: string, ctx: GrammarContext): RuntimeLine
   if ((m = EXPANDED.exec(line))) return { line: "expanded", spanId: m[1]! };
   if ((m = FOLD.exec(line))) return { line: "fold", first: m[1]!, last: m[2]!, pruned: m[3] === undefined ? 0 : Number(m[3]), unrecoverable: m[5] === undefined ? 0 : Number(m[5]) };
   if (RECALL_ANSWER.test(line)) return { line: "recall-answer", text: line };
+  if (PROVIDER_NOT_RECORDED.test(line)) return { line: "provider-not-recorded", text: line };
+  if (PROVIDER_CLEARED.test(line)) return { line: "provider-cleared", text: line };
   // The Anthropic rendering's opening user turn when the conversation would start with the assistant.
   if (line === "(conversation so far)") return { line: "opening" };
   return null;

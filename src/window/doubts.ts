@@ -20,6 +20,11 @@ export class Doubts {
     return this.#bySpan.size;
   }
 
+  /** Whether a decision over `spanId` is in doubt. */
+  has(spanId: string): boolean {
+    return this.#bySpan.has(spanId);
+  }
+
   /** Holds `spanIds` in doubt until `doubt` settles. */
   hold(spanIds: Iterable<string>, doubt: Doubt): void {
     for (const id of spanIds) this.#bySpan.set(id, doubt);

@@ -92,6 +92,19 @@ export interface SummaryEntry {
   handle: null;
   store: null;
   replacement: null;
+  /**
+   * Set when the provider wrote the summary (`provider-compaction.ts`): its compaction block or item as
+   * the response carried it, JSON text, sent back to that provider byte for byte in the summary's place.
+   */
+  provider?: ProviderBlock;
+}
+
+/** A provider's compaction block (Anthropic) or item (OpenAI Responses), kept opaque. */
+export interface ProviderBlock {
+  /** The provider whose renderer sends it back (`anthropic`, `openai-responses`). */
+  readonly name: string;
+  /** The block as JSON text, exactly as received (key order kept, so it re-serializes to the same bytes). */
+  readonly block: string;
 }
 
 /**

@@ -11,7 +11,7 @@ import type { Span } from "../types.js";
 import { compactDraft } from "./audit-drafts.js";
 import { compactedLine } from "./compaction.js";
 import type { WindowCore } from "./core.js";
-import { newSpan, type LiveEntry } from "./entries.js";
+import { newSpan, type Entry, type GoneEntry, type LiveEntry } from "./entries.js";
 import type { AppendInput } from "./window-options.js";
 import type { Restored } from "./resume.js";
 import { entryView } from "./view.js";
@@ -75,6 +75,8 @@ export function restore(core: WindowCore, restored: Restored): void {
     // A directive call answered before the restart folds again once the window knows the tools' names.
     if (e.state === "live" && message?.role === "tool-result") state.resumedResults.set(message.callId, { toolName: message.toolName, isError: message.isError === true });
     if (e.state === "pruned" || e.state === "tombstone") state.groupPruned(e.group, e.state === "tombstone");
+    // A provider's compaction holds the spans it covered: a late result of a call among them joins its fate.
+    if (e.state === "summary") for (const m of leavesOf(e)) state.groupPruned(m.group, m.state === "tombstone");
   }
   if (state.directiveNames.size > 0) state.learnedTools();
   // The resumed window renders what the session decided.
@@ -153,4 +155,10 @@ function releaseKeeps(core: WindowCore, now: number): boolean {
     changed = true;
   }
   return changed;
+}
+
+/** The index lines and tombstones under a summary or fold, depth first. */
+function* leavesOf(e: Entry): Generator<GoneEntry> {
+  if (e.state === "pruned" || e.state === "tombstone") yield e;
+  else if (e.state === "summary" || e.state === "fold") for (const m of e.members) yield* leavesOf(m);
 }

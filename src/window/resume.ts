@@ -20,6 +20,9 @@ import { countTokens } from "../tokens.js";
 import type { KindPolicy, PruneMode, Span } from "../types.js";
 import type { Entry, GoneEntry, LiveEntry, LostEntry } from "./entries.js";
 import { hintFields } from "./entries.js";
+import { PROVIDER_COMPACTION_KIND, providerSummaryText, restoredSummary } from "./provider-compaction.js";
+import { splitForProvider } from "./state.js";
+import { foldIndex } from "./fold.js";
 
 /**
  * The kind a range summary's id is registered under: not an identifier, so no policy kind can be named
@@ -89,6 +92,19 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
   const counts = { live: 0, pruned: 0, tombstones: 0, lost: 0 };
   for (const reg of registered) {
     if (reg.kind === SUMMARY_KIND) continue;
+    if (reg.kind === PROVIDER_COMPACTION_KIND) {
+      // The provider's compaction is drawn again as it was: what it covered that is no longer live is its
+      // members, what is still live is said again after it (`WindowState.compactByProvider`). A note gone or
+      // altered draws nothing: the spans it covered keep their own lines, and its block is not sent back.
+      const summary = restoredSummary(reg.spanId, reg.replacement, reg.hash);
+      if (summary === null) continue;
+      const { members, kept } = splitForProvider(entries);
+      summary.members = foldIndex(members, null, ctx.now, () => undefined)?.entries ?? members;
+      summary.text = providerSummaryText(summary);
+      entries.splice(0, entries.length, summary, ...kept);
+      for (const [i, e] of entries.entries()) if (e.state === "live") e.pos = i;
+      continue;
+    }
     if (ctx.policyOf(reg.kind) === undefined) {
       throw new TypeError(`ContextWindow.resume: ${reg.spanId} of session ${ctx.session} has kind ${reg.kind}, which this window's policy does not name`);
     }

@@ -62,6 +62,17 @@ export class WindowState {
   push(entry: Entry): void {
     this.entries.push(entry);
     this.#byId.set(spanIdOf(entry), entry);
+    // A provider's compaction a resume drew again holds its members: each stays recallable by its id.
+    if (entry.state === "summary") for (const m of this.#nested(entry)) if (!this.#byId.has(spanIdOf(m))) this.#byId.set(spanIdOf(m), m);
+  }
+
+  /** The members of a summary or fold, depth first. */
+  *#nested(e: Entry): Generator<Entry> {
+    if (e.state !== "summary" && e.state !== "fold") return;
+    for (const m of e.members) {
+      yield m;
+      yield* this.#nested(m);
+    }
   }
 
   /** Live entries of a tool call group, in window order. */
@@ -95,6 +106,24 @@ export class WindowState {
   /** A summary in the place of the run of `count` positions from `start` (its members already committed). */
   replaceRun(start: number, count: number, summary: SummaryEntry): void {
     this.entries.splice(start, count, summary);
+    this.#byId.set(summary.spanId, summary);
+    this.#renumber();
+  }
+
+  /**
+   * A provider's compaction (`provider-compaction.ts`), once its spans were pruned: every position that is no
+   * longer live (index lines, tombstones, digests, folds, summaries) becomes a member of `summary`, folded as
+   * a compaction point folds runs, and the positions still live — spans the policy kept, and system spans,
+   * which no provider compacts — are said again after it, in order, so the provider reads them after its
+   * block. Lost lines stay in view too. Resume applies the same rule (`resume.ts`), so a restarted window
+   * draws the same positions.
+   */
+  compactByProvider(summary: SummaryEntry, now: number): void {
+    const { members, kept } = splitForProvider(this.entries);
+    const folded = foldIndex(members, null, now, (key) => this.#byId.get(key));
+    summary.members = folded === null ? members : folded.entries;
+    if (folded !== null) for (const f of folded.folds) this.#registerFold(f);
+    this.entries.splice(0, this.entries.length, summary, ...kept);
     this.#byId.set(summary.spanId, summary);
     this.#renumber();
   }
@@ -259,4 +288,12 @@ export class WindowState {
   #renumber(): void {
     for (const [i, e] of this.entries.entries()) if (e.state === "live") e.pos = i;
   }
+}
+
+/** The positions a provider's compaction covers (no longer live) and the ones said again after its block. */
+export function splitForProvider(entries: readonly Entry[]): { members: Entry[]; kept: Entry[] } {
+  const members: Entry[] = [];
+  const kept: Entry[] = [];
+  for (const e of entries) (e.state === "live" || e.state === "lost" ? kept : members).push(e);
+  return { members, kept };
 }

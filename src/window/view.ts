@@ -1,7 +1,7 @@
 /** The window as a model and a provider renderer see it. */
 import { frameUntrusted } from "../render/framing.js";
 import type { PruneMode, Span, SpanMessage } from "../types.js";
-import { goneLine, goneText, spanIdOf, type Entry } from "./entries.js";
+import { goneLine, goneText, spanIdOf, type Entry, type ProviderBlock } from "./entries.js";
 import { summaryHeader } from "./range.js";
 
 /**
@@ -41,6 +41,11 @@ export type WindowEntry =
       /** The role its members had: the model's own turn when they were all its words and tool traffic, else the user's. */
       readonly message: { readonly role: "system" | "user" | "assistant" };
       readonly line: string; readonly text: string;
+      /**
+       * A summary the provider wrote (its compaction): the block its renderer sends back verbatim, with `line`
+       * beside it; every other renderer sends `text`.
+       */
+      readonly provider?: ProviderBlock;
     };
 
 /** An internal entry as its public view, at time `now`. */
@@ -49,7 +54,7 @@ export function entryView(e: Entry, now: number, tombstone: string): WindowEntry
   if (e.state === "summary") {
     return {
       state: "summary", spanId: e.spanId, kind: "summary", members: e.members.map(spanIdOf), message: { role: summaryRole(e.members) },
-      line: summaryHeader(e.spanId, e.members), text: e.text,
+      line: summaryHeader(e.spanId, e.members), text: e.text, ...(e.provider !== undefined ? { provider: e.provider } : {}),
     };
   }
   if (e.state === "fold") {

@@ -68,6 +68,7 @@ export const windowOptionsSchema = z.object({
         ], { error: `must be "immediate" or { minFreedTokens, atTokens }` })
         .nullable()
         .optional(),
+      providerCompaction: z.enum(["forbid", "allow"], { error: `must be "forbid" or "allow"` }).nullable().optional(),
     })
     .optional(),
   pins: z.array(pinPattern).optional(),

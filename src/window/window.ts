@@ -10,7 +10,8 @@
 import { directiveForAudit, type AuditRecord } from "../audit.js";
 import { IrreversiblePruneError } from "../errors.js";
 import type {
-  CompactOutcome, DirectiveOutcome, InvalidOutcome, LossyOutcome, PruneOutcome, RangeOutcome, RecallOutcome, ReversibleOutcome, SearchOutcome, WindowMap,
+  CompactOutcome, DirectiveOutcome, InvalidOutcome, LossyOutcome, ProviderCompactionOutcome, PruneOutcome, RangeOutcome, RecallOutcome, ReversibleOutcome,
+  SearchOutcome, WindowMap,
 } from "../outcome.js";
 import { parseDirective, type SearchDirective, type SummarizeRangeDirective } from "../directive.js";
 import { createTelemetry, decide } from "../telemetry.js";
@@ -27,6 +28,9 @@ import { joinGroupFate, prune } from "./prune.js";
 import { recallSpan, searchWindow } from "./reads.js";
 import { describeWindow, mintRef, newWindowIdentity, readRef, RefError } from "./refs.js";
 import { invalid, refuseForeign } from "./refusals.js";
+import {
+  planProviderCompaction, recordProviderClearing, recordProviderCompaction, type ProviderClearing, type ProviderCompaction, type ProviderCompactionPlan,
+} from "./provider-compaction.js";
 import { restoreEntries } from "./resume.js";
 import type { SearchRequest } from "./search.js";
 import { summarizeRange } from "./summarize.js";
@@ -271,6 +275,44 @@ export class ContextWindow<K extends string = string> {
       const d = parsed.directive as SummarizeRangeDirective;
       return summarizeRange(core, d.from, d.to, d.digest, raw);
     }));
+  }
+
+  /**
+   * What a provider's own compaction would do to this window now, span by span, under its policy: the spans
+   * it may free with their copies held, the ones it may only lose (lossy commitments the policy allows, within
+   * the budget), and the ones the policy keeps — which must be said again after the provider's block. The
+   * request builders (`anthropicCompaction`, `openAICompaction`) refuse what this cannot keep true.
+   */
+  providerCompactionPlan(): Promise<ProviderCompactionPlan> {
+    return this.#serial(async () => {
+      this.#assertOpen();
+      return planProviderCompaction(this.#core);
+    });
+  }
+
+  /**
+   * Records a compaction the provider made (its response's compaction block or item; a `Transcript` calls this
+   * for you): every live span before it is pruned through the checks, one audit record each, the lossy budget
+   * where it applies; what the check refuses stays live and is said again after the block; the block is kept,
+   * in the home store too, and sent back verbatim by its provider's renderer, beside a runtime line whose id
+   * recalls what it covered. A failed compaction changes nothing.
+   */
+  providerCompacted(compaction: ProviderCompaction): Promise<ProviderCompactionOutcome> {
+    return this.#serial(async () => {
+      this.#assertOpen();
+      return recordProviderCompaction(this.#core, compaction);
+    });
+  }
+
+  /**
+   * Records a clearing the provider reports having done outside pruneguard's checks (Anthropic's
+   * `clear_tool_uses` edit, which the request builders refuse): audited, and said to the model in a line.
+   */
+  providerCleared(clearing: ProviderClearing): Promise<string> {
+    return this.#serial(async () => {
+      this.#assertOpen();
+      return recordProviderClearing(this.#core, clearing);
+    });
   }
 
   /**

@@ -53,6 +53,13 @@ describe("entry points", () => {
       "toOpenAI",
       "toOpenAIResponses",
       "verifyAuditChain",
+      // Provider-side compaction, checked first (docs/provider-compaction.md).
+      "ANTHROPIC_COMPACTION_BETA",
+      "ProviderCompactionError",
+      "anthropicCompaction",
+      "openAICompaction",
+      "openAICompactRequest",
+      "toAnthropicBeta",
     ].sort());
   });
 

@@ -49,6 +49,11 @@ export function toAISDK(source: RenderSource): AISDKPrompt {
       }
       continue;
     }
+    // A provider's compaction block is that provider's to read: here its line and summary, as the model's text.
+    if (turn.kind === "compaction") {
+      assistant().content.push({ type: "text", text: turn.text });
+      continue;
+    }
     const a = assistant();
     for (const note of turn.notes) a.content.push({ type: "text", text: note });
     for (const p of turn.pairs) a.content.push({ type: "tool-call", toolCallId: p.id, toolName: p.toolName, input: p.input });

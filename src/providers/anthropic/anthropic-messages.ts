@@ -34,6 +34,21 @@ export interface AnthropicMessage {
   content: AnthropicBlock[];
 }
 
+/** A compaction block the beta API returned, sent back exactly as it came (`BetaCompactionBlockParam`). */
+export interface AnthropicCompactionBlock {
+  [key: string]: unknown;
+  type: "compaction";
+  content?: string | null;
+  encrypted_content?: string | null;
+  cache_control?: AnthropicCacheControl | null;
+}
+
+/** A message of the beta Messages API (`BetaMessageParam`): it may carry a compaction block. */
+export interface AnthropicBetaMessage {
+  role: "user" | "assistant";
+  content: Array<AnthropicBlock | AnthropicCompactionBlock>;
+}
+
 /**
  * The window as Anthropic `{ system?, messages }`: system spans join the top-level `system` string,
  * consecutive same-role content merges into one message (so roles alternate), tool results open the
@@ -48,22 +63,43 @@ export function toAnthropic(source: RenderSource): AnthropicPrompt;
 export function toAnthropic(source: RenderSource, options: { readonly cacheControl: true | { readonly ttl: "5m" | "1h" } }): AnthropicCachedPrompt;
 export function toAnthropic(source: RenderSource, options: AnthropicRenderOptions): AnthropicPrompt | AnthropicCachedPrompt;
 export function toAnthropic(source: RenderSource, options: AnthropicRenderOptions = {}): AnthropicPrompt | AnthropicCachedPrompt {
-  const prompt = renderAnthropic(source);
+  return withCacheControl(source, options, false) as AnthropicPrompt | AnthropicCachedPrompt;
+}
+
+/**
+ * The window for the beta Messages API (`client.beta.messages.create`), which takes the provider's compaction
+ * blocks: a compaction Anthropic made (`compact_20260112`) is sent back as its block, verbatim, beside the
+ * runtime line whose id recalls what it covered. `toAnthropic` (the GA API, which refuses compaction blocks)
+ * sends that line and the block's summary as text instead. Otherwise the same rendering, with the same options.
+ */
+export function toAnthropicBeta(source: RenderSource, options: AnthropicRenderOptions = {}): AnthropicBetaPrompt {
+  return withCacheControl(source, options, true);
+}
+
+/** `toAnthropicBeta`'s request part: spread it into `client.beta.messages.create({ model, max_tokens, ... })`. */
+export interface AnthropicBetaPrompt {
+  system?: string | Array<{ type: "text"; text: string; cache_control: AnthropicCacheControl }>;
+  messages: AnthropicBetaMessage[];
+}
+
+function withCacheControl(source: RenderSource, options: AnthropicRenderOptions, beta: boolean): AnthropicBetaPrompt {
+  const prompt = renderAnthropic(source, beta);
   if (options.cacheControl === undefined || options.cacheControl === false) return prompt;
   const control: AnthropicCacheControl = options.cacheControl === true ? { type: "ephemeral" } : { type: "ephemeral", ttl: options.cacheControl.ttl };
   const blocks = prompt.messages.flatMap((m) => m.content);
   const mark = (i: number) => {
-    if (i >= 0 && i < blocks.length) blocks[i]!.cache_control = control;
+    // A compaction block goes back as it came: a breakpoint is never put on it.
+    if (i >= 0 && i < blocks.length && blocks[i]!.type !== "compaction") blocks[i]!.cache_control = control;
   };
   // The compaction point's prefix renders as the first blocks of the whole: the last of them is stable.
   const compacted = Array.isArray(source) ? undefined : (source as { readonly compactedEntries?: number }).compactedEntries;
   if (compacted !== undefined && compacted > 0) {
-    const prefix = renderAnthropic(entriesOf(source).slice(0, compacted)).messages.reduce((n, m) => n + m.content.length, 0);
+    const prefix = renderAnthropic(entriesOf(source).slice(0, compacted), beta).messages.reduce((n, m) => n + m.content.length, 0);
     if (prefix < blocks.length) mark(prefix - 1);
   }
   mark(blocks.length - 1);
   const { system, messages } = prompt;
-  return system === undefined ? { messages } : { system: [{ type: "text", text: system, cache_control: control }], messages };
+  return system === undefined ? { messages } : { system: [{ type: "text", text: system as string, cache_control: control }], messages };
 }
 
 /** `toAnthropic` with `cacheControl`: the system prompt is a text block carrying its breakpoint. */
@@ -72,10 +108,10 @@ export interface AnthropicCachedPrompt {
   messages: AnthropicMessage[];
 }
 
-function renderAnthropic(source: RenderSource): AnthropicPrompt {
+function renderAnthropic(source: RenderSource, beta: boolean): { system?: string; messages: AnthropicBetaMessage[] } {
   const system: string[] = [];
-  const messages: AnthropicMessage[] = [];
-  const push = (role: "user" | "assistant", blocks: AnthropicBlock[]) => {
+  const messages: AnthropicBetaMessage[] = [];
+  const push = (role: "user" | "assistant", blocks: Array<AnthropicBlock | AnthropicCompactionBlock>) => {
     blocks = blocks.filter((b) => b.type !== "text" || !isBlank(b.text));
     if (blocks.length === 0) return;
     const last = messages[messages.length - 1];
@@ -86,6 +122,13 @@ function renderAnthropic(source: RenderSource): AnthropicPrompt {
     if (turn.kind === "text") {
       if (turn.role === "system") system.push(turn.text);
       else push(turn.role, [{ type: "text", text: turn.text }]);
+      continue;
+    }
+    if (turn.kind === "compaction") {
+      // The API's own block, verbatim (content, encrypted content, signature, tool changes), then the runtime
+      // line whose id recalls what it covered; another provider's block is text here.
+      if (beta && turn.provider === "anthropic") push("assistant", [JSON.parse(turn.block) as AnthropicCompactionBlock, { type: "text", text: turn.line }]);
+      else push("assistant", [{ type: "text", text: turn.text }]);
       continue;
     }
     push("assistant", [

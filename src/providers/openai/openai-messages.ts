@@ -26,6 +26,11 @@ export function toOpenAI(source: RenderSource): OpenAIMessage[] {
       out.push({ role: turn.role, content: turn.text });
       continue;
     }
+    // Chat Completions has no compaction item: the model reads the compaction's line and summary as text.
+    if (turn.kind === "compaction") {
+      out.push({ role: "assistant", content: turn.text });
+      continue;
+    }
     const toolCalls = turn.pairs.map((p) => ({ id: p.id, type: "function" as const, function: { name: p.toolName, arguments: p.args } }));
     const last = out[out.length - 1];
     if (last?.role === "assistant" && last.tool_calls === undefined && typeof last.content === "string") {
@@ -44,6 +49,8 @@ export function toOpenAI(source: RenderSource): OpenAIMessage[] {
 
 export type OpenAIResponsesItem =
   | { type: "message"; role: "system" | "user" | "assistant"; content: string }
+  /** A compaction item the API returned, sent back exactly as it came (`ResponseCompactionItemParam`). */
+  | { type: "compaction"; encrypted_content: string; id?: string | null; [key: string]: unknown }
   | { type: "function_call"; call_id: string; name: string; arguments: string }
   | { type: "function_call_output"; call_id: string; output: string };
 
@@ -53,6 +60,14 @@ export function toOpenAIResponses(source: RenderSource): OpenAIResponsesItem[] {
   for (const turn of conversation(source)) {
     if (turn.kind === "text") {
       out.push({ type: "message", role: turn.role, content: turn.text });
+      continue;
+    }
+    if (turn.kind === "compaction") {
+      // The API's own item, verbatim, when it wrote it; the runtime line after it names what it covered.
+      if (turn.provider === "openai-responses") {
+        out.push(JSON.parse(turn.block) as Extract<OpenAIResponsesItem, { type: "compaction" }>);
+        out.push({ type: "message", role: "assistant", content: turn.line });
+      } else out.push({ type: "message", role: "assistant", content: turn.text });
       continue;
     }
     if (turn.notes.length > 0) out.push({ type: "message", role: "assistant", content: turn.notes.join("\n") });

@@ -47,6 +47,9 @@ function* readResponse(response: { readonly output: readonly OpenAIResponseOutpu
     if (item.type === "message" && Array.isArray(item.content)) {
       const parts = item.content as ReadonlyArray<{ readonly type?: unknown; readonly text?: unknown }>;
       yield { type: "text", text: parts.map((p) => (p.type === "output_text" && typeof p.text === "string" ? p.text : "")).join("") };
+    } else if (item.type === "compaction") {
+      // Encrypted: only the API reads its summary. It stands for every item before it.
+      yield { type: "compaction", compaction: { provider: "openai-responses", block: item, summary: null, failed: false } };
     } else if (item.type === "function_call" && typeof item.call_id === "string" && typeof item.name === "string") {
       yield { type: "tool-call", call: { id: item.call_id, name: item.name, arguments: typeof item.arguments === "string" ? item.arguments : "{}" } };
     }

@@ -1,0 +1,258 @@
+/**
+ * A provider's own compaction (Anthropic's `compact_20260112` edit, OpenAI's Responses `compaction` item) as a
+ * decision of the window's: the provider summarized everything before its block, so for the model every span
+ * before it is pruned — and pruneguard makes that true in its records before the block is sent back:
+ *
+ * 1. **Plan** (`planProviderCompaction`, before the request is sent): which spans the provider's compaction may
+ *    free with their copies held (index lines), which only as lossy commitments the policy allows
+ *    (tombstones, within the lossy budget), and which the policy keeps — said again after the block, which
+ *    needs the provider to pause after compacting (Anthropic's `pause_after_compaction`) or the request is
+ *    refused. The request builders (`providers/*-compaction.ts`) refuse what the plan cannot keep true.
+ * 2. **Record** (`recordProviderCompaction`, when the response carries a block): the summary's id is minted and
+ *    the block noted in the home store (so a resumed window sends it back); every live span before it is
+ *    pruned through the prune's own pipeline (`prune.ts`: checked and held in one store transaction, one audit
+ *    record each, the lossy budget where it applies; a span the check refuses stays live); then the positions
+ *    that are no longer live become the summary's members (`WindowState.compactByProvider`: folded, recallable
+ *    one level by the summary's id) and the ones still live are said again after it; a compaction point makes
+ *    it what the model reads.
+ *
+ * A failed compaction (Anthropic: `content: null`) changed nothing on the provider's side: nothing is pruned,
+ * and the block is not kept (the provider treats one sent back as a no-op).
+ */
+import { directiveForAudit } from "../audit.js";
+import { errorMessage } from "../errors.js";
+import { contentHash } from "../hash.js";
+import type { ProviderCompactionOutcome } from "../outcome.js";
+import { frameUntrusted, oneLine } from "../render/framing.js";
+import type { KindPolicy } from "../types.js";
+import type { WindowCore } from "./core.js";
+import { spanIdOf, type LiveEntry, type SummaryEntry } from "./entries.js";
+import { prune } from "./prune.js";
+import { summaryHeader } from "./range.js";
+
+/**
+ * The kind a provider's compaction is registered under (not an identifier, so no policy kind can be named so):
+ * its block is noted with it, and a resumed window draws the compaction again from it (`resume.ts`).
+ */
+export const PROVIDER_COMPACTION_KIND = "(provider compaction)";
+
+/** The largest compaction block kept, in UTF-16 units of its JSON: a larger one is refused (and not sent back). */
+export const MAX_BLOCK_CHARS = 4_000_000;
+
+/** A provider's compaction as its response carried it. */
+export interface ProviderCompaction {
+  /** The provider whose renderer sends the block back: `anthropic` or `openai-responses`. */
+  readonly provider: string;
+  /** The block or item, as the response carried it (a parsed object; kept as its JSON text). */
+  readonly block: unknown;
+  /** The summary as text the model may read elsewhere (Anthropic's `content`); `null` when encrypted or failed. */
+  readonly summary: string | null;
+  /** The provider says the compaction failed (Anthropic: `content: null`): it changed nothing. */
+  readonly failed: boolean;
+}
+
+/** Why the plan keeps a span out of what a provider's compaction may free. */
+export type KeptReason = "mode-not-allowed" | "lossy-forbidden" | "lossy-budget" | "outcome-unknown";
+
+/** What a provider's compaction would do to the window now, span by span, under the policy. */
+export interface ProviderCompactionPlan {
+  /** The session's policy lets it use a provider's compaction at all (`limits.providerCompaction: "allow"`). */
+  readonly allowed: boolean;
+  /** Spans whose copies are held: each becomes an index line (recall and search find it). */
+  readonly reversible: readonly string[];
+  /** Spans with no copy the policy allows to lose (`lossy: "with-flag"`): each becomes a tombstone. */
+  readonly lossy: readonly string[];
+  /** Spans the policy keeps: said again after the block, so the provider must pause after compacting. */
+  readonly kept: ReadonlyArray<{ readonly spanId: string; readonly kind: string; readonly reason: KeptReason; readonly message: string }>;
+}
+
+/** A provider compaction refused before anything was sent: the plan says why, span by span. */
+export class ProviderCompactionError extends Error {
+  override readonly name = "ProviderCompactionError";
+  constructor(message: string, readonly plan: ProviderCompactionPlan | null) {
+    super(message);
+  }
+}
+
+/** Whether the session's policy allows a provider's compaction. */
+export function providerCompactionAllowed(core: WindowCore): boolean {
+  return core.settings.limits.providerCompaction === "allow";
+}
+
+/** What a provider's compaction would free, lose and keep (see the module comment). Reads the lossy budget's counter. */
+export async function planProviderCompaction(core: WindowCore): Promise<ProviderCompactionPlan> {
+  const budget = core.settings.limits.lossyBudget ?? null;
+  let left = budget === null ? Number.POSITIVE_INFINITY : budget - (await core.home.lossySpent(core.session));
+  const reversible: string[] = [];
+  const lossy: string[] = [];
+  const kept: Array<ProviderCompactionPlan["kept"][number]> = [];
+  for (const e of core.state.entries) {
+    if (!covered(e)) continue;
+    const policy = core.policyOf(e.span.kind);
+    const keep = (reason: KeptReason, message: string) => kept.push({ spanId: e.span.id, kind: e.span.kind, reason, message });
+    if (core.doubts.size > 0 && core.doubts.has(e.span.id)) keep("outcome-unknown", "an earlier prune of it may have committed; the store cannot say yet");
+    else if (!policy.modes.includes("drop")) keep("mode-not-allowed", `kind ${e.span.kind} does not allow drop`);
+    else if (backed(e, policy)) reversible.push(e.span.id);
+    else if (policy.lossy !== "with-flag") keep("lossy-forbidden", `kind ${e.span.kind} has no copy to recall and forbids lossy prunes`);
+    else if (left < 1) keep("lossy-budget", "the session's lossy budget is spent");
+    else {
+      left--;
+      lossy.push(e.span.id);
+    }
+  }
+  return { allowed: providerCompactionAllowed(core), reversible, lossy, kept };
+}
+
+/** A live span a provider's compaction covers: every one but system text, which providers keep apart. */
+function covered(e: { readonly state: string }): e is LiveEntry {
+  return e.state === "live" && (e as LiveEntry).span.message?.role !== "system";
+}
+
+/** Whether the prune can hold a copy: the kind names a store and the span has a handle, or may be written back. */
+function backed(e: LiveEntry, policy: KindPolicy): boolean {
+  return policy.store !== null && (e.handle !== null || policy.repersist === true);
+}
+
+/** The one line the model reads beside the block: the summary's header (a runtime line). */
+function headerOf(entry: SummaryEntry): string {
+  return summaryHeader(entry.spanId, entry.members);
+}
+
+/** Records a provider's compaction from its response (see the module comment). Never throws for the block's content. */
+export async function recordProviderCompaction(core: WindowCore, input: ProviderCompaction): Promise<ProviderCompactionOutcome> {
+  const { provider } = input;
+  const base = { op: "provider_compaction" as const, provider, pruned: [], lossy: [], kept: [], members: [] };
+  let block: string;
+  try {
+    block = JSON.stringify(input.block) ?? "null";
+  } catch (err) {
+    block = "";
+    return finish(core, { ...base, status: "refused", spanId: null, line: "", message: `the compaction block is not JSON (${errorMessage(err)}); it is not sent back` });
+  }
+  if (typeof input.block !== "object" || input.block === null || block.length > MAX_BLOCK_CHARS) {
+    const message = block.length > MAX_BLOCK_CHARS
+      ? `the compaction block is ${block.length} characters, over ${MAX_BLOCK_CHARS}; it is not sent back, so the provider reads the whole window again`
+      : "the compaction block is not an object; it is not sent back";
+    return finish(core, { ...base, status: "refused", spanId: null, line: "", message });
+  }
+  const audited = directiveForAudit({ op: "provider_compaction", provider, ...(input.failed ? { failed: true } : {}), ...(providerCompactionAllowed(core) ? {} : { unchecked: true }) });
+  if (input.failed) {
+    await core.audit(core.home, {
+      op: "compact", status: "unchanged", spanId: null, kind: null, mode: null, conditions: null, handle: null,
+      repersisted: false, acceptLossy: false, reason: null, pinsCarried: 0, directive: audited,
+    });
+    return { ...base, status: "failed", spanId: null, line: "", message: "the provider's compaction failed (no summary): nothing was compacted, and the block is not sent back" };
+  }
+  await core.doubts.settleAll();
+  // The summary's id is minted by the home store, and its block noted there, before any span is pruned for it:
+  // a resumed window finds the block and draws the compaction again.
+  const noted = noteOf({ provider, summary: input.summary, block });
+  const hash = contentHash(noted);
+  let spanId: string;
+  try {
+    spanId = (await core.home.registerSpan(core.session, { kind: PROVIDER_COMPACTION_KIND, hash, group: null, message: null, store: null })).spanId;
+    await core.home.noteReplacement(core.session, spanId, noted);
+  } catch (err) {
+    const message = `the store failed before the provider's compaction could be recorded (${errorMessage(err)}); the block is not sent back, so the provider reads the whole window again`;
+    return finish(core, { ...base, status: "store-error", spanId: null, line: "", message });
+  }
+  const pruned: string[] = [];
+  const lossy: string[] = [];
+  const kept: Array<ProviderCompactionOutcome["kept"][number]> = [];
+  const ids = core.state.entries.filter(covered).map((e) => e.span.id);
+  for (const id of ids) {
+    const e = core.state.get(id);
+    if (e?.state !== "live") continue; // pruned with its group already
+    const policy = core.policyOf(e.span.kind);
+    const acceptLossy = !backed(e, policy) && policy.lossy === "with-flag";
+    const raw = directiveForAudit({ op: "prune", span_id: id, mode: "drop", ...(acceptLossy ? { accept_lossy: true } : {}), by: "provider_compaction", summary: spanId });
+    const outcome = await prune(core, id, "drop", null, acceptLossy, raw);
+    if (outcome.status === "reversible") pruned.push(id, ...outcome.groupPruned);
+    else if (outcome.status === "lossy") lossy.push(id, ...outcome.groupPruned);
+    else kept.push({ spanId: id, reason: outcome.status === "invalid" ? "invalid" : outcome.reason, message: outcome.message });
+  }
+  await core.audit(core.home, {
+    op: "prune", status: "reversible", spanId, kind: "summary", mode: "summarize", conditions: null, handle: null,
+    repersisted: false, acceptLossy: false, reason: null, pinsCarried: 0, directive: audited, spanHash: hash,
+  });
+  const entry = providerSummary(spanId, { name: provider, block }, input.summary);
+  core.state.compactByProvider(entry, core.now());
+  entry.text = providerSummaryText(entry);
+  // The provider rewrote its prompt from the start: a compaction point now costs no cache it still had.
+  core.compactAutomatically();
+  const line = headerOf(entry);
+  const message = `${provider} compacted ${entry.members.length} position${entry.members.length === 1 ? "" : "s"}: ${pruned.length} span${pruned.length === 1 ? "" : "s"} pruned with copies held` +
+    `${lossy.length > 0 ? `, ${lossy.length} lost as the policy allows` : ""}${kept.length > 0 ? `, ${kept.length} kept and said again after the block` : ""}`;
+  return { op: "provider_compaction", status: "compacted", provider, spanId, members: entry.members.map(spanIdOf), pruned, lossy, kept, line, message };
+}
+
+/** What the home store keeps of a provider's compaction: its provider, its summary text, its block's JSON text. */
+interface Noted {
+  readonly provider: string;
+  readonly summary: string | null;
+  readonly block: string;
+}
+
+function noteOf(n: Noted): string {
+  return JSON.stringify({ provider: n.provider, summary: n.summary, block: n.block });
+}
+
+/**
+ * The compaction a resumed window draws again from its note, when the note is the one registered (`hash`):
+ * `null` for a note gone or altered (the spans it covered then show their own lines).
+ */
+export function restoredSummary(spanId: string, note: string | null, hash: string): SummaryEntry | null {
+  if (note === null || contentHash(note) !== hash) return null;
+  let n: Partial<Noted>;
+  try {
+    n = JSON.parse(note) as Partial<Noted>;
+  } catch {
+    return null;
+  }
+  if (typeof n.provider !== "string" || typeof n.block !== "string" || (n.summary !== null && typeof n.summary !== "string")) return null;
+  return providerSummary(spanId, { name: n.provider, block: n.block }, n.summary);
+}
+
+/** A summary written by the provider, members filled in by `compactByProvider`. */
+export function providerSummary(spanId: string, provider: { readonly name: string; readonly block: string }, summary: string | null): SummaryEntry {
+  return { state: "summary", spanId, kind: "summary", members: [], digest: summary ?? "", ids: [], text: "", handle: null, store: null, replacement: null, provider };
+}
+
+/** What a renderer other than the block's own provider reads: the header, and the summary framed when it is text. */
+export function providerSummaryText(entry: SummaryEntry): string {
+  const header = headerOf(entry);
+  return entry.digest === "" ? header : `${header}\n${frameUntrusted(entry.digest)}`;
+}
+
+/** An outcome that changed nothing in the window: said to the model too, so it knows the block was not kept. */
+function finish(core: WindowCore, outcome: ProviderCompactionOutcome): ProviderCompactionOutcome {
+  core.notice(`provider compaction not recorded: ${oneLine(outcome.message, 400)}`);
+  return outcome;
+}
+
+/** A provider's clearing the response reports (Anthropic `applied_edits`), done by an edit pruneguard did not build. */
+export interface ProviderClearing {
+  readonly provider: string;
+  /** The edit's type (`clear_tool_uses_20250919`). */
+  readonly edit: string;
+  readonly toolUses: number;
+  readonly tokens: number;
+}
+
+/**
+ * Records a clearing the provider did outside the checks (the request carried a `clear_tool_uses` edit the
+ * builders refuse): audited, and said to the model, which now reads placeholders with no handle where tool
+ * results were. The window still holds every span (it renders them all; the provider cleared its own copy of
+ * the request), so recall and search still answer for them.
+ */
+export async function recordProviderClearing(core: WindowCore, clearing: ProviderClearing): Promise<string> {
+  const count = Math.max(0, Math.floor(clearing.toolUses));
+  const directive = directiveForAudit({ op: "provider_clearing", provider: clearing.provider, edit: clearing.edit, cleared_tool_uses: count, cleared_input_tokens: clearing.tokens, unchecked: true });
+  await core.audit(core.home, {
+    op: "compact", status: "unchanged", spanId: null, kind: null, mode: null, conditions: null, handle: null,
+    repersisted: false, acceptLossy: false, reason: null, pinsCarried: 0, directive,
+  });
+  const line = `the provider cleared ${count} tool ${count === 1 ? "use" : "uses"} outside pruneguard's checks; their spans are still in this window: search finds them, recall by span id gives their bytes`;
+  core.notice(line);
+  return line;
+}

@@ -1,0 +1,245 @@
+/**
+ * Provider-side compaction under pruneguard's guarantees, with the real Anthropic and OpenAI SDKs against a
+ * local server that compacts as the documented APIs do and checks every request body
+ * (`compaction-server.ts`): the request is built only after the window's plan (policy off → refused before
+ * anything is sent; `clear_tool_uses` refused; no pause with kept spans refused); the block that comes back is
+ * recorded — every span before it pruned through the checks, a kind with no copy that forbids lossy never
+ * freed (said again after the block), a lossy one a tombstone — and sent back byte for byte; the model, which
+ * reads only what follows the block, finds the line whose id recalls what was compacted and gets the bytes; a
+ * restart resumes the same window from the SQLite file, block and all, and the audit chain verifies.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Anthropic from "@anthropic-ai/sdk";
+import OpenAI from "openai";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import {
+  anthropicCompaction, anthropicTools, ContextWindow, directiveTools, ManualClock, openAICompaction, openAICompactRequest, openAIResponsesTools,
+  ProviderCompactionError, refSpanId, SqliteStore, toAnthropic, toAnthropicBeta, toOpenAIResponses, Transcript, verifyAuditChain,
+  type ContextWindowOptions, type ModelToolCall,
+} from "../../src/index.js";
+import { startCompactionServer, type CompactionServer } from "./compaction-server.js";
+import type { ModelTurn } from "./fake-server.js";
+
+const dir = mkdtempSync(join(tmpdir(), "pruneguard-provider-compaction-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const KINDS = {
+  system: { store: "log", modes: ["drop"], lossy: "forbid" },
+  turn: { store: "log", modes: ["drop", "summarize"], lossy: "forbid" },
+  toolCall: { store: "log", modes: ["drop"], lossy: "forbid" },
+  toolResult: { store: "log", modes: ["drop", "summarize"], lossy: "forbid" },
+  /** No copy, lossy forbidden: a provider's compaction must never free it. */
+  secret: { store: null, modes: ["drop"], lossy: "forbid" },
+  /** No copy, lossy allowed: a provider's compaction leaves a tombstone. */
+  scratch: { store: null, modes: ["drop"], lossy: "with-flag" },
+} as const;
+type Kind = keyof typeof KINDS;
+
+const LOG = (deploy: number) => [
+  `2026-11-13T09:02:11Z deploy ${deploy} started`,
+  ...Array.from({ length: 12 }, (_, i) => `2026-11-13T09:02:${String(12 + i).padStart(2, "0")}Z health check ${i} ok`),
+  `2026-11-13T09:02:44Z upstream answered 502, X-Request-Id: req_${deploy}_7f3a9c2e41`,
+].join("\n");
+
+let n = 0;
+function options(path: string, session: string, providerCompaction: "allow" | "forbid" = "allow"): ContextWindowOptions<Kind> {
+  const clock = new ManualClock(Date.UTC(2026, 10, 13, 9, 0, 0));
+  return {
+    session, clock, kinds: KINDS, stores: { log: new SqliteStore({ name: "log", path, clock }) },
+    limits: { compaction: "immediate", lossyBudget: 3, providerCompaction },
+  };
+}
+
+async function setup(providerCompaction: "allow" | "forbid" = "allow") {
+  const path = join(dir, `s${++n}.db`);
+  const session = `pc-${n}`;
+  const win = new ContextWindow(options(path, session, providerCompaction));
+  const t = new Transcript(win, { system: "system", user: "turn", assistant: "turn", toolCall: "toolCall", toolResult: "toolResult" });
+  await t.system("You are the deploy assistant.");
+  const secret = await win.append({ kind: "secret", text: "on-call rota: alice until 12:00, then bob", message: { role: "user" } });
+  const scratch = await win.append({ kind: "scratch", text: "scratch: maybe the cache?", message: { role: "assistant" } });
+  await t.user("Why did deploys 8812 and 8813 fail? I need both request ids.");
+  return { path, session, win, t, secret: refSpanId(secret), scratch: refSpanId(scratch) };
+}
+
+const call = (name: string, args: unknown) => ({ name, arguments: JSON.stringify(args) });
+
+/**
+ * The model: reads two logs, then (after the compaction, reading only what follows the block) recalls what
+ * the compaction covered, recalls the first log by the handle it lists, and answers with both request ids.
+ */
+function model(visible: string, turn: number): ModelTurn {
+  if (turn <= 1) return { calls: [call("readDeployLog", { deploy: 8812 + turn })] };
+  const ids = [...new Set([...visible.matchAll(/req_\d+_[a-z0-9]+/g)].map((m) => m[0]))].sort();
+  if (ids.length >= 2) return { calls: [], text: `request ids: ${ids.join(", ")}` };
+  // A summary (the provider's, or one inside it) not expanded yet: recall it to list what it covered.
+  const summaries = [...visible.matchAll(/(span_\d+) summary of span_\d+–span_\d+ \(\d+\), recall \1/g)].map((m) => m[1]!);
+  const expanded = new Set([...visible.matchAll(/(span_\d+) expanded:/g)].map((m) => m[1]!));
+  const next = summaries.find((s) => !expanded.has(s));
+  if (next !== undefined) return { calls: [call("recall", { span_id: next })] };
+  // The logs' index lines (a tool result's hint is its tool's name): recall each by its handle.
+  const recalled = new Set([...visible.matchAll(/span_\d+ recalled \((#\d+)\)/g)].map((m) => m[1]!));
+  const handle = [...visible.matchAll(/span_\d+ pruned, recall (#\d+): readDeployLog(?=\\n|")/g)].map((m) => m[1]!).find((h) => !recalled.has(h));
+  if (handle !== undefined) return { calls: [call("recall", { span_id: handle })] };
+  return { calls: [], text: summaries.length === 0 ? "I cannot find the logs." : "nothing left to recall" };
+}
+
+const runOwnTool = (c: ModelToolCall) => (c.name === "readDeployLog" ? LOG(Number((c.arguments as { deploy: number }).deploy ?? JSON.parse(String(c.arguments)).deploy)) : { text: "no such tool", isError: true });
+const readLogSchema = { type: "object" as const, properties: { deploy: { type: "number" } }, required: ["deploy"], additionalProperties: false as const };
+
+describe("provider-side compaction, decided by pruneguard", () => {
+  let server: CompactionServer;
+  afterEach(async () => {
+    await server?.close();
+  });
+
+  it("Anthropic compact_20260112: checked, recorded, sent back byte for byte, recalled, and the same after a restart", async () => {
+    server = await startCompactionServer(model);
+    const { path, session, win, t, secret, scratch } = await setup();
+    const client = new Anthropic({ apiKey: "test", baseURL: server.url, maxRetries: 0 });
+    const tools = anthropicTools(directiveTools(), { strict: true, agentTools: [{ name: "readDeployLog", description: "Reads a deploy's log.", input_schema: readLogSchema }] });
+    let answer: string | undefined;
+    const stops: string[] = [];
+    for (let turn = 0; turn < 12 && answer === undefined; turn++) {
+      // Low until the first compaction, so the test sees one; then the API's default.
+      const cm = await anthropicCompaction(win, { triggerTokens: stops.includes("compaction") ? 150_000 : 2_000 });
+      const message = await client.beta.messages.create({ model: "claude-test", max_tokens: 1024, ...toAnthropicBeta(win), ...cm, tools });
+      stops.push(String(message.stop_reason));
+      const calls = await t.appendAnthropic(message);
+      if (message.stop_reason === "compaction") continue;
+      if (calls.length === 0) answer = message.content.find((b) => b.type === "text")?.text;
+      else await t.handleToolCalls(calls, runOwnTool);
+    }
+    expect(server.problems).toEqual([]);
+    expect(stops).toContain("compaction");
+    expect(answer).toBe("request ids: req_8812_7f3a9c2e41, req_8813_7f3a9c2e41");
+
+    // What the compaction did: both logs and their calls pruned with copies held, the scratch note lost as
+    // allowed, the secret never freed (said again after the block).
+    const outcome = t.compactions[0]!;
+    expect(outcome.status).toBe("compacted");
+    expect(outcome.lossy).toEqual([scratch]);
+    expect(outcome.kept.map((k) => k.spanId)).toEqual([secret]);
+    expect(outcome.pruned.length).toBeGreaterThanOrEqual(5);
+    expect(win.span(secret)?.text).toBe("on-call rota: alice until 12:00, then bob");
+    // Every request after the compaction carried the block exactly as issued, with the secret after it.
+    const afterBlock = server.raw.slice(stops.indexOf("compaction") + 1);
+    expect(afterBlock.length).toBeGreaterThan(0);
+    for (const body of afterBlock) {
+      expect(body).toContain(server.issued[0]!);
+      expect(body.indexOf("on-call rota")).toBeGreaterThan(body.indexOf(server.issued[0]!));
+    }
+    // Every pruned span recalls from its store, both logs among them byte for byte.
+    const texts = new Map<string, string>();
+    for (const id of outcome.pruned) {
+      const r = await win.recall(id);
+      expect(r, id).toMatchObject({ status: "found", source: "store" });
+      if (r.status === "found") texts.set(id, r.text);
+    }
+    expect([...texts.values()]).toEqual(expect.arrayContaining([LOG(8812), LOG(8813)]));
+    expect((await win.recall(scratch)).status).toBe("pruned-unrecoverable");
+    const before = toAnthropicBeta(win);
+    await win.end();
+
+    // A restart: the same window from the SQLite file, the block and its line sent back exactly as before (the
+    // secret, whose bytes only the first process had, is now a lost line after them: never silence).
+    const again = await ContextWindow.resume(options(path, session));
+    const after = toAnthropicBeta(again);
+    expect(JSON.stringify(after.messages.slice(0, 2))).toBe(JSON.stringify(before.messages.slice(0, 2)));
+    expect(JSON.stringify(after.messages[1]!.content[0])).toBe(server.issued[0]);
+    expect(JSON.stringify(after)).toMatch(/span_2 lost in a restart, contents unknown/);
+    for (const id of outcome.pruned) {
+      const r = await again.recall(id);
+      expect(r, id).toMatchObject({ status: "found", source: "store", text: texts.get(id) });
+    }
+    expect((await again.recall(scratch)).status).toBe("pruned-unrecoverable");
+    const log = (await again.search("req_8812_7f3a9c2e41"));
+    expect(log.op === "search" && log.status).toBe("match");
+    const store = new SqliteStore({ name: "log", path });
+    expect(verifyAuditChain(await store.auditLog(session))).toBeNull();
+    await store.close();
+    await again.end();
+  });
+
+  it("the GA renderer sends the compaction's line and summary as text, never the block", async () => {
+    server = await startCompactionServer(model);
+    const { win, t } = await setup();
+    await t.appendAnthropic({ content: [{ type: "compaction", content: "summary: two logs read", encrypted_content: "e", signature: "s" } as never, { type: "text", text: "ok" }] });
+    const ga = JSON.stringify(toAnthropic(win));
+    expect(ga).not.toContain("\"type\":\"compaction\"");
+    expect(ga).toMatch(/span_\d+ summary of span_\d+–span_\d+ \(\d+\), recall span_\d+\\n│ summary: two logs read/);
+    await win.end();
+  });
+
+  it("a failed compaction (content null) changes nothing and is not sent back", async () => {
+    server = await startCompactionServer(model, { failFirst: true });
+    const { win, t } = await setup();
+    const before = JSON.stringify(toAnthropicBeta(win));
+    await t.appendAnthropic({ content: [{ type: "compaction", content: null, encrypted_content: null } as never] });
+    expect(t.compactions[0]!.status).toBe("failed");
+    expect(JSON.stringify(toAnthropicBeta(win))).toBe(before);
+    const audit = await win.auditLog();
+    expect(audit.at(-1)).toMatchObject({ op: "compact", status: "unchanged" });
+    await win.end();
+  });
+
+  it("refused before anything is sent: a policy that forbids it, clear_tool_uses, no pause with kept spans", async () => {
+    server = await startCompactionServer(model);
+    const off = await setup("forbid");
+    await expect(anthropicCompaction(off.win)).rejects.toThrow(/policy does not allow it/);
+    await expect(openAICompaction(off.win)).rejects.toBeInstanceOf(ProviderCompactionError);
+    await off.win.end();
+    const { win } = await setup();
+    await expect(anthropicCompaction(win, { edits: [{ type: "clear_tool_uses_20250919" }] })).rejects.toThrow(/no handle/);
+    await expect(anthropicCompaction(win, { pauseAfterCompaction: false })).rejects.toThrow(/keeps 1 span: span_\d+ \(kind secret has no copy/);
+    await expect(openAICompaction(win)).rejects.toThrow(/automatic compaction is refused: the policy keeps 1 span/);
+    const plan = await win.providerCompactionPlan();
+    expect(plan.kept.map((k) => k.reason)).toEqual(["lossy-forbidden"]);
+    expect(plan.lossy).toHaveLength(1);
+    expect(server.requests).toHaveLength(0);
+    await win.end();
+  });
+
+  it("a clearing done outside the checks is audited and said to the model", async () => {
+    server = await startCompactionServer(model);
+    const { win, t } = await setup();
+    await t.appendAnthropic({ content: [{ type: "text", text: "ok" }], context_management: { applied_edits: [{ type: "clear_tool_uses_20250919", cleared_tool_uses: 3, cleared_input_tokens: 900 }] } });
+    expect(win.notices().join("\n")).toMatch(/the provider cleared 3 tool uses outside pruneguard's checks/);
+    expect((await win.auditLog()).at(-1)?.directive).toContain("provider_clearing");
+    await win.end();
+  });
+
+  it("OpenAI Responses: responses.compact between turns, the item sent back byte for byte, kept spans after it", async () => {
+    server = await startCompactionServer(model);
+    const { path, session, win, t, secret } = await setup();
+    const client = new OpenAI({ apiKey: "test", baseURL: `${server.url}/v1`, maxRetries: 0 });
+    const tools = openAIResponsesTools(directiveTools(), { strict: true, agentTools: [{ type: "function" as const, name: "readDeployLog", description: "Reads a deploy's log.", parameters: readLogSchema, strict: true }] });
+    for (let turn = 0; turn < 2; turn++) {
+      const response = await client.responses.create({ model: "gpt-test", input: toOpenAIResponses(win), tools });
+      await t.handleToolCalls(await t.appendOpenAIResponse(response), runOwnTool);
+    }
+    const compacted = await client.responses.compact({ model: "gpt-test", ...(await openAICompactRequest(win)) });
+    const outcome = await t.appendOpenAICompaction(compacted);
+    expect(outcome?.status).toBe("compacted");
+    expect(outcome?.kept.map((k) => k.spanId)).toEqual([secret]);
+    let answer: string | undefined;
+    for (let turn = 2; turn < 12 && answer === undefined; turn++) {
+      const response = await client.responses.create({ model: "gpt-test", input: toOpenAIResponses(win), tools });
+      const calls = await t.appendOpenAIResponse(response);
+      if (calls.length === 0) answer = response.output_text;
+      else await t.handleToolCalls(calls, runOwnTool);
+    }
+    expect(server.problems).toEqual([]);
+    expect(answer).toBe("request ids: req_8812_7f3a9c2e41, req_8813_7f3a9c2e41");
+    const item = server.issued.at(-1)!;
+    const input = JSON.stringify(toOpenAIResponses(win));
+    expect(input).toContain(item);
+    expect(input.indexOf("on-call rota")).toBeGreaterThan(input.indexOf(item));
+    await win.end();
+    const again = await ContextWindow.resume(options(path, session));
+    expect(JSON.stringify(toOpenAIResponses(again))).toContain(item);
+    await again.end();
+  });
+});
