@@ -30,6 +30,13 @@ export interface SessionSpec {
    * decided. Absent: the runtime's default (`DEFAULT_COMPACTION`). An overlay's replaces its base's whole.
    */
   readonly compaction?: CompactionSpec | "immediate";
+  /**
+   * Whether a session may let the provider compact its context on the server (Anthropic's `compact_20260112`,
+   * OpenAI's Responses compaction), through pruneguard's request builders, which check every span the
+   * provider may free first (docs/provider-compaction.md). Absent: `"forbid"`. An overlay may forbid what
+   * its base allows, never the reverse.
+   */
+  readonly providerCompaction?: "forbid" | "allow";
 }
 
 /** When pending prunes are applied: as soon as either is reached (or on an explicit request). */
@@ -76,6 +83,8 @@ export interface SessionValue {
   readonly searchTokens: number | null;
   /** `null`: the runtime's default (`DEFAULT_COMPACTION`). */
   readonly compaction: CompactionPolicy | "immediate" | null;
+  /** `null`: not set (the runtime forbids it). */
+  readonly providerCompaction: "forbid" | "allow" | null;
 }
 
 /** A policy as plain data: what `definePolicy` and `extendPolicy` return. */
@@ -157,7 +166,7 @@ export function definePolicy<
     extends: null,
     stores: { ...spec.stores },
     kinds: { ...spec.kinds },
-    session: sessionValue(spec.session, { maxLengthMs: null, lossyBudget: null, searchTokens: null, compaction: null }),
+    session: sessionValue(spec.session, { maxLengthMs: null, lossyBudget: null, searchTokens: null, compaction: null, providerCompaction: null }),
     pins: [...(spec.pins ?? [])],
     tombstone: spec.tombstone ?? null,
   });
@@ -200,6 +209,7 @@ function sessionValue(spec: SessionSpec | undefined, base: SessionValue): Sessio
     lossyBudget: spec?.lossyBudget ?? base.lossyBudget,
     searchTokens: spec?.searchTokens ?? base.searchTokens,
     compaction: spec?.compaction === undefined ? base.compaction : compactionValue(spec.compaction),
+    providerCompaction: spec?.providerCompaction ?? base.providerCompaction,
   };
 }
 

@@ -86,7 +86,8 @@ export async function agentLoop(write: (line: string) => void = (l) => process.s
     say("prune userTurn (compress): executed");
   } catch (err) {
     if (!(err instanceof IrreversiblePruneError)) throw err;
-    say(`prune userTurn (compress), its store was down at append: IrreversiblePruneError (${err.outcome.status}: ${err.outcome.line})`);
+    say("prune userTurn (compress), its store was down at append:");
+    say(`  IrreversiblePruneError (${err.outcome.status}: ${err.outcome.line})`);
   }
 
   // ---- model output: untrusted, parsed by the policy's own schema, then the same check ----
@@ -95,10 +96,11 @@ export async function agentLoop(write: (line: string) => void = (l) => process.s
     const outcome = await win.applyDirective(raw);
     say(`model ${raw} → schema ${parsed.success ? "ok" : "refuses"}; window: ${outcome.status}`);
   }
-  say(`directive tools for the model: ${directiveTools.map((t) => `${t.name}(${Object.keys(t.inputSchema.properties).join(", ")})`).join(", ")}`);
+  say("directive tools for the model:");
+  for (const t of directiveTools) say(`  ${t.name}(${Object.keys(t.inputSchema.properties).join(", ")})`);
   // The prunes were decided at once; the window the model reads changes at a compaction point.
   const c = await win.compact();
-  say(`compact: ${c.line}`);
+  say(`win.compact() → ${c.line}`);
   say("");
   say(win.render().split("\n").slice(0, 6).map((l) => `  | ${l}`).join("\n"));
   await win.end();

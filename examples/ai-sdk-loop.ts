@@ -125,13 +125,17 @@ export async function aiSDKLoop(write: (line: string) => void = (l) => process.s
     for (const part of s.content) {
       if (part.type === "tool-result" && part.toolName !== "readDeployLog") {
         const out = part.output as { status: string; text: string };
-        say(`step ${s.stepNumber} ${part.toolName} → ${out.status}: ${out.text.split("\n")[0]}`);
+        // A line that starts with its status (`compacted: …`) is not prefixed with it again.
+        const first = out.text.split("\n")[0] ?? "";
+        say(`step ${s.stepNumber} ${part.toolName} → ${first.startsWith(`${out.status}:`) ? first : `${out.status}: ${first}`}`);
       }
     }
   }
   say(`answer: ${result.text}`);
   const audit = await win.auditLog();
-  say(`audit: ${audit.map((r) => `${r.op}:${r.status}`).join(", ")}`);
+  // One record a line would be long; the audit is listed in rows of five.
+  const records = audit.map((r) => `${r.op}:${r.status}`);
+  for (let i = 0; i < records.length; i += 5) say(`${i === 0 ? "audit:" : "      "} ${records.slice(i, i + 5).join(", ")}`);
   return { lines, win, result };
 }
 

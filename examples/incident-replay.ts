@@ -45,6 +45,22 @@ export function toolBlock(): string {
   return lines.join("\n");
 }
 
+/** `line` in pieces of at most `width` columns, broken at spaces (the continuation pieces 4 columns narrower). */
+function fitLine(line: string, width: number): string[] {
+  const out: string[] = [];
+  let rest = line;
+  let room = width;
+  while (rest.length > room) {
+    const cut = rest.lastIndexOf(" ", room);
+    if (cut <= 0) break;
+    out.push(rest.slice(0, cut));
+    rest = rest.slice(cut + 1);
+    room = width - 4;
+  }
+  out.push(rest);
+  return out;
+}
+
 /** What one side did at one turn. */
 type Row = { readonly turn: string; readonly cells: readonly string[] };
 
@@ -283,7 +299,12 @@ export async function replay(options: ReplayOptions = {}): Promise<ReplayResult>
     write(`what the model reads in span_7's place (${sides[1]!.title}):`);
     const text = sides[1]!.render();
     const at = text.indexOf("span_7 ");
-    for (const l of text.slice(at).split("\n").slice(0, 3)) write(`  | ${l}`);
+    // The model reads each line whole; it is shown in lines of at most 120 columns, continued under its text.
+    for (const l of text.slice(at).split("\n").slice(0, 3)) {
+      const [first, ...rest] = fitLine(l, 116);
+      write(`  | ${first}`);
+      for (const r of rest) write(`  |     ${r}`);
+    }
     await onStore.close();
     await offStore.close();
     return { rows, titles: sides.map((s) => s.title), conclusions, prunes, searchConclusions };

@@ -41,6 +41,10 @@ export const checkOverlay: Check = (policy, ctx) => {
   }
   out.push(...droppedPins("the policy-wide pins", base.pins, policy.pins, policy.fields.pins ?? policy.location, names));
 
+  // A provider's compaction frees spans on the server: an overlay may forbid it, never allow what its base does not.
+  if (policy.session.providerCompaction === "allow" && base.session.providerCompaction !== "allow") {
+    out.push(diagnostic("PG2108", policy.session.fields.providerCompaction ?? policy.session.location, names));
+  }
   const bb = base.session.lossyBudget;
   const ob = policy.session.lossyBudget;
   if (bb !== null && (ob === null || ob > bb)) {

@@ -7,6 +7,12 @@ export interface CliIO {
   stderr(text: string): void;
   /** ANSI colours on stdout/stderr. */
   readonly color: boolean;
+  /**
+   * The width each stream's output should fit: `COLUMNS` when set, else the terminal's width. Absent (a
+   * pipe or a file, or a test's captured output): text is kept within 120 columns, `--help` within
+   * commander's 80, and each diagnostic and error message stays on one line, for grep and CI problem matchers.
+   */
+  readonly columns?: { readonly stdout?: number | undefined; readonly stderr?: number | undefined };
 }
 
 export interface CliContext {

@@ -16,8 +16,9 @@ import { registerDiff } from "./commands/diff.js";
 import { registerExplain } from "./commands/explain.js";
 import { registerInit } from "./commands/init.js";
 import { registerMigrate } from "./commands/migrate.js";
+import { outputColumns } from "../diagnostics/format.js";
 import { CliError, ExitCode, type CliContext, type CliIO, type RegisterCommand } from "./context.js";
-import { errorJson, wantsJson } from "./report.js";
+import { errorJson, fitMessage, helpFooter, helpWidth, wantsJson } from "./report.js";
 
 export const COMMANDS: readonly RegisterCommand[] = [registerInit, registerCompile, registerCheck, registerExplain, registerDiff, registerMigrate, registerAudit];
 
@@ -37,6 +38,8 @@ const processIO = (): CliIO => ({
   stdout: (t) => void process.stdout.write(t),
   stderr: (t) => void process.stderr.write(t),
   color: colorEnabled(process.env, process.stderr.isTTY === true),
+  // `COLUMNS` when set (a CI log or a test can ask for a width), else each stream's terminal width.
+  columns: { stdout: outputColumns(process.stdout), stderr: outputColumns(process.stderr) },
 });
 
 export async function main(argv: readonly string[], io: CliIO = processIO()): Promise<number> {
@@ -47,26 +50,34 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
     .description("Compile and check pruneguard policies: which span kinds are backed by which stores, and when a prune may be lossy.")
     .version(await version(), "-v, --version")
     .exitOverride()
-    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    .configureOutput({
+      writeOut: io.stdout,
+      writeErr: io.stderr,
+      // Commands inherit these: their help, and the footers `helpFooter` lays out, fit the same width.
+      getOutHelpWidth: () => helpWidth(io.columns?.stdout),
+      getErrHelpWidth: () => helpWidth(io.columns?.stderr),
+    })
     .showHelpAfterError("(run with --help for usage)")
     .addHelpText(
       "after",
-      [
-        "",
-        "Exit codes: 0 clean, 1 diagnostics with errors (check: or stale output; diff: a change loosens a policy; audit --verify: a broken chain), 2 usage or I/O error.",
-        "Every command takes --format pretty|json and --help (with its exit codes and examples).",
-        "",
-        "Examples:",
-        "  pruneguard init",
-        "  pruneguard compile policies --out generated",
-        "  pruneguard check --format json",
-        "  pruneguard explain policies/team.policy.ts",
-        "  pruneguard diff --base origin/main --format markdown",
-      ].join("\n"),
+      helpFooter(
+        "0 clean, 1 diagnostics with errors (check: or stale output; diff: a change loosens a policy; audit --verify: a broken chain), 2 usage or I/O error.",
+        [
+          "pruneguard init",
+          "pruneguard compile policies --out generated",
+          "pruneguard check --format json",
+          "pruneguard explain policies/team.policy.ts",
+          "pruneguard diff --base origin/main --format markdown",
+        ],
+        [
+          "Every command takes --format pretty|json and --help (with its exit codes and examples).",
+          "Output fits the terminal, or COLUMNS when set, up to 120 columns (diagnostics: 100). In a pipe or a file without COLUMNS, each diagnostic and error stays on one line.",
+        ],
+      ),
     );
   for (const register of COMMANDS) register(program, cli);
   if (argv.length === 0) {
-    io.stderr(program.helpInformation());
+    io.stderr(program.helpInformation({ error: true }));
     return ExitCode.usage;
   }
   try {
@@ -80,7 +91,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
       return ExitCode.usage;
     }
     const message = `${error instanceof CliError ? "" : "internal error: "}${error instanceof Error ? error.message : String(error)}`;
-    io.stderr(`pruneguard: ${message}\n`);
+    io.stderr(`${fitMessage(io, `pruneguard: ${message}`)}\n`);
     if (wantsJson(argv)) io.stdout(errorJson(message));
     return ExitCode.usage;
   }

@@ -1,8 +1,49 @@
 /** Printing a compilation's diagnostics in the chosen format; shared by every command. */
-import { Option } from "commander";
+import { Option, type AddHelpTextContext } from "commander";
 import type { CompileResult } from "../index.js";
-import { diagnosticsToJson, formatDiagnostics } from "../diagnostics/format.js";
+import { diagnosticsToJson, formatDiagnostics, MAX_WIDTH, MIN_WIDTH, wrapHanging, wrapLines } from "../diagnostics/format.js";
 import type { CliIO } from "./context.js";
+
+/**
+ * The widest line of the CLI's text (explain, diff, audit, init, `--help`): what a code review pane or a
+ * terminal shows without wrapping. A narrower terminal, or a narrower `COLUMNS`, narrows it.
+ */
+export const TEXT_WIDTH = 120;
+
+/** `--help` where no width is known (a pipe): commander's own default. */
+const HELP_WIDTH = 80;
+
+/**
+ * The width text printed on `stream` is laid out in: the stream's columns (`CliIO.columns`: `COLUMNS`, else
+ * the terminal's) up to `TEXT_WIDTH`, and `TEXT_WIDTH` when they are not known; never under `MIN_WIDTH`.
+ */
+export function textWidth(io: CliIO, stream: "stdout" | "stderr" = "stdout"): number {
+  const columns = io.columns?.[stream];
+  return columns === undefined ? TEXT_WIDTH : Math.max(MIN_WIDTH, Math.min(columns, TEXT_WIDTH));
+}
+
+/** The width `--help` is wrapped at on a stream of `columns`: up to `TEXT_WIDTH`, commander's 80 when unknown. */
+export function helpWidth(columns: number | undefined): number {
+  return columns === undefined ? HELP_WIDTH : Math.min(columns, TEXT_WIDTH);
+}
+
+/**
+ * The width diagnostics, errors and one-line messages are wrapped at on `stream`: its columns up to
+ * `MAX_WIDTH`. When they are not known (a pipe, a file, a CI log without `COLUMNS`), 0: each message stays
+ * on one line, for grep and for CI problem matchers that read one line.
+ */
+export function messageWidth(io: CliIO, stream: "stdout" | "stderr" = "stderr"): number {
+  const columns = io.columns?.[stream];
+  return columns === undefined || columns < MIN_WIDTH ? 0 : Math.min(columns, MAX_WIDTH);
+}
+
+/**
+ * A message (an error, a summary, a note) for `stream`, wrapped as diagnostics are: at `messageWidth`,
+ * continuation lines indented by two spaces, a quoted `code span` kept whole.
+ */
+export function fitMessage(io: CliIO, text: string, stream: "stdout" | "stderr" = "stderr"): string {
+  return wrapHanging(text, messageWidth(io, stream), { indent: "  ", codeSpans: true });
+}
 
 export type OutputFormat = "pretty" | "json";
 
@@ -17,9 +58,38 @@ export const formatOption = (more: readonly string[] = [], what = "json prints r
 export const rootOption = () =>
   new Option("--root <dir>", 'the project root: no policy file, import or link outside it is read (default: package.json "pruneguard".root, else the working directory)');
 
-/** The end of every command's `--help`: what its exit codes mean, and examples to copy. */
-export function helpFooter(exitCodes: string, examples: readonly string[]): string {
-  return ["", `Exit codes: ${exitCodes}`, "", "Examples:", ...examples.map((e) => `  ${e}`)].join("\n");
+/**
+ * The end of every command's `--help`: what its exit codes mean, any notes, and examples to copy, laid out
+ * at the width commander wraps the rest of the help at (`helpWidth`).
+ */
+export function helpFooter(exitCodes: string, examples: readonly string[], notes: readonly string[] = []): (context: AddHelpTextContext) => string {
+  return ({ error, command }) => {
+    const output = command.configureOutput();
+    const width = (error ? output.getErrHelpWidth?.() : output.getOutHelpWidth?.()) ?? HELP_WIDTH;
+    return [
+      "",
+      wrapHanging(`Exit codes: ${exitCodes}`, width, { indent: "  " }),
+      ...notes.map((n) => wrapHanging(n, width, { indent: "" })),
+      "",
+      "Examples:",
+      ...examples.flatMap((e) => exampleLines(e, width)),
+    ].join("\n");
+  };
+}
+
+/**
+ * An example command as lines of at most `width` columns: on one line when it fits; else its `# comment`
+ * goes on a line of its own above it, and a command still too long is continued with ` \` (a shell reads it
+ * as one line), so every example stays copyable.
+ */
+export function exampleLines(example: string, width: number): string[] {
+  if (2 + example.length <= width) return [`  ${example}`];
+  const m = /^(.*?\S)\s+# (.*)$/.exec(example);
+  const command = m ? m[1]! : example;
+  const out = m ? wrapLines(m[2]!, width - 4).map((l) => `  # ${l}`) : [];
+  const parts = wrapLines(command, width - 6, { first: width - 4 });
+  out.push(...parts.map((p, i) => `${i === 0 ? "  " : "    "}${p}${i < parts.length - 1 ? " \\" : ""}`));
+  return out;
 }
 
 /** `--format json` (or `--format=json`) anywhere in the arguments: errors are then JSON on stdout too. */
@@ -37,6 +107,6 @@ export function printDiagnostics(io: CliIO, result: Pick<CompileResult, "diagnos
     io.stdout(`${JSON.stringify({ ...diagnosticsToJson(result.diagnostics), ...extra }, null, 2)}\n`);
     return;
   }
-  const text = formatDiagnostics(result.diagnostics, { sources: result.sources, color: io.color });
+  const text = formatDiagnostics(result.diagnostics, { sources: result.sources, color: io.color, width: messageWidth(io) });
   if (text) io.stderr(text);
 }

@@ -1,4 +1,5 @@
 /** A plain-text table for terminals and code review: padded columns, a rule under the header. */
+import { wrapHanging, wrapLines } from "../diagnostics/format.js";
 
 /**
  * A cell may hold several lines (`\n`). With `maxWidth`, the widest columns are narrowed until the table
@@ -11,7 +12,7 @@ export function renderTable(header: readonly string[], rows: readonly (readonly 
   if (options.maxWidth !== undefined) fit(widths, header, rows, options.maxWidth);
   const line = (cells: readonly string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ").trimEnd();
   const lines = (cells: readonly string[]): string[] => {
-    const wrapped = cells.map((c, i) => c.split("\n").flatMap((l) => wrap(l, widths[i] ?? l.length)));
+    const wrapped = cells.map((c, i) => c.split("\n").flatMap((l) => wrapLines(l, widths[i] ?? 0)));
     const height = Math.max(1, ...wrapped.map((w) => w.length));
     return Array.from({ length: height }, (_, k) => line(wrapped.map((w) => w[k] ?? "")));
   };
@@ -32,27 +33,11 @@ function fit(widths: number[], header: readonly string[], rows: readonly (readon
 
 const longestWord = (text: string): number => Math.max(0, ...text.split(/[ \n]/).map((w) => w.length));
 
-/** Words of `text` on lines of at most `width` characters (a word longer than that gets a line of its own). */
-export function wrap(text: string, width: number): string[] {
-  if (text.length <= width) return [text];
-  const out: string[] = [];
-  let line = "";
-  for (const word of text.split(" ")) {
-    if (line === "") line = word;
-    else if (line.length + 1 + word.length <= width) line += ` ${word}`;
-    else {
-      out.push(line);
-      line = word;
-    }
-  }
-  out.push(line);
-  return out;
-}
-
-/** `text` wrapped to `width`, continuation lines indented by `indent` spaces more than the first. */
+/**
+ * `text` wrapped to `width`, continuation lines indented by `indent` spaces more than the first: the
+ * compiler's one word wrapper (`wrapHanging`), for lines whose continuation hangs under their own indent.
+ */
 export function wrapIndented(text: string, width: number, indent: number): string {
   const lead = /^ */.exec(text)![0];
-  const [first = "", ...rest] = wrap(text.slice(lead.length), width - lead.length);
-  const rewrapped = rest.length === 0 ? [] : wrap(rest.join(" "), width - lead.length - indent);
-  return [`${lead}${first}`, ...rewrapped.map((l) => `${lead}${" ".repeat(indent)}${l}`)].join("\n");
+  return wrapHanging(text, width, { indent: `${lead}${" ".repeat(indent)}` });
 }

@@ -276,6 +276,13 @@ export const catalogue = {
     example: `extendPolicy(org, { name: "team", stores: { toolLog: store.sqlite({ retention: hours(2), writable: false }) } })`,
   },
 
+  PG2108: {
+    category: "error",
+    title: "Overlay allows provider compaction its base forbids",
+    template: "overlay `{overlay}` may only tighten `{base}`, but it allows provider-side compaction, which `{base}` does not: a session could let the provider compact spans the organisation kept on its own side; remove `providerCompaction: \"allow\"` here, or allow it in `{base}`",
+    example: `extendPolicy(org, { name: "team", session: { providerCompaction: "allow" } })`,
+  },
+
   // ---- PG3xxx: analysis warnings ----
   PG3001: {
     category: "warning",

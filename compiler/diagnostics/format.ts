@@ -2,12 +2,17 @@
  * Diagnostic formatting, kept apart from the diagnostics themselves: `pretty` prints them the way `tsc`
  * does (`file:line:col - error PG2003: message` and a code frame); `json` prints the same data.
  *
- * A message can run to a few hundred characters (what is wrong, why, and what to write instead). On a
- * terminal it is wrapped at word boundaries to the terminal's width (at most `MAX_WIDTH`), continuation
- * lines indented, so it is not left to the terminal to break words; a quoted `code span` is kept on one line
- * when it fits. Anywhere else (a pipe, a CI log, a file) each diagnostic's message stays on its one line,
- * for grep and for tools that read the first line.
+ * A message can run to a few hundred characters (what is wrong, why, and what to write instead). When a
+ * width is known it is wrapped at word boundaries to that width (at most `MAX_WIDTH`), continuation lines
+ * indented, so it is not left to the terminal to break words; a quoted `code span` is kept on one line when
+ * it fits. The width is `COLUMNS` when it is set (so a CI log or a test can ask for one), else the
+ * terminal's; anywhere else (a pipe, a CI log, a file) each diagnostic's message stays on its one line, for
+ * grep and for tools that read the first line (a CI problem matcher).
+ *
+ * This module also holds the compiler's one implementation of word wrapping (`wrapLines`, `wrapHanging`):
+ * the CLI's text, tables and `--help` footers, and the comments of generated code, wrap with it.
  */
+import { styleText } from "node:util";
 import type { Diagnostic } from "./diagnostic.js";
 
 export interface FormatOptions {
@@ -17,7 +22,8 @@ export interface FormatOptions {
   readonly color?: boolean;
   /**
    * The column messages are wrapped at; `0` never wraps. Default: `terminalWidth(process.stderr)`, where
-   * the CLI prints diagnostics: the terminal's width up to `MAX_WIDTH`, or no wrapping when it is not a terminal.
+   * the CLI prints diagnostics: `COLUMNS` or the terminal's width, up to `MAX_WIDTH`; no wrapping when
+   * neither is known.
    */
   readonly width?: number;
 }
@@ -26,70 +32,132 @@ export interface FormatOptions {
 export const MAX_WIDTH = 100;
 
 /** Narrower than this, wrapping would put a word or two on each line: it is not done. */
-const MIN_WIDTH = 40;
+export const MIN_WIDTH = 40;
 
 /** Continuation lines of a wrapped message start with this. */
 const INDENT = "  ";
 
-/** The width to wrap at when printing to `stream`: its columns up to `MAX_WIDTH` on a terminal, else 0 (no wrapping). */
-export function terminalWidth(stream: { readonly isTTY?: boolean; readonly columns?: number } | undefined): number {
-  if (stream?.isTTY !== true) return 0;
-  const columns = stream.columns ?? MAX_WIDTH;
-  return columns < MIN_WIDTH ? 0 : Math.min(columns, MAX_WIDTH);
+/** The environment variables output width is read from. */
+export type Env = Readonly<Record<string, string | undefined>>;
+
+/**
+ * The width `COLUMNS` asks for: a positive whole number, else `undefined` (unset, empty, or not a number).
+ * As for `ls` and Python's `shutil.get_terminal_size`, it wins over the terminal's own width.
+ */
+export function columnsFromEnv(env: Env = process.env): number | undefined {
+  const raw = env["COLUMNS"]?.trim();
+  if (raw === undefined || !/^\d+$/.test(raw)) return undefined;
+  const n = Number(raw);
+  return n > 0 ? n : undefined;
+}
+
+/** The columns output to `stream` may use: `COLUMNS` when set, else the terminal's width, else `undefined` (a pipe, a file). */
+export function outputColumns(stream: { readonly isTTY?: boolean; readonly columns?: number } | undefined, env: Env = process.env): number | undefined {
+  return columnsFromEnv(env) ?? (stream?.isTTY === true ? stream.columns : undefined);
 }
 
 /**
- * `text` wrapped at `width` columns, its first line starting at column `start` (after the
+ * The width to wrap diagnostics at when printing to `stream`: `COLUMNS` or the terminal's width, up to
+ * `MAX_WIDTH` (a terminal of unknown width counts as `MAX_WIDTH`); 0 (no wrapping) when neither is known, or
+ * the width is under `MIN_WIDTH`.
+ */
+export function terminalWidth(stream: { readonly isTTY?: boolean; readonly columns?: number } | undefined, env: Env = process.env): number {
+  const columns = columnsFromEnv(env) ?? (stream?.isTTY === true ? (stream.columns ?? MAX_WIDTH) : undefined);
+  return columns === undefined || columns < MIN_WIDTH ? 0 : Math.min(columns, MAX_WIDTH);
+}
+
+export interface WrapOptions {
+  /** Columns the first line may use (default `width`): less when it follows a header on the same line. */
+  readonly first?: number;
+  /** Keep a backtick-quoted `code span`, and the text glued to it, on one line when it fits one. */
+  readonly codeSpans?: boolean;
+}
+
+/**
+ * `text` broken into lines of at most `width` columns (the first of at most `options.first`), greedily, at
+ * spaces only: a word longer than a line gets a line of its own and overflows it rather than being cut, so
+ * nothing a reader may copy (a path, a URL, an identifier) is split. Line breaks already in the text are
+ * kept; a line that fits is returned as it is, spaces and all; lines end without trailing spaces. A width of
+ * 0 or less returns the text's lines as they are.
+ */
+export function wrapLines(text: string, width: number, options: WrapOptions = {}): string[] {
+  const paragraphs = text.split("\n");
+  if (width <= 0) return paragraphs;
+  const out: string[] = [];
+  for (const paragraph of paragraphs) {
+    let room = out.length === 0 ? (options.first ?? width) : width;
+    if (paragraph.length <= room) {
+      out.push(paragraph);
+      continue;
+    }
+    let line = "";
+    let started = false;
+    for (const unit of options.codeSpans ? units(paragraph, width) : paragraph.split(" ")) {
+      if (started && line.length + 1 + unit.length > room) {
+        out.push(line.trimEnd());
+        room = width;
+        line = unit;
+      } else line = started ? `${line} ${unit}` : unit;
+      // A leading space (an empty unit) starts nothing: the first word is placed whatever its length.
+      started = line !== "";
+    }
+    // A trailing space leaves an empty last unit: no empty line for it.
+    if (line !== "" || out.length === 0) out.push(line.trimEnd());
+  }
+  return out;
+}
+
+/**
+ * `text` wrapped to `width` columns with a hanging indent: its first line starts at column `start` (after a
+ * header printed before it) and keeps the text's own leading spaces; every later line, and every line after
+ * a line break in the text, starts with `indent`. A width of 0 or less returns the text as it is.
+ */
+export function wrapHanging(text: string, width: number, options: { readonly indent?: string; readonly start?: number; readonly codeSpans?: boolean } = {}): string {
+  if (width <= 0) return text;
+  const indent = options.indent ?? INDENT;
+  const lead = /^ */.exec(text)![0];
+  const lines = wrapLines(text.slice(lead.length), width - indent.length, { first: width - (options.start ?? 0) - lead.length, codeSpans: options.codeSpans === true });
+  return `${lead}${lines.join(`\n${indent}`)}`;
+}
+
+/**
+ * A diagnostic's message wrapped at `width` columns, its first line starting at column `start` (after the
  * `file:line:col - error PGnnnn: ` header), later lines indented by `INDENT`. Breaks only at spaces, and
  * not inside a backtick-quoted span that fits on a line; a word longer than a line overflows it. Line
  * breaks already in the text are kept. `width` 0 returns the text as it is.
  */
 export function wrapText(text: string, width: number, start = 0): string {
-  if (width <= 0) return text;
-  const room = width - INDENT.length;
-  return text
-    .split("\n")
-    .map((paragraph, p) => {
-      const lines: string[] = [];
-      let line = "";
-      let used = p === 0 ? start : INDENT.length;
-      for (const word of words(paragraph, room)) {
-        const add = line === "" ? word : ` ${word}`;
-        if (line !== "" && used + add.length > width) {
-          lines.push(line);
-          line = word;
-          used = INDENT.length + word.length;
-        } else {
-          line += add;
-          used += add.length;
-        }
-      }
-      lines.push(line);
-      return lines.join(`\n${INDENT}`);
-    })
-    .join(`\n${INDENT}`);
+  return wrapHanging(text, width, { indent: INDENT, start, codeSpans: true });
 }
 
 /**
  * The units a line may break between: words, with a backtick span (spaces and all) and the text glued to it
  * (`` (`x`, ``) one unit; a unit longer than `room` that has spaces is broken at them after all.
  */
-function words(paragraph: string, room: number): string[] {
-  const units: string[] = [];
+function units(paragraph: string, room: number): string[] {
+  const out: string[] = [];
   let unit = "";
   let quoted = false;
   for (const ch of paragraph) {
     if (ch === "`") quoted = !quoted;
     if (ch === " " && !quoted) {
-      if (unit !== "") units.push(unit);
+      if (unit !== "") out.push(unit);
       unit = "";
     } else unit += ch;
   }
-  if (unit !== "") units.push(unit);
-  return units.flatMap((u) => (u.length > room && u.includes(" ") ? u.split(" ").filter((w) => w !== "") : [u]));
+  if (unit !== "") out.push(unit);
+  return out.flatMap((u) => (u.length > room && u.includes(" ") ? u.split(" ").filter((w) => w !== "") : [u]));
 }
 
-const paint = (on: boolean, code: string, s: string) => (on ? `\u001b[${code}m${s}\u001b[0m` : s);
+/** The colours of a diagnostic, by their names in `util.inspect.colors`. */
+type Style = Parameters<typeof styleText>[0];
+
+/**
+ * `s` in `style` when colour is on. Whether it is on is the caller's decision (the CLI's `colorEnabled`:
+ * `FORCE_COLOR`, `NO_COLOR`, whether stderr is a terminal), so `styleText` is told not to check a stream
+ * itself: by default it would look at stdout, where diagnostics do not go.
+ */
+const paint = (on: boolean, style: Style, s: string): string => (on ? styleText(style, s, { validateStream: false }) : s);
 
 /** Control characters other than tab and newline, and the two JavaScript line separators. */
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029]/g;
@@ -105,15 +173,16 @@ export function printable(s: string): string {
 
 export function formatDiagnostic(d: Diagnostic, options: FormatOptions = {}): string {
   const color = options.color ?? false;
-  const category = paint(color, d.category === "error" ? "91" : "93", d.category);
-  const code = paint(color, "90", d.code);
-  const where = d.location ? `${paint(color, "96", printable(d.location.file))}:${paint(color, "93", String(d.location.line))}:${paint(color, "93", String(d.location.column))} - ` : "";
+  const category = paint(color, d.category === "error" ? "redBright" : "yellowBright", d.category);
+  const code = paint(color, "gray", d.code);
+  const where = d.location ? `${paint(color, "cyanBright", printable(d.location.file))}:${paint(color, "yellowBright", String(d.location.line))}:${paint(color, "yellowBright", String(d.location.column))} - ` : "";
   const header = `${d.location ? `${printable(d.location.file)}:${d.location.line}:${d.location.column} - ` : ""}${d.category} ${d.code}: `;
   const width = options.width ?? terminalWidth(process.stderr);
   let out = `${where}${category} ${code}: ${wrapText(printable(d.message), width, header.length)}`;
   const source = d.location ? options.sources?.get(d.location.file) : undefined;
   if (d.location && source !== undefined) out += `\n\n${codeFrame(source, d.location, color, d.category)}`;
-  for (const r of d.related) out += `\n  ${printable(r.location.file)}:${r.location.line}:${r.location.column}: ${printable(r.message)}`;
+  // A related location's line is wrapped like the message, under it.
+  for (const r of d.related) out += `\n${wrapHanging(`  ${printable(r.location.file)}:${r.location.line}:${r.location.column}: ${printable(r.message)}`, width, { indent: "    ", codeSpans: true })}`;
   return out;
 }
 
@@ -126,7 +195,7 @@ export function codeFrame(source: string, loc: NonNullable<Diagnostic["location"
   const start = Math.min(loc.column - 1, text.length);
   const end = loc.endLine === loc.line ? Math.max(loc.endColumn - 1, start + 1) : Math.max(text.length, start + 1);
   const underline = " ".repeat(start) + "~".repeat(Math.max(1, end - start));
-  return `${paint(color, "7", gutter)} ${text}\n${paint(color, "7", " ".repeat(gutter.length))} ${paint(color, category === "error" ? "91" : "93", underline)}`;
+  return `${paint(color, "inverse", gutter)} ${text}\n${paint(color, "inverse", " ".repeat(gutter.length))} ${paint(color, category === "error" ? "redBright" : "yellowBright", underline)}`;
 }
 
 export function summarize(ds: readonly Diagnostic[]): { errors: number; warnings: number } {

@@ -99,6 +99,10 @@ function sessionChanges(old: PolicyIR, neu: PolicyIR): SettingChange[] {
   if (o.lossyBudget !== n.lossyBudget) out.push(change("session", null, "lossyBudget", budget(o.lossyBudget), budget(n.lossyBudget), at("lossyBudget"), withSession({ lossyBudget: n.lossyBudget })));
   const search = (t: number | null) => (t === null ? `default (${DEFAULT_SEARCH_TOKENS})` : String(t));
   if (o.searchTokens !== n.searchTokens) out.push(change("session", null, "searchTokens", search(o.searchTokens), search(n.searchTokens), at("searchTokens"), withSession({ searchTokens: n.searchTokens })));
+  const provider = (r: "forbid" | "allow" | null) => (r === null ? "forbid (default)" : r);
+  if (provider(o.providerCompaction) !== provider(n.providerCompaction)) {
+    out.push(change("session", null, "providerCompaction", provider(o.providerCompaction), provider(n.providerCompaction), at("providerCompaction"), withSession({ providerCompaction: n.providerCompaction })));
+  }
   if (compactionText(o.compaction) !== compactionText(n.compaction)) {
     out.push(change("session", null, "compaction", compactionText(o.compaction), compactionText(n.compaction), at("compaction"), withSession({ compaction: n.compaction })));
   }

@@ -40,10 +40,14 @@ export function emitGuard(policy: PolicyIR, options: EmitOptions): EmittedFile {
     policy.session.lossyBudget === null ? "no limit on lossy commitments" : `at most ${policy.session.lossyBudget} lossy commitment${policy.session.lossyBudget === 1 ? "" : "s"} each`,
     ...(policy.session.searchTokens === null ? [] : [`search answers of at most ${policy.session.searchTokens} tokens`]),
     ...(policy.session.compaction === null ? [] : [describeCompaction(policy.session.compaction)]),
+    ...(policy.session.providerCompaction === null ? [] : [`provider-side compaction ${policy.session.providerCompaction === "allow" ? "allowed, checked first" : "forbidden"}`]),
   ];
-  const { maxLengthMs, lossyBudget, searchTokens, compaction } = policy.session;
+  const { maxLengthMs, lossyBudget, searchTokens, compaction, providerCompaction } = policy.session;
   // Settings the policy leaves to the runtime's defaults are left out, so the literal says what is set.
-  const limits: Record<string, Value> = { maxLengthMs, lossyBudget, ...(searchTokens === null ? {} : { searchTokens }), ...(compaction === null ? {} : { compaction }) };
+  const limits: Record<string, Value> = {
+    maxLengthMs, lossyBudget, ...(searchTokens === null ? {} : { searchTokens }), ...(compaction === null ? {} : { compaction }),
+    ...(providerCompaction === null ? {} : { providerCompaction }),
+  };
   // The call that wires the tables to the runtime; its argument is data, printed like every other literal.
   const call = "defineGuard<SpanKind, Requests, PolicyName, StoreName, Stores>(";
   const definition: Record<string, Value | undefined> = {

@@ -2,8 +2,10 @@
  * A small printer for generated TypeScript: emitters build a list of declarations as data and render it
  * once. Output is deterministic and formatted the way the repository's hand-written code is (two-space
  * indent, double quotes, trailing commas in multi-line literals, lines kept under `WIDTH` where a value
- * allows it), so a generated file reads like a hand-written one.
+ * allows it), so a generated file reads like a hand-written one. A long doc comment is wrapped by the
+ * compiler's one word wrapper (`wrapLines`, greedy at spaces); a change to it shows as drift in generated/.
  */
+import { wrapLines } from "../diagnostics/format.js";
 
 const WIDTH = 120;
 
@@ -93,20 +95,7 @@ function doc(text: string | undefined, indent: string): string {
   const safe = commentText(text).replaceAll("*/", "*\\/");
   const one = `${indent}/** ${safe} */`;
   if (one.length <= WIDTH) return `${one}\n`;
-  return `${indent}/**\n${wrap(safe, WIDTH - indent.length - 3).map((l) => `${indent} * ${l}`).join("\n")}\n${indent} */\n`;
-}
-
-function wrap(text: string, width: number): string[] {
-  const out: string[] = [];
-  let line = "";
-  for (const word of text.split(" ")) {
-    if (line !== "" && line.length + 1 + word.length > width) {
-      out.push(line);
-      line = word;
-    } else line = line === "" ? word : `${line} ${word}`;
-  }
-  if (line !== "") out.push(line);
-  return out;
+  return `${indent}/**\n${wrapLines(safe, WIDTH - indent.length - 3).map((l) => `${indent} * ${l}`).join("\n")}\n${indent} */\n`;
 }
 
 /** A value as TypeScript source. `column` is where it starts, so a short value stays on the line. */

@@ -48,8 +48,7 @@ export function dslMember(namespace: string, member: string, location: Location,
   }
   if (namespace === "store") {
     if (isEngine(member)) return { t: "dsl", name: `store.${member}`, location };
-    // Every engine is listed, and there are three: the nearest one would only repeat one of them.
-    report(diagnostic("PG1010", location, { name: `store.${member}`, hint: ` (engines: ${ENGINES.join(", ")})` }));
+    report(diagnostic("PG1010", location, { name: `store.${member}`, hint: memberHint(member, ENGINES, "engines") }));
     return { t: "invalid", location };
   }
   if (namespace === "pins" || namespace === "presetPins") {

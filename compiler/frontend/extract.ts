@@ -8,7 +8,7 @@
 import { DURATION_UNITS, type DurationUnit } from "../../src/policy/durations.js";
 import { pin as dslPin } from "../../dsl/pins.js";
 import { ENGINES, STORE_DEFAULTS } from "../../src/policy/stores.js";
-import { DEFAULT_COMPACTION, LOSSY_RULES, MIN_COMPACTION_TOKENS, MIN_SEARCH_TOKENS, PRUNE_MODES } from "../../src/policy/kinds.js";
+import { DEFAULT_COMPACTION, LOSSY_RULES, MIN_COMPACTION_TOKENS, MIN_SEARCH_TOKENS, PROVIDER_COMPACTION_RULES, PRUNE_MODES } from "../../src/policy/kinds.js";
 import { diagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
 import type { Location } from "../ir/location.js";
 import type { KindIR, PinIR, PolicyIR, SessionIR, StoreIR } from "../ir/schema.js";
@@ -21,7 +21,7 @@ type Obj = Extract<SValue, { t: "object" }>;
 const POLICY_KEYS = ["name", "stores", "kinds", "session", "pins", "tombstone"] as const;
 const STORE_KEYS = ["retention", "holds", "distinguishesAbsent", "writable"] as const;
 const KIND_KEYS = ["store", "modes", "lossy", "repersist", "pins", "compressTargetTokens"] as const;
-const SESSION_KEYS = ["maxLength", "lossyBudget", "searchTokens", "compaction"] as const;
+const SESSION_KEYS = ["maxLength", "lossyBudget", "searchTokens", "compaction", "providerCompaction"] as const;
 const COMPACTION_KEYS = ["minFreedTokens", "atTokens"] as const;
 /** The DSL's store builders as a message names them: `store.memory, store.sqlite or store.postgres`. */
 const STORE_BUILDERS = orList(ENGINES.map((e) => `store.${e}`));
@@ -95,7 +95,7 @@ export function applyDefinePolicy(args: readonly SValue[], location: Location, f
     if (k) kinds.push(k);
     else ok = false;
   }
-  const session = readSession(o.get("session"), { maxLengthMs: null, lossyBudget: null, searchTokens: null, compaction: null, location, fields: {} }, report);
+  const session = readSession(o.get("session"), { maxLengthMs: null, lossyBudget: null, searchTokens: null, compaction: null, providerCompaction: null, location, fields: {} }, report);
   const pins = o.has("pins") ? readPins(o.get("pins"), report) : [];
   const tombstone = readTombstone(o.get("tombstone"), report);
   if (name === undefined || stores === undefined || session === undefined || pins === undefined || tombstone === undefined || !ok) {
@@ -277,8 +277,11 @@ function readSession(e: ObjectEntry | undefined, base: SessionIR, report: Report
     searchTokens = undefined;
   }
   const compaction = readCompaction(o.get("compaction"), base.compaction, report);
-  if (maxLengthMs === undefined || lossyBudget === undefined || searchTokens === undefined || compaction === undefined) return undefined;
-  return { maxLengthMs, lossyBudget, searchTokens, compaction, location: e.keyLocation, fields };
+  const providerCompaction = o.has("providerCompaction")
+    ? readChoice(o.get("providerCompaction")?.value, "session.providerCompaction", PROVIDER_COMPACTION_RULES, report)
+    : base.providerCompaction;
+  if (maxLengthMs === undefined || lossyBudget === undefined || searchTokens === undefined || compaction === undefined || providerCompaction === undefined) return undefined;
+  return { maxLengthMs, lossyBudget, searchTokens, compaction, providerCompaction, location: e.keyLocation, fields };
 }
 
 /**

@@ -42,6 +42,7 @@ export function lowerToRuntime(ir: PolicyIR): LoweredPolicy {
       lossyBudget: ir.session.lossyBudget,
       ...(ir.session.searchTokens === null ? {} : { searchTokens: ir.session.searchTokens }),
       ...(ir.session.compaction === null ? {} : { compaction: lowerCompaction(ir.session.compaction) }),
+      ...(ir.session.providerCompaction === null ? {} : { providerCompaction: ir.session.providerCompaction }),
     }),
     pins: lowerPins(ir.pins),
     ...(ir.tombstone === null ? {} : { tombstone: ir.tombstone.text }),

@@ -112,8 +112,10 @@ export const SessionIR = z.strictObject({
   searchTokens: z.int().min(MIN_SEARCH_TOKENS).nullable(),
   /** When pending prunes are applied; `"immediate"`: as each is decided; `null`: the runtime's default. */
   compaction: z.union([z.literal("immediate"), CompactionIR]).nullable(),
+  /** Whether sessions may use a provider's own compaction; `null`: not set (forbidden). */
+  providerCompaction: z.enum(["forbid", "allow"]).nullable(),
   location: Location,
-  fields: fieldLocations(["maxLength", "lossyBudget", "searchTokens", "compaction"]),
+  fields: fieldLocations(["maxLength", "lossyBudget", "searchTokens", "compaction", "providerCompaction"]),
 });
 export type SessionIR = z.infer<typeof SessionIR>;
 

@@ -39,8 +39,10 @@ export default definePolicy({
     // The compiler warns that it is (PG3007), as it does for every such kind; here that is the intent.
     complianceNotice: { store: null, modes: ["drop"], lossy: "forbid" },
   },
-  // A search answer (matches and the coverage line) costs at most this many tokens in the window.
-  session: { maxLength: hours(8), lossyBudget: 5, searchTokens: 600 },
+  // A search answer (matches and the coverage line) costs at most this many tokens in the window. Sessions
+  // may let the provider compact on its side, through the request builders that check every span first
+  // (docs/provider-compaction.md): the compliance notice is then said again after the provider's block.
+  session: { maxLength: hours(8), lossyBudget: 5, searchTokens: 600, providerCompaction: "allow" },
   pins: [pins.uuid, pins.gitSha],
   tombstone: "{span} pruned, unrecoverable, contents unknown",
 });

@@ -38,7 +38,8 @@ export default definePolicy({
     // Never prunable, on purpose, as in the org policy (the compiler's PG3007 warning says so).
     complianceNotice: { store: null, modes: ["drop"], lossy: "forbid" },
   },
-  session: { maxLength: hours(8), lossyBudget: 5 },
+  // Card data must not end up in a provider-written summary: no provider-side compaction.
+  session: { maxLength: hours(8), lossyBudget: 5, providerCompaction: "forbid" },
   pins: [pins.uuid, pins.gitSha],
   tombstone: "{span} pruned, unrecoverable, contents unknown",
 });

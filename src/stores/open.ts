@@ -9,6 +9,7 @@
  */
 import { formatDuration } from "../policy/durations.js";
 import { ENGINES, isEngine, type Engine, type StoreDeclaration } from "../policy/stores.js";
+import { closest } from "../policy/suggest.js";
 import type { Clock } from "../types.js";
 import { MemoryStore } from "./memory.js";
 import type { BackingStore } from "./store.js";
@@ -110,7 +111,11 @@ async function openOne(engine: Engine, common: OpenedStoreOptions, options: Open
   if (options.memory === true) return OPENERS.memory(common, options);
   // Declarations written by hand in JavaScript reach here unchecked: an engine the table does not have is
   // named, not opened as some other engine.
-  if (!isEngine(engine)) throw new TypeError(`openStores: store ${common.name} is declared on engine ${JSON.stringify(engine)}, which is not one of ${ENGINES.join(", ")}`);
+  if (!isEngine(engine)) {
+    const near = typeof engine === "string" ? closest(engine, ENGINES) : undefined;
+    const hint = near === undefined ? "" : ` (did you mean ${JSON.stringify(near)}?)`;
+    throw new TypeError(`openStores: store ${common.name} is declared on engine ${JSON.stringify(engine)}, which is not one of ${ENGINES.join(", ")}${hint}`);
+  }
   return OPENERS[engine](common, options);
 }
 

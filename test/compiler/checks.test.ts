@@ -200,6 +200,19 @@ describe("PG21xx overlays may only tighten", () => {
   it("PG2106: a larger lossy budget", () => {
     expectDiagnostic(compileOverlay(`  session: { lossyBudget: 10 },`), "PG2106", 5, 27, "team.policy.ts");
   });
+  it("PG2108: allowing provider compaction the base does not; forbidding what the base allows is a tightening", () => {
+    const d = expectDiagnostic(compileOverlay(`  session: { providerCompaction: "allow" },`), "PG2108", 5, 34, "team.policy.ts");
+    expect(d.message).toContain("allows provider-side compaction");
+    const allowing = ORG.replace("lossyBudget: 3 }", `lossyBudget: 3, providerCompaction: "allow" }`);
+    expectClean(overlayOfOrg(allowing, `  session: { providerCompaction: "forbid" },`));
+    expectClean(overlayOfOrg(allowing, `  session: { providerCompaction: "allow" },`));
+    const r = overlayOfOrg(allowing, `  session: { lossyBudget: 2 },`);
+    expect(r.policies.map((p) => p.session.providerCompaction)).toEqual(["allow", "allow"]);
+  });
+  it("session.providerCompaction takes only forbid or allow, with a suggestion", () => {
+    const r = compileOverlay(`  session: { providerCompaction: "alow" },`);
+    expect(r.diagnostics.map((d) => `${d.code} ${d.message}`).join("\n")).toMatch(/providerCompaction/);
+  });
   /** An overlay of `base` (ORG with another session) whose second argument is `body`, from line 5. */
   const overlayOfOrg = (base: string, body: string) => compile({ "org.policy.ts": base, "team.policy.ts": `${HEADER}import org from "./org.policy.js";\nexport default extendPolicy(org, {\n  name: "team",\n${body}\n});\n` });
   const withCompaction = (value: string) => ORG.replace("lossyBudget: 3 }", `lossyBudget: 3, compaction: ${value} }`);

@@ -36,8 +36,11 @@ describe("pruneguard CLI", () => {
       const r = await run(args);
       expect(r.code, args.join(" ")).toBe(0);
       expect(r.stdout).toContain("Usage: pruneguard");
-      expect(r.stdout, args.join(" ")).toMatch(/^Exit codes: 0 .*, 2 /m);
-      expect(r.stdout, args.join(" ")).toMatch(/^Examples:\n {2}(\S+=\S+ )?pruneguard /m);
+      // Wrapped at the help's width (80 here): continuation lines are indented, and a comment that does not
+      // fit beside its example goes on a line above it.
+      expect(r.stdout, args.join(" ")).toMatch(/^Exit codes: 0 (.|\n {2})*?,\s+2 /m);
+      expect(r.stdout, args.join(" ")).toMatch(/^Examples:\n( {2}# .*\n)* {2}(\S+=\S+ )?pruneguard /m);
+      for (const line of r.stdout.split("\n")) expect(line.length, `${args.join(" ")}: ${line}`).toBeLessThanOrEqual(80);
     }
   });
 
@@ -212,9 +215,9 @@ describe("pruneguard CLI", () => {
     ]);
     const json = JSON.parse((await run(["explain", "org.policy.ts", "team.policy.ts", "fast.policy.ts", "--format", "json"], dir)).stdout) as { policies: Array<{ session: unknown }> };
     expect(json.policies.map((p) => p.session)).toEqual([
-      { maxLengthMs: null, lossyBudget: null, searchTokens: null, compaction: "immediate" },
-      { maxLengthMs: null, lossyBudget: null, searchTokens: null, compaction: null },
-      { maxLengthMs: null, lossyBudget: null, searchTokens: null, compaction: { minFreedTokens: 20_000, atTokens: 120_000 } },
+      { maxLengthMs: null, lossyBudget: null, searchTokens: null, compaction: "immediate", providerCompaction: null },
+      { maxLengthMs: null, lossyBudget: null, searchTokens: null, compaction: null, providerCompaction: null },
+      { maxLengthMs: null, lossyBudget: null, searchTokens: null, compaction: { minFreedTokens: 20_000, atTokens: 120_000 }, providerCompaction: null },
     ]);
   });
 
@@ -265,7 +268,8 @@ describe("bin/pruneguard.js, spawned", () => {
     const dir = project({ "policies/org.policy.ts": BAD });
     const coloured = spawn(["check"], dir, { FORCE_COLOR: "1" });
     expect(coloured.code).toBe(1);
-    expect(coloured.stderr).toContain("\u001b[91merror\u001b[0m");
+    // util.styleText's codes: bright red, then the default foreground.
+    expect(coloured.stderr).toContain("\u001b[91merror\u001b[39m");
     const plain = spawn(["check"], dir, { FORCE_COLOR: "0" });
     expect(plain.stderr).not.toContain("\u001b[");
   });

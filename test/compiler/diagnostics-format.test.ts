@@ -1,7 +1,9 @@
-// The pretty printer wraps a long message on a terminal, and leaves it on one line anywhere else.
+// The pretty printer wraps a long message at a known width (a terminal's, or COLUMNS), and leaves it on one
+// line anywhere else; the compiler's one word wrapper, which the CLI's text and generated comments share too.
+import { stripVTControlCharacters } from "node:util";
 import { describe, expect, it } from "vitest";
 import { formatDiagnostic, formatDiagnostics } from "../../compiler/index.js";
-import { MAX_WIDTH, terminalWidth, wrapText } from "../../compiler/diagnostics/format.js";
+import { columnsFromEnv, MAX_WIDTH, outputColumns, terminalWidth, wrapHanging, wrapLines, wrapText } from "../../compiler/diagnostics/format.js";
 import { compileOne } from "./helpers.js";
 
 /** A helper call: PG1006 with a suggestion, one of the longest messages (about 250 characters). */
@@ -52,12 +54,52 @@ describe("wrapping diagnostics", () => {
   });
 
   it("wraps at the terminal's width up to MAX_WIDTH, and not at all when not printing to a terminal", () => {
-    expect(terminalWidth(undefined)).toBe(0);
-    expect(terminalWidth({ isTTY: false, columns: 80 })).toBe(0);
-    expect(terminalWidth({ columns: 80 })).toBe(0);
-    expect(terminalWidth({ isTTY: true, columns: 80 })).toBe(80);
-    expect(terminalWidth({ isTTY: true, columns: 240 })).toBe(MAX_WIDTH);
-    expect(terminalWidth({ isTTY: true })).toBe(MAX_WIDTH);
-    expect(terminalWidth({ isTTY: true, columns: 20 })).toBe(0);
+    const env = {};
+    expect(terminalWidth(undefined, env)).toBe(0);
+    expect(terminalWidth({ isTTY: false, columns: 80 }, env)).toBe(0);
+    expect(terminalWidth({ columns: 80 }, env)).toBe(0);
+    expect(terminalWidth({ isTTY: true, columns: 80 }, env)).toBe(80);
+    expect(terminalWidth({ isTTY: true, columns: 240 }, env)).toBe(MAX_WIDTH);
+    expect(terminalWidth({ isTTY: true }, env)).toBe(MAX_WIDTH);
+    expect(terminalWidth({ isTTY: true, columns: 20 }, env)).toBe(0);
+  });
+
+  it("COLUMNS, when a positive whole number, is the width anywhere, a pipe too, and wins over the terminal's", () => {
+    expect(terminalWidth(undefined, { COLUMNS: "120" })).toBe(MAX_WIDTH);
+    expect(terminalWidth({ isTTY: false }, { COLUMNS: "72" })).toBe(72);
+    expect(terminalWidth({ isTTY: true, columns: 200 }, { COLUMNS: "60" })).toBe(60);
+    expect(terminalWidth({ isTTY: false }, { COLUMNS: "20" })).toBe(0);
+    for (const junk of ["", "0", "-5", "80px", "1e2", "8.5"]) {
+      expect(columnsFromEnv({ COLUMNS: junk }), junk).toBeUndefined();
+      expect(terminalWidth({ isTTY: false }, { COLUMNS: junk }), junk).toBe(0);
+    }
+    expect(outputColumns({ isTTY: false }, { COLUMNS: "132" })).toBe(132);
+    expect(outputColumns({ isTTY: true, columns: 90 }, {})).toBe(90);
+    expect(outputColumns({ isTTY: false, columns: 90 }, {})).toBeUndefined();
+  });
+
+  it("colour comes from util.styleText, and only when asked for", () => {
+    const colored = formatDiagnostic({ ...d, related: [] }, { width: 0, color: true });
+    expect(colored).toContain("\u001b[91merror\u001b[39m \u001b[90mPG1006\u001b[39m");
+    expect(stripVTControlCharacters(colored)).toBe(formatDiagnostic({ ...d, related: [] }, { width: 0 }));
+    expect(formatDiagnostic(d, { width: 0, sources: r.sources })).not.toContain("\u001b");
+  });
+});
+
+describe("the one word wrapper (wrapLines, wrapHanging)", () => {
+  it("breaks greedily at spaces, never inside a word, and keeps a line that fits as it is", () => {
+    expect(wrapLines("aaa bbb ccc ddd", 7)).toEqual(["aaa bbb", "ccc ddd"]);
+    expect(wrapLines("a  b", 10)).toEqual(["a  b"]);
+    expect(wrapLines("short https://example.com/a/very/long/path end", 10)).toEqual(["short", "https://example.com/a/very/long/path", "end"]);
+    expect(wrapLines("one\ntwo three", 5)).toEqual(["one", "two", "three"]);
+    expect(wrapLines("no wrapping at all", 0)).toEqual(["no wrapping at all"]);
+    // No line ends with the space it was broken at.
+    for (const line of wrapLines("aaaa  bbbb cccc  ", 5)) expect(line).not.toMatch(/ $/);
+  });
+
+  it("takes a narrower first line, for text that follows a header", () => {
+    expect(wrapLines("aaa bbb ccc", 11, { first: 4 })).toEqual(["aaa", "bbb ccc"]);
+    expect(wrapHanging("  lead: aaa bbb ccc ddd", 14, { indent: "      " })).toBe("  lead: aaa\n      bbb ccc\n      ddd");
+    expect(wrapHanging("x ".repeat(30).trim(), 20, { start: 15, indent: "> " }).split("\n").map((l, i) => (i === 0 ? 15 : 0) + l.length).every((n) => n <= 20)).toBe(true);
   });
 });

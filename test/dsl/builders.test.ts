@@ -34,13 +34,13 @@ describe("definePolicy / extendPolicy", () => {
   it("returns frozen plain data", () => {
     expect(Object.isFrozen(base)).toBe(true);
     expect(Object.isFrozen(base.kinds.tool.modes)).toBe(true);
-    expect(base.session).toEqual({ maxLengthMs: 28_800_000, lossyBudget: 3, searchTokens: null, compaction: null });
+    expect(base.session).toEqual({ maxLengthMs: 28_800_000, lossyBudget: 3, searchTokens: null, compaction: null, providerCompaction: null });
   });
   it("an overlay replaces the fields it gives and keeps the rest", () => {
     const t = extendPolicy(base, { name: "team", kinds: { tool: { modes: ["drop"] } }, session: { lossyBudget: 1 } });
     expect(t.extends).toBe("org");
     expect(t.kinds.tool).toMatchObject({ store: "log", modes: ["drop"], lossy: "with-flag" });
-    expect(t.session).toEqual({ maxLengthMs: 28_800_000, lossyBudget: 1, searchTokens: null, compaction: null });
+    expect(t.session).toEqual({ maxLengthMs: 28_800_000, lossyBudget: 1, searchTokens: null, compaction: null, providerCompaction: null });
   });
   it("normalises compaction: absent fields take their defaults; an overlay's replaces its base's whole", () => {
     const deferred = definePolicy({ name: "org", stores: {}, kinds: {}, session: { compaction: { minFreedTokens: 20_000, atTokens: 120_000 } } });
@@ -84,8 +84,11 @@ describe("the compiler agrees with evaluating the DSL", () => {
       }
       for (const s of stores) expect({ ...s, name: undefined }).toEqual({ ...evaluated.stores[s.name as keyof typeof evaluated.stores], name: undefined });
       // Lowering leaves out what the policy leaves to the runtime's defaults (`null` in the DSL's value).
-      const { searchTokens, compaction, ...limits } = evaluated.session;
-      expect(policy.session).toEqual({ ...limits, ...(searchTokens === null ? {} : { searchTokens }), ...(compaction === null ? {} : { compaction }) });
+      const { searchTokens, compaction, providerCompaction, ...limits } = evaluated.session;
+      expect(policy.session).toEqual({
+        ...limits, ...(searchTokens === null ? {} : { searchTokens }), ...(compaction === null ? {} : { compaction }),
+        ...(providerCompaction === null ? {} : { providerCompaction }),
+      });
       expect(policy.pins).toEqual(evaluated.pins);
     }
   });

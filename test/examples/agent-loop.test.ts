@@ -8,7 +8,8 @@ describe("the agent loop example (generated guard, both halves)", () => {
     expect(a).toEqual(
       expect.arrayContaining([
         expect.stringMatching(/systemHint .*lossy, "span_1 pruned, unrecoverable/),
-        expect.stringMatching(/userTurn .*IrreversiblePruneError \(rejected/),
+        expect.stringMatching(/^prune userTurn .*its store was down at append:$/),
+        expect.stringMatching(/^ {2}IrreversiblePruneError \(rejected/),
         expect.stringMatching(/"accept_lossy":"true".*schema refuses; window: invalid/),
       ]),
     );

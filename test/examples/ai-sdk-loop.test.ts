@@ -11,12 +11,13 @@ describe("a multi-step AI SDK 7 agent through the ready tools (generateText, moc
       "step 1 prune → lossy: span_2 pruned, unrecoverable, contents unknown",
       "step 1 prune → invalid: directive ignored: accept_lossy must be the JSON value true or false",
       "step 1 prune → invalid: directive ignored: arguments are not valid JSON",
-      "step 1 compact → compacted: compacted: 3 decisions applied, ~615 tokens freed, ~683 rewritten",
+      "step 1 compact → compacted: 3 decisions applied, ~615 tokens freed, ~683 rewritten",
       "step 2 recall → found: span_5 recalled (#3):",
       "step 2 recall → pruned-unrecoverable: span_2 pruned, unrecoverable, contents unknown",
       "step 2 recall → unknown: span_99: never in this session",
       "answer: Deploy 8812 failed on an upstream 502; request id req_7f3a9c2e41.",
-      "audit: prune:reversible, prune:reversible, prune:rejected, prune:lossy, prune:invalid, prune:invalid, compact:compacted, recall:found, recall:pruned-unrecoverable, recall:unknown",
+      "audit: prune:reversible, prune:reversible, prune:rejected, prune:lossy, prune:invalid",
+      "       prune:invalid, compact:compacted, recall:found, recall:pruned-unrecoverable, recall:unknown",
     ]);
     // The summarize took the tool call with it (a group), and both invalid calls reached the audit log.
     const audit = await win.auditLog();

@@ -47,7 +47,11 @@ describe("the engine table", () => {
     expect(memory.s.engine).toBe("memory");
     await memory.s.close();
     const bogus = { s: { engine: "redis", retentionMs: null, holds: true, distinguishesAbsent: true, writable: true } as unknown as StoreDeclaration };
-    await expect(openStores(bogus, {})).rejects.toThrow(`openStores: store s is declared on engine "redis", which is not one of ${ENGINES.join(", ")}`);
+    const refusal = (decl: Record<string, StoreDeclaration>) => openStores(decl, {}).then(() => "opened", (e: unknown) => (e instanceof TypeError ? e.message : String(e)));
+    expect(await refusal(bogus)).toBe(`openStores: store s is declared on engine "redis", which is not one of ${ENGINES.join(", ")}`);
+    // A misspelt engine is named with the one it is nearest to (`closest`, src/policy/suggest.ts, as the compiler's hints).
+    const misspelt = { s: { ...bogus.s, engine: "sqlit" } as unknown as StoreDeclaration };
+    expect(await refusal(misspelt)).toBe(`openStores: store s is declared on engine "sqlit", which is not one of ${ENGINES.join(", ")} (did you mean "sqlite"?)`);
   });
 
   it("the compiler reads every engine into the IR, and names the table's engines when one is misspelt", () => {
@@ -57,7 +61,7 @@ describe("the engine table", () => {
       expect(r.policies[0]!.stores.map((s) => s.engine)).toEqual([e]);
     }
     const misspelt = expectDiagnostic(compileOne(policy(`store.sqlit({ retention: hours(1) })`)), "PG1010", 2, 55);
-    expect(misspelt.message).toBe(`\`pruneguard/dsl\` has no export \`store.sqlit\` (engines: ${ENGINES.join(", ")})`);
+    expect(misspelt.message).toBe(`\`pruneguard/dsl\` has no export \`store.sqlit\` (did you mean \`sqlite\`? engines: ${ENGINES.join(", ")})`);
     const builders = ENGINES.map((e) => `store.${e}`);
     const notAStore = compileOne(policy("3")).diagnostics.find((d) => d.code === "PG1011");
     expect(notAStore?.message).toContain(`must be declared with ${builders.slice(0, -1).join(", ")} or ${builders.at(-1)}, not`);

@@ -9,6 +9,8 @@ import { AuditReadError, type AuditReader, type SessionCounters } from "../../..
 import { openSqliteAuditReader } from "../../../src/stores/sqlite/sqlite-audit.js";
 import { CliError, ExitCode, type CliContext } from "../context.js";
 import type { AuditFlags } from "./audit.js";
+import { wrapHanging } from "../../diagnostics/format.js";
+import { messageWidth, textWidth } from "../report.js";
 import { renderTable } from "../table.js";
 import { DEFAULT_TIMELINE_ROWS, timelineHtml, type TimelineChain, type TimelineSpan } from "../timeline.js";
 
@@ -25,7 +27,7 @@ export async function runAudit(file: string | undefined, flags: AuditFlags, cli:
   if ((file === undefined) === (flags.url === undefined)) throw new CliError("audit: give a SQLite file or --url for a PostgreSQL store (one of them)");
   const source = await openSource(file, flags, cli);
   try {
-    const code = await run(source, flags, cli.io.stdout);
+    const code = await run(source, flags, cli.io.stdout, { table: textWidth(cli.io), message: messageWidth(cli.io, "stdout") });
     cli.exit(code);
   } catch (err) {
     if (err instanceof CliError) throw err;
@@ -54,7 +56,11 @@ async function openSource(file: string | undefined, flags: AuditFlags, cli: CliC
   }
 }
 
-async function run(source: AuditReader, flags: AuditFlags, out: (t: string) => void): Promise<ExitCode> {
+/**
+ * Reads and prints what the flags ask for. `width.table` is the widest line a table may take (it is fitted
+ * to it); `width.message` wraps the verdict line, and is 0 (one line, for grep) when no width is known.
+ */
+async function run(source: AuditReader, flags: AuditFlags, out: (t: string) => void, width: { readonly table: number; readonly message: number }): Promise<ExitCode> {
   const file = source.label;
   const sessions = await source.sessions();
   const stores = [...new Set(sessions.map((s) => s.store))];
@@ -65,7 +71,7 @@ async function run(source: AuditReader, flags: AuditFlags, out: (t: string) => v
     if (flags.format === "html") throw new CliError("--format html needs --session: the page shows one session");
     const shown = sessions.filter((s) => flags.store === undefined || s.store === flags.store);
     if (flags.format === "json") out(`${JSON.stringify({ file, sessions: shown }, null, 2)}\n`);
-    else out(`${shown.length === 0 ? "no audit records" : renderTable(["store", "session", "records"], shown.map((s) => [s.store, s.session, String(s.n)]))}\n`);
+    else out(`${shown.length === 0 ? "no audit records" : renderTable(["store", "session", "records"], shown.map((s) => [s.store, s.session, String(s.n)]), { maxWidth: width.table })}\n`);
     return ExitCode.ok;
   }
   if (flags.format === "html") return timeline(source, flags as AuditFlags & { session: string }, sessions, out);
@@ -132,11 +138,13 @@ async function run(source: AuditReader, flags: AuditFlags, out: (t: string) => v
     }, null, 2)}\n`);
   } else {
     out(`store ${store}, session ${flags.session}: ${records.length} record${records.length === 1 ? "" : "s"}\n`);
-    if (records.length > 0) out(`${renderTable(["seq", "at", "op", "status", "span/query", "kind", "mode", "handle", "lossy", "reason"], records.map(describe))}\n`);
+    if (records.length > 0) {
+      out(`${renderTable(["seq", "at", "op", "status", "span/query", "kind", "mode", "handle", "lossy", "reason"], records.map(describe), { maxWidth: width.table })}\n`);
+    }
     if (flags.verify === true) {
       out(problem === null
         ? `chain ok: ${records.length} records, head ${head ?? "(empty)"}\n`
-        : `chain broken at record ${problem.seq}: ${problem.problem}: ${problem.detail}\n`);
+        : `${wrapHanging(`chain broken at record ${problem.seq}: ${problem.problem}: ${problem.detail}`, width.message)}\n`);
     }
   }
   return flags.verify === true && problem !== null ? ExitCode.diagnostics : ExitCode.ok;
@@ -245,7 +253,7 @@ async function timeline(
   const spans: TimelineSpan[] = [];
   for (const store of stores) {
     let json = "";
-    await run(source, { ...flags, store, format: "json", verify: true }, (t) => void (json += t));
+    await run(source, { ...flags, store, format: "json", verify: true }, (t) => void (json += t), { table: 0, message: 0 });
     const read = JSON.parse(json) as { records: AuditRecord[]; verify: { head: string | null; break: AuditProblem | null } };
     const counters = await source.counters(store, flags.session);
     chains.push({ store, records: read.records, problem: read.verify.break, head: read.verify.head, lossyUsed: counters?.lossyUsed ?? null });

@@ -22,7 +22,7 @@
  * when it runs, node:sqlite only when it opens a file, and pg only for `--url`.
  */
 import type { RegisterCommand } from "../context.js";
-import { formatOption } from "../report.js";
+import { formatOption, helpFooter } from "../report.js";
 
 export type { AuditProblem } from "./audit.run.js";
 
@@ -55,16 +55,15 @@ export const registerAudit: RegisterCommand = (program, cli) => {
     .addOption(formatOption(["html"], "json prints results and errors as data on stdout; html writes one session as a self-contained timeline page (with --session)"))
     .option("--content", "with --format html: include span text, digests and directives (queries); without it the page has none")
     .option("--rows <n>", "with --format html: the most decisions and spans each table lists (0: all)", "2000")
-    .addHelpText("after", [
-      "",
-      "Exit codes: 0 ok, 1 the chain is broken (with --verify), 2 usage or I/O error.",
-      "",
-      "Examples:",
-      "  pruneguard audit agent.db                                  # sessions in the file",
-      "  pruneguard audit agent.db --session s-42                   # that session's decisions",
-      "  pruneguard audit agent.db --store toolLog --session s-42 --verify --format json",
-      "  pruneguard audit --url postgres://app@db:5432/agents --schema pruneguard --session s-42 --verify",
-      "  pruneguard audit agent.db --session s-42 --format html > s-42.html   # the session as a timeline page",
-    ].join("\n"))
+    .addHelpText(
+      "after",
+      helpFooter("0 ok, 1 the chain is broken (with --verify), 2 usage or I/O error.", [
+        "pruneguard audit agent.db                                  # sessions in the file",
+        "pruneguard audit agent.db --session s-42                   # that session's decisions",
+        "pruneguard audit agent.db --store toolLog --session s-42 --verify --format json",
+        "pruneguard audit --url postgres://app@db:5432/agents --schema pruneguard --session s-42 --verify",
+        "pruneguard audit agent.db --session s-42 --format html > s-42.html   # the session as a timeline page",
+      ]),
+    )
     .action(async (file: string | undefined, flags: AuditFlags) => (await import("./audit.run.js")).runAudit(file, flags, cli));
 };

@@ -5,7 +5,7 @@ import { buildPolicies } from "../../incremental/build.js";
 import { loadConfig, projectRoot } from "../config.js";
 import { ExitCode, type CliContext } from "../context.js";
 import { resolveInputs } from "../inputs.js";
-import { printDiagnostics } from "../report.js";
+import { fitMessage, printDiagnostics } from "../report.js";
 import type { CheckFlags } from "./check.js";
 
 const WHY: Record<StaleFile["state"], string> = {
@@ -33,11 +33,11 @@ export async function runCheck(inputs: string[], flags: CheckFlags, cli: CliCont
   const shown = (f: StaleFile) => path.posix.join(out.split(path.sep).join("/"), f.path);
   printDiagnostics(io, r, flags.format, flags.drift ? { stale: stale.map((f) => ({ path: shown(f), state: f.state })) } : {});
   if (flags.format === "pretty") {
-    for (const f of stale) io.stderr(`${shown(f)} ${WHY[f.state]}\n`);
-    if (stale.length > 0) io.stderr(`${stale.length} stale file${stale.length === 1 ? "" : "s"} in ${out}; run \`pruneguard compile\` and commit the result.\n`);
+    for (const f of stale) io.stderr(`${fitMessage(io, `${shown(f)} ${WHY[f.state]}`)}\n`);
+    if (stale.length > 0) io.stderr(`${fitMessage(io, `${stale.length} stale file${stale.length === 1 ? "" : "s"} in ${out}; run \`pruneguard compile\` and commit the result.`)}\n`);
     if (!r.hasErrors && stale.length === 0) {
       const what = `${r.policies} polic${r.policies === 1 ? "y" : "ies"}`;
-      io.stdout(`Checked ${what}: no errors${flags.drift ? `; ${r.outputs.length} files in ${out} are fresh` : ""}.\n`);
+      io.stdout(`${fitMessage(io, `Checked ${what}: no errors${flags.drift ? `; ${r.outputs.length} files in ${out} are fresh` : ""}.`, "stdout")}\n`);
     }
   }
   cli.exit(r.hasErrors || stale.length > 0 ? ExitCode.diagnostics : ExitCode.ok);

@@ -8,7 +8,7 @@ import { writeManifest } from "../../incremental/manifest.js";
 import { loadConfig, projectRoot, type ResolvedConfig } from "../config.js";
 import { CliError, ExitCode, type CliContext } from "../context.js";
 import { resolveInputs } from "../inputs.js";
-import { printDiagnostics, type OutputFormat } from "../report.js";
+import { fitMessage, printDiagnostics, type OutputFormat } from "../report.js";
 import type { CompileFlags } from "./compile.js";
 
 /** Flags with the project configuration filled in. */
@@ -51,7 +51,7 @@ async function compileOnce(s: Settings, cli: CliContext, host?: SourceHost): Pro
   // All or nothing: with errors nothing is written, so the output folder never mixes files of two compilations.
   if (r.hasErrors) {
     printDiagnostics(io, r, s.format, { written: [], unchanged: [], removed: [], wroteNothing: true });
-    if (s.format === "pretty") io.stderr(`Wrote nothing to ${s.out}: the policies have errors. The files there are unchanged; fix the errors and compile again.\n`);
+    if (s.format === "pretty") io.stderr(`${fitMessage(io, `Wrote nothing to ${s.out}: the policies have errors. The files there are unchanged; fix the errors and compile again.`)}\n`);
     return { code: ExitCode.diagnostics, read };
   }
   let removed: string[];
@@ -71,8 +71,8 @@ async function compileOnce(s: Settings, cli: CliContext, host?: SourceHost): Pro
   const unchanged = r.outputs.filter((p) => !rewritten.has(p)).map(shown);
   printDiagnostics(io, r, s.format, { written, unchanged, removed: removed.map(shown), wroteNothing: false });
   if (s.format === "pretty") {
-    io.stdout(`${compileSummary(written.length, unchanged.length, s.out, r)}\n`);
-    for (const f of removed) io.stdout(`Removed ${shown(f)}: no policy generates it any more.\n`);
+    io.stdout(`${fitMessage(io, compileSummary(written.length, unchanged.length, s.out, r), "stdout")}\n`);
+    for (const f of removed) io.stdout(`${fitMessage(io, `Removed ${shown(f)}: no policy generates it any more.`, "stdout")}\n`);
   }
   return { code: ExitCode.ok, read };
 }
@@ -95,7 +95,7 @@ async function watchMode(s: Settings, cli: CliContext): Promise<void> {
   // Each run resolves the inputs again (a new policy file is compiled) and rebuilds only what changed.
   const run = async () => {
     const r = await compileOnce(s, cli, host).catch((error: unknown) => {
-      io.stderr(`pruneguard: ${(error as Error).message}\n`);
+      io.stderr(`${fitMessage(io, `pruneguard: ${(error as Error).message}`)}\n`);
       return undefined;
     });
     if (r) watcher.add(r.read.map((p) => path.resolve(io.cwd, p)));

@@ -5,6 +5,7 @@ import { loadConfig, projectRoot } from "../config.js";
 import { CliError, ExitCode, type CliContext } from "../context.js";
 import { diffMarkdown, diffText } from "../diff/render.js";
 import { diskSide, gitSide, type Side } from "../diff/sources.js";
+import { messageWidth, textWidth } from "../report.js";
 import type { DiffFlags } from "./diff.js";
 
 /** The action of `pruneguard diff` (registered in `diff.ts`). */
@@ -27,7 +28,7 @@ export async function runDiff(sides: readonly string[], flags: DiffFlags, cli: C
   for (const side of [old, neu]) {
     if (!side.result.hasErrors) continue;
     const errors = side.result.diagnostics.filter((d) => d.category === "error");
-    io.stderr(formatDiagnostics(errors, { sources: side.result.sources, color: io.color }));
+    io.stderr(formatDiagnostics(errors, { sources: side.result.sources, color: io.color, width: messageWidth(io) }));
     throw new CliError(`the ${side === old ? "old" : "new"} side (${side.label}) does not compile, so there is nothing to compare; fix it first (pruneguard check)`);
   }
   let d: PolicySetDiff;
@@ -39,7 +40,7 @@ export async function runDiff(sides: readonly string[], flags: DiffFlags, cli: C
   }
   if (flags.format === "json") io.stdout(`${JSON.stringify(d, null, 2)}\n`);
   else if (flags.format === "markdown") io.stdout(diffMarkdown(d));
-  else io.stdout(diffText(d));
+  else io.stdout(diffText(d, textWidth(io)));
   cli.exit(d.loosens ? ExitCode.diagnostics : ExitCode.ok);
 }
 

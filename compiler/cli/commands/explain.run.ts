@@ -12,7 +12,7 @@ import { explainMarkdown } from "../explain/markdown.js";
 import { explainText } from "../explain/text.js";
 import { againstBase, lossySummarizeKeeps, policyView } from "../explain/view.js";
 import { resolveInputs } from "../inputs.js";
-import { printDiagnostics } from "../report.js";
+import { printDiagnostics, textWidth } from "../report.js";
 import type { ExplainFlags } from "./explain.js";
 
 /** The action of `pruneguard explain` (registered in `explain.ts`). */
@@ -36,7 +36,7 @@ export async function runExplain(inputs: readonly string[], flags: ExplainFlags,
     const source = inputs.length > 0 ? inputs.join(" ") : config.policies.length > 0 ? config.policies.join(" ") : "policies/";
     if (flags.format === "html") io.stdout(explainHtml(views, source));
     else if (flags.format === "markdown") io.stdout(explainMarkdown(views));
-    else io.stdout(views.map((v) => `${explainText(v)}\n`).join("\n"));
+    else io.stdout(views.map((v) => `${explainText(v, textWidth(io))}\n`).join("\n"));
     printDiagnostics(io, r, "pretty");
   }
   cli.exit(r.hasErrors || targets.length < entries.length ? ExitCode.diagnostics : ExitCode.ok);
@@ -53,6 +53,7 @@ function explainData(p: PolicyIR, all: readonly PolicyIR[]) {
       lossyBudget: p.session.lossyBudget,
       searchTokens: p.session.searchTokens,
       compaction: p.session.compaction,
+      providerCompaction: p.session.providerCompaction,
     },
     kinds: p.kinds.map((k) => {
       const store = p.stores.find((s) => s.name === k.store);

@@ -2,6 +2,7 @@
 import { existsSync, type Stats } from "node:fs";
 import * as path from "node:path";
 import { DEFAULT_EMIT_OPTIONS } from "../../emit/files.js";
+import { wrapHanging } from "../../diagnostics/format.js";
 import { ts } from "../../frontend/host.js";
 import { PolicyName } from "../../ir/schema.js";
 import { parseProjectConfig } from "../config.js";
@@ -20,6 +21,7 @@ import {
   type TestRunner,
 } from "../init-template.js";
 import { resolveInputs } from "../inputs.js";
+import { textWidth } from "../report.js";
 import { ProjectRoot, refusalError, type PathState } from "./init.confine.js";
 import type { InitFlags } from "./init.js";
 
@@ -48,9 +50,6 @@ interface Planned {
   readonly action: Action;
   readonly write?: () => void;
 }
-
-/** No output line is wider than this (continuation lines are indented under the first). */
-const WIDTH = 120;
 
 /** The action of `pruneguard init` (registered in `init.ts`). */
 export async function runInit(flags: InitFlags, cli: CliContext): Promise<void> {
@@ -177,15 +176,18 @@ export async function runInit(flags: InitFlags, cli: CliContext): Promise<void> 
     const notRead = tsconfig.notRead === undefined ? {} : { tsconfigNotRead: tsconfig.notRead };
     io.stdout(`${JSON.stringify({ actions, warnings, notes, tsconfig: tsconfig.advice, ...notRead, packageType, install, ci: CI_STEPS, next }, null, 2)}\n`);
   } else {
+    const width = textWidth(io);
+    /** `text` broken at spaces into lines of at most `width` columns, each after the first starting with `indent`. */
+    const wrap = (text: string, indent: string): string[] => wrapHanging(text, width, { indent }).split("\n");
     const lines: string[] = [];
     for (const a of actions) {
       const head = `${a.status.padEnd(8)}${a.file}${a.status === "kept" ? " (exists)" : ""}`;
       lines.push(...wrap(a.detail === "" ? head : `${head}: ${a.detail}`, " ".repeat(8)));
     }
-    if (tsconfig.notRead !== undefined) lines.push(`        tsconfig.json was not read: ${tsconfig.notRead}`);
+    if (tsconfig.notRead !== undefined) lines.push(...wrap(`        tsconfig.json was not read: ${tsconfig.notRead}`, " ".repeat(10)));
     const lacking = tsconfig.advice.filter((t) => !t.ok);
     if (lacking.length > 0) {
-      lines.push("", "tsconfig.json lacks settings the guards, the policies and their test need (compilerOptions):");
+      lines.push("", ...wrap("tsconfig.json lacks settings the guards, the policies and their test need (compilerOptions):", "  "));
       for (const t of lacking) {
         const now = t.has === null ? "" : ` (is ${JSON.stringify(t.has)})`;
         lines.push(...wrap(`  "${t.option}": ${JSON.stringify(t.want)}${now}: ${t.why}`, "    "));
@@ -194,8 +196,9 @@ export async function runInit(flags: InitFlags, cli: CliContext): Promise<void> 
     }
     for (const n of notes) lines.push("", ...wrap(`note: ${n}`, "  "));
     for (const w of warnings) lines.push("", ...wrap(`warning: ${w}`, "  "));
-    if (install.length > 0) lines.push("", "Install what these files import (package.json does not list it yet), first:", ...install.map((c) => `  ${c}`));
-    lines.push("", "CI (printed, not written): the steps of a GitHub Actions job; docs/adopting.md has the whole workflow.");
+    if (install.length > 0) lines.push("", ...wrap("Install what these files import (package.json does not list it yet), first:", "  "), ...install.map((c) => `  ${c}`));
+    lines.push("", ...wrap("CI (printed, not written): the steps of a GitHub Actions job; docs/adopting.md has the whole workflow.", "  "));
+    // Lines to paste into a workflow file, as they are (the longest is 105 columns).
     lines.push(...CI_STEPS.map((s) => `  ${s}`));
     lines.push("", ...wrap(`Next: ${next.join(" && ")}`, "  "));
     lines.push(...wrap(`Then commit ${policies}/, ${out}/, ${testThere ? "test/, " : ""}package.json, tsconfig.json and .gitignore.`, "  "));
@@ -205,22 +208,6 @@ export async function runInit(flags: InitFlags, cli: CliContext): Promise<void> 
 }
 
 const posix = (p: string) => p.split(path.sep).join("/").replace(/\/$/, "");
-
-/** `text` broken at spaces into lines of at most `WIDTH` columns, each after the first starting with `indent`. */
-function wrap(text: string, indent: string): string[] {
-  const lead = /^ */.exec(text)![0];
-  const lines: string[] = [];
-  let line = lead;
-  for (const word of text.slice(lead.length).split(" ")) {
-    const next = line.trim() === "" ? `${line}${word}` : `${line} ${word}`;
-    if (next.length > WIDTH && line.trim() !== "") {
-      lines.push(line);
-      line = `${indent}${word}`;
-    } else line = next;
-  }
-  lines.push(line);
-  return lines;
-}
 
 function hasDependency(pkg: Record<string, unknown> | undefined, name: string): boolean {
   return ["dependencies", "devDependencies", "optionalDependencies", "peerDependencies"].some((k) => {

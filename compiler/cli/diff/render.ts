@@ -1,8 +1,9 @@
-/** `pruneguard diff` for a terminal (at most 120 columns) and as markdown for a pull-request comment. */
+/** `pruneguard diff` for a terminal (at most 120 columns, fewer on a narrower one) and as markdown for a pull-request comment. */
 import { describePhase, describeSpan } from "../../analysis/timeline.js";
 import type { FateChange, JudgedChange, KindMove, PolicyDiff, PolicySetDiff } from "../../diff/index.js";
-import { changeLine, TEXT_WIDTH } from "../explain/text.js";
+import { changeLine } from "../explain/text.js";
 import { markdownTable, mdCode } from "../markdown.js";
+import { TEXT_WIDTH } from "../report.js";
 import { wrapIndented } from "../table.js";
 
 /** A renamed kind's old name: its changes are compared with that kind's settings, and the reviewer should see which. */
@@ -55,8 +56,8 @@ export function summaryLine(d: PolicySetDiff): string {
   return `${d.loosens ? "loosens" : "nothing loosens"}: ${parts.join(", ")}`;
 }
 
-export function diffText(d: PolicySetDiff): string {
-  const fit = (line: string, indent: number) => wrapIndented(line, TEXT_WIDTH, indent);
+export function diffText(d: PolicySetDiff, width = TEXT_WIDTH): string {
+  const fit = (line: string, indent: number) => wrapIndented(line, width, indent);
   const out = [`pruneguard diff: ${d.labels.old} → ${d.labels.new}`];
   for (const p of d.policies) {
     out.push("");

@@ -107,6 +107,7 @@ function policySection(v: PolicyView): string {
   const settings = [
     ["session", v.session],
     ["compaction", v.compaction],
+    ["provider compaction", v.providerCompaction],
     ["pins (all kinds)", v.pins],
     ["tombstone", v.tombstone],
   ];

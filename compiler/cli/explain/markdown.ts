@@ -16,6 +16,7 @@ export function explainMarkdown(views: readonly PolicyView[]): string {
       "",
       `- **Session:** ${v.session}`,
       `- **Compaction:** ${v.compaction}`,
+      `- **Provider compaction:** ${v.providerCompaction}`,
       `- **Pins (all kinds):** ${v.pins}`,
       `- **Tombstone:** ${v.tombstone}`,
       "",

@@ -1,24 +1,23 @@
 /**
- * `explain` for a terminal, in at most 120 columns: a policy's settings and stores, a table of its kinds
- * with each kind's fate over the session, then per kind why, its pins, what a lossy summarize keeps, and
- * what an overlay changes against its base.
+ * `explain` for a terminal, in at most `width` columns (120, or the terminal's or `COLUMNS` when narrower):
+ * a policy's settings and stores, a table of its kinds with each kind's fate over the session, then per kind
+ * why, its pins, what a lossy summarize keeps, and what an overlay changes against its base.
  */
 import { describePhase, describeSpan } from "../../analysis/timeline.js";
 import type { JudgedChange } from "../../diff/index.js";
+import { TEXT_WIDTH } from "../report.js";
 import { renderTable, wrapIndented } from "../table.js";
 import type { PolicyView } from "./view.js";
 
-/** The widest line `explain` prints: what a code review pane or a terminal shows without wrapping. */
-export const TEXT_WIDTH = 120;
-
-export function explainText(v: PolicyView): string {
-  const fit = (line: string, indent = 2) => wrapIndented(line, TEXT_WIDTH, indent);
+export function explainText(v: PolicyView, width = TEXT_WIDTH): string {
+  const fit = (line: string, indent = 2) => wrapIndented(line, width, indent);
   const yes = (b: boolean) => (b ? "holds" : "no holds");
   const stores = v.stores.map((s) => `${s.name} (${[s.engine, `retention ${s.retention}`, yes(s.holds), ...(s.distinguishesAbsent ? [] : ["cannot distinguish absent"]), ...(s.writable ? [] : ["read-only"])].join(", ")})`);
   const head = [
     `policy ${v.name}${v.extends ? ` (extends ${v.extends})` : ""}  —  ${v.file}`,
     `session: ${v.session}`,
     `compaction: ${v.compaction}`,
+    `provider compaction: ${v.providerCompaction}`,
     `pins (all kinds): ${v.pins}`,
     `tombstone: ${v.tombstone}`,
     `stores: ${stores.join(", ") || "none"}`,
@@ -35,7 +34,7 @@ export function explainText(v: PolicyView): string {
   const out = [
     ...head,
     "",
-    renderTable(["kind", "store", "retention", "holds", "modes", "lossy", `over the session (age of the span)`], rows, { maxWidth: TEXT_WIDTH }),
+    renderTable(["kind", "store", "retention", "holds", "modes", "lossy", `over the session (age of the span)`], rows, { maxWidth: width }),
     "",
     "fate of each kind, and why:",
     ...v.kinds.map((k) => fit(`  ${k.name}: ${k.fate} (${k.why})`, 4)),

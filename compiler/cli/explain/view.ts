@@ -50,6 +50,8 @@ export interface PolicyView {
   readonly extends: string | null;
   readonly session: string;
   readonly compaction: string;
+  /** Whether sessions may use a provider's own compaction, and what pruneguard does about it. */
+  readonly providerCompaction: string;
   readonly pins: string;
   readonly tombstone: string;
   readonly stores: readonly StoreView[];
@@ -81,6 +83,9 @@ export function policyView(p: PolicyIR, all: readonly PolicyIR[]): PolicyView {
     extends: p.extends?.name ?? null,
     session: `max ${p.session.maxLengthMs === null ? "unlimited" : formatDuration(p.session.maxLengthMs)}, lossy budget ${p.session.lossyBudget ?? "unlimited"}, search answers up to ${p.session.searchTokens ?? `${DEFAULT_SEARCH_TOKENS} (default)`} tokens`,
     compaction: describeCompaction(p.session.compaction),
+    providerCompaction: p.session.providerCompaction === "allow"
+      ? "allowed, checked: before each request, and every span it compacts is pruned through the checks"
+      : `forbidden${p.session.providerCompaction === null ? " (default)" : ""}: the request builders refuse to turn it on`,
     pins: p.pins.map((x) => x.name).join(", ") || "none",
     tombstone: p.tombstone ? JSON.stringify(p.tombstone.text) : "runtime default",
     stores: p.stores.map((s) => ({
