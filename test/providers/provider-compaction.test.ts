@@ -173,6 +173,28 @@ describe("provider-side compaction, decided by pruneguard", () => {
     await win.end();
   });
 
+  it("a second compaction covers the first: only the latest block is sent, the first stays recallable, also after a restart", async () => {
+    server = await startCompactionServer(model);
+    const { path, session, win, t } = await setup();
+    const block = (k: number) => ({ type: "compaction", content: `summary ${k}`, encrypted_content: `enc${k}`, signature: `sig${k}`, tool_changes: [] });
+    await t.appendAnthropic({ content: [block(1) as never, { type: "text", text: "first answer" }] });
+    const first = t.compactions[0]!;
+    await t.user("and now?");
+    await t.appendAnthropic({ content: [block(2) as never, { type: "text", text: "second answer" }] });
+    const second = t.compactions[1]!;
+    expect(second.members).toContain(first.spanId);
+    const sent = JSON.stringify(toAnthropicBeta(win));
+    expect(sent).toContain(JSON.stringify(block(2)));
+    expect(sent).not.toContain("enc1");
+    const expanded = await win.recall(second.spanId!);
+    expect(expanded.status === "expanded" && expanded.text).toContain(`${first.spanId} summary of`);
+    await win.end();
+    const again = await ContextWindow.resume(options(path, session));
+    expect(JSON.stringify(toAnthropicBeta(again).messages.slice(0, 2))).toBe(JSON.stringify(JSON.parse(sent).messages.slice(0, 2)));
+    for (const id of [...first.pruned, ...second.pruned]) expect((await again.recall(id)).status, id).toBe("found");
+    await again.end();
+  });
+
   it("a failed compaction (content null) changes nothing and is not sent back", async () => {
     server = await startCompactionServer(model, { failFirst: true });
     const { win, t } = await setup();
