@@ -149,7 +149,7 @@ describe("audit --format html", () => {
   });
 });
 
-describeWithServer("audit --url --format html (PostgreSQL)", () => {
+describeWithServer("audit --url --format html (PostgreSQL)", { needs: "any" }, () => {
   const pool = testPool(2);
   const schemas: string[] = [];
   afterAll(async () => {
@@ -157,7 +157,7 @@ describeWithServer("audit --url --format html (PostgreSQL)", () => {
     await pool.end();
   });
 
-  itWithServer("reads the chain, the registry and the copies of a PostgreSQL store, and never shows the URL", async () => {
+  itWithServer("reads the chain, the registry and the copies of a PostgreSQL store, and never shows the URL", { needs: "any" }, async () => {
     const schema = await freshSchema(pool, "timeline", schemas);
     const clock = new ManualClock(Date.UTC(2026, 11, 3, 9));
     const toolLog = new PostgresStore({ name: "toolLog", pool, schema, clock });

@@ -24,7 +24,7 @@ function cli(...args: string[]): Promise<{ code: number | null; out: string; err
   });
 }
 
-describeWithServer("pruneguard audit --url (PostgreSQL)", () => {
+describeWithServer("pruneguard audit --url (PostgreSQL)", { needs: "any" }, () => {
   const pool = testPool(2);
   const schemas: string[] = [];
   afterAll(async () => {
@@ -32,7 +32,7 @@ describeWithServer("pruneguard audit --url (PostgreSQL)", () => {
     await pool.end();
   });
 
-  itWithServer("lists sessions and decisions, verifies the chain, and exits 1 naming an edited record", async () => {
+  itWithServer("lists sessions and decisions, verifies the chain, and exits 1 naming an edited record", { needs: "any" }, async () => {
     const schema = await freshSchema(pool, "auditcli", schemas);
     const clock = new ManualClock(Date.UTC(2026, 10, 13, 9));
     const store = new PostgresStore({ name: "toolLog", pool, schema, clock });
@@ -65,7 +65,7 @@ describeWithServer("pruneguard audit --url (PostgreSQL)", () => {
   // Finding 25.11 on PostgreSQL: a record whose text names a key twice verifies under JSON.parse (the last
   // value is the sealed one) and is refused as tampered; a lossy counter reset below the chain's lossy
   // records is named. Before the fix both runs exited 0 ("chain ok").
-  itWithServer("Finding 25.11: --verify refuses a record with a key written twice and a reset lossy counter", async () => {
+  itWithServer("Finding 25.11: --verify refuses a record with a key written twice and a reset lossy counter", { needs: "any" }, async () => {
     const schema = await freshSchema(pool, "auditcanon", schemas);
     const store = new PostgresStore({ name: "toolLog", pool, schema });
     const win = new ContextWindow({
@@ -96,7 +96,7 @@ describeWithServer("pruneguard audit --url (PostgreSQL)", () => {
   }, 60_000);
 
   // As on SQLite (test/reliability/audit-cli.test.ts): a store with copies but no chain is named as such.
-  itWithServer("--store names a store without an audit chain as such, and a search is listed with its query", async () => {
+  itWithServer("--store names a store without an audit chain as such, and a search is listed with its query", { needs: "any" }, async () => {
     const schema = await freshSchema(pool, "auditnochain", schemas);
     const toolLog = new PostgresStore({ name: "toolLog", pool, schema });
     const transcript = new PostgresStore({ name: "transcript", pool, schema, handlePrefix: "t" });

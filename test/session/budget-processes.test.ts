@@ -54,7 +54,7 @@ describe("N processes sharing a session never exceed its lossy budget", () => {
   });
 
   const schemas = schemasDroppedAfterAll();
-  itWithServer("PostgreSQL (property over processes, budget and attempts)", async () => {
+  itWithServer("PostgreSQL (property over processes, budget and attempts)", { needs: "server", why: "processes racing for one lossy budget on row locks" }, async () => {
     const pool = testPool(1);
     const schema = await freshSchema(pool, "budget", schemas);
     await pool.end();

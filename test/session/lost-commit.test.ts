@@ -96,7 +96,7 @@ const kinds = {
   note: { store: null, modes: ["drop"], lossy: "with-flag" },
 } as const;
 
-describeWithServer("a lost COMMIT acknowledgement on PostgreSQL", () => {
+describeWithServer("a lost COMMIT acknowledgement on PostgreSQL", { needs: "any" }, () => {
   const schemas: string[] = [];
   const direct = testPool(2);
   afterAll(async () => {
@@ -135,7 +135,7 @@ describeWithServer("a lost COMMIT acknowledgement on PostgreSQL", () => {
     (await truth.auditLog("s")).filter((r) => r.op === "prune" && r.spanId === refSpanId(spanId) && r.status !== "rejected");
   const recallsOf = async (truth: PostgresStore, spanId: string) => (await truth.auditLog("s")).filter((r) => r.op === "recall" && r.spanId === refSpanId(spanId));
 
-  itWithServer("the store reads back that it committed: the window answers reversible, one record, window and store agree", async () => {
+  itWithServer("the store reads back that it committed: the window answers reversible, one record, window and store agree", { needs: "any" }, async () => {
     await withProxy(async ({ proxy, pool, store, truth, win }) => {
       const id = await win.append({ kind: "tool", text: "the copy" });
       proxy.dropNextCommit = true;
@@ -152,7 +152,7 @@ describeWithServer("a lost COMMIT acknowledgement on PostgreSQL", () => {
     });
   }, 30_000);
 
-  itWithServer("the read-back fails too: the span is in doubt, retries commit nothing, and the next directive after recovery settles it", async () => {
+  itWithServer("the read-back fails too: the span is in doubt, retries commit nothing, and the next directive after recovery settles it", { needs: "any" }, async () => {
     await withProxy(async ({ proxy, pool, store, truth, win }) => {
       const id = await win.append({ kind: "note", text: "an unbacked note" });
       proxy.dropNextCommit = true;
@@ -176,7 +176,7 @@ describeWithServer("a lost COMMIT acknowledgement on PostgreSQL", () => {
     });
   }, 30_000);
 
-  itWithServer("a range summary whose COMMIT reply and read-back are lost is in doubt like a prune, never 'nothing was committed', and settles once", async () => {
+  itWithServer("a range summary whose COMMIT reply and read-back are lost is in doubt like a prune, never 'nothing was committed', and settles once", { needs: "any" }, async () => {
     await withProxy(async ({ proxy, truth, win }) => {
       const a = await win.append({ kind: "tool", text: "step one" });
       const b = await win.append({ kind: "tool", text: "step two" });
@@ -200,7 +200,7 @@ describeWithServer("a lost COMMIT acknowledgement on PostgreSQL", () => {
     });
   }, 30_000);
 
-  itWithServer("Finding 25.12: a recall's audit record whose COMMIT reply was lost is read back: one record per decision", async () => {
+  itWithServer("Finding 25.12: a recall's audit record whose COMMIT reply was lost is read back: one record per decision", { needs: "any" }, async () => {
     await withProxy(async ({ proxy, pool, store, truth, win }) => {
       const id = await win.append({ kind: "tool", text: "the copy" });
       proxy.dropNextCommit = true;
@@ -215,7 +215,7 @@ describeWithServer("a lost COMMIT acknowledgement on PostgreSQL", () => {
     });
   }, 30_000);
 
-  itWithServer("Finding 25.12: when the read-back fails too, the record waits with the store's resolve and is never appended twice", async () => {
+  itWithServer("Finding 25.12: when the read-back fails too, the record waits with the store's resolve and is never appended twice", { needs: "any" }, async () => {
     await withProxy(async ({ proxy, pool, store, truth, win }) => {
       const id = await win.append({ kind: "tool", text: "the copy" });
       proxy.dropNextCommit = true;
@@ -235,7 +235,7 @@ describeWithServer("a lost COMMIT acknowledgement on PostgreSQL", () => {
     });
   }, 30_000);
 
-  itWithServer("Finding 25.12: a span registration whose reply was lost is read back by its token: append succeeds with the span it registered", async () => {
+  itWithServer("Finding 25.12: a span registration whose reply was lost is read back by its token: append succeeds with the span it registered", { needs: "any" }, async () => {
     await withProxy(async ({ proxy, pool, store, truth, win }) => {
       proxy.dropAfter = "RETURNING ordinal, span_id";
       const id = await win.append({ kind: "note", text: "an unbacked note" });
@@ -249,7 +249,7 @@ describeWithServer("a lost COMMIT acknowledgement on PostgreSQL", () => {
     });
   }, 30_000);
 
-  itWithServer("Finding 25.12: a registration that cannot be read back makes append say so, and the next append takes the next id", async () => {
+  itWithServer("Finding 25.12: a registration that cannot be read back makes append say so, and the next append takes the next id", { needs: "any" }, async () => {
     await withProxy(async ({ proxy, pool, store, truth, win }) => {
       expect(refSpanId(await win.append({ kind: "note", text: "first" }))).toBe("span_1");
       proxy.dropAfter = "RETURNING ordinal, span_id";
@@ -267,7 +267,7 @@ describeWithServer("a lost COMMIT acknowledgement on PostgreSQL", () => {
     });
   }, 30_000);
 
-  itWithServer("Finding 25.12: a persist whose reply was lost is run again (idempotent): the span keeps its handle", async () => {
+  itWithServer("Finding 25.12: a persist whose reply was lost is run again (idempotent): the span keeps its handle", { needs: "any" }, async () => {
     await withProxy(async ({ proxy, pool, store, truth, win }) => {
       proxy.dropAfter = "FROM ins";
       const id = await win.append({ kind: "tool", text: "the copy" });

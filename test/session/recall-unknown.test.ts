@@ -148,7 +148,7 @@ describe("Finding 25.16: recall of ids the window does not hold answers by key, 
     await dropSchemas(pool, schemas);
     await pool.end();
   });
-  itWithServer("PostgreSQL (300 spans)", async () => {
+  itWithServer("PostgreSQL (300 spans)", { needs: "any" }, async () => {
     const schema = await freshSchema(pool!, "recallkey", schemas);
     await sameAnswers(async (clock) => {
       const log = new PostgresStore({ name: "log", pool: pool!, schema, clock, retentionMs: HOUR });

@@ -76,7 +76,7 @@ describe("SIGKILL mid-session, then resume in a new process", () => {
   });
 
   const schemas = schemasDroppedAfterAll();
-  itWithServer("PostgreSQL: every span the first process held is live, recallable byte-identical, pruned or lost", async () => {
+  itWithServer("PostgreSQL: every span the first process held is live, recallable byte-identical, pruned or lost", { needs: "any" }, async () => {
     const pool = testPool(1);
     const schema = await freshSchema(pool, "restart", schemas);
     await pool.end();

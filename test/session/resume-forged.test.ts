@@ -116,7 +116,7 @@ describe("Finding 25.6: a resumed window checks restored copies against the audi
   });
 });
 
-describeWithServer("Finding 25.6: a resumed window checks restored copies against the audit chain (PostgreSQL)", () => {
+describeWithServer("Finding 25.6: a resumed window checks restored copies against the audit chain (PostgreSQL)", { needs: "any" }, () => {
   const pool = testPool(2);
   const schemas: string[] = [];
   afterAll(async () => {
@@ -124,7 +124,7 @@ describeWithServer("Finding 25.6: a resumed window checks restored copies agains
     await pool.end();
   });
 
-  itWithServer("a registry hash and a copy forged together come back as lost, never found, never live", async () => {
+  itWithServer("a registry hash and a copy forged together come back as lost, never found, never live", { needs: "any" }, async () => {
     const schema = await freshSchema(pool, "forged", schemas);
     const clock = new ManualClock(Date.UTC(2026, 0, 5, 9));
     const open = () => ({

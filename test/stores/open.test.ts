@@ -70,7 +70,7 @@ describe("openStores and the declaration check", () => {
   });
 
   const schemas = schemasDroppedAfterAll();
-  itWithServer("opens the PostgreSQL stores on a shared pool or URL, checked against the schema version", async () => {
+  itWithServer("opens the PostgreSQL stores on a shared pool or URL, checked against the schema version", { needs: "any" }, async () => {
     const pool = testPool(2);
     const schema = await freshSchema(pool, "open", schemas);
     const clock = new ManualClock(0);

@@ -1,7 +1,7 @@
 /**
  * PostgresStore against the real server, with other OS processes acting on the same session: concurrency,
  * a worker killed mid-transaction, and faults (server unreachable, connection terminated, statement
- * timeout). Runs only when PRUNEGUARD_PG_URL is set; assumes `npm run build` has run (the workers import
+ * timeout). Runs only on a real server (`needs: "server"`); assumes `npm run build` has run (the workers import
  * the built store).
  */
 import { spawn, type ChildProcess } from "node:child_process";
@@ -97,7 +97,10 @@ async function waitingBackend(pool: Pool, timeoutMs = 10_000): Promise<number> {
   throw new Error("no backend started waiting on the lock");
 }
 
-describeWithServer("PostgresStore on the real server: processes, kills and faults", () => {
+describeWithServer("PostgresStore on the real server: processes, kills and faults", {
+  needs: "server",
+  why: "OS processes racing on one session's rows, a worker killed mid-transaction, a lock held by another session, pg_terminate_backend and statement timeouts",
+}, () => {
   const schemas: string[] = [];
   let admin: Pool;
   beforeAll(() => {

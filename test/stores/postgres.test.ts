@@ -154,7 +154,7 @@ describeStoreConformance("PostgresStore on PGlite (in-process)", async (o) => {
 });
 describeSpecifics("PGlite", () => lite!, pgliteSchemas);
 
-describeWithServer("real server", () => {
+describeWithServer("real server", { needs: "any" }, () => {
   const serverSchemas: string[] = [];
   let pool: Pool | null = null;
   beforeAll(() => {

@@ -77,7 +77,7 @@ describe("Issue 35a: a copy edited under its old hash is a hole, never counted a
       await pool.end();
     }
   });
-  itWithServer("PostgresStore (the real server)", async () => {
+  itWithServer("PostgresStore (the real server)", { needs: "any" }, async () => {
     pool = testPool(2);
     const schema = await freshSchema(pool, "search35", schemas);
     const clock = new ManualClock(0);
