@@ -11,6 +11,7 @@ import { directiveBench } from "./directive.js";
 import { economyBench } from "./economy.js";
 import { pinsBench } from "./pins.js";
 import { postgresBench } from "./postgres.js";
+import { postgresLoadBench } from "./postgres-load.js";
 import { searchBench } from "./search.js";
 import { sqliteBench } from "./sqlite.js";
 import { sqliteDriverBench } from "./sqlite-driver.js";
@@ -20,7 +21,7 @@ import { untrustedTextBench } from "./untrusted-text.js";
 import { describeMachine } from "./machine.js";
 import { formatDetails, formatTable, isSkipped, type BenchContext, type Benchmark, type Row } from "./report.js";
 
-const BENCHMARKS: readonly Benchmark[] = [directiveBench, sqliteBench, postgresBench, compilerBench, consumerTypesBench, tokensBench, sqliteDriverBench, untrustedTextBench, pinsBench, searchBench, economyBench, telemetryBench];
+const BENCHMARKS: readonly Benchmark[] = [directiveBench, sqliteBench, postgresBench, compilerBench, consumerTypesBench, tokensBench, sqliteDriverBench, untrustedTextBench, pinsBench, searchBench, economyBench, telemetryBench, postgresLoadBench];
 
 interface Args {
   readonly quick: boolean;

@@ -107,12 +107,32 @@ export function storeError(store: string, what: string, err: unknown): StoreErro
   return new StoreError(store, `${what} failed: ${message}${code ? ` [${code}]` : ""}`, { cause: err });
 }
 
+/** Pools whose new connections already carry the listener `hearClientErrors` adds. */
+const heard = new WeakSet<Pool>();
+
+/**
+ * Gives every connection the pool opens an `error` listener of its own, once per pool. pg-pool hands a new
+ * connection over by removing its idle listener and settling the checkout's promise; the caller can only
+ * listen a microtask later. A backend terminated as it started sends its FATAL in the same read as the
+ * ReadyForQuery that finished the connect, so the client emits `error` in between with nobody listening,
+ * and an unheard `error` event ends the process (figure 13's fault run found it). The client is then not
+ * queryable: the query that follows fails, and the failed connection is destroyed on release.
+ */
+export function hearClientErrors(pool: Pool): void {
+  if (heard.has(pool)) return;
+  heard.add(pool);
+  pool.on("connect", (client) => {
+    client.on("error", () => undefined);
+  });
+}
+
 /** A driver over a `pg.Pool`: each transaction checks out one client and gives it back (or destroys it). */
 export class PoolDriver implements Driver {
   readonly stats: DriverStats = { roundTrips: 0, retries: 0 };
   readonly pool: Pool;
   constructor(pool: Pool) {
     this.pool = pool;
+    hearClientErrors(pool);
   }
 
   async script(statements: readonly string[], timeoutMs: number | null): Promise<Row[][]> {
@@ -275,5 +295,6 @@ export function createPool(options: PoolOptions): Pool {
   pool.on("error", () => {
     // The pool has already removed the client; the next checkout opens a new connection.
   });
+  hearClientErrors(pool);
   return pool;
 }

@@ -4,7 +4,7 @@ import type { Driver } from "./driver.js";
 import { sql, tablesOf, type Tables } from "./sql.js";
 
 /** The schema version this code writes and reads. */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 
 function migrations(t: Tables): ReadonlyArray<{ version: number; statements: readonly string[] }> {
   return [
@@ -140,6 +140,17 @@ function migrations(t: Tables): ReadonlyArray<{ version: number; statements: rea
         // Recall of a span the window does not hold (an unknown id above all) looks up the session's
         // committed prunes of that span id by index instead of reading the session's whole chain.
         `CREATE INDEX IF NOT EXISTS audit_span ON ${t.audit.text} (store, session, span_id) WHERE status IN ('reversible', 'lossy')`,
+      ],
+    },
+    {
+      version: 6,
+      statements: [
+        // Search reads the copies a window pruned by handle (the unique (store, session, handle) index), so
+        // neither of version 2's search indexes is read by any query any more; the trigram index was most
+        // of what a copy's write cost the server (figure 13: ~80 % of the records table's bytes, most of
+        // the pages an append dirtied). Dropped; `pg_trgm` itself is left to the database's owner.
+        `DROP INDEX IF EXISTS ${pg.escapeIdentifier(t.schema)}.records_text_trgm`,
+        `DROP INDEX IF EXISTS ${pg.escapeIdentifier(t.schema)}.records_gone`,
       ],
     },
   ];
