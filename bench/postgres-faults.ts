@@ -2,12 +2,16 @@
  * Figure 13's fault runs: the mix of `postgres-load-worker.ts` while the server's backends of this run are
  * terminated (`pg_terminate_backend`, only connections whose `application_name` is this run's), and while a
  * pool of two connections, which something else in the process holds for 500 ms now and then, serves sixteen
- * sessions with a 200 ms checkout timeout. The shared server is never
- * restarted. Afterwards every session is resumed afresh on a healthy pool and checked (`verify` in the
- * worker): every acknowledged decision recalls as promised, no lossy budget is overspent, every audit
- * chain verifies, and every failed call reached its caller as an outcome or an error — none hung, none lost.
+ * sessions with a 200 ms checkout timeout. A scenario may also have the server restarted in the middle of the
+ * mix (`FaultScenario.restartAtMs`): the harness calls the caller's `FaultRunOptions.restart` then, which
+ * stops and starts the server — so it only runs on a server of the caller's own (the tests start a throwaway
+ * one); the shared server is never restarted, and figure 13's own scenarios have no restart. Afterwards every
+ * session is resumed afresh on a healthy pool and checked (`verify` in the worker): every acknowledged
+ * decision recalls as promised, no lossy budget is overspent, every audit chain verifies, and every failed
+ * call reached its caller as an outcome or an error — none hung, none lost.
  *
- * Used by figure 13 (`postgres-load.ts`) and by test/stores/postgres-load-faults.test.ts (a small run).
+ * Used by figure 13 (`postgres-load.ts`), by test/stores/postgres-load-faults.test.ts (a small run) and by
+ * test/stores/postgres-restart-faults.test.ts (a restart, on a throwaway server).
  */
 import { randomBytes } from "node:crypto";
 import pg from "pg";
@@ -28,6 +32,11 @@ export interface FaultScenario {
   readonly durationMs: number;
   /** Something else in each process holds every pooled connection for a while, now and then (WorkerConfig.hog). */
   readonly hog?: { readonly everyMs: number; readonly holdMs: number };
+  /**
+   * The server is restarted this many ms into the mix (`FaultRunOptions.restart`, which the run must then
+   * have); absent: no restart.
+   */
+  readonly restartAtMs?: number;
 }
 
 export interface FaultResult {
@@ -35,6 +44,9 @@ export interface FaultResult {
   /** Backends terminated, over how many rounds. */
   readonly terminated: number;
   readonly terminateRounds: number;
+  /** Whether the server was restarted in the mix (`FaultScenario.restartAtMs`), and how long `restart` took (ms; `null`: none). */
+  readonly restarted: boolean;
+  readonly restartMs: number | null;
   /** Calls of the mix: started, and how each settled. */
   readonly issued: number;
   readonly ok: number;
@@ -66,6 +78,11 @@ export interface FaultRunOptions {
   /** A pool for the harness's own queries (terminations, counts); its application_name must differ from the runs'. */
   readonly admin: Pool;
   readonly scenarios: readonly FaultScenario[];
+  /**
+   * Stops and starts the server (same address, same data), resolving once it accepts connections again:
+   * called at `restartAtMs` in the mix of a scenario that has it. Needed only by such scenarios.
+   */
+  readonly restart?: () => Promise<void>;
   readonly lossyBudget?: number;
   readonly log?: (line: string) => void;
 }
@@ -88,6 +105,15 @@ const BUDGET = 3;
 
 export async function runFaults(options: FaultRunOptions): Promise<FaultResult[]> {
   const log = options.log ?? (() => undefined);
+  const needsRestart = options.scenarios.filter((sc) => sc.restartAtMs !== undefined).map((sc) => sc.name);
+  if (needsRestart.length > 0 && options.restart === undefined) {
+    throw new Error(`fault scenarios ${needsRestart.join(", ")} restart the server: runFaults needs options.restart`);
+  }
+  for (const sc of options.scenarios) {
+    if (sc.restartAtMs !== undefined && !(sc.restartAtMs >= 0 && sc.restartAtMs < sc.durationMs)) {
+      throw new Error(`fault scenario ${sc.name}: restartAtMs (${sc.restartAtMs}) must fall in the mix (0 to ${sc.durationMs} ms)`);
+    }
+  }
   await migrate(options.admin, { schema: options.schema });
   const bareTable = `${pg.escapeIdentifier(options.schema)}.bench_baseline`;
   await options.admin.query(`CREATE TABLE IF NOT EXISTS ${bareTable} (id bigserial PRIMARY KEY, session text NOT NULL, body text NOT NULL)`);
@@ -103,6 +129,8 @@ async function runScenario(options: FaultRunOptions, sc: FaultScenario, n: numbe
   const fleet = Fleet.start(sc.procs);
   let terminated = 0;
   let rounds = 0;
+  /** The restart: how long it took, or what it threw (it never rejects); `null` without one. */
+  let restarting: Promise<{ readonly ms: number } | { readonly err: unknown } | null> = Promise.resolve(null);
   try {
     await fleet.all((i) => ({
       type: "init",
@@ -114,10 +142,30 @@ async function runScenario(options: FaultRunOptions, sc: FaultScenario, n: numbe
     }), 30_000);
     // Some history first, on a healthy server.
     await fleet.all(() => ({ type: "warmup", min: 4, max: 10 }), 60_000);
-    log(`faults: ${sc.name}: ${sc.procs * sc.sessions} sessions, ${sc.procs} process${sc.procs === 1 ? "" : "es"}, pool ${sc.poolMax} (connect timeout ${sc.connectionTimeoutMs} ms), ${(sc.durationMs / 1000).toFixed(0)} s`);
+    log(`faults: ${sc.name}: ${sc.procs * sc.sessions} sessions, ${sc.procs} process${sc.procs === 1 ? "" : "es"}, pool ${sc.poolMax} (connect timeout ${sc.connectionTimeoutMs} ms), ${(sc.durationMs / 1000).toFixed(0)} s${sc.restartAtMs === undefined ? "" : `, server restarted at ${(sc.restartAtMs / 1000).toFixed(1)} s`}`);
     const startAt = Date.now() + 200;
     const graceMs = 20_000;
     const phase = fleet.all<PhaseReport>(() => ({ type: "phase", kind: "mix", startAt, durationMs: sc.durationMs, graceMs }), sc.durationMs + graceMs + 15_000);
+    if (sc.restartAtMs !== undefined) {
+      const at = startAt + sc.restartAtMs;
+      const restart = options.restart!;
+      let phaseOver = false;
+      void phase.finally(() => (phaseOver = true)).catch(() => undefined);
+      // Never rejects: a failed restart is thrown once the phase is over (the workers are still running).
+      restarting = (async () => {
+        await new Promise((r) => setTimeout(r, Math.max(0, at - Date.now())));
+        if (phaseOver) return null; // the phase failed before it: no restart
+        const t0 = performance.now();
+        try {
+          await restart();
+        } catch (err) {
+          return { err };
+        }
+        const ms = Math.round(performance.now() - t0);
+        log(`faults: ${sc.name}: server restarted in ${ms} ms`);
+        return { ms };
+      })();
+    }
     if (sc.terminateEveryMs !== null) {
       const every = sc.terminateEveryMs;
       let stop = false;
@@ -125,18 +173,29 @@ async function runScenario(options: FaultRunOptions, sc: FaultScenario, n: numbe
       while (!stop && Date.now() < startAt + sc.durationMs) {
         await new Promise((r) => setTimeout(r, every / 2 + Math.random() * every));
         if (stop) break;
-        const r = await options.admin.query(
+        const terminate = options.admin.query(
           `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
            WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name = $1`,
           [appName],
         );
+        // While the server restarts, a round finds no server: it is skipped, not fatal.
+        const r = sc.restartAtMs === undefined ? await terminate : await terminate.catch(() => null);
+        if (r === null) continue;
         terminated += Number(r.rows[0]?.n ?? 0);
         rounds++;
       }
     }
     const reports = await phase;
+    const restarted = await restarting;
+    if (restarted !== null && "err" in restarted) {
+      const err = restarted.err;
+      throw new Error(`fault scenario ${sc.name}: the server restart failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    }
     const verify = mergeVerify(await fleet.all<VerifyReport>(() => ({ type: "verify" }), 120_000));
-    const over = await options.admin.query(
+    // After a restart the admin pool's connections are gone: the pool opens new ones, and a query that still
+    // meets a dead one is tried again.
+    const over = await adminQuery(
+      options.admin, sc.restartAtMs !== undefined,
       `SELECT count(*)::int AS n FROM (SELECT session FROM ${pg.escapeIdentifier(options.schema)}.audit
        WHERE store = 'toolLog' AND session LIKE $1 AND status = 'lossy' GROUP BY session HAVING count(*) > $2) s`,
       [`${runId}-%`, budget],
@@ -152,12 +211,36 @@ async function runScenario(options: FaultRunOptions, sc: FaultScenario, n: numbe
     const silent = (v.acknowledged.reversible - v.verified.reversible) + (v.acknowledged.lossy - v.verified.lossy) + v.auditMismatch + hung + v.liveChanged
       + v.chainsBroken + Math.max(v.lossyOverBudget, lossyOverBudgetSql) + v.pendingAuditLeft + v.resumeFailed;
     return {
-      scenario: sc, terminated, terminateRounds: rounds,
+      scenario: sc, terminated, terminateRounds: rounds, restarted: restarted !== null, restartMs: restarted?.ms ?? null,
       issued: reports.reduce((x, r) => x + r.issued, 0), ok: count("ok"), refused: count("refused:"), failedOutcomes: count("failed:"), errors: count("error:"), hung,
       classes: [...classes].sort((a, b) => b[1] - a[1]), retries: reports.reduce((x, r) => x + r.retries, 0), verify, lossyOverBudgetSql, silent,
     };
   } finally {
+    // A phase that failed leaves no restart half done behind it.
+    await restarting;
     await fleet.stop();
+  }
+}
+
+/** Failures of the connection, not of the query: the server went away (restart) or is not back yet. */
+function connectionLost(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  const code = typeof e?.code === "string" ? e.code : "";
+  const msg = typeof e?.message === "string" ? e.message : String(err);
+  return /^(57P0[123]|08...)$/.test(code) || ["ECONNREFUSED", "ECONNRESET", "EPIPE"].includes(code)
+    || /Connection terminated|not queryable|timeout exceeded when trying to connect|terminating connection|shutting down|starting up/i.test(msg);
+}
+
+/** `admin.query`; with `retry`, a query that fails because its connection was lost is tried again, for up to 30 s. */
+async function adminQuery(admin: Pool, retry: boolean, sql: string, params: unknown[]): Promise<pg.QueryResult> {
+  const until = Date.now() + 30_000;
+  for (;;) {
+    try {
+      return await admin.query(sql, params);
+    } catch (err) {
+      if (!retry || !connectionLost(err) || Date.now() > until) throw err;
+      await new Promise((r) => setTimeout(r, 250));
+    }
   }
 }
 
@@ -179,7 +262,11 @@ function mergeVerify(rs: readonly VerifyReport[]): VerifyReport {
 export function describeFaults(f: FaultResult): string {
   const v = f.verify;
   const top = f.classes.filter(([k]) => !k.endsWith(" ok")).slice(0, 8).map(([k, n]) => `${k} ${n}`).join(", ");
+  const restart = f.scenario.restartAtMs === undefined ? [] : [
+    f.restarted ? `server restarted ${(f.scenario.restartAtMs / 1000).toFixed(1)} s into the mix, back in ${f.restartMs} ms` : "server not restarted",
+  ];
   return [
+    ...restart,
     f.scenario.terminateEveryMs !== null ? `${f.terminated} backends terminated in ${f.terminateRounds} rounds` : `pool of ${f.scenario.poolMax}, connect timeout ${f.scenario.connectionTimeoutMs} ms`,
     `${f.issued} calls: ${f.ok} ok, ${f.refused} refused by policy, ${f.failedOutcomes} failure outcomes, ${f.errors} errors thrown, ${f.hung} hung (${top})`,
     `${f.retries} retried transactions`,

@@ -134,6 +134,7 @@ function causeKey(message: string): string {
   if (/statement timeout/i.test(message)) return "statement-timeout";
   if (code === "57P01" || /terminating connection/i.test(message)) return "terminated";
   if (/Connection terminated|ECONNRESET|not queryable|connection.*(lost|ended|closed)/i.test(message)) return "connection-lost";
+  if (/ECONNREFUSED|server unreachable/i.test(message)) return "unreachable";
   if (code !== undefined) return code;
   return message.replace(/^store \w+: /, "").slice(0, 40);
 }

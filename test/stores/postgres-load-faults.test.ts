@@ -11,6 +11,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { Pool } from "pg";
 import { describeFaults, runFaults, type FaultResult, type FaultScenario } from "../../bench/postgres-faults.js";
+import { expectNothingSilent } from "./fault-checks.js";
 import { describeWithServer, dropSchemas, PG_URL, testPool, uniqueSchema } from "./pg-helpers.js";
 
 const SCENARIOS: FaultScenario[] = [
@@ -23,24 +24,6 @@ const SCENARIOS: FaultScenario[] = [
     terminateEveryMs: null, durationMs: 2500, hog: { everyMs: 600, holdMs: 500 },
   },
 ];
-
-function expectNothingSilent(f: FaultResult): void {
-  const v = f.verify;
-  expect(f.hung, "calls that never settled").toBe(0);
-  expect(v.skippedHung).toBe(0);
-  expect(v.resumeFailed, v.examples.join("\n")).toBe(0);
-  expect(v.verified, v.examples.join("\n")).toEqual(v.acknowledged);
-  expect(v.auditMismatch, v.examples.join("\n")).toBe(0);
-  expect(v.liveChanged, v.examples.join("\n")).toBe(0);
-  expect(v.chainsBroken, v.examples.join("\n")).toBe(0);
-  expect(v.chainsOk).toBe(v.sessions);
-  expect(v.lossyOverBudget).toBe(0);
-  expect(f.lossyOverBudgetSql).toBe(0);
-  expect(v.pendingAuditLeft).toBe(0);
-  // Every call settled as ok, a refusal, a failure outcome or a thrown error: none is unaccounted for.
-  expect(f.ok + f.refused + f.failedOutcomes + f.errors).toBe(f.issued);
-  expect(f.silent).toBe(0);
-}
 
 describeWithServer("PostgreSQL under load with faults: nothing acknowledged is lost, nothing failed goes unsaid", {
   needs: "server",
