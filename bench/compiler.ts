@@ -2,7 +2,7 @@
  * Benchmark 4: `pruneguard compile` against `tsc --noEmit` (TypeScript 7, the repository's
  * `node_modules/.bin/tsc`) on the same generated folders of 1, 10, 100 and 1,000 policy files of 50 kinds
  * each (1,000 in the full mode only). Compiles are cold (`--force`: the incremental manifest is ignored);
- * at 100 and 1,000 files (10 in the quick mode) an incremental `check` with no policy changed runs in the
+ * at 10, 100 and 1,000 files (10 in the quick mode) an incremental `check` with no policy changed runs in the
  * same interleaving. The floors (loading ts-morph; the raw parser) run in the full mode only, at 100 files.
  * All are whole processes, timed wall-clock with `process.hrtime`, interleaved run by run; the figure is
  * the median over runs. `tsc` type-checks the same files against `pruneguard/dsl`'s declarations.
@@ -43,7 +43,7 @@ export const compilerBench: Benchmark = {
   title: "pruneguard compile vs tsc --noEmit on 1, 10, 100 and 1,000 policy files, and an incremental check",
   async run(ctx) {
     const sizes = ctx.quick ? [1, 10] : [1, 10, 100, 1000];
-    const incrementalAt = ctx.quick ? [10] : [100, 1000];
+    const incrementalAt = ctx.quick ? [10] : [10, 100, 1000];
     const floorAt = ctx.quick ? null : 100;
     const rows: Row[] = [];
     const perSize: Array<{ files: number; compile: number; tsc: number }> = [];
@@ -76,13 +76,20 @@ export const compilerBench: Benchmark = {
             { name: "raw TS parse", cmd: process.execPath, args: [floor, "parse", path.join(ws.dir, "policies")], cwd: ws.dir },
           );
         }
-        if (incremental) commands.push({ name: "check, nothing changed", cmd: process.execPath, args: [cli, "check", "policies", "--out", "out"], cwd: ws.dir });
+        if (incremental) {
+          commands.push(
+            { name: "check, nothing changed", cmd: process.execPath, args: [cli, "check", "policies", "--out", "out"], cwd: ws.dir },
+            // The incremental check's floor: Node starting and exiting with nothing to do.
+            { name: "node, empty program", cmd: process.execPath, args: ["-e", "0"], cwd: ws.dir },
+          );
+        }
         const results = timeInterleaved(commands, runs);
         const of = (name: string): CommandRun[] | undefined => results[commands.findIndex((c) => c.name === name)];
         const [compile, check] = results as [CommandRun[], CommandRun[]];
         const load = of("load ts-morph");
         const parse = of("raw TS parse");
         const unchanged = of("check, nothing changed");
+        const bare = of("node, empty program");
         // Node's module compile cache (bin/pruneguard.js turns it on): the same compile with it off.
         if (files === sizes[1]) rows.push(compileCacheRow(ctx.root, cli, ws.dir, runs));
         const c = median(compile.map((r) => r.ms));
@@ -123,7 +130,8 @@ export const compilerBench: Benchmark = {
             baseline: fmtMs(t),
             ratio: `${ru.toFixed(2)}×`,
             goal: goalAtMost(ru, 0.5),
-            detail: `\`pruneguard check\` after a compile wrote the manifest: every entry's inputs and outputs are hashed and found unchanged, nothing is parsed; median of ${runs} interleaved runs: ${unchanged.map((x) => fmtMs(x.ms)).join(", ")}`,
+            detail: `\`pruneguard check\` after a compile wrote the manifest: every entry's inputs and outputs are hashed and found unchanged, nothing is parsed; median of ${runs} interleaved runs: ${unchanged.map((x) => fmtMs(x.ms)).join(", ")}`
+              + (bare ? `; its floor, Node starting with nothing to do: ${fmtMs(median(bare.map((x) => x.ms)))} (${median(bare.map((x, i) => x.ms / check[i]!.ms)).toFixed(2)}× tsc)` : ""),
           });
         }
       } finally {

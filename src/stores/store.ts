@@ -210,6 +210,12 @@ export interface BackingStore {
   commitPrune(txn: PruneTransaction): Promise<PruneCommit>;
   lookup(session: string, key: LookupKey): Promise<LookupResult>;
   /**
+   * Many lookups at once: one answer per key, in the keys' order, each what `lookup` would answer. Optional:
+   * the PostgreSQL adapter answers them in one round trip, which is what a resume reads its copies with;
+   * without it the window calls `lookup` once per key.
+   */
+  lookupMany?(session: string, keys: readonly LookupKey[]): Promise<LookupResult[]>;
+  /**
    * Candidates for a search among the copies asked about (those holding the literal), and which of them are
    * gone: read within the session (by handle, or for many copies by the session's own records), so the cost
    * never depends on other sessions' data.

@@ -15,7 +15,7 @@ import { contentHash } from "../hash.js";
 import { keepOf } from "../decision/keep.js";
 import { chooseHint, type Hint } from "../hint.js";
 import { lostLine } from "../render/lines.js";
-import type { BackingStore, LookupResult, RegisteredSpan } from "../stores/store.js";
+import type { BackingStore, LookupKey, LookupResult, RegisteredSpan } from "../stores/store.js";
 import { countTokens } from "../tokens.js";
 import type { KindPolicy, PruneMode, Span } from "../types.js";
 import type { Entry, GoneEntry, LiveEntry, LostEntry } from "./entries.js";
@@ -84,6 +84,7 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
       if (r.op === "prune" && r.spanId !== null && typeof r.spanHash === "string") sealed.set(r.spanId, r.spanHash);
     }
   }
+  const read = await prefetchCopies(registered, committed, ctx);
   const entries: Entry[] = [];
   /** Pruned entries kept for the session: when that ends depends on the session's horizon, known below. */
   const held: Array<{ readonly entry: GoneEntry; readonly store: BackingStore; readonly createdAt: number }> = [];
@@ -113,7 +114,7 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
     const hash = (pruned !== undefined && typeof pruned.spanHash === "string" ? pruned.spanHash : sealed.get(reg.spanId)) ?? reg.hash;
     let entry: Entry;
     if (pruned !== undefined) {
-      const gone = await goneEntry(reg, pruned, hash, ctx);
+      const gone = await goneEntry(reg, pruned, hash, ctx, read);
       entry = gone.entry;
       if (gone.copy !== null) {
         earliest = Math.min(earliest, gone.copy.found.createdAt);
@@ -122,7 +123,7 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
       if (entry.state === "pruned") counts.pruned++;
       else counts.tombstones++;
     } else {
-      entry = (await liveEntry(reg, hash, entries.length, ctx)) ?? lostEntry(reg, hash);
+      entry = (await liveEntry(reg, hash, entries.length, ctx, read)) ?? lostEntry(reg, hash);
       if (entry.state === "live") {
         counts.live++;
         if (entry.copiedAt !== null) earliest = Math.min(earliest, entry.copiedAt);
@@ -141,19 +142,58 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
   return { entries, counts, lastDecided, startedAt };
 }
 
+/** Reads one copy: from what was read ahead when it was, else from its store. */
+type ReadCopy = (store: BackingStore, key: LookupKey) => Promise<LookupResult>;
+
+/** The copy `restoreEntries` reads for a registered span: the handle of a reversible prune, else the span id. */
+function copyKey(reg: RegisteredSpan, pruned: AuditRecord | undefined): LookupKey | null {
+  if (pruned === undefined) return { spanId: reg.spanId };
+  return pruned.status === "reversible" && pruned.handle !== null ? { handle: pruned.handle } : null;
+}
+
+function keyText(key: LookupKey): string {
+  return "handle" in key ? `h\u0000${key.handle}` : `s\u0000${key.spanId}`;
+}
+
+/**
+ * Reads ahead every copy the rebuild will look up, one `lookupMany` per store that has it (on PostgreSQL,
+ * one round trip per store instead of one per span: a resume's cost no longer grows with the session in
+ * round trips, each of which waits for a pooled connection on a busy server). Stores without it are read
+ * span by span, as before.
+ */
+async function prefetchCopies(registered: readonly RegisteredSpan[], committed: ReadonlyMap<string, AuditRecord>, ctx: ResumeContext): Promise<ReadCopy> {
+  const wanted = new Map<BackingStore, LookupKey[]>();
+  for (const reg of registered) {
+    if (reg.store === null || reg.kind === SUMMARY_KIND || reg.kind === PROVIDER_COMPACTION_KIND) continue;
+    const store = ctx.store(reg.store);
+    const key = copyKey(reg, committed.get(reg.spanId));
+    if (store === undefined || key === null || store.lookupMany === undefined) continue;
+    let keys = wanted.get(store);
+    if (keys === undefined) wanted.set(store, (keys = []));
+    keys.push(key);
+  }
+  const read = new Map<BackingStore, Map<string, LookupResult>>();
+  for (const [store, keys] of wanted) {
+    const answers = await store.lookupMany!(ctx.session, keys);
+    read.set(store, new Map(keys.map((k, i) => [keyText(k), answers[i]!])));
+  }
+  return (store, key) => {
+    const found = read.get(store)?.get(keyText(key));
+    return found !== undefined ? Promise.resolve(found) : store.lookup(ctx.session, key);
+  };
+}
+
 interface VerifiedCopy {
   readonly store: BackingStore;
   readonly found: Extract<LookupResult, { status: "found" }>;
 }
 
 /** The copy a store holds of a span, when its bytes are the ones `hash` names (`null`: gone, altered or unreachable by policy). */
-async function verifiedCopy(
-  reg: RegisteredSpan, key: { readonly handle: string } | { readonly spanId: string }, hash: string, ctx: ResumeContext,
-): Promise<VerifiedCopy | null> {
+async function verifiedCopy(reg: RegisteredSpan, key: LookupKey, hash: string, ctx: ResumeContext, read: ReadCopy): Promise<VerifiedCopy | null> {
   if (reg.store === null) return null;
   const store = ctx.store(reg.store);
   if (store === undefined) return null;
-  const found = await store.lookup(ctx.session, key);
+  const found = await read(store, key);
   if (found.status !== "found" || found.hash !== hash || contentHash(found.text) !== hash) return null;
   return { store, found };
 }
@@ -165,7 +205,7 @@ async function verifiedCopy(
  * session stops being kept when its hold (to the session's horizon) and the copy's retention both end.
  */
 async function goneEntry(
-  reg: RegisteredSpan, rec: AuditRecord, hash: string, ctx: ResumeContext,
+  reg: RegisteredSpan, rec: AuditRecord, hash: string, ctx: ResumeContext, read: ReadCopy,
 ): Promise<{ readonly entry: GoneEntry; readonly copy: VerifiedCopy | null }> {
   const mode: PruneMode = rec.mode ?? "drop";
   const handle = rec.status === "reversible" ? rec.handle : null;
@@ -175,7 +215,7 @@ async function goneEntry(
   if (handle === null) {
     return { entry: { ...base, state: "tombstone", handle: null, until: null, keptUntil: null, copyLost: false, ...hintFields(null) }, copy: null };
   }
-  const copy = await verifiedCopy(reg, { handle }, hash, ctx);
+  const copy = await verifiedCopy(reg, { handle }, hash, ctx, read);
   // `until` is the record's; a copy kept for the session has its `keptUntil` set once the horizon is known.
   const until = rec.until ?? null;
   const hint: Hint | null = copy !== null && mode === "drop"
@@ -194,8 +234,8 @@ function keptUntilOf(store: BackingStore, createdAt: number, horizon: number | n
 }
 
 /** A span never pruned whose backing store still holds the bytes the chain (or the registry) names: live again. */
-async function liveEntry(reg: RegisteredSpan, hash: string, pos: number, ctx: ResumeContext): Promise<LiveEntry | null> {
-  const copy = await verifiedCopy(reg, { spanId: reg.spanId }, hash, ctx);
+async function liveEntry(reg: RegisteredSpan, hash: string, pos: number, ctx: ResumeContext, read: ReadCopy): Promise<LiveEntry | null> {
+  const copy = await verifiedCopy(reg, { spanId: reg.spanId }, hash, ctx, read);
   if (copy === null) return null;
   const { found } = copy;
   const span: Span = {

@@ -7,6 +7,7 @@ import { contentHash } from "../../src/hash.js";
 import { migrate, PostgresStore, SCHEMA_VERSION, type PgQueryable } from "../../src/postgres.js";
 import type { CheckResult, PruneDecision } from "../../src/stores/store.js";
 import { ManualClock } from "../../src/types.js";
+import { ContextWindow } from "../../src/index.js";
 import { describeStoreConformance, testDraft } from "./conformance.js";
 import { describeWithServer, dropSchemas, freshSchema, newPglite, PG_URL, testPool } from "./pg-helpers.js";
 
@@ -52,6 +53,64 @@ function describeSpecifics(label: string, backend: () => Pool | PgQueryable, cre
       expect(s.stats.roundTrips - p0).toBe(1);
       expect(verifyAuditChain(await s.auditLog("s"))).toBeNull();
       await s.close();
+    });
+
+    it("lookupMany answers every key as lookup does, in the keys' order, in one round trip", async () => {
+      const clock = new ManualClock(0);
+      const s = await store({ clock });
+      for (const [id, text] of [["span_1", "a"], ["span_2", "b"], ["span_3", "c"]] as const) {
+        await s.persist({ session: "s", spanId: id, kind: "k", text, hash: contentHash(text) });
+      }
+      await s.persist({ session: "other", spanId: "span_9", kind: "k", text: "z", hash: contentHash("z") });
+      // span_1 is held by its prune; span_2 and span_3 rotate out (retention 1000 ms, no hold): expired.
+      clock.advance(500);
+      await s.commitPrune({ session: "s", items: [{ spanId: "span_1", kind: "k", backed: true, handle: "#1", hash: contentHash("a"), text: "a" }], holdUntil: null, decide: reversible });
+      clock.advance(1000);
+      await s.rotate();
+      const keys = [{ handle: "#1" }, { spanId: "span_1" }, { spanId: "span_2" }, { handle: "#3" }, { handle: "#404" }, { spanId: "span_9" }, { handle: "#1" }];
+      const before = s.stats.roundTrips;
+      const many = await s.lookupMany("s", keys);
+      expect(s.stats.roundTrips - before).toBe(1);
+      const one = [];
+      for (const k of keys) one.push(await s.lookup("s", k));
+      expect(many).toEqual(one);
+      expect(many.map((r) => r.status)).toEqual(["found", "found", "expired", "expired", "absent", "absent", "found"]);
+      expect(await s.lookupMany("s", [])).toEqual([]);
+      // From 512 keys on, the session's records are read by its index range: the same answers.
+      const wide = [...keys, ...Array.from({ length: 512 }, (_, i) => ({ handle: `#${1000 + i}` }))];
+      const b2 = s.stats.roundTrips;
+      const wideAnswers = await s.lookupMany("s", wide);
+      expect(s.stats.roundTrips - b2).toBe(1);
+      expect(wideAnswers.slice(0, keys.length)).toEqual(one);
+      expect(wideAnswers.slice(keys.length).every((r) => r.status === "absent")).toBe(true);
+      await s.close();
+    });
+
+    it("a resume reads its copies in one round trip, whatever the session's length", async () => {
+      const schema = await freshSchema(backend(), "resume", created);
+      const kinds = { k: { store: "toolLog", modes: ["drop"], lossy: "forbid" } } as const;
+      const resumeTrips = async (n: number): Promise<number> => {
+        const session = `len${n}`;
+        const s = new PostgresStore({ name: "toolLog", pool: backend(), schema, clock: new ManualClock(0) });
+        const win = new ContextWindow({ session, stores: { toolLog: s }, kinds, clock: new ManualClock(0) });
+        const refs = [];
+        for (let i = 0; i < n; i++) refs.push(await win.append({ kind: "k", text: `output ${i} of ${session}` }));
+        for (const ref of refs.filter((_, i) => i % 2 === 0)) expect((await win.tryPrune({ span: ref, mode: "drop" })).status).toBe("reversible");
+        const fresh = new PostgresStore({ name: "toolLog", pool: backend(), schema, clock: new ManualClock(0) });
+        const before = fresh.stats.roundTrips;
+        const resumed = await ContextWindow.resume({ session, stores: { toolLog: fresh }, kinds, clock: new ManualClock(0) });
+        const trips = fresh.stats.roundTrips - before;
+        // Every copy came back: the pruned ones recall byte for byte, the live ones are live.
+        const back = await resumed.recall(String(refs[0]).split("@")[0]!);
+        expect(back.status === "found" && back.text).toBe(`output 0 of ${session}`);
+        expect(resumed.entries().filter((e) => e.state === "live")).toHaveLength(Math.floor(n / 2));
+        await s.close();
+        await fresh.close();
+        return trips;
+      };
+      const short = await resumeTrips(4);
+      const long = await resumeTrips(40);
+      expect(long).toBe(short);
     });
 
     it("search reads the copies asked about by handle, whether or not the pg_trgm extension could be created", async () => {

@@ -10,7 +10,7 @@ import type { AuditDraft, AuditRecord } from "../../audit.js";
 import { StoreError } from "../../errors.js";
 import { commitResult, lossySpent } from "../commit.js";
 import { StoreBase, type StoreOptions } from "../store-options.js";
-import { createPool, driverFor, storeError, type Driver, type DriverStats, type PgQueryable } from "./driver.js";
+import { createPool, driverFor, storeError, type Driver, type DriverStats, type PgQueryable, type Row } from "./driver.js";
 import { headOf, PostgresAccess, recordOf } from "./postgres-access.js";
 import { prune, type Sent } from "./postgres-prune.js";
 import * as registry from "./postgres-registry.js";
@@ -216,6 +216,34 @@ export class PostgresStore extends StoreBase implements BackingStore {
         WHERE store = ${this.name} AND session = ${session} AND ${new RawSql(match)}`], this.#timeoutMs),
     );
     return lookupAnswer(rows?.[0] === undefined ? undefined : recordOf(rows[0]), this.capabilities);
+  }
+
+  /**
+   * One round trip for any number of keys: by handle and span id within the session (the two unique
+   * indexes), or from `SESSION_SCAN_COPIES` keys on the session's records by its index range.
+   */
+  async lookupMany(session: string, keys: readonly LookupKey[]): Promise<LookupResult[]> {
+    if (keys.length === 0) return [];
+    const handles = keys.flatMap((k) => ("handle" in k ? [k.handle] : []));
+    const spanIds = keys.flatMap((k) => ("spanId" in k ? [k.spanId] : []));
+    const asked = keys.length >= SESSION_SCAN_COPIES
+      ? "TRUE"
+      : [handles.length > 0 ? sql`handle IN (${handles})` : null, spanIds.length > 0 ? sql`span_id IN (${spanIds})` : null]
+        .filter((x) => x !== null).join(" OR ");
+    const [rows] = await this.#access.run("lookup", () =>
+      this.#driver.script([sql`SELECT handle, span_id, kind, text, hash, created_at, expired_at FROM ${this.#t.records}
+        WHERE store = ${this.name} AND session = ${session} AND (${new RawSql(asked)})`], this.#timeoutMs),
+    );
+    const byHandle = new Map<string, Row>();
+    const bySpan = new Map<string, Row>();
+    for (const r of rows ?? []) {
+      byHandle.set(String(r["handle"]), r);
+      bySpan.set(String(r["span_id"]), r);
+    }
+    return keys.map((k) => {
+      const row = "handle" in k ? byHandle.get(k.handle) : bySpan.get(k.spanId);
+      return lookupAnswer(row === undefined ? undefined : recordOf(row), this.capabilities);
+    });
   }
 
   /**
