@@ -449,17 +449,26 @@ function serverGrowth(a: LevelResult, sa: Summary, pa: Map<OpKind, ProbeFigures>
     const y = pb.get(k);
     return x === undefined || y === undefined || x.serverUs === null || y.serverUs === null ? [] : [{ k, a: x.serverUs, b: y.serverUs, r: y.serverUs / x.serverUs }];
   });
-  const name = `shared PostgreSQL: server CPU per op alone, after N=${b.n} vs after N=${a.n} (worst op)`;
+  const name = `shared PostgreSQL: server CPU per op alone, after N=${b.n} vs after N=${a.n}, over the bare transaction's (worst op)`;
   if (growth.length === 0) return { bench: 13, name, subject: "n/a", baseline: "n/a", ratio: "n/a", goal: null, detail: `the server's processes are not readable here; ${blocks}` };
-  const worst = growth.reduce((w, g) => (g.r > w.r ? g : w), growth[0]!);
+  // The bare transaction probed beside them is the baseline: whatever the machine did between the two probes
+  // (another tenant, a checkpoint, the CPU's clock) moves it too, and its own table grew with every level.
+  const bareA = pa.get("bare")?.serverUs ?? null;
+  const bareB = pb.get("bare")?.serverUs ?? null;
+  const drift = bareA !== null && bareB !== null && bareA > 0 ? bareB / bareA : null;
+  const over = (r: number): number => (drift === null ? r : r / drift);
+  const worst = growth.reduce((w, g) => (over(g.r) > over(w.r) ? g : w), growth[0]!);
+  const r = over(worst.r);
   return {
     bench: 13,
     name,
     subject: `${worst.k} ${fmtUs(worst.b)}`,
     baseline: fmtUs(worst.a),
-    ratio: `${worst.r.toFixed(2)}×`,
-    goal: goalAtMost(worst.r, 1.5),
-    detail: `one session on one connection, the schema holding every earlier session's rows; per op: ${growth.map((g) => `${g.k} ${fmtUs(g.a)} → ${fmtUs(g.b)}`).join(", ")}; ${blocks}`,
+    ratio: `${r.toFixed(2)}×`,
+    goal: goalAtMost(r, 1.5),
+    detail: `one session on one connection, the schema holding every earlier session's rows; `
+      + `bare one-row transaction ${drift === null ? "n/a" : `${fmtUs(bareA!)} → ${fmtUs(bareB!)} (${drift.toFixed(2)}×, the ratio divides by it)`}; `
+      + `per op (raw ×): ${growth.map((g) => `${g.k} ${fmtUs(g.a)} → ${fmtUs(g.b)} (${g.r.toFixed(2)}×)`).join(", ")}; ${blocks}`,
   };
 }
 
