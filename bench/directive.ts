@@ -8,7 +8,7 @@
  */
 import { ContextWindow, DEFAULT_LIMITS, directiveSchema, MemoryStore, parseDirective, type ContextWindowOptions, type SpanRef } from "../src/index.js";
 import { GENESIS_HASH, sealAudit, type AuditDraft } from "../src/audit.js";
-import { DEFAULT_HINT_TOKENS, indexHint } from "../src/hint.js";
+import { DEFAULT_HINT_TOKENS, hintSuffixTokens, indexHint } from "../src/hint.js";
 import { indexLineTokens } from "../src/render/lines.js";
 import { compareMicro, type MicroResult, type MicroTask } from "./measure.js";
 import { fmtMs, fmtOps, goalAtMost, ratio, type Benchmark, type Row } from "./report.js";
@@ -19,6 +19,7 @@ export const TEXT = "HTTP/1.1 200 OK\n" + '{"step":7,"status":"ok","duration_ms"
 
 /** The hint a drop of TEXT gets. */
 const HINT = indexHint({ text: TEXT }, DEFAULT_HINT_TOKENS);
+const HINT_TOKENS = HINT === null ? 0 : hintSuffixTokens(HINT);
 
 /** A typical reversible-drop audit draft, as the guard writes it. */
 const DRAFT: AuditDraft = {
@@ -56,6 +57,16 @@ export const directiveBench: Benchmark = {
     let seq = 0;
     // What ContextWindow passes to parseDirective: DEFAULT_LIMITS merged with its options, a new object.
     const windowLimits = { ...DEFAULT_LIMITS };
+    // The floor: what any checked, audited prune must do, with nothing of the window around it — parse the
+    // directive (the window's parse), find the span, seal one hash-chained record naming it, count its index
+    // line and mark it gone.
+    const floorSpans = new Map<string, { hash: string; gone: boolean }>();
+    for (let i = 0; i < BATCH; i++) floorSpans.set(`span_${i + 1}`, { hash: `h${i}`, gone: false });
+    let floorPrev = GENESIS_HASH;
+    let floorNext = 0;
+    // Appends with and without the hint chosen at append (where a prune no longer pays for it).
+    const appendPool = new WindowPool();
+    const appendNoHint = new WindowPool({ indexHintTokens: 0 });
     const tasks: MicroTask[] = [
       {
         name: "zod safeParse",
@@ -103,15 +114,31 @@ export const directiveBench: Benchmark = {
         },
         options: { beforeEach: async () => void (await noHints.ready()) },
       },
+      {
+        name: "floor: parse + seal + index line",
+        fn: () => {
+          const text = directives[floorNext++ % BATCH]!;
+          const parsed = parseDirective(text, windowLimits);
+          if (!parsed.ok || parsed.directive.op !== "prune") throw new Error("floor directive did not parse");
+          const id = parsed.directive.span_id;
+          const span = floorSpans.get(id)!;
+          const rec = sealAudit({ ...DRAFT, spanId: id, spanHash: span.hash, directive: text }, { seq: ++seq, at: 0, session: "s1", store: "mem", prevHash: floorPrev });
+          floorPrev = rec.hash;
+          span.gone = indexLineTokens(id, `#${floorNext}`, HINT, HINT_TOKENS) > 0;
+        },
+      },
+      { name: "append, hint chosen", fn: () => appendPool.appendOne(), options: { beforeEach: () => appendPool.readyForAppend() } },
+      { name: "append, hints off", fn: () => appendNoHint.appendOne(), options: { beforeEach: () => appendNoHint.readyForAppend() } },
     ];
     const rounds = ctx.quick ? 2 : 5;
     const { results, ratioToFirst } = await compareMicro(tasks, { rounds, time: ctx.quick ? 120 : 400 });
     if (lastStatus !== "reversible" || lastTyped !== "reversible" || lastNoHint !== "reversible") {
       throw new Error(`benchmark 1: expected reversible outcomes, got ${lastStatus}, ${lastTyped} and ${lastNoHint}`);
     }
-    const [parse, apply, naiveR, typedR, windowParse, seal, tokens, hint, noHint] = results as [
-      MicroResult, MicroResult, MicroResult, MicroResult, MicroResult, MicroResult, MicroResult, MicroResult, MicroResult,
+    const [parse, apply, naiveR, typedR, windowParse, seal, tokens, hint, noHint, floor, appendHint, appendPlain] = results as [
+      MicroResult, MicroResult, MicroResult, MicroResult, MicroResult, MicroResult, MicroResult, MicroResult, MicroResult, MicroResult, MicroResult, MicroResult,
     ];
+    const floorRatio = ratioToFirst[9]!;
     const applyRatio = ratioToFirst[1]!;
     const naiveRatio = ratioToFirst[2]!;
     const rows: Row[] = [
@@ -123,6 +150,16 @@ export const directiveBench: Benchmark = {
         ratio: `${applyRatio.toFixed(2)}×`,
         goal: goalAtMost(applyRatio, 5),
         detail: `p50 ${fmtMs(apply.p50)} vs ${fmtMs(parse.p50)}, p99 ${fmtMs(apply.p99)} vs ${fmtMs(parse.p99)}; median of ${rounds} rounds, ${apply.samples} + ${parse.samples} samples`,
+      },
+      {
+        bench: 1,
+        name: "directive → reversible drop vs its floor (parse + one sealed record + index line)",
+        subject: `${fmtMs(apply.mean)}/op`,
+        baseline: `${fmtMs(floor.mean)}/op (${floorRatio.toFixed(2)}× the bare parse)`,
+        ratio: `${(applyRatio / floorRatio).toFixed(2)}×`,
+        goal: goalAtMost(applyRatio / floorRatio, 1.25),
+        detail: `the floor, timed: parseDirective, a Map lookup, sealAudit of the record and the index line's token count — what any checked, audited prune does; p50 ${fmtMs(apply.p50)} vs ${fmtMs(floor.p50)}; `
+          + `the index-line hint is chosen at append: an append costs ${fmtMs(appendHint.mean)} with it and ${fmtMs(appendPlain.mean)} with hints off (+${fmtMs(Math.max(0, appendHint.mean - appendPlain.mean))}, ${ratio(appendHint.mean, appendPlain.mean)}), p50 ${fmtMs(appendHint.p50)} vs ${fmtMs(appendPlain.p50)}`,
       },
       {
         bench: 1,
@@ -158,7 +195,7 @@ export const directiveBench: Benchmark = {
         baseline: `${fmtMs(parse.mean)}/op`,
         ratio: `${ratioToFirst[8]!.toFixed(2)}×`,
         goal: null,
-        detail: `the hint is found by scanning the span's first 2,000 characters when it is dropped (src/hint.ts); p50 ${fmtMs(noHint.p50)}`,
+        detail: `the hint is found by scanning the span's first 2,000 characters when it is appended (src/hint.ts), so the prune only reads it; p50 ${fmtMs(noHint.p50)}`,
       },
     ];
     return rows;
@@ -187,16 +224,33 @@ export class WindowPool {
     return this.#next++;
   }
 
-  /** Refills the window when its spans are used up; `true` when it did. */
-  async ready(): Promise<boolean> {
-    if (this.#next < BATCH) return false;
+  /** For timing appends: a fresh, empty window once `BATCH` spans were appended to this one (untimed). */
+  readyForAppend(): void {
+    if (this.#window !== null && this.#next < BATCH) return;
+    this.#window = this.#newWindow();
+    this.#next = 0;
+  }
+
+  /** Appends one span (the timed part of an append benchmark). */
+  async appendOne(): Promise<void> {
+    this.#next++;
+    await this.#window!.append({ kind: "toolResult", text: TEXT });
+  }
+
+  #newWindow(): ContextWindow<"toolResult"> {
     const mem = new MemoryStore({ name: "mem" });
-    const win = new ContextWindow({
+    return new ContextWindow({
       session: `s${++this.#session}`,
       stores: { mem },
       kinds: { toolResult: { store: "mem", modes: ["drop", "summarize"], lossy: "with-flag" } },
       ...this.#options,
     });
+  }
+
+  /** Refills the window when its spans are used up; `true` when it did. */
+  async ready(): Promise<boolean> {
+    if (this.#next < BATCH) return false;
+    const win = this.#newWindow();
     this.refs = [];
     for (let i = 0; i < BATCH; i++) this.refs.push(await win.append({ kind: "toolResult", text: TEXT }));
     this.#window = win;

@@ -161,9 +161,10 @@ export function sealAuditJson(
     spanId: draft.spanId,
     status: draft.status,
     store: ctx.store,
-    // Last in key order, and only when set, so records without it keep their exact bytes.
-    ...(draft.until !== undefined ? { until: draft.until } : {}),
   };
+  // Last in key order, and only when set, so records without it keep their exact bytes (added after the
+  // literal rather than spread into it: a spread builds the record through a slower, generic path).
+  if (draft.until !== undefined) (body as { until?: number }).until = draft.until;
   const canonical = JSON.stringify(body);
   const hash = contentHash(ctx.prevHash + "\n" + canonical);
   body.hash = hash;

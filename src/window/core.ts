@@ -16,6 +16,7 @@ import { ShownWindow } from "./compaction.js";
 import { Doubts } from "./doubts.js";
 import { spanIdOf, type Entry, type LiveEntry } from "./entries.js";
 import { kindPins, type WindowSettings } from "./window-options.js";
+import type { PlanContext } from "./plan.js";
 import type { WindowIdentity } from "./refs.js";
 import { WindowState } from "./state.js";
 import { entryView, type WindowEntry } from "./view.js";
@@ -47,6 +48,17 @@ export class WindowCore {
   lastDecided = 0;
   notices: readonly string[] = [];
   readonly #seenTools = new WeakSet<readonly DirectiveTool[]>();
+  /** What planning a prune reads from this window (`plan.ts`): made once, not per prune. */
+  readonly planContext: PlanContext = ((core: WindowCore): PlanContext => ({
+    find: (id) => (core.state.folded.has(id) ? undefined : core.state.get(id)),
+    groupMembers: (group) => core.state.groupMembers(group),
+    policyOf: (kind) => core.policyOf(kind),
+    pinsFor: (policy) => core.pinsFor(policy),
+    store: (name) => core.store(name),
+    get auditStore() {
+      return core.home;
+    },
+  }))(this);
 
   constructor(settings: WindowSettings<string>, self: WindowIdentity) {
     this.settings = settings;

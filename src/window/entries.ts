@@ -19,6 +19,12 @@ export interface LiveEntry {
   /** When the store wrote its copy (the start of its retention), if it did. */
   copiedAt: number | null;
   notice: string | null;
+  /**
+   * The hint its index line will carry if it is dropped, chosen when it was appended (`chooseHint`: a
+   * regex scan and a token count, ~2–4 µs, paid once per span so a prune does not); `null` for none,
+   * absent when not chosen yet (a span put back by a resume: chosen when it is pruned).
+   */
+  hint?: Hint | null;
 }
 
 export interface GoneEntry {
@@ -211,7 +217,7 @@ export function prunedEntry(
     ...(reversible && keep.retainedUntil !== undefined ? { retainedUntil: keep.retainedUntil } : {}),
     copyLost: false,
     // A drop's index line names what the span held; the hint is of the hint alphabet (`hint.ts`), never framed text.
-    ...hintFields(reversible && member.body === null ? chooseHint(span, hintTokens) : null),
+    ...hintFields(reversible && member.body === null ? (member.entry.hint !== undefined ? member.entry.hint : chooseHint(span, hintTokens)) : null),
     replacement: member.body,
   };
 }

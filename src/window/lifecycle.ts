@@ -6,6 +6,7 @@
 import { inDecisionOrder, type AuditRecord } from "../audit.js";
 import { errorMessage } from "../errors.js";
 import { contentHash } from "../hash.js";
+import { chooseHint } from "../hint.js";
 import type { CompactOutcome } from "../outcome.js";
 import type { Span } from "../types.js";
 import { compactDraft } from "./audit-drafts.js";
@@ -41,6 +42,8 @@ export async function appendSpan(core: WindowCore, input: AppendInput<string>): 
   });
   const span: Span = { ...draft, id: registered.spanId };
   const entry: LiveEntry = { state: "live", pos: state.entries.length, span, handle: null, store: policy.store, persistError: null, copiedAt: null, notice: null };
+  // Only a span with a copy can become an index line; its hint is chosen now, once, not inside its prune.
+  if (policy.store !== null) entry.hint = chooseHint(span, core.settings.indexHintTokens);
   if (policy.store !== null) {
     const store = core.store(policy.store);
     if (store.capabilities.writable) {

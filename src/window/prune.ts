@@ -31,16 +31,8 @@ export async function prune(core: WindowCore, spanId: string, mode: PruneMode, d
       entry: entry?.state === "live" ? entry : null, raw,
     });
   }
-  const { state } = core;
   const planned = planPrune(
-    {
-      find: (id) => (state.folded.has(id) ? undefined : state.get(id)),
-      groupMembers: (group) => state.groupMembers(group),
-      policyOf: (kind) => core.policyOf(kind),
-      pinsFor: (policy) => core.pinsFor(policy),
-      store: (name) => core.store(name),
-      auditStore: core.home,
-    },
+    core.planContext,
     // Made well-formed like span text at append: JSON can carry a lone surrogate, which providers refuse.
     spanId, mode, digest === null ? null : digest.toWellFormed(),
   );
