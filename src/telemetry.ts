@@ -87,7 +87,10 @@ export interface TelemetryOptions {
 export const MAX_QUERY_TEXT = 200;
 
 /** The decision operations a span is named after: `pruneguard.<op>`. */
-export type TelemetryOp = "prune" | "recall" | "search" | "map" | "summarize_range" | "compact" | "resume" | "check_copies";
+export type TelemetryOp =
+  | "prune" | "recall" | "search" | "map" | "summarize_range" | "compact" | "resume" | "check_copies"
+  /** A provider's compaction recorded (`providerCompacted`), and a clearing it did outside the checks (`providerCleared`). */
+  | "provider_compaction" | "provider_clearing";
 
 /** The window's facts about one of its spans, for attributes (never its text). */
 export interface SpanFacts {
@@ -102,6 +105,8 @@ export interface TelemetryContext {
   span(spanId: string): SpanFacts | undefined;
   /** The store a kind's prunes commit in (`null`: no store). */
   storeOfKind(kind: string): string | null | undefined;
+  /** The name of the store that keeps the session's audit chain (where a provider's compaction is recorded). */
+  readonly homeStore: string;
 }
 
 /** The window's telemetry, or `null` when there is none: `false`, or nothing to record into. */

@@ -4,7 +4,7 @@
  * the tracer and meter it was given, or the global providers' when an SDK registered them; and nothing it
  * records, nor any failure of the SDK it records into, ever changes a decision's answer.
  */
-import type { CompactionReport, DirectiveOutcome } from "../outcome.js";
+import type { CompactionReport, DirectiveOutcome, ProviderCompactionOutcome } from "../outcome.js";
 import type { TelemetryAttributes, TelemetryContext, TelemetryMeter, TelemetrySpan, TelemetryTracer } from "../telemetry.js";
 import { describeOutcome, type Described } from "./outcome-attributes.js";
 import {
@@ -241,6 +241,45 @@ export class Telemetry {
       op: "check_copies", status: lost > 0 ? "copies-lost" : "ok",
       attributes: { "pruneguard.op": "check_copies", "pruneguard.status": lost > 0 ? "copies-lost" : "ok", "pruneguard.copies.lost": lost },
       dimensions: {}, tokensFreed: 0, lossy: 0, failures: [], recall: null,
+    }));
+  }
+
+  /**
+   * A provider's compaction recorded: what its block covered, pruned through the checks, lost as lossy
+   * commitments or kept. Never the block, its summary or its encrypted content.
+   */
+  providerCompaction(run: () => Promise<ProviderCompactionOutcome>): Promise<ProviderCompactionOutcome> {
+    return this.decision("provider_compaction", run, (o) => {
+      const compactedNow = o.status === "compacted";
+      return {
+        op: "provider_compaction", status: o.status,
+        attributes: clean({
+          "pruneguard.op": "provider_compaction", "pruneguard.status": o.status, "pruneguard.provider": o.provider,
+          "pruneguard.span.id": o.spanId ?? undefined, "pruneguard.span.kind": o.spanId === null ? undefined : "summary",
+          "pruneguard.provider_compaction.members": o.members.length, "pruneguard.provider_compaction.pruned": o.pruned.length,
+          "pruneguard.provider_compaction.kept": o.kept.length, "pruneguard.lossy.count": o.lossy.length,
+          // The conventions' compaction flag: from here on the model reads the provider's compacted view.
+          ...(compactedNow ? { [ATTR_GEN_AI_CONVERSATION_COMPACTED]: true } : {}),
+        }),
+        dimensions: { "pruneguard.provider": o.provider },
+        tokensFreed: 0,
+        lossy: o.lossy.length,
+        failures: o.status === "store-error" ? [{ store: this.#ctx.homeStore, failure: "store-error" }] : [],
+        recall: null,
+      };
+    });
+  }
+
+  /** A clearing the provider did outside the checks (`clear_tool_uses`), recorded and said to the model. */
+  providerClearing(clearing: { readonly provider: string; readonly edit: string; readonly toolUses: number }, run: () => Promise<string>): Promise<string> {
+    return this.decision("provider_clearing", run, () => ({
+      op: "provider_clearing", status: "recorded",
+      attributes: {
+        "pruneguard.op": "provider_clearing", "pruneguard.status": "recorded", "pruneguard.provider": clearing.provider,
+        "pruneguard.provider.edit": clearing.edit, "pruneguard.provider.cleared_tool_uses": Math.max(0, Math.floor(clearing.toolUses)),
+      },
+      dimensions: { "pruneguard.provider": clearing.provider },
+      tokensFreed: 0, lossy: 0, failures: [], recall: null,
     }));
   }
 

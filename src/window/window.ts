@@ -63,6 +63,7 @@ export class ContextWindow<K extends string = string> {
         return e === undefined ? undefined : { kind: e.state === "live" ? e.span.kind : e.kind, store: e.store };
       },
       storeOfKind: (kind) => (core.hasKind(kind) ? core.policyOf(kind).store : undefined),
+      homeStore: core.home.name,
     });
     if (options.directiveTools !== undefined) core.learnTools(options.directiveTools);
     this.#core = core;
@@ -298,9 +299,11 @@ export class ContextWindow<K extends string = string> {
    * recalls what it covered. A failed compaction changes nothing.
    */
   providerCompacted(compaction: ProviderCompaction): Promise<ProviderCompactionOutcome> {
+    const core = this.#core;
     return this.#serial(async () => {
       this.#assertOpen();
-      return recordProviderCompaction(this.#core, compaction);
+      const record = () => recordProviderCompaction(core, compaction);
+      return core.telemetry === null ? record() : core.telemetry.providerCompaction(record);
     });
   }
 
@@ -309,9 +312,11 @@ export class ContextWindow<K extends string = string> {
    * `clear_tool_uses` edit, which the request builders refuse): audited, and said to the model in a line.
    */
   providerCleared(clearing: ProviderClearing): Promise<string> {
+    const core = this.#core;
     return this.#serial(async () => {
       this.#assertOpen();
-      return recordProviderClearing(this.#core, clearing);
+      const record = () => recordProviderClearing(core, clearing);
+      return core.telemetry === null ? record() : core.telemetry.providerClearing(clearing, record);
     });
   }
 

@@ -248,6 +248,38 @@ describe("telemetry: one span per decision, with its outcome", () => {
     expect(attrs("pruneguard.check_copies")).toMatchObject({ "pruneguard.status": "ok", "pruneguard.copies.lost": 0 });
   });
 
+  it("a provider's compaction and clearing: what the block covered, counted by provider, never its content", async () => {
+    const { win } = setup({ limits: { lossyBudget: 2, maxLengthMs: 8 * HOUR, compaction: "immediate", providerCompaction: "allow" } });
+    for (let i = 0; i < 2; i++) await win.append({ kind: "toolResult", text: TEXT });
+    await win.append({ kind: "scratch", text: `note ${BODY}` });
+    const summary = `two logs read ${DIGEST}`;
+    const out = await win.providerCompacted({
+      provider: "anthropic", block: { type: "compaction", content: summary, encrypted_content: "ENCRYPTEDSECRET", signature: "sig" }, summary, failed: false,
+    });
+    expect(out.status).toBe("compacted");
+    expect(out.pruned.length).toBeGreaterThanOrEqual(2);
+    expect(attrs("pruneguard.provider_compaction")).toMatchObject({
+      "pruneguard.op": "provider_compaction", "pruneguard.status": "compacted", "pruneguard.provider": "anthropic",
+      "pruneguard.span.id": out.spanId!, "pruneguard.span.kind": "summary", "pruneguard.provider_compaction.members": out.members.length,
+      "pruneguard.provider_compaction.pruned": out.pruned.length, "pruneguard.provider_compaction.kept": out.kept.length,
+      "pruneguard.lossy.count": out.lossy.length, "gen_ai.conversation.compacted": true, "gen_ai.conversation.id": "sess-1",
+    });
+    // A failed compaction changed nothing: its span says so, and does not claim the view is compacted.
+    const failed = await win.providerCompacted({ provider: "anthropic", block: { type: "compaction", content: null }, summary: null, failed: true });
+    expect(failed.status).toBe("failed");
+    expect(attrs("pruneguard.provider_compaction")).toMatchObject({ "pruneguard.status": "failed", "pruneguard.provider_compaction.pruned": 0 });
+    expect(attrs("pruneguard.provider_compaction")["gen_ai.conversation.compacted"]).toBeUndefined();
+    await win.providerCleared({ provider: "anthropic", edit: "clear_tool_uses_20250919", toolUses: 3, tokens: 900 });
+    expect(attrs("pruneguard.provider_clearing")).toMatchObject({
+      "pruneguard.status": "recorded", "pruneguard.provider": "anthropic", "pruneguard.provider.edit": "clear_tool_uses_20250919", "pruneguard.provider.cleared_tool_uses": 3,
+    });
+    expect(await r.sum("pruneguard.decisions", { "pruneguard.op": "provider_compaction", "pruneguard.provider": "anthropic" })).toBe(2);
+    expect(await r.sum("pruneguard.decisions", { "pruneguard.op": "provider_clearing", "pruneguard.status": "recorded" })).toBe(1);
+    expect(await r.sum("pruneguard.lossy.commitments")).toBe(out.lossy.length);
+    const recorded = JSON.stringify(r.spans().map((x) => [x.attributes, x.events]));
+    for (const secret of [DIGEST, BODY, "ENCRYPTEDSECRET"]) expect(recorded).not.toContain(secret);
+  });
+
   it("store failures: a copy that could not be persisted, a prune whose store failed, an audit record left waiting", async () => {
     const { win, flaky } = setup();
     flaky.failing.add("persist");
