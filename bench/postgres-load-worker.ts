@@ -411,7 +411,12 @@ async function phase(kind: "bare" | "mix", startAt: number, durationMs: number, 
   }, 50);
   const hogging = kind === "mix" && cfg!.hog !== undefined ? hog(cfg!.hog, deadline) : Promise.resolve();
   const loops = agents.filter((a) => !stuck.has(a)).map(async (a, i) => {
+    // Consecutive failed calls: an agent whose store keeps failing backs off (10 ms doubling to 500 ms, with
+    // jitter) as a real one would, instead of retrying in a tight loop through an outage.
+    let failing = 0;
     while (Date.now() < deadline) {
+      if (failing > 0) await sleep(Math.min(deadline - Date.now(), Math.min(500, 10 * 2 ** (failing - 1)) * (0.5 + Math.random() / 2)));
+      if (Date.now() >= deadline) break;
       const op: OpKind = kind === "bare" ? "bare" : a.next(MIX);
       const s = (ops[op] ??= stats());
       const rt0 = a.store.stats.roundTrips;
@@ -432,6 +437,7 @@ async function phase(kind: "bare" | "mix", startAt: number, durationMs: number, 
       s.lat.push(t1 - t0);
       s.roundTrips += op === "bare" ? 1 : a.store.stats.roundTrips - rt0;
       bump(s.outcomes, outcome);
+      failing = outcome.startsWith("error:") || outcome.startsWith("failed:") ? failing + 1 : 0;
       endAt = Math.max(endAt, performance.timeOrigin + t1);
     }
   });
