@@ -8,11 +8,13 @@
  * Every entry is optional, and a command-line argument wins over it. Without the field, policies are
  * `policies/**\/*.policy.ts`, output goes to `generated/`, and guards import the runtime as `pruneguard`.
  */
-import { readFile, stat } from "node:fs/promises";
 import * as path from "node:path";
 import { DEFAULT_EMIT_OPTIONS } from "../emit/files.js";
 import { isRecord } from "../ir/shape.js";
 import { CliError } from "./context.js";
+
+// Built-ins through `process.getBuiltinModule`, as in compiler/emit/files.ts: this module is on the path of a `check` with nothing to do.
+const { readFileSync, statSync } = process.getBuiltinModule("node:fs");
 
 export interface ProjectConfig {
   /** Policy files, folders or globs, relative to the working directory. */
@@ -75,7 +77,7 @@ export interface ResolvedConfig {
 
 export async function loadConfig(cwd: string): Promise<ResolvedConfig> {
   const file = path.join(cwd, "package.json");
-  const text = await readFile(file, "utf8").catch(() => undefined);
+  const text = readOr(() => readFileSync(file, "utf8"));
   let config: ProjectConfig = {};
   if (text !== undefined) {
     let pkg: unknown;
@@ -102,7 +104,16 @@ export async function loadConfig(cwd: string): Promise<ResolvedConfig> {
 /** The project root a command reads from (`--root`, else the config's, else the cwd); a usage error unless it is a folder. */
 export async function projectRoot(cwd: string, flag: string | undefined, config: ResolvedConfig): Promise<string> {
   const root = flag ?? config.root;
-  const info = await stat(path.resolve(cwd, root)).catch(() => undefined);
+  const info = readOr(() => statSync(path.resolve(cwd, root)));
   if (!info?.isDirectory()) throw new CliError(`the project root ${root}${flag === undefined ? ' (package.json "pruneguard".root)' : ""} is not a folder`);
   return root;
+}
+
+/** What `read` returns, or `undefined` when it throws (a missing or unreadable file). */
+function readOr<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch {
+    return undefined;
+  }
 }

@@ -2,107 +2,21 @@
  * The `pruneguard` command line. `bin/pruneguard.js` calls `main(argv)` and exits with what it returns:
  * 0 clean, 1 diagnostics with errors, 2 usage or I/O error. No input ever produces a stack trace.
  *
- * Adding a command: write `commands/<name>.ts` exporting a `RegisterCommand`, add it to `COMMANDS`.
- * Start-up stays cheap because a command module registers its options and help with light imports only
- * (commander, `context.ts`, `report.ts`) and its action `await import`s the implementation
- * (`commands/<name>.run.ts`): ts-morph, the tokenizer, pg and node:sqlite load only for the command
- * that needs them. test/compiler/cli.test.ts fails if a registration module reaches a heavy dependency.
+ * `compile` and `check` with plain arguments (inputs and the options they document) run directly
+ * (`direct.ts`), without loading commander or any other command: a `check` with nothing to do is mostly
+ * Node's start-up, and commander and the registrations were a third of the rest (BENCHMARKS.md, figure 4).
+ * Everything else — `--help`, `--version`, a usage error, any other command — is the commander program
+ * (`program.ts`), loaded when needed; the direct path declines anything it does not take exactly as
+ * commander would.
  */
-import { Command, CommanderError } from "commander";
-import { registerAudit } from "./commands/audit.js";
-import { registerCheck } from "./commands/check.js";
-import { registerCompile } from "./commands/compile.js";
-import { registerDiff } from "./commands/diff.js";
-import { registerExplain } from "./commands/explain.js";
-import { registerInit } from "./commands/init.js";
-import { registerMigrate } from "./commands/migrate.js";
-import { outputColumns } from "../diagnostics/format.js";
-import { CliError, ExitCode, type CliContext, type CliIO, type RegisterCommand } from "./context.js";
-import { errorJson, fitMessage, helpFooter, helpWidth, wantsJson } from "./report.js";
+import type { CliIO } from "./context.js";
+import { parseDirect, runDirect } from "./direct.js";
+import { processIO } from "./io.js";
 
-export const COMMANDS: readonly RegisterCommand[] = [registerInit, registerCompile, registerCheck, registerExplain, registerDiff, registerMigrate, registerAudit];
-
-/**
- * Whether to print ANSI colours: `FORCE_COLOR` wins (`0` or `false` turns colour off, anything else on),
- * then a non-empty `NO_COLOR` turns it off, else colour when diagnostics go to a terminal.
- */
-export function colorEnabled(env: Readonly<Record<string, string | undefined>>, isTTY: boolean): boolean {
-  const force = env["FORCE_COLOR"];
-  if (force !== undefined) return force !== "0" && force !== "false";
-  if (env["NO_COLOR"] !== undefined && env["NO_COLOR"] !== "") return false;
-  return isTTY;
-}
-
-const processIO = (): CliIO => ({
-  cwd: process.cwd(),
-  stdout: (t) => void process.stdout.write(t),
-  stderr: (t) => void process.stderr.write(t),
-  color: colorEnabled(process.env, process.stderr.isTTY === true),
-  // `COLUMNS` when set (a CI log or a test can ask for a width), else each stream's terminal width.
-  columns: { stdout: outputColumns(process.stdout), stderr: outputColumns(process.stderr) },
-});
+export { colorEnabled } from "./io.js";
 
 export async function main(argv: readonly string[], io: CliIO = processIO()): Promise<number> {
-  let code: number = ExitCode.ok;
-  const cli: CliContext = { io, exit: (c) => void (code = c) };
-  const program = new Command()
-    .name("pruneguard")
-    .description("Compile and check pruneguard policies: which span kinds are backed by which stores, and when a prune may be lossy.")
-    .version(await version(), "-v, --version")
-    .exitOverride()
-    .configureOutput({
-      writeOut: io.stdout,
-      writeErr: io.stderr,
-      // Commands inherit these: their help, and the footers `helpFooter` lays out, fit the same width.
-      getOutHelpWidth: () => helpWidth(io.columns?.stdout),
-      getErrHelpWidth: () => helpWidth(io.columns?.stderr),
-    })
-    .showHelpAfterError("(run with --help for usage)")
-    .addHelpText(
-      "after",
-      helpFooter(
-        "0 clean, 1 diagnostics with errors (check: or stale output; diff: a change loosens a policy; audit --verify: a broken chain), 2 usage or I/O error.",
-        [
-          "pruneguard init",
-          "pruneguard compile policies --out generated",
-          "pruneguard check --format json",
-          "pruneguard explain policies/team.policy.ts",
-          "pruneguard diff --base origin/main --format markdown",
-        ],
-        [
-          "Every command takes --format pretty|json and --help (with its exit codes and examples).",
-          "Output fits the terminal, or COLUMNS when set, up to 120 columns (diagnostics: 100). In a pipe or a file without COLUMNS, each diagnostic and error stays on one line.",
-        ],
-      ),
-    );
-  for (const register of COMMANDS) register(program, cli);
-  if (argv.length === 0) {
-    io.stderr(program.helpInformation({ error: true }));
-    return ExitCode.usage;
-  }
-  try {
-    await program.parseAsync([...argv], { from: "user" });
-    return code;
-  } catch (error) {
-    if (error instanceof CommanderError) {
-      if (error.code === "commander.helpDisplayed" || error.code === "commander.version" || error.code === "commander.help") return ExitCode.ok;
-      // Commander has printed its message on stderr already.
-      if (wantsJson(argv)) io.stdout(errorJson(error.message.replace(/^error: /, "")));
-      return ExitCode.usage;
-    }
-    const message = `${error instanceof CliError ? "" : "internal error: "}${error instanceof Error ? error.message : String(error)}`;
-    io.stderr(`${fitMessage(io, `pruneguard: ${message}`)}\n`);
-    if (wantsJson(argv)) io.stdout(errorJson(message));
-    return ExitCode.usage;
-  }
-}
-
-async function version(): Promise<string> {
-  try {
-    const { readFile } = await import("node:fs/promises");
-    const pkg = JSON.parse(await readFile(new URL("../../../package.json", import.meta.url), "utf8")) as { version?: string };
-    return pkg.version ?? "0.0.0";
-  } catch {
-    return "0.0.0";
-  }
+  const direct = parseDirect(argv);
+  if (direct !== undefined) return runDirect(direct, argv, io);
+  return (await import("./program.js")).runProgram(argv, io);
 }

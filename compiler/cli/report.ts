@@ -1,8 +1,12 @@
-/** Printing a compilation's diagnostics in the chosen format; shared by every command. */
-import { Option, type AddHelpTextContext } from "commander";
+/**
+ * Printing a compilation's diagnostics in the chosen format, and errors; shared by every command. Nothing here
+ * loads commander (its options are built in `options.ts`): `compile` and `check` print through this module
+ * on the path that never loads commander (`direct.ts`).
+ */
+import type { AddHelpTextContext } from "commander";
 import type { CompileResult } from "../index.js";
 import { diagnosticsToJson, formatDiagnostics, MAX_WIDTH, MIN_WIDTH, wrapHanging, wrapLines } from "../diagnostics/format.js";
-import type { CliIO } from "./context.js";
+import { CliError, ExitCode, type CliIO } from "./context.js";
 
 /**
  * The widest line of the CLI's text (explain, diff, audit, init, `--help`): what a code review pane or a
@@ -48,17 +52,6 @@ export function fitMessage(io: CliIO, text: string, stream: "stdout" | "stderr" 
 export type OutputFormat = "pretty" | "json";
 
 /**
- * `--format pretty|json`, the same on every command; with `json`, errors (exit 2) are JSON on stdout too.
- * A command with more renderings (`diff`: markdown; `explain`: markdown, html) lists them after these two.
- */
-export const formatOption = (more: readonly string[] = [], what = "json prints results and errors as data on stdout") =>
-  new Option("--format <format>", `output format; ${what}`).choices(["pretty", "json", ...more]).default("pretty");
-
-/** `--root <dir>`: the only folder policy files are read from. */
-export const rootOption = () =>
-  new Option("--root <dir>", 'the project root: no policy file, import or link outside it is read (default: package.json "pruneguard".root, else the working directory)');
-
-/**
  * The end of every command's `--help`: what its exit codes mean, any notes, and examples to copy, laid out
  * at the width commander wraps the rest of the help at (`helpWidth`).
  */
@@ -100,6 +93,17 @@ export function wantsJson(argv: readonly string[]): boolean {
 /** The JSON an error (exit 2) prints on stdout under `--format json`: one stable shape for every command. */
 export function errorJson(message: string): string {
   return `${JSON.stringify({ error: { message, exitCode: 2 } }, null, 2)}\n`;
+}
+
+/**
+ * A command that threw: one line on stderr (`pruneguard: …`, with `internal error: ` unless it is a
+ * `CliError`), the same as JSON on stdout under `--format json`, exit code 2. Never a stack trace.
+ */
+export function reportFailure(io: CliIO, argv: readonly string[], error: unknown): ExitCode {
+  const message = `${error instanceof CliError ? "" : "internal error: "}${error instanceof Error ? error.message : String(error)}`;
+  io.stderr(`${fitMessage(io, `pruneguard: ${message}`)}\n`);
+  if (wantsJson(argv)) io.stdout(errorJson(message));
+  return ExitCode.usage;
 }
 
 export function printDiagnostics(io: CliIO, result: Pick<CompileResult, "diagnostics" | "sources">, format: OutputFormat, extra: Record<string, unknown> = {}): void {

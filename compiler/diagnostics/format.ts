@@ -12,7 +12,7 @@
  * This module also holds the compiler's one implementation of word wrapping (`wrapLines`, `wrapHanging`):
  * the CLI's text, tables and `--help` footers, and the comments of generated code, wrap with it.
  */
-import { styleText } from "node:util";
+import type { styleText } from "node:util";
 import type { Diagnostic } from "./diagnostic.js";
 
 export interface FormatOptions {
@@ -157,7 +157,14 @@ type Style = Parameters<typeof styleText>[0];
  * `FORCE_COLOR`, `NO_COLOR`, whether stderr is a terminal), so `styleText` is told not to check a stream
  * itself: by default it would look at stdout, where diagnostics do not go.
  */
-const paint = (on: boolean, style: Style, s: string): string => (on ? styleText(style, s, { validateStream: false }) : s);
+const paint = (on: boolean, style: Style, s: string): string => (on ? util().styleText(style, s, { validateStream: false }) : s);
+
+/**
+ * `node:util`, taken when colour is first asked for: imported as an ES module at load, its facade reads every
+ * export, `TextDecoder` and `diff` among them, which costs a `check` with nothing to do more than its
+ * own work on a small project (BENCHMARKS.md, figure 4).
+ */
+const util = (): typeof import("node:util") => process.getBuiltinModule("node:util");
 
 /** Control characters other than tab and newline, and the two JavaScript line separators. */
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029]/g;

@@ -2,7 +2,7 @@
 import { formatDuration } from "../../src/policy/durations.js";
 import { DEFAULT_COMPACTION } from "../../src/policy/kinds.js";
 import { describeFate } from "../analysis/fate.js";
-import { requestShapeOf } from "../analysis/requests.js";
+import { requestShapeOf, type RequestShape } from "../analysis/requests.js";
 import type { KindIR, PolicyIR, SessionIR, StoreIR } from "../ir/schema.js";
 import { GENERATED_MARK } from "./files.js";
 
@@ -41,12 +41,25 @@ export function describeCompaction(c: SessionIR["compaction"]): string {
 
 const tokens = (n: number): string => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 
-/** What the policy says about one kind, on one line: store, modes, lossy rule, fate and why. */
-export function describeKind(kind: KindIR, policy: PolicyIR): string {
-  const store = policy.stores.find((s) => s.name === kind.store);
-  const shape = requestShapeOf(kind, policy);
+/**
+ * What the policy says about one kind, on one line: store, modes, lossy rule, fate and why. An emitter that
+ * describes every kind passes what it has already worked out per policy: the kind's request shape, and
+ * each store's description by name.
+ */
+export function describeKind(
+  kind: KindIR,
+  policy: PolicyIR,
+  shape: RequestShape = requestShapeOf(kind, policy),
+  stores?: ReadonlyMap<string, string>,
+): string {
+  let store: string | undefined;
+  if (stores) store = kind.store === null ? undefined : stores.get(kind.store);
+  else {
+    const s = policy.stores.find((s) => s.name === kind.store);
+    store = s && describeStore(s);
+  }
   const parts = [
-    store ? `store ${describeStore(store)}` : "no store",
+    store !== undefined ? `store ${store}` : "no store",
     `modes ${kind.modes.join(", ")}`,
     kind.lossy === "forbid" ? "lossy forbidden" : "lossy with acceptLossy",
     ...(kind.repersist ? ["re-persists"] : []),
@@ -66,6 +79,6 @@ export const LARGE_POLICY_KINDS = 200;
 export const isLargePolicy = (policy: PolicyIR): boolean => policy.kinds.length > LARGE_POLICY_KINDS;
 
 /** `describeKind` for a large policy: store, modes and fate in a few words (`explain` has the rest). */
-export function describeKindShort(kind: KindIR, policy: PolicyIR): string {
-  return `\`${kind.name}\`: ${kind.store ?? "no store"}; ${kind.modes.join(", ")}; ${kind.lossy === "forbid" ? "no loss" : "lossy with flag"}; ${describeFate(requestShapeOf(kind, policy).fate)}.`;
+export function describeKindShort(kind: KindIR, policy: PolicyIR, shape: RequestShape = requestShapeOf(kind, policy)): string {
+  return `\`${kind.name}\`: ${kind.store ?? "no store"}; ${kind.modes.join(", ")}; ${kind.lossy === "forbid" ? "no loss" : "lossy with flag"}; ${describeFate(shape.fate)}.`;
 }

@@ -6,7 +6,8 @@
  * per store, kind and pin, so a change to one kind is a one-line diff. Indented, it was ten times the size
  * of its policy source, most of it whitespace around the source locations every node carries.
  */
-import { IR_VERSION, type PolicyIR } from "../ir/schema.js";
+import type { PolicyIR } from "../ir/schema.js";
+import { IR_VERSION } from "../ir/version.js";
 import { sha256, sortKeys } from "./json.js";
 import { IR_GENERATED, type EmitOptions, type EmittedFile } from "./files.js";
 

@@ -100,8 +100,9 @@ function doc(text: string | undefined, indent: string): string {
 
 /** A value as TypeScript source. `column` is where it starts, so a short value stays on the line. */
 export function printValue(v: Value, indent: string, column = indent.length): string {
-  const flat = printFlat(v);
-  if (column + flat.length <= WIDTH || !isComposite(v)) return flat;
+  if (!isComposite(v)) return printFlat(v);
+  const flat = printFlatWithin(v, WIDTH - column);
+  if (flat !== undefined) return flat;
   const inner = `${indent}  `;
   if (Array.isArray(v)) {
     return `[\n${v.map((x) => `${inner}${printValue(x, inner)},`).join("\n")}\n${indent}]`;
@@ -119,6 +120,50 @@ function printFlat(v: Value): string {
   if (isCode(v)) return v.code;
   const entries = Object.entries(v as Record<string, Value | undefined>).filter((e): e is [string, Value] => e[1] !== undefined);
   return entries.length === 0 ? "{}" : `{ ${entries.map(([k, x]) => (isShorthand(k, x) ? k : `${propertyKey(k)}: ${printFlat(x)}`)).join(", ")} }`;
+}
+
+/**
+ * `printFlat(v)` when it is at most `room` characters long, else `undefined` — found without printing the
+ * rest of a value that does not fit: a table of fifty kinds is not printed on one line only to be thrown
+ * away, once per level of nesting (BENCHMARKS.md, figure 4).
+ */
+function printFlatWithin(v: Value, room: number): string | undefined {
+  if (!isComposite(v)) {
+    const flat = printFlat(v);
+    return flat.length <= room ? flat : undefined;
+  }
+  if (Array.isArray(v)) {
+    let text = "[";
+    for (let i = 0; i < v.length; i++) {
+      const sep = i === 0 ? "" : ", ";
+      // What is left for this item: the room, less what is printed and what must follow ("]").
+      const item = printFlatWithin(v[i]!, room - text.length - sep.length - 1);
+      if (item === undefined) return undefined;
+      text += sep + item;
+    }
+    text += "]";
+    return text.length <= room ? text : undefined;
+  }
+  let text = "{ ";
+  let first = true;
+  for (const [k, x] of Object.entries(v as Record<string, Value | undefined>)) {
+    if (x === undefined) continue;
+    const sep = first ? "" : ", ";
+    first = false;
+    if (isShorthand(k, x)) {
+      text += sep + k;
+    } else {
+      const key = `${propertyKey(k)}: `;
+      // What must follow this member: " }".
+      const value = printFlatWithin(x, room - text.length - sep.length - key.length - 2);
+      if (value === undefined) return undefined;
+      text += sep + key + value;
+    }
+    if (text.length + 2 > room) return undefined;
+  }
+  if (first) return room >= 2 ? "{}" : undefined;
+  text += " }";
+  return text.length <= room ? text : undefined;
 }
 
 /** `{ kinds: kinds }` prints as `{ kinds }`. */

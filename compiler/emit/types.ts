@@ -9,7 +9,7 @@
  * from `Requests` by the ref's kind, so the rule never depends on how a ref was typed.
  */
 import { requestShapeOf, type LossyFlag, type RequestShape } from "../analysis/requests.js";
-import type { PolicyIR } from "../ir/schema.js";
+import type { KindIR, PolicyIR } from "../ir/schema.js";
 import type { PruneMode } from "../../src/types.js";
 import { describeKind, describeKindShort, describeStore, headerLines, isLargePolicy } from "./describe.js";
 import type { EmitOptions, EmittedFile } from "./index.js";
@@ -25,9 +25,14 @@ export function emitTypes(policy: PolicyIR, options: EmitOptions): EmittedFile {
   // messages: a type per kind is one more target for tsc to relate per kind a consumer prunes (BENCHMARKS.md,
   // figure 5). Its messages name the policy and the rule; the kind is the ref's at the error's position.
   const named = !isLargePolicy(policy);
+  // The interfaces of each rule shape, worked out once per shape (the kinds of a policy share a few).
+  const byShape = new Map<string, ReturnType<typeof requestInterfaces>>();
   const requestOf = (shape: RequestShape, kind: string): string => {
     if (!shape.prunable) return `PruneguardTypeError<${quote(shape.reason.replace(`kind ${kind} `, `kind ${kind} of policy ${policy.name} `))}>`;
-    return requestInterfaces(shape.modes, shape.acceptLossy, named ? null : policy.name)
+    const key = `${shape.acceptLossy} ${shape.modes.join(",")}`;
+    let decls = byShape.get(key);
+    if (decls === undefined) byShape.set(key, (decls = requestInterfaces(shape.modes, shape.acceptLossy, named ? null : policy.name)));
+    return decls
       .map((d) => {
         if (!interfaces.has(d.name)) interfaces.set(d.name, d);
         return named ? `${d.name}<${quote(kind)}, PolicyName>` : d.name;
@@ -35,8 +40,14 @@ export function emitTypes(policy: PolicyIR, options: EmitOptions): EmittedFile {
       .join(" | ");
   };
   const flags = new Set(shapes.flatMap((s) => (s.prunable ? [s.acceptLossy] : [])));
-  const describe = isLargePolicy(policy) ? describeKindShort : describeKind;
-  const requests: Member[] = policy.kinds.map((k, i) => ({ doc: describe(k, policy), name: k.name, type: requestOf(shapes[i]!, k.name) }));
+  // Each store's description, by name (the first of a name, as `policy.stores.find` reads it).
+  const described = policy.stores.map(describeStore);
+  const stores = new Map<string, string>();
+  policy.stores.forEach((s, i) => {
+    if (!stores.has(s.name)) stores.set(s.name, described[i]!);
+  });
+  const describe = (k: KindIR, i: number) => (isLargePolicy(policy) ? describeKindShort(k, policy, shapes[i]) : describeKind(k, policy, shapes[i], stores));
+  const requests: Member[] = policy.kinds.map((k, i) => ({ doc: describe(k, i), name: k.name, type: requestOf(shapes[i]!, k.name) }));
   const orNever = (xs: readonly string[]) => (xs.length === 0 ? ["never"] : xs);
   const decls: Declaration[] = [
     { kind: "comment", lines: headerLines(policy, irHash(policy)) },
@@ -60,7 +71,7 @@ export function emitTypes(policy: PolicyIR, options: EmitOptions): EmittedFile {
     { kind: "type", doc: `The span kinds of policy \`${policy.name}\`.`, name: "SpanKind", union: isLargePolicy(policy) ? ["keyof Requests"] : orNever(policy.kinds.map((k) => quote(k.name))) },
     {
       kind: "type",
-      doc: `The stores policy \`${policy.name}\` declares: ${policy.stores.map(describeStore).join("; ") || "none"}.`,
+      doc: `The stores policy \`${policy.name}\` declares: ${described.join("; ") || "none"}.`,
       name: "StoreName",
       union: orNever(policy.stores.map((s) => quote(s.name))),
     },

@@ -44,21 +44,27 @@ export function snippet(node: ts.Node, file: ParsedFile): string {
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
-/** How deep evaluation is in each context; past `MAX_NESTING` it stops with PG1017 instead of recursing on. */
-const depths = new WeakMap<EvalContext, number>();
+/**
+ * How deep evaluation is in each context, kept on the context under a symbol (a `WeakMap` lookup and update
+ * around every node cost a cold compile more than the check itself); past `MAX_NESTING` it stops with PG1017
+ * instead of recursing on.
+ */
+const DEPTH: unique symbol = Symbol("depth");
+type Counted = EvalContext & { [DEPTH]?: number };
 
 export function evaluate(node: ts.Expression, ctx: EvalContext): SValue {
-  const depth = (depths.get(ctx) ?? 0) + 1;
+  const counted = ctx as Counted;
+  const depth = (counted[DEPTH] ?? 0) + 1;
   if (depth > MAX_NESTING) {
     const location = locate(node, ctx.file, ctx.display);
     ctx.report(diagnostic("PG1017", location, { what: "this expression (counting the consts it refers to)", max: MAX_NESTING }));
     return { t: "invalid", location };
   }
-  depths.set(ctx, depth);
+  counted[DEPTH] = depth;
   try {
     return evaluateNode(node, ctx);
   } finally {
-    depths.set(ctx, depth - 1);
+    counted[DEPTH] = depth - 1;
   }
 }
 

@@ -58,26 +58,27 @@ function substitute(e: ts.Expression, values: ReadonlyMap<string, string>, file:
   const sf = file.sourceFile;
   const start = e.getStart(sf);
   const edits: Array<{ start: number; end: number; text: string }> = [];
-  const visit = (node: ts.Node): void => {
+  // Each node is visited with its parent (the parser sets no parent pointers: `host.ts`); `e` is an arrow's
+  // body or a `return`'s expression, whose parent is never one that makes an identifier a name.
+  const visit = (node: ts.Node, parent: ts.Node | undefined): void => {
     if (ts.isShorthandPropertyAssignment(node) && values.has(node.name.text)) {
       edits.push({ start: node.name.getStart(sf), end: node.name.getEnd(), text: `${node.name.text}: ${values.get(node.name.text)!}` });
       return;
     }
-    if (ts.isIdentifier(node) && values.has(node.text) && isReference(node)) {
+    if (ts.isIdentifier(node) && values.has(node.text) && (parent === undefined || isReference(node, parent))) {
       edits.push({ start: node.getStart(sf), end: node.getEnd(), text: values.get(node.text)! });
       return;
     }
-    ts.forEachChild(node, visit);
+    ts.forEachChild(node, (child) => visit(child, node));
   };
-  visit(e);
+  visit(e, undefined);
   let text = e.getText(sf);
   for (const edit of edits.sort((a, b) => b.start - a.start)) text = text.slice(0, edit.start - start) + edit.text + text.slice(edit.end - start);
   return text;
 }
 
-/** An identifier that reads a binding, not a property's name (`{ store: s }`, `a.store`). */
-function isReference(id: ts.Identifier): boolean {
-  const p = id.parent;
+/** An identifier (under `p`) that reads a binding, not a property's name (`{ store: s }`, `a.store`). */
+function isReference(id: ts.Identifier, p: ts.Node): boolean {
   if ((ts.isPropertyAssignment(p) || ts.isPropertyAccessExpression(p) || ts.isMethodDeclaration(p) || ts.isPropertyDeclaration(p)) && p.name === id) return false;
   return !ts.isTypeReferenceNode(p) && !ts.isQualifiedName(p);
 }

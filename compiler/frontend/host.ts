@@ -1,15 +1,16 @@
 /**
- * The one module that touches ts-morph, with `resolution.ts` (which reads tsconfig files with TypeScript's
- * own reader). It hands the rest of the front end raw `ts.SourceFile`s, so replacing ts-morph with another
- * compiler API is a change to these two files alone.
+ * The one module that parses, with `resolution.ts` (which reads tsconfig files with TypeScript's own
+ * reader); both take the parser from `typescript.ts`. It hands the rest of the front end raw
+ * `ts.SourceFile`s, so replacing the parser with another compiler API is a change to these three files alone.
  *
  * Speed: the front end only parses: no `Project`, no lib files, no dependency resolution and no type
- * checker; of a tsconfig it reads the module resolution, once per file (`resolution.ts`). Each file is read once and parsed once with the TypeScript parser ts-morph bundles
- * (`ts.createSourceFile`, the same call and target a ts-morph `Project` makes), never wrapped in ts-morph
- * nodes: a `Project` would read and parse a file that exists on disk before parsing the given text again.
+ * checker; of a tsconfig it reads the module resolution, once per file (`resolution.ts`). Each file is read
+ * once and parsed once with the TypeScript parser ts-morph bundles (`ts.createSourceFile`, with the target
+ * a ts-morph `Project` was given), never wrapped in ts-morph nodes: a `Project` would read and parse a file
+ * that exists on disk before parsing the given text again. ts-morph itself is never loaded (`typescript.ts`).
  */
 import { readFileSync, realpathSync, statSync } from "node:fs";
-import { ts } from "ts-morph";
+import { ts } from "./typescript.js";
 import * as path from "node:path";
 import { readBoundedSync } from "../emit/files.js";
 import { displayPath, isInside, toPosix } from "./paths.js";
@@ -56,6 +57,11 @@ export interface SourceHost {
   resolution(dir: string): ModuleResolution;
   /** Forgets cached parses (for `--watch`), and every module resolution: a tsconfig may have changed or appeared. */
   refresh(absolutePaths: readonly string[]): void;
+  /**
+   * Forgets cached parses of files that have not changed, which a later `parse` reads and parses again: a
+   * one-shot build lets go of each entry's syntax tree once it is compiled (BENCHMARKS.md, figure 4).
+   */
+  release(absolutePaths: readonly string[]): void;
 }
 
 export interface HostOptions {
@@ -135,7 +141,9 @@ export function createSourceHost(options: HostOptions = {}): SourceHost {
       let parsed: ParsedFile;
       try {
         if (deep >= 0) throw new RangeError("nesting");
-        const sourceFile = ts.createSourceFile(p, text, TARGET, true);
+        // No parent pointers (`setParentNodes: false`): setting them is a walk over every node, ~20 % of the
+        // parse, and the front end reads each node from above (a visitor that needs a parent passes it down).
+        const sourceFile = ts.createSourceFile(p, text, TARGET, false);
         parsed = { path: p, text, sourceFile, syntaxErrors: parseDiagnostics(sourceFile) };
       } catch (error) {
         // A recursion the scan does not see (`a ? b : c ? …` thousands deep) overflows the parser: same answer.
@@ -151,6 +159,9 @@ export function createSourceHost(options: HostOptions = {}): SourceHost {
     refresh(paths) {
       for (const p of paths) cache.delete(p);
       resolutions.clear();
+    },
+    release(paths) {
+      for (const p of paths) cache.delete(p);
     },
   };
 }

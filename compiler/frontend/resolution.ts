@@ -21,7 +21,7 @@
  * is bounded.
  */
 import * as path from "node:path";
-import { ts } from "ts-morph";
+import { ts } from "./typescript.js";
 import { isInside } from "./paths.js";
 
 export interface ModuleResolution {

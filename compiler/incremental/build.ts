@@ -12,7 +12,7 @@
  * inputs); any error anywhere, or a policy name two entries share, falls back to one full compile of every
  * entry, whose diagnostics are then exactly the non-incremental ones; `force` ignores the manifest.
  *
- * The compiler (the front end with ts-morph, the checks with the tokenizer, the emitters) is imported only
+ * The compiler (the front end with the TypeScript parser, the checks with the tokenizer, the emitters) is imported only
  * when some entry is stale, so a build with nothing to do loads none of them.
  */
 import * as path from "node:path";
@@ -20,7 +20,8 @@ import { dedupeDiagnostics, isError, sortDiagnostics, type Diagnostic } from "..
 import { readBoundedBytes, readBoundedSync, type EmitOptions, type EmittedFile } from "../emit/files.js";
 import { sha256 } from "../emit/json.js";
 import type { SourceHost } from "../frontend/host.js";
-import type { CompileOptions, PolicyIR } from "../index.js";
+import type { CompileInput, CompileOptions, CompileResult } from "../compile.js";
+import type { PolicyIR } from "../ir/schema.js";
 import { displayPath, isInside, resolvePath, toPosix } from "../frontend/paths.js";
 import { compilerFingerprint } from "./fingerprint.js";
 import { MANIFEST_FILE, readManifest, type Manifest, type ManifestUnit } from "./manifest.js";
@@ -132,10 +133,15 @@ export async function buildPolicies(entries: readonly string[], options: BuildOp
 
   const emitted = new Map<string, EmittedFile>();
   let host = options.host;
+  // A host of this build's own (not `--watch`'s, which keeps parses across builds) lets go of each entry's
+  // syntax tree once the entry is compiled: kept, a hundred trees outlive every young-generation collection
+  // and are copied by each (BENCHMARKS.md, figure 4). The files an entry imports (its bases) stay parsed for
+  // the entries that share them; an entry a later one imports is parsed again then.
+  const release = options.host === undefined;
   // Validations shared by every compile of this build, so the fallback to a full build reuses them too.
   const validated: NonNullable<CompileOptions["validated"]> = new Map();
   if (stale.length > 0) {
-    const compiler = await import("../index.js");
+    const compiler = await loadCompiler();
     host ??= compiler.createSourceHost({ cwd, ...(options.root === undefined ? {} : { root: options.root }) });
     // Each entry is read on its own, which is how its unit learns exactly which files it reads and what a
     // compile of it alone reports; what the entries share is validated and emitted once, by policy file.
@@ -156,8 +162,9 @@ export async function buildPolicies(entries: readonly string[], options: BuildOp
       return files;
     };
     for (const i of stale) {
-      const r = compiler.compilePolicies([entries[i]!], { cwd, host, validated });
+      const r = await compiler.compile([entries[i]!], { cwd, host, validated });
       if (r.hasErrors) return fullBuild(entries, options, host, validated);
+      if (release) host.release([resolvePath(cwd, entries[i]!)]);
       const files = r.policies.flatMap(emitOnce).sort((a, b) => (a.file.path < b.file.path ? -1 : 1));
       for (const f of files) emitted.set(f.file.path, f.file);
       for (const [p, text] of r.sources) sources.set(p, text);
@@ -209,8 +216,8 @@ async function fullBuild(
   host: SourceHost | undefined,
   validated: NonNullable<CompileOptions["validated"]>,
 ): Promise<BuildResult> {
-  const compiler = await import("../index.js");
-  const r = compiler.compilePolicies(entries, { cwd: options.cwd, ...(options.root === undefined ? {} : { root: options.root }), ...(host ? { host, validated } : {}) });
+  const compiler = await loadCompiler();
+  const r = await compiler.compile(entries, { cwd: options.cwd, ...(options.root === undefined ? {} : { root: options.root }), ...(host ? { host, validated } : {}) });
   const files = r.hasErrors ? [] : compiler.emitAll(r.policies, options.emit);
   return {
     diagnostics: r.diagnostics,
@@ -224,6 +231,30 @@ async function fullBuild(
     entries: entries.length,
     manifest: undefined,
   };
+}
+
+/**
+ * The compiler: the front end, the checks and the emitters, and `compile`, which is `compilePolicies` with
+ * the IR's zod schema loaded when a policy needs it (an invalid one: validation reads valid policies without
+ * zod and throws `IrSchemaNeeded` for the others, which are then compiled again with it).
+ */
+async function loadCompiler() {
+  const [{ compilePolicies }, { createSourceHost }, { emitAll }, { IrSchemaNeeded, loadIrSchema }] = await Promise.all([
+    import("../compile.js"),
+    import("../frontend/index.js"),
+    import("../emit/index.js"),
+    import("../ir/validate.js"),
+  ]);
+  const compile = async (input: CompileInput, options: CompileOptions): Promise<CompileResult> => {
+    try {
+      return compilePolicies(input, options);
+    } catch (error) {
+      if (!(error instanceof IrSchemaNeeded)) throw error;
+      await loadIrSchema();
+      return compilePolicies(input, options);
+    }
+  };
+  return { compile, createSourceHost, emitAll };
 }
 
 /** A policy file or output larger than this is not one the compiler wrote or would read for reuse. */

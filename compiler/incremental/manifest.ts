@@ -10,12 +10,14 @@
  * every entry is re-checked against the files on disk before it is reused. Keep it out of version control
  * (like `tsc`'s `.tsbuildinfo`); `pruneguard check` on a fresh clone then compiles every policy.
  */
-import { rename, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { isDiagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
 import { readBounded } from "../emit/files.js";
 import { hasExactKeys, isRecord } from "../ir/shape.js";
 import { seal, verifySeal } from "./seal.js";
+
+// Built-ins through `process.getBuiltinModule`, as in compiler/emit/files.ts: this module is on the path of a `check` with nothing to do.
+const fs = process.getBuiltinModule("node:fs");
 
 export const MANIFEST_FILE = ".pruneguard-manifest.json";
 const MANIFEST_VERSION = 2;
@@ -108,6 +110,6 @@ export async function writeManifest(outDir: string, manifest: Manifest, key: Buf
   const text = `${seal(key, body)}\n${body}`;
   if ((await readBounded(target, MAX_MANIFEST_BYTES)) === text) return;
   const temporary = `${target}.${process.pid}.tmp`;
-  await writeFile(temporary, text, "utf8");
-  await rename(temporary, target);
+  await fs.promises.writeFile(temporary, text, "utf8");
+  await fs.promises.rename(temporary, target);
 }

@@ -11,11 +11,13 @@
  * the build is then never incremental) when it is not a regular file of this user's that nobody else can
  * write, or when it lies inside the project root, where a pull request could plant it too.
  */
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { lstatSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import * as path from "node:path";
 import { isInside, toPosix } from "../frontend/paths.js";
+
+// Built-ins through `process.getBuiltinModule`, as in compiler/emit/files.ts: this module is on the path of a `check` with nothing to do.
+const { createHmac, randomBytes, timingSafeEqual } = process.getBuiltinModule("node:crypto");
+const { lstatSync, mkdirSync, readFileSync, realpathSync, writeFileSync } = process.getBuiltinModule("node:fs");
 
 const KEY_FILE = "manifest.key";
 

@@ -12,6 +12,7 @@ import { LOSSY_RULES, MIN_COMPACTION_TOKENS, MIN_SEARCH_TOKENS } from "../../src
 import { PRUNE_MODES } from "../../src/types.js";
 import type { Diagnostic } from "../diagnostics/diagnostic.js";
 import { LOCATION_POSITIONS, type Location as LocationData } from "./location.js";
+import { provideIrSchema } from "./validate.js";
 
 /** `Location` (./location.ts) as a zod schema, for the IR's nodes: the same members and rules as `isLocation`. */
 export const Location = z.strictObject({
@@ -139,5 +140,7 @@ export const PolicyIR = z.strictObject({
 });
 export type PolicyIR = z.infer<typeof PolicyIR>;
 
-/** Version of the IR's shape; bumped on any change an emitter could notice. */
-export const IR_VERSION = 1;
+export { IR_VERSION } from "./version.js";
+
+// Validation reads valid candidates without zod (`parse.ts`) and asks this schema why the others are not.
+provideIrSchema(PolicyIR);

@@ -312,22 +312,60 @@ describe("start-up", () => {
     return seen;
   };
 
-  it("main.ts and the command registrations reach no heavy dependency", () => {
-    const all = reached(path.resolve("compiler/cli/main.ts"));
+  it("the commander program and the command registrations reach no heavy dependency", () => {
+    const all = reached(path.resolve("compiler/cli/program.ts"));
     expect([...all].filter((s) => HEAVY.includes(s) || s.endsWith(".run.ts"))).toEqual([]);
     expect(all.has("commander")).toBe(true);
   });
 
+  it("main.ts and the direct path of compile and check reach neither commander nor a command registration", () => {
+    // `compile` and `check` with plain arguments run without commander (direct.ts); the rest loads program.ts.
+    const all = reached(path.resolve("compiler/cli/main.ts"));
+    expect([...all].filter((s) => HEAVY.includes(s) || s === "commander" || s.endsWith(".run.ts") || /commands\/\w+\.ts$/.test(s) || s.endsWith("program.ts"))).toEqual([]);
+  });
+
   it("compile and check load the parser, the checks (with the tokenizer) and the emitters only when a policy changed", () => {
-    // The incremental build imports the compiler (ts-morph, and through the tombstone check gpt-tokenizer)
-    // when an entry is stale (incremental.test.ts); a build with nothing to do reaches none of it.
+    // The incremental build imports the compiler (the TypeScript parser, and through the tombstone check
+    // gpt-tokenizer) when an entry is stale (incremental.test.ts); a build with nothing to do reaches none of it.
     for (const command of ["compile", "check"]) {
       const all = reached(path.resolve(`compiler/cli/commands/${command}.run.ts`));
       // Nor zod (~30 ms of start-up): the manifest, its diagnostics and the config are checked by plain functions.
-      expect([...all].filter((s) => s === "ts-morph" || s.startsWith("gpt-tokenizer") || s === "zod" || s.startsWith("zod/"))).toEqual([]);
-      const heavy = ["compiler/checks/index.ts", "compiler/frontend/index.ts", "compiler/emit/guard.ts", "compiler/ir/schema.ts"];
+      // Nor commander, nor the glob library (a folder of policies is listed without it: inputs.ts).
+      expect([...all].filter((s) => HEAVY.includes(s) || s === "commander" || s.startsWith("gpt-tokenizer") || s.startsWith("zod/"))).toEqual([]);
+      const heavy = ["compiler/checks/index.ts", "compiler/frontend/index.ts", "compiler/frontend/typescript.ts", "compiler/emit/guard.ts", "compiler/ir/schema.ts", "compiler/compile.ts"];
       expect([...all].filter((s) => heavy.some((h) => s.endsWith(h)))).toEqual([]);
     }
+  });
+
+  it("the compiler's modules reach zod only through the IR schema, which a compile of valid policies never loads", () => {
+    const all = reached(path.resolve("compiler/compile.ts"));
+    for (const m of ["compiler/emit/index.ts", "compiler/frontend/index.ts"]) for (const s of reached(path.resolve(m))) all.add(s);
+    expect([...all].filter((s) => s === "zod" || s.startsWith("zod/") || s === "ts-morph" || s.endsWith("compiler/ir/schema.ts"))).toEqual([]);
+  });
+
+  // The built CLI, spawned with a module hook that lists every module it loads.
+  const loadedBy = (args: readonly string[], cwd: string): string[] => {
+    const hook = path.join(cwd, "load-hook.mjs");
+    writeFileSync(hook, 'import { registerHooks } from "node:module";\nregisterHooks({ load(url, context, next) { process.stderr.write(`loaded: ${url}\\n`); return next(url, context); } });\n');
+    const r = spawnSync(process.execPath, ["--import", hook, BIN, ...args], { cwd, encoding: "utf8" });
+    expect(r.status, r.stderr).toBe(0);
+    return [...r.stderr.matchAll(/^loaded: (.*)$/gm)].map((m) => m[1]!);
+  };
+
+  it("a check with nothing to do loads no parser, no zod, no commander and no glob library (the built CLI)", () => {
+    const dir = project({ "policies/org.policy.ts": GOOD });
+    expect(spawnSync(process.execPath, [BIN, "compile"], { cwd: dir, encoding: "utf8" }).status).toBe(0);
+    const loaded = loadedBy(["check"], dir);
+    expect(loaded.some((u) => u.endsWith("/compiler/cli/commands/check.run.js"))).toBe(true);
+    const heavy = ["/typescript.js", "/ts-morph", "/zod/", "/commander/", "/tinyglobby/", "/picomatch/", "/compiler/frontend/index.js", "/compiler/emit/guard.js", "/compiler/checks/"];
+    expect(loaded.filter((u) => heavy.some((h) => u.includes(h)))).toEqual([]);
+  });
+
+  it("a cold compile loads the parser on its own: not ts-morph, and not zod (the built CLI)", () => {
+    const dir = project({ "policies/org.policy.ts": GOOD });
+    const loaded = loadedBy(["compile", "--force"], dir);
+    expect(loaded.some((u) => u.endsWith("/@ts-morph/common/dist/typescript.js"))).toBe(true);
+    expect(loaded.filter((u) => /\/ts-morph\/dist\/|ts-morph-common\.js|\/zod\/|\/commander\//.test(u))).toEqual([]);
   });
 
   it("migrate's help defaults are the store's", async () => {

@@ -105,6 +105,15 @@ describe("PG1006 a call to a function the policy declares", () => {
     expectClean(compileOne(withKinds("", inlined)));
   });
 
+  it("replaces a parameter where it is read, not where the same name is a property or a member", () => {
+    // The parser sets no parent pointers: what the identifier stands under is passed down the walk (functions.ts).
+    const helper = `function kind(store: string, lossy = "forbid") {\n  return { store: store, modes: ["drop"], lossy, note: { store: lossy }.store };\n}\n`;
+    const kinds = `  kinds: { toolResult: kind("toolLog"), audit: kind("toolLog", "with-flag") },`;
+    const [first, second] = compileOne(withKinds(helper, kinds)).diagnostics;
+    expect(first!.message).toContain('write what this call returns here, `{ store: "toolLog", modes: ["drop"], lossy: "forbid", note: { store: "forbid" }.store }`');
+    expect(second!.message).toContain('write what this call returns here, `{ store: "toolLog", modes: ["drop"], lossy: "with-flag", note: { store: "with-flag" }.store }`');
+  });
+
   it("says what to do without the text when the helper's body is more than one return", () => {
     const helper = `function kind(store: string) {\n  const modes = ["drop"];\n  return { store, modes, lossy: "forbid" };\n}\n`;
     const kinds = `  kinds: { toolResult: kind("toolLog") },`;

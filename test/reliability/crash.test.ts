@@ -18,9 +18,9 @@ import { spawn } from "node:child_process";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { DatabaseSync as Database } from "node:sqlite";
 import { afterAll, describe, expect, it } from "vitest";
 import { verifyAuditChain } from "../../src/audit.js";
+import { openSqliteAuditReader } from "../../src/stores/sqlite/sqlite-audit.js";
 import { SqliteStore } from "../../src/stores/sqlite/sqlite-store.js";
 import { ManualClock } from "../../src/types.js";
 import { ContextWindow } from "../../src/window/window.js";
@@ -85,9 +85,10 @@ describe("crash: SIGKILL during a stream of prunes on SQLite", () => {
         expect(log.length, `round ${round}: ${answered} answered directives`).toBeGreaterThanOrEqual(answered);
         expect(log.length).toBeLessThanOrEqual(answered + 1);
         const reversible = new Set(log.filter((r) => r.status === "reversible").map((r) => r.spanId!));
-        const db = new Database(path, { readOnly: true });
-        const held = new Set((db.prepare("SELECT span_id FROM pruneguard_records WHERE store = 'log' AND session = ? AND held = 1").all(session) as unknown as { span_id: string }[]).map((r) => r.span_id));
-        db.close();
+        // Read as `pruneguard audit` reads the file: a hold not yet folded into its record is in its audit row.
+        const reader = openSqliteAuditReader(path);
+        const held = new Set((await reader.copies(session, false)).filter((c) => c.store === "log" && c.held).map((c) => c.spanId));
+        await reader.close();
         expect([...held].sort(), "held spans differ from reversible audit records").toEqual([...reversible].sort());
         await store.rotate();
         const rebuilt = new ContextWindow({ session, clock, stores: { log: store }, kinds: KINDS });

@@ -208,13 +208,13 @@ describe("fault injection inside the SQLite transaction", () => {
     };
   }
 
-  // The group prune writes: the call's lossy audit record, the result's re-persist, its hold, its audit
-  // record. The result's copy is made to expire first so that re-persist runs.
+  // The group prune writes: the call's lossy audit record, the result's re-persist, its audit record with
+  // its hold. The result's copy is made to expire first so that re-persist runs.
   const POINTS = [
     "BEFORE INSERT ON pruneguard_audit WHEN NEW.seq = 2",
     "BEFORE INSERT ON pruneguard_audit WHEN NEW.seq = 3",
     "BEFORE UPDATE OF text ON pruneguard_records",
-    "BEFORE UPDATE OF held ON pruneguard_records",
+    "BEFORE INSERT ON pruneguard_audit WHEN NEW.hold_span IS NOT NULL",
   ];
 
   for (const point of POINTS) {

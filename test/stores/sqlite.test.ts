@@ -208,7 +208,7 @@ describe("SqliteStore audit table: keyed by (chain, seq), upgraded from the lega
     const columns = (db.prepare("SELECT name FROM pragma_table_info('pruneguard_audit')").all() as Array<{ name: string }>).map((c) => c.name);
     const indexes = db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'pruneguard_audit'").all();
     db.close();
-    expect(columns).toEqual(["id", "status", "hash", "record"]);
+    expect(columns).toEqual(["id", "status", "hash", "record", "hold_span", "hold_until"]);
     // No unique index beside the key: only the partial indexes over committed prunes (Finding 25.16, 25.11).
     expect(indexes).toEqual([{ name: "pruneguard_audit_lossy" }, { name: "pruneguard_audit_span" }]);
   });

@@ -22,7 +22,8 @@
  * when it runs, node:sqlite only when it opens a file, and pg only for `--url`.
  */
 import type { RegisterCommand } from "../context.js";
-import { formatOption, helpFooter } from "../report.js";
+import { formatOption } from "../options.js";
+import { helpFooter } from "../report.js";
 
 export type { AuditProblem } from "./audit.run.js";
 

@@ -7,7 +7,8 @@
  * This module only registers the command; `check.run.ts` (the compiler) is loaded when it runs.
  */
 import type { RegisterCommand } from "../context.js";
-import { formatOption, helpFooter, rootOption, type OutputFormat } from "../report.js";
+import { formatOption, rootOption } from "../options.js";
+import { helpFooter, type OutputFormat } from "../report.js";
 
 export interface CheckFlags {
   readonly out?: string;

@@ -1,6 +1,5 @@
 /** The implementation of `pruneguard compile`, loaded only when the command runs (see `compile.ts`). */
 import * as path from "node:path";
-import { watch } from "chokidar";
 import { removeOrphans, writeEmitted } from "../../emit/files.js";
 import type { SourceHost } from "../../frontend/host.js";
 import { buildPolicies } from "../../incremental/build.js";
@@ -90,6 +89,7 @@ function compileSummary(written: number, unchanged: number, out: string, r: { re
 async function watchMode(s: Settings, cli: CliContext): Promise<void> {
   const { io } = cli;
   const { createSourceHost } = await import("../../frontend/index.js");
+  const { watch } = await import("chokidar");
   const host = createSourceHost({ cwd: io.cwd, root: s.root });
   const entries = await resolveInputs(s.inputs, io.cwd, s.configured);
   // Each run resolves the inputs again (a new policy file is compiled) and rebuilds only what changed.

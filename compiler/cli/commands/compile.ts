@@ -8,7 +8,8 @@
  * when it runs.
  */
 import type { RegisterCommand } from "../context.js";
-import { formatOption, helpFooter, rootOption, type OutputFormat } from "../report.js";
+import { formatOption, rootOption } from "../options.js";
+import { helpFooter, type OutputFormat } from "../report.js";
 
 export interface CompileFlags {
   readonly out?: string;

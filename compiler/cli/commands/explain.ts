@@ -4,7 +4,8 @@
  * This module only registers the command; `explain.run.ts` (the compiler) is loaded when it runs.
  */
 import type { RegisterCommand } from "../context.js";
-import { formatOption, helpFooter, rootOption, type OutputFormat } from "../report.js";
+import { formatOption, rootOption } from "../options.js";
+import { helpFooter, type OutputFormat } from "../report.js";
 
 export interface ExplainFlags {
   readonly root?: string;

@@ -11,7 +11,8 @@
  * This module only registers the command; `init.run.ts` is loaded when it runs.
  */
 import type { RegisterCommand } from "../context.js";
-import { formatOption, helpFooter, type OutputFormat } from "../report.js";
+import { formatOption } from "../options.js";
+import { helpFooter, type OutputFormat } from "../report.js";
 
 export interface InitFlags {
   readonly name: string;

@@ -6,7 +6,8 @@
  * that help does not load the driver; test/compiler/cli.test.ts keeps them equal.
  */
 import type { RegisterCommand } from "../context.js";
-import { formatOption, helpFooter, type OutputFormat } from "../report.js";
+import { formatOption } from "../options.js";
+import { helpFooter, type OutputFormat } from "../report.js";
 
 /** `PG_URL_ENV` of `src/stores/postgres/postgres-store.ts`. */
 export const MIGRATE_URL_ENV = "PRUNEGUARD_PG_URL";

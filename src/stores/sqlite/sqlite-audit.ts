@@ -6,7 +6,7 @@ import { existsSync } from "node:fs";
 import type { DatabaseSync } from "node:sqlite";
 import { errorMessage } from "../../errors.js";
 import { AuditReadError, type AuditChainCount, type AuditCopy, type AuditReader, type AuditRow, type AuditSpan } from "../audit-reader.js";
-import { sqliteAuditRows } from "./sqlite-schema.js";
+import { hasColumn, SEQ_MASK, sqliteAuditRows, type SchemaReader } from "./sqlite-schema.js";
 import { sqliteText } from "./sqlite-text.js";
 
 /** A copy's row as SQLite returns it. */
@@ -95,11 +95,30 @@ export function openSqliteAuditReader(path: string, options: { readonly label?: 
         .all(store, session) as Array<{ ordinal: number; span_id: string; kind: string; backing: string | null; replacement?: Uint8Array | string | null }>)
         .map((r) => ({ ordinal: Number(r.ordinal), spanId: r.span_id, kind: r.kind, backing: r.backing, ...(content ? { replacement: utf8(r.replacement) } : {}) })),
     copies: async (session, content): Promise<AuditCopy[]> =>
-      !has("pruneguard_records") ? [] : (db.prepare(`SELECT store, span_id, handle, created_at, expired_at, held, held_until${content ? ", CAST(text AS BLOB) AS text" : ""} FROM pruneguard_records WHERE session = ? ORDER BY store, created_at`)
-        .all(session) as unknown as CopyRow[]).map((r) => ({
+      !has("pruneguard_records") ? [] : (db.prepare(copiesSql(db, content)).all(session) as unknown as CopyRow[]).map((r) => ({
         store: r.store, spanId: r.span_id, handle: r.handle, createdAt: Number(r.created_at), expiredAt: r.expired_at === null ? null : Number(r.expired_at),
         held: r.held === 1, heldUntil: r.held_until === null ? null : Number(r.held_until), ...(content ? { text: utf8(r.text) } : {}),
       })),
     close: async () => db.close(),
   };
+}
+
+/**
+ * The session's copies with the holds they have now. In a file of schema version 1 a prune's hold is written
+ * in its audit row and folded into the record's `held`/`held_until` by the next rotation or release: a span's
+ * latest hold among its chain's rows not yet folded (after `folded`) is the one in force, else the record's.
+ */
+function copiesSql(db: SchemaReader, content: boolean): string {
+  const text = content ? ", CAST(r.text AS BLOB) AS text" : "";
+  if (!(hasColumn(db, "pruneguard_audit", "hold_span") && hasColumn(db, "pruneguard_chains", "folded"))) {
+    return `SELECT r.store, r.span_id, r.handle, r.created_at, r.expired_at, r.held, r.held_until${text} FROM pruneguard_records r WHERE r.session = ?1 ORDER BY r.store, r.created_at`;
+  }
+  return `SELECT r.store, r.span_id, r.handle, r.created_at, r.expired_at,
+            CASE WHEN h.hold_span IS NULL THEN r.held ELSE 1 END AS held, CASE WHEN h.hold_span IS NULL THEN r.held_until ELSE h.hold_until END AS held_until${text}
+          FROM pruneguard_records r
+          LEFT JOIN (SELECT c.store, a.hold_span, a.hold_until, max(a.id) FROM pruneguard_chains c
+                     JOIN pruneguard_audit a ON a.id BETWEEN (c.chain << 32) + c.folded + 1 AND (c.chain << 32) + ${SEQ_MASK}
+                     WHERE c.session = ?1 AND a.hold_span IS NOT NULL GROUP BY c.store, a.hold_span) h
+            ON h.store = r.store AND h.hold_span = r.span_id
+          WHERE r.session = ?1 ORDER BY r.store, r.created_at`;
 }

@@ -13,13 +13,23 @@ import type { DatabaseSync } from "node:sqlite";
  */
 export const SEQ_MASK = 0xffffffff;
 const AUDIT_TABLE = `(
-  id      INTEGER PRIMARY KEY CHECK ((id & ${SEQ_MASK}) > 0),
-  status  TEXT    NOT NULL,
-  hash    TEXT    NOT NULL,
-  record  TEXT    NOT NULL,
-  chain   INTEGER GENERATED ALWAYS AS (id >> 32) VIRTUAL,
-  seq     INTEGER GENERATED ALWAYS AS (id & ${SEQ_MASK}) VIRTUAL
+  id         INTEGER PRIMARY KEY CHECK ((id & ${SEQ_MASK}) > 0),
+  status     TEXT    NOT NULL,
+  hash       TEXT    NOT NULL,
+  record     TEXT    NOT NULL,
+  chain      INTEGER GENERATED ALWAYS AS (id >> 32) VIRTUAL,
+  seq        INTEGER GENERATED ALWAYS AS (id & ${SEQ_MASK}) VIRTUAL,
+  hold_span  TEXT,
+  hold_until INTEGER
 )`;
+
+/**
+ * The file format's version, kept in `PRAGMA user_version`: 0 for every file written before it was numbered,
+ * 1 once holds are kept in audit rows (`hold_span`, `hold_until`) and folded into the records by rotation
+ * and release (`pruneguard_chains.folded`). A file of a later version is refused: this code would not know
+ * where its holds are.
+ */
+export const SQLITE_SCHEMA_VERSION = 1;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS pruneguard_records (
@@ -50,6 +60,7 @@ CREATE TABLE IF NOT EXISTS pruneguard_chains (
   chain   INTEGER PRIMARY KEY,
   store   TEXT    NOT NULL,
   session TEXT    NOT NULL,
+  folded  INTEGER NOT NULL DEFAULT 0,
   UNIQUE (store, session)
 );
 CREATE TABLE IF NOT EXISTS pruneguard_audit ${AUDIT_TABLE};
@@ -155,6 +166,26 @@ DROP TABLE pruneguard_audit;
 ALTER TABLE pruneguard_audit_keyed RENAME TO pruneguard_audit;
 `;
 
+/**
+ * Version 0 → 1: holds move from an `UPDATE` of the record's row in the prune's transaction to the prune's
+ * own audit row (`hold_span`, `hold_until`: no second B-tree written), folded into the records'
+ * `held`/`held_until` by rotation and release. Every hold the file had stays where it is, in the records;
+ * each chain starts folded through its last record (none of those rows carries a hold), so no fold ever
+ * rereads them.
+ */
+const MIGRATE_HOLDS = (holdColumns: boolean, folded: boolean) => `
+${folded ? "" : "ALTER TABLE pruneguard_chains ADD COLUMN folded INTEGER NOT NULL DEFAULT 0;"}
+${holdColumns ? "" : `ALTER TABLE pruneguard_audit ADD COLUMN hold_span TEXT; ALTER TABLE pruneguard_audit ADD COLUMN hold_until INTEGER;
+UPDATE pruneguard_chains SET folded = coalesce((SELECT max(a.id) & ${SEQ_MASK} FROM pruneguard_audit a
+  WHERE a.id BETWEEN (pruneguard_chains.chain << 32) + 1 AND (pruneguard_chains.chain << 32) + ${SEQ_MASK}), 0);`}
+PRAGMA user_version = ${SQLITE_SCHEMA_VERSION};
+`;
+
+/** Whether `table` has a column `name`. */
+export function hasColumn(db: SchemaReader, table: string, name: string): boolean {
+  return db.prepare(`SELECT 1 AS yes FROM pragma_table_info('${table}') WHERE name = '${name}'`).get() !== undefined;
+}
+
 /** Whether a file's audit table is the legacy one, keyed by (store, session, seq) columns and their UNIQUE index. */
 function legacyAudit(db: SchemaReader): boolean {
   return db.prepare("SELECT 1 AS yes FROM pragma_table_info('pruneguard_audit') WHERE name = 'store'").get() !== undefined;
@@ -190,9 +221,12 @@ export function createSchema(db: DatabaseSync): void {
     if (legacyAudit(db)) db.exec(MIGRATE_AUDIT);
     db.exec(AUDIT_INDEXES);
     // Files written before sessions kept their start: the column is added empty (`sessionStart` fills it).
-    if (!(db.prepare("PRAGMA table_info(pruneguard_sessions)").all() as Array<{ name: string }>).some((c) => c.name === "started_at")) {
-      db.exec("ALTER TABLE pruneguard_sessions ADD COLUMN started_at INTEGER");
+    if (!hasColumn(db, "pruneguard_sessions", "started_at")) db.exec("ALTER TABLE pruneguard_sessions ADD COLUMN started_at INTEGER");
+    const version = Number((db.prepare("PRAGMA user_version").get() as { user_version: number }).user_version);
+    if (version > SQLITE_SCHEMA_VERSION) {
+      throw new Error(`SQLite store file is at schema version ${version}, newer than this pruneguard (${SQLITE_SCHEMA_VERSION}); upgrade pruneguard`);
     }
+    if (version < SQLITE_SCHEMA_VERSION) db.exec(MIGRATE_HOLDS(hasColumn(db, "pruneguard_audit", "hold_span"), hasColumn(db, "pruneguard_chains", "folded")));
     db.exec("COMMIT");
   } catch (error) {
     try {

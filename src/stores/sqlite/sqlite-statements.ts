@@ -43,8 +43,20 @@ export function prepareStatements(db: DatabaseSync, wholeTextReads: boolean) {
       `UPDATE pruneguard_records SET text = @text, hash = @hash, kind = @kind, created_at = @now, expired_at = NULL
        WHERE store = @store AND session = @session AND span_id = @spanId`,
     ),
-    hold: prep<[number | null, string, string, string]>(
-      "UPDATE pruneguard_records SET held = 1, held_until = ? WHERE store = ? AND session = ? AND span_id = ?",
+    // A chain's fold: the holds its audit rows placed after `folded` (the last one of each span wins, as each
+    // prune's hold replaced the one before), applied to the records — read by the rowid range, each row once.
+    foldHolds: prep<[Record<string, SqlValue>]>(
+      `UPDATE pruneguard_records SET held = 1, held_until = h.hold_until
+       FROM (SELECT hold_span, hold_until, max(id) FROM pruneguard_audit
+             WHERE id BETWEEN (@chain << 32) + @folded + 1 AND (@chain << 32) + ${SEQ_MASK} AND hold_span IS NOT NULL GROUP BY hold_span) AS h
+       WHERE store = @store AND session = @session AND span_id = h.hold_span`,
+    ),
+    setFolded: prep<[number, number]>("UPDATE pruneguard_chains SET folded = ? WHERE chain = ?"),
+    chainFolded: prep<[string, string], { chain: number; folded: number }>("SELECT chain, folded FROM pruneguard_chains WHERE store = ? AND session = ?"),
+    // The chains of the sessions that have copies past retention (the ones rotation may empty): folded first.
+    chainsToFold: prep<[string, number], { chain: number; session: string; folded: number }>(
+      `SELECT DISTINCT c.chain, c.session, c.folded FROM pruneguard_records r JOIN pruneguard_chains c ON c.store = r.store AND c.session = r.session
+       WHERE r.store = ? AND r.text IS NOT NULL AND r.created_at <= ?`,
     ),
     releaseHolds: prep<[string, string]>(
       "UPDATE pruneguard_records SET held = 0, held_until = NULL WHERE store = ? AND session = ? AND held = 1",
@@ -69,8 +81,10 @@ export function prepareStatements(db: DatabaseSync, wholeTextReads: boolean) {
       `SELECT seq, hash FROM pruneguard_audit WHERE id BETWEEN (?1 << 32) + 1 AND (?1 << 32) + ${SEQ_MASK} ORDER BY id DESC LIMIT 1`,
     ),
     // DO NOTHING: a record already at this seq means the cached head was stale (see `SqliteStore`'s `#heads`).
-    insertAudit: prep<[number, number, string, string, string]>(
-      "INSERT INTO pruneguard_audit (id, status, hash, record) VALUES ((?1 << 32) + ?2, ?3, ?4, ?5) ON CONFLICT (id) DO NOTHING",
+    // `hold_span`, `hold_until`: the hold a reversible prune places on its span's copy (`hold_span` null: none;
+    // `hold_until` null: until released), in the prune's own row, so the prune writes no other B-tree.
+    insertAudit: prep<[number, number, string, string, string, string | null, number | null]>(
+      "INSERT INTO pruneguard_audit (id, status, hash, record, hold_span, hold_until) VALUES ((?1 << 32) + ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO NOTHING",
     ),
     auditLog: prep<[number], AuditRow>(
       `SELECT record FROM pruneguard_audit WHERE id BETWEEN (?1 << 32) + 1 AND (?1 << 32) + ${SEQ_MASK} ORDER BY id`,

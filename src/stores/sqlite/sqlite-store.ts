@@ -29,7 +29,9 @@ export interface SqliteStoreOptions extends StoreOptions {
 /**
  * The embedded default: a SQLite file in WAL mode. The check, the hold and the audit record of a prune
  * commit in one `BEGIN IMMEDIATE` transaction, so another process sharing the file cannot rotate the copy
- * between the check and the hold.
+ * between the check and the hold. The hold is written in the prune's audit row (`hold_span`, `hold_until`),
+ * so a prune writes the audit table alone; rotation and release fold a chain's new holds into its records
+ * (`held`, `held_until`) under the same write lock before they read them.
  */
 export class SqliteStore extends StoreBase implements BackingStore {
   readonly engine = "sqlite";
@@ -124,8 +126,11 @@ export class SqliteStore extends StoreBase implements BackingStore {
     else this.#onCommit.push(apply);
   }
 
-  /** Seals drafts onto the session's chain and inserts them; runs inside the caller's write transaction. */
-  #append(session: string, drafts: readonly AuditDraft[]): AuditRecord[] {
+  /**
+   * Seals drafts onto the session's chain and inserts them; runs inside the caller's write transaction.
+   * `holds[i]`: the hold draft `i`'s row places (the span's copy, until when; `null` until released).
+   */
+  #append(session: string, drafts: readonly AuditDraft[], holds?: ReadonlyArray<{ readonly span: string; readonly until: number | null } | undefined>): AuditRecord[] {
     const chain = this.#chain(session, true)!;
     const ctx = { at: this.clock.now(), session, store: this.name };
     let head = this.#heads.get(chain);
@@ -134,9 +139,10 @@ export class SqliteStore extends StoreBase implements BackingStore {
       const sealed = sealChainJson(head, drafts, ctx);
       // Under the write lock nothing else appends, so only the first insert can find its seq taken.
       let written = 0;
-      for (const { record, json } of sealed) {
+      for (const [i, { record, json }] of sealed.entries()) {
         if (record.seq > SEQ_MASK) throw new Error(`store ${this.name}: the audit chain of session ${session} is full`);
-        if (Number(this.#q.insertAudit.run(chain, record.seq, record.status, record.hash, json).changes) === 0) break;
+        const hold = holds?.[i];
+        if (Number(this.#q.insertAudit.run(chain, record.seq, record.status, record.hash, json, hold?.span ?? null, hold === undefined ? null : hold.until).changes) === 0) break;
         written++;
       }
       if (written === sealed.length) {
@@ -180,14 +186,19 @@ export class SqliteStore extends StoreBase implements BackingStore {
         own: (spanId) => this.#q.bySpan.get(this.name, session, spanId),
         mint: () => this.#mint(session),
       }, txn.lossyBudget === null || txn.lossyBudget === undefined ? 0 : this.#lossySpent(session));
+      // The hold goes into the item's own audit row (same transaction), not onto the record's row: the
+      // prune writes one B-tree; rotation and release fold it into the record first (`#fold`).
+      const holds = txn.items.map((item) => {
+        const w = plan.writes.find((x) => x.item === item);
+        return w?.hold ? { span: item.spanId, until: txn.holdUntil } : undefined;
+      });
       for (const w of plan.writes) {
         if (w.repersist === "rewrite") this.#q.rewrite.run(this.#params(session, w.item));
         else if (w.repersist === "insert") this.#q.insert.run({ ...this.#params(session, w.item), handle: w.handle });
-        if (w.hold) this.#q.hold.run(txn.holdUntil, this.name, session, w.item.spanId);
       }
       // The counter is read only when the budget is asked for, but every lossy commitment is added to it.
       if (plan.lossy > 0) this.#updateSession(session, () => (Number(this.#q.addLossy.run(plan.lossy, this.name, session).changes) > 0 ? true : undefined));
-      return commitResult(plan, this.#append(session, plan.drafts));
+      return commitResult(plan, this.#append(session, plan.drafts, holds));
     });
   }
 
@@ -330,9 +341,25 @@ export class SqliteStore extends StoreBase implements BackingStore {
     this.#immediate(() => this.#q.addLossy.run(-units, this.name, session));
   }
 
+  /**
+   * Applies the holds the chain's audit rows placed since it was last folded to the records (`held`,
+   * `held_until`), then marks it folded through its last row; inside the caller's write transaction. Each
+   * audit row is read by one fold only: its cost is the rows appended since the last one (a rowid range).
+   */
+  #fold(chain: number, session: string, folded: number): void {
+    const head = this.#q.lastAudit.get(chain)?.seq ?? 0;
+    if (head <= folded) return;
+    this.#q.foldHolds.run({ chain, folded, store: this.name, session });
+    this.#q.setFolded.run(head, chain);
+  }
+
   async releaseHolds(session: string): Promise<number> {
-    this.#assertWritable();
-    return Number(this.#q.releaseHolds.run(this.name, session).changes);
+    return this.#immediate((): number => {
+      // Every hold placed so far is on the records before they are released; one placed later is not released.
+      const c = this.#q.chainFolded.get(this.name, session);
+      if (c !== undefined) this.#fold(c.chain, session, c.folded);
+      return Number(this.#q.releaseHolds.run(this.name, session).changes);
+    });
   }
 
   async rotate(): Promise<RotateReport> {
@@ -340,6 +367,9 @@ export class SqliteStore extends StoreBase implements BackingStore {
     const now = this.clock.now();
     const cutoff = now - this.retentionMs;
     return this.#immediate((): RotateReport => {
+        // Only a copy past retention can be emptied: the chains of its sessions are folded first, so every
+        // hold placed on it is on its record when the rotation below reads `held`.
+        for (const c of this.#q.chainsToFold.all(this.name, cutoff)) this.#fold(c.chain, c.session, c.folded);
         const keptByHold = this.#q.heldPastRetention.get(this.name, cutoff, now)?.n ?? 0;
         const rotated = Number(this.#q.rotate.run({ store: this.name, now, cutoff }).changes);
         return { rotated, keptByHold };
