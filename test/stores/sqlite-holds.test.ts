@@ -66,6 +66,14 @@ describe("SqliteStore holds in audit rows (schema version 1)", () => {
     expect(sql(path, "PRAGMA user_version")).toEqual([{ user_version: SQLITE_SCHEMA_VERSION }]);
     // Each chain starts folded through its last record: no fold rereads the rows written before.
     expect(sql(path, "SELECT folded FROM pruneguard_chains")).toEqual([{ folded: 3 }]);
+    // A process of an earlier version cannot use the migrated file: the statements it prepares (its hold, its
+    // rotation) name the records' old `held` column, so it fails to open instead of rotating held copies.
+    const old = new DatabaseSync(path);
+    try {
+      expect(() => old.prepare("UPDATE pruneguard_records SET held = 1, held_until = ? WHERE store = ? AND session = ? AND span_id = ?")).toThrow(/no such column: held/);
+    } finally {
+      old.close();
+    }
     const log = await s.auditLog("s1");
     expect(log.map((r) => JSON.stringify(r))).toEqual(stored);
     expect(verifyAuditChain(log)).toBeNull();
@@ -112,7 +120,7 @@ describe("SqliteStore holds in audit rows (schema version 1)", () => {
     await s.commitPrune(prune("s", "span_1", "a", "#1", null));
     await s.commitPrune(prune("s", "span_2", "b", "#2", 3 * HOUR));
     // The record rows are untouched by the prune: the hold is in the audit row, and readers see it there.
-    expect(sql(path, "SELECT span_id, held FROM pruneguard_records ORDER BY span_id")).toEqual([
+    expect(sql(path, "SELECT span_id, held_folded AS held FROM pruneguard_records ORDER BY span_id")).toEqual([
       { span_id: "span_1", held: 0 }, { span_id: "span_2", held: 0 }, { span_id: "span_3", held: 0 },
     ]);
     expect(sql(path, "SELECT seq, hold_span, hold_until FROM pruneguard_audit ORDER BY id")).toEqual([
@@ -121,7 +129,7 @@ describe("SqliteStore holds in audit rows (schema version 1)", () => {
     expect(await heldCopies(path, "s")).toEqual({ span_1: null, span_2: 3 * HOUR, span_3: false });
     clock.set(2 * HOUR + 1);
     expect(await s.rotate()).toEqual({ rotated: 1, keptByHold: 2 });
-    expect(sql(path, "SELECT span_id, held, held_until FROM pruneguard_records WHERE text IS NOT NULL ORDER BY span_id")).toEqual([
+    expect(sql(path, "SELECT span_id, held_folded AS held, held_until FROM pruneguard_records WHERE text IS NOT NULL ORDER BY span_id")).toEqual([
       { span_id: "span_1", held: 1, held_until: null }, { span_id: "span_2", held: 1, held_until: 3 * HOUR },
     ]);
     expect(sql(path, "SELECT folded FROM pruneguard_chains")).toEqual([{ folded: 2 }]);

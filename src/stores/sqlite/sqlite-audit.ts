@@ -111,10 +111,10 @@ export function openSqliteAuditReader(path: string, options: { readonly label?: 
 function copiesSql(db: SchemaReader, content: boolean): string {
   const text = content ? ", CAST(r.text AS BLOB) AS text" : "";
   if (!(hasColumn(db, "pruneguard_audit", "hold_span") && hasColumn(db, "pruneguard_chains", "folded"))) {
-    return `SELECT r.store, r.span_id, r.handle, r.created_at, r.expired_at, r.held, r.held_until${text} FROM pruneguard_records r WHERE r.session = ?1 ORDER BY r.store, r.created_at`;
+    return `SELECT r.store, r.span_id, r.handle, r.created_at, r.expired_at, r.held_folded AS held, r.held_until${text} FROM pruneguard_records r WHERE r.session = ?1 ORDER BY r.store, r.created_at`;
   }
   return `SELECT r.store, r.span_id, r.handle, r.created_at, r.expired_at,
-            CASE WHEN h.hold_span IS NULL THEN r.held ELSE 1 END AS held, CASE WHEN h.hold_span IS NULL THEN r.held_until ELSE h.hold_until END AS held_until${text}
+            CASE WHEN h.hold_span IS NULL THEN r.held_folded ELSE 1 END AS held, CASE WHEN h.hold_span IS NULL THEN r.held_until ELSE h.hold_until END AS held_until${text}
           FROM pruneguard_records r
           LEFT JOIN (SELECT c.store, a.hold_span, a.hold_until, max(a.id) FROM pruneguard_chains c
                      JOIN pruneguard_audit a ON a.id BETWEEN (c.chain << 32) + c.folded + 1 AND (c.chain << 32) + ${SEQ_MASK}

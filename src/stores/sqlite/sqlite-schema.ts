@@ -42,7 +42,9 @@ CREATE TABLE IF NOT EXISTS pruneguard_records (
   hash       TEXT    NOT NULL,
   created_at INTEGER NOT NULL,
   expired_at INTEGER,
-  held       INTEGER NOT NULL DEFAULT 0,
+  -- Holds folded in from the audit rows (named held until version 1: renamed so an older process fails
+  -- closed on this file instead of rotating copies whose holds it cannot see).
+  held_folded INTEGER NOT NULL DEFAULT 0,
   held_until INTEGER,
   UNIQUE (store, session, span_id),
   UNIQUE (store, session, handle)
@@ -171,9 +173,11 @@ ALTER TABLE pruneguard_audit_keyed RENAME TO pruneguard_audit;
  * own audit row (`hold_span`, `hold_until`: no second B-tree written), folded into the records'
  * `held`/`held_until` by rotation and release. Every hold the file had stays where it is, in the records;
  * each chain starts folded through its last record (none of those rows carries a hold), so no fold ever
- * rereads them.
+ * rereads them. The records' `held` column is renamed `held_folded`: a process of an earlier version, which
+ * would rotate copies without reading the holds in audit rows, then fails to open the file instead.
  */
-const MIGRATE_HOLDS = (holdColumns: boolean, folded: boolean) => `
+const MIGRATE_HOLDS = (holdColumns: boolean, folded: boolean, renamed: boolean) => `
+${renamed ? "" : "ALTER TABLE pruneguard_records RENAME COLUMN held TO held_folded;"}
 ${folded ? "" : "ALTER TABLE pruneguard_chains ADD COLUMN folded INTEGER NOT NULL DEFAULT 0;"}
 ${holdColumns ? "" : `ALTER TABLE pruneguard_audit ADD COLUMN hold_span TEXT; ALTER TABLE pruneguard_audit ADD COLUMN hold_until INTEGER;
 UPDATE pruneguard_chains SET folded = coalesce((SELECT max(a.id) & ${SEQ_MASK} FROM pruneguard_audit a
@@ -226,7 +230,7 @@ export function createSchema(db: DatabaseSync): void {
     if (version > SQLITE_SCHEMA_VERSION) {
       throw new Error(`SQLite store file is at schema version ${version}, newer than this pruneguard (${SQLITE_SCHEMA_VERSION}); upgrade pruneguard`);
     }
-    if (version < SQLITE_SCHEMA_VERSION) db.exec(MIGRATE_HOLDS(hasColumn(db, "pruneguard_audit", "hold_span"), hasColumn(db, "pruneguard_chains", "folded")));
+    if (version < SQLITE_SCHEMA_VERSION) db.exec(MIGRATE_HOLDS(hasColumn(db, "pruneguard_audit", "hold_span"), hasColumn(db, "pruneguard_chains", "folded"), hasColumn(db, "pruneguard_records", "held_folded")));
     db.exec("COMMIT");
   } catch (error) {
     try {

@@ -46,7 +46,7 @@ export function prepareStatements(db: DatabaseSync, wholeTextReads: boolean) {
     // A chain's fold: the holds its audit rows placed after `folded` (the last one of each span wins, as each
     // prune's hold replaced the one before), applied to the records — read by the rowid range, each row once.
     foldHolds: prep<[Record<string, SqlValue>]>(
-      `UPDATE pruneguard_records SET held = 1, held_until = h.hold_until
+      `UPDATE pruneguard_records SET held_folded = 1, held_until = h.hold_until
        FROM (SELECT hold_span, hold_until, max(id) FROM pruneguard_audit
              WHERE id BETWEEN (@chain << 32) + @folded + 1 AND (@chain << 32) + ${SEQ_MASK} AND hold_span IS NOT NULL GROUP BY hold_span) AS h
        WHERE store = @store AND session = @session AND span_id = h.hold_span`,
@@ -59,7 +59,7 @@ export function prepareStatements(db: DatabaseSync, wholeTextReads: boolean) {
        WHERE r.store = ? AND r.text IS NOT NULL AND r.created_at <= ?`,
     ),
     releaseHolds: prep<[string, string]>(
-      "UPDATE pruneguard_records SET held = 0, held_until = NULL WHERE store = ? AND session = ? AND held = 1",
+      "UPDATE pruneguard_records SET held_folded = 0, held_until = NULL WHERE store = ? AND session = ? AND held_folded = 1",
     ),
     searchCopies: prepText<[string, string, string, string], { handle: string; spanId: string; kind: string; hash: string; rotated: number; text: string | null }>(
       `SELECT handle, span_id AS spanId, kind, hash, text IS NULL AS rotated,
@@ -142,12 +142,12 @@ export function prepareStatements(db: DatabaseSync, wholeTextReads: boolean) {
     ),
     heldPastRetention: prep<[string, number, number], { n: number }>(
       `SELECT count(*) AS n FROM pruneguard_records WHERE store = ? AND text IS NOT NULL AND created_at <= ?
-       AND held = 1 AND (held_until IS NULL OR held_until > ?)`,
+       AND held_folded = 1 AND (held_until IS NULL OR held_until > ?)`,
     ),
     rotate: prep<[Record<string, SqlValue>]>(
-      `UPDATE pruneguard_records SET text = NULL, expired_at = @now, held = 0, held_until = NULL
+      `UPDATE pruneguard_records SET text = NULL, expired_at = @now, held_folded = 0, held_until = NULL
        WHERE store = @store AND text IS NOT NULL AND created_at <= @cutoff
-       AND NOT (held = 1 AND (held_until IS NULL OR held_until > @now))`,
+       AND NOT (held_folded = 1 AND (held_until IS NULL OR held_until > @now))`,
     ),
   };
 }
