@@ -34,6 +34,11 @@ function prune(session: string, spanId: string, text: string, handle: string | n
   };
 }
 
+/** Persists `text` as the copy of `spanId`. */
+function copy(store: SqliteStore, session: string, spanId: string, text: string): Promise<unknown> {
+  return store.persist({ session, spanId, kind: "toolResult", text, hash: contentHash(text) });
+}
+
 function open(path: string, clock: ManualClock, name = "toolLog"): SqliteStore {
   return new SqliteStore({ name, path, retentionMs: 2 * HOUR, clock });
 }
@@ -57,6 +62,14 @@ async function heldCopies(path: string, session: string): Promise<Record<string,
 }
 
 describe("SqliteStore holds in audit rows (schema version 1)", () => {
+  it("`pruneguard audit`'s reader reads a version-0 file's holds as they are, without migrating it", async () => {
+    const path = join(dir, `v0-read-${n++}.db`);
+    const until = 5 * HOUR;
+    version0File(path, until);
+    expect(await heldCopies(path, "s1")).toEqual({ span_1: null, span_2: until, span_3: false, span_4: false });
+    expect(sql(path, "PRAGMA user_version")).toEqual([{ user_version: 0 }]);
+  });
+
   it("migrates a version-0 file: its records and chain unchanged, every hold kept, rotation and release as before", async () => {
     const path = join(dir, `v0-${n++}.db`);
     const until = 5 * HOUR;
@@ -90,7 +103,7 @@ describe("SqliteStore holds in audit rows (schema version 1)", () => {
     expect(await s.rotate()).toEqual({ rotated: 1, keptByHold: 0 });
     expect(await s.lookup("s1", { spanId: "span_1" })).toMatchObject({ status: "expired" });
     // The chain goes on from its last record; reopening migrates nothing again.
-    await s.persist({ session: "s1", spanId: "span_5", kind: "toolResult", text: "five", hash: contentHash("five") });
+    await copy(s, "s1", "span_5", "five");
     expect((await s.commitPrune(prune("s1", "span_5", "five", "#5", null))).items[0]!.audit.seq).toBe(4);
     expect(s.integrityCheck()).toBe("ok");
     await s.close();
@@ -116,7 +129,7 @@ describe("SqliteStore holds in audit rows (schema version 1)", () => {
     const path = join(dir, `fold-${n++}.db`);
     const clock = new ManualClock(0);
     const s = open(path, clock);
-    for (const [i, t] of ["a", "b", "c"].entries()) await s.persist({ session: "s", spanId: `span_${i + 1}`, kind: "toolResult", text: t, hash: contentHash(t) });
+    for (const [i, t] of ["a", "b", "c"].entries()) await copy(s, "s", `span_${i + 1}`, t);
     await s.commitPrune(prune("s", "span_1", "a", "#1", null));
     await s.commitPrune(prune("s", "span_2", "b", "#2", 3 * HOUR));
     // The record rows are untouched by the prune: the hold is in the audit row, and readers see it there.
@@ -147,8 +160,8 @@ describe("SqliteStore holds in audit rows (schema version 1)", () => {
     const clock = new ManualClock(0);
     const a = open(path, clock);
     const b = open(path, clock);
-    await a.persist({ session: "s", spanId: "span_1", kind: "toolResult", text: "a", hash: contentHash("a") });
-    await a.persist({ session: "s", spanId: "span_2", kind: "toolResult", text: "b", hash: contentHash("b") });
+    await copy(a, "s", "span_1", "a");
+    await copy(a, "s", "span_2", "b");
     clock.advance(3 * HOUR);
     // Both copies are past retention; a's prune holds span_1 in its audit row, and b's rotation folds it first.
     await a.commitPrune(prune("s", "span_1", "a", "#1", null));
@@ -163,25 +176,25 @@ describe("SqliteStore holds in audit rows (schema version 1)", () => {
     const path = join(dir, `release-${n++}.db`);
     const clock = new ManualClock(0);
     const s = open(path, clock);
-    for (const [i, t] of ["a", "b", "c"].entries()) await s.persist({ session: "s", spanId: `span_${i + 1}`, kind: "toolResult", text: t, hash: contentHash(t) });
+    for (const [i, t] of ["a", "b", "c"].entries()) await copy(s, "s", `span_${i + 1}`, t);
     await s.commitPrune(prune("s", "span_1", "a", "#1", null));
     clock.advance(3 * HOUR);
     expect(await s.rotate()).toEqual({ rotated: 2, keptByHold: 1 }); // span_1's hold folded
     const t = "c again";
-    await s.persist({ session: "s", spanId: "span_4", kind: "toolResult", text: t, hash: contentHash(t) });
+    await copy(s, "s", "span_4", t);
     await s.commitPrune(prune("s", "span_4", t, "#4", null)); // not folded yet
     expect(await s.releaseHolds("s")).toBe(2);
     expect(await heldCopies(path, "s")).toMatchObject({ span_1: false, span_4: false });
     // A hold placed after the release is in force, although the release folded the chain before it.
     const u = "after release";
-    await s.persist({ session: "s", spanId: "span_5", kind: "toolResult", text: u, hash: contentHash(u) });
+    await copy(s, "s", "span_5", u);
     await s.commitPrune(prune("s", "span_5", u, "#5", null));
     expect(await heldCopies(path, "s")).toMatchObject({ span_5: null });
     clock.advance(3 * HOUR);
     expect(await s.rotate()).toEqual({ rotated: 2, keptByHold: 1 });
     expect(await s.lookup("s", { spanId: "span_5" })).toMatchObject({ status: "found", text: u });
     // Another session's holds are not released by this one's release.
-    await s.persist({ session: "t", spanId: "span_1", kind: "toolResult", text: "x", hash: contentHash("x") });
+    await copy(s, "t", "span_1", "x");
     await s.commitPrune(prune("t", "span_1", "x", "#1", null));
     expect(await s.releaseHolds("s")).toBe(1);
     clock.advance(3 * HOUR);
@@ -194,7 +207,7 @@ describe("SqliteStore holds in audit rows (schema version 1)", () => {
     const path = join(dir, `latest-${n++}.db`);
     const clock = new ManualClock(0);
     const s = open(path, clock);
-    for (const [i, t] of ["a", "b", "c"].entries()) await s.persist({ session: "s", spanId: `span_${i + 1}`, kind: "toolResult", text: t, hash: contentHash(t) });
+    for (const [i, t] of ["a", "b", "c"].entries()) await copy(s, "s", `span_${i + 1}`, t);
     await s.commitPrune(prune("s", "span_1", "a", "#1", 3 * HOUR));
     await s.commitPrune(prune("s", "span_1", "a", "#1", null));
     await s.commitPrune(prune("s", "span_2", "b", "#2", null));
@@ -212,7 +225,7 @@ describe("SqliteStore holds in audit rows (schema version 1)", () => {
     const clock = new ManualClock(0);
     const s = open(path, clock);
     const spans = 40;
-    for (let i = 1; i <= spans; i++) await s.persist({ session: "s", spanId: `span_${i}`, kind: "toolResult", text: `copy ${i}`, hash: contentHash(`copy ${i}`) });
+    for (let i = 1; i <= spans; i++) await copy(s, "s", `span_${i}`, `copy ${i}`);
     await s.appendAudit("s", testDraft("invalid")); // the chain exists before the prunes
     const db = new DatabaseSync(path);
     db.exec("PRAGMA wal_checkpoint(TRUNCATE)");

@@ -105,13 +105,15 @@ export function openSqliteAuditReader(path: string, options: { readonly label?: 
 
 /**
  * The session's copies with the holds they have now. In a file of schema version 1 a prune's hold is written
- * in its audit row and folded into the record's `held`/`held_until` by the next rotation or release: a span's
- * latest hold among its chain's rows not yet folded (after `folded`) is the one in force, else the record's.
+ * in its audit row and folded into the record's `held_folded`/`held_until` by the next rotation or release: a
+ * span's latest hold among its chain's rows not yet folded (after `folded`) is the one in force, else the
+ * record's. A file of version 0 (read as it is: the reader never migrates) keeps every hold in `held`.
  */
 function copiesSql(db: SchemaReader, content: boolean): string {
   const text = content ? ", CAST(r.text AS BLOB) AS text" : "";
   if (!(hasColumn(db, "pruneguard_audit", "hold_span") && hasColumn(db, "pruneguard_chains", "folded"))) {
-    return `SELECT r.store, r.span_id, r.handle, r.created_at, r.expired_at, r.held_folded AS held, r.held_until${text} FROM pruneguard_records r WHERE r.session = ?1 ORDER BY r.store, r.created_at`;
+    const held = hasColumn(db, "pruneguard_records", "held_folded") ? "held_folded" : "held";
+    return `SELECT r.store, r.span_id, r.handle, r.created_at, r.expired_at, r.${held} AS held, r.held_until${text} FROM pruneguard_records r WHERE r.session = ?1 ORDER BY r.store, r.created_at`;
   }
   return `SELECT r.store, r.span_id, r.handle, r.created_at, r.expired_at,
             CASE WHEN h.hold_span IS NULL THEN r.held_folded ELSE 1 END AS held, CASE WHEN h.hold_span IS NULL THEN r.held_until ELSE h.hold_until END AS held_until${text}

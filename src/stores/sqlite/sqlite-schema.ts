@@ -171,7 +171,7 @@ ALTER TABLE pruneguard_audit_keyed RENAME TO pruneguard_audit;
 /**
  * Version 0 → 1: holds move from an `UPDATE` of the record's row in the prune's transaction to the prune's
  * own audit row (`hold_span`, `hold_until`: no second B-tree written), folded into the records'
- * `held`/`held_until` by rotation and release. Every hold the file had stays where it is, in the records;
+ * `held_folded`/`held_until` by rotation and release. Every hold the file had stays where it is, in the records;
  * each chain starts folded through its last record (none of those rows carries a hold), so no fold ever
  * rereads them. The records' `held` column is renamed `held_folded`: a process of an earlier version, which
  * would rotate copies without reading the holds in audit rows, then fails to open the file instead.

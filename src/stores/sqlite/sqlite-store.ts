@@ -31,7 +31,7 @@ export interface SqliteStoreOptions extends StoreOptions {
  * commit in one `BEGIN IMMEDIATE` transaction, so another process sharing the file cannot rotate the copy
  * between the check and the hold. The hold is written in the prune's audit row (`hold_span`, `hold_until`),
  * so a prune writes the audit table alone; rotation and release fold a chain's new holds into its records
- * (`held`, `held_until`) under the same write lock before they read them.
+ * (`held_folded`, `held_until`) under the same write lock before they read them.
  */
 export class SqliteStore extends StoreBase implements BackingStore {
   readonly engine = "sqlite";
@@ -342,7 +342,7 @@ export class SqliteStore extends StoreBase implements BackingStore {
   }
 
   /**
-   * Applies the holds the chain's audit rows placed since it was last folded to the records (`held`,
+   * Applies the holds the chain's audit rows placed since it was last folded to the records (`held_folded`,
    * `held_until`), then marks it folded through its last row; inside the caller's write transaction. Each
    * audit row is read by one fold only: its cost is the rows appended since the last one (a rowid range).
    */
@@ -368,7 +368,7 @@ export class SqliteStore extends StoreBase implements BackingStore {
     const cutoff = now - this.retentionMs;
     return this.#immediate((): RotateReport => {
         // Only a copy past retention can be emptied: the chains of its sessions are folded first, so every
-        // hold placed on it is on its record when the rotation below reads `held`.
+        // hold placed on it is on its record when the rotation below reads `held_folded`.
         for (const c of this.#q.chainsToFold.all(this.name, cutoff)) this.#fold(c.chain, c.session, c.folded);
         const keptByHold = this.#q.heldPastRetention.get(this.name, cutoff, now)?.n ?? 0;
         const rotated = Number(this.#q.rotate.run({ store: this.name, now, cutoff }).changes);
