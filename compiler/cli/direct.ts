@@ -18,58 +18,51 @@ export type DirectCommand =
   | { readonly command: "check"; readonly inputs: string[]; readonly flags: CheckFlags }
   | { readonly command: "compile"; readonly inputs: string[]; readonly flags: CompileFlags };
 
-/** Options taking a value, by their flag, with the property commander gives them. */
-const VALUED: Readonly<Record<string, "out" | "runtimeImport" | "root" | "format">> = {
-  "--out": "out",
-  "--runtime-import": "runtimeImport",
-  "--root": "root",
-  "--format": "format",
-};
+/** The options each command reads here, in `util.parseArgs`' terms (`--watch` stays with commander: it never returns). */
+const VALUED = { out: { type: "string" }, "runtime-import": { type: "string" }, root: { type: "string" }, format: { type: "string" } } as const;
+const OPTIONS = {
+  check: { ...VALUED, force: { type: "boolean" }, "no-drift": { type: "boolean" } },
+  compile: { ...VALUED, force: { type: "boolean" } },
+} as const;
 
-/** Options without a value, per command (`--watch` stays with commander: it never returns). */
-const SWITCHES: Readonly<Record<DirectCommand["command"], readonly string[]>> = {
-  check: ["--force", "--no-drift"],
-  compile: ["--force"],
-};
-
-/** The command, inputs and flags of `argv` when the direct path takes it; `undefined` to leave it to commander. */
+/**
+ * The command, inputs and flags of `argv` when the direct path takes it; `undefined` to leave it to commander.
+ * Read by Node's own `util.parseArgs` (strict: an unknown option, a switch given a value or a value that
+ * looks like an option throws, and is declined); what it accepts and commander reads otherwise — an option
+ * given twice, an empty value or input, `-` or `--` — is declined too.
+ */
 export function parseDirect(argv: readonly string[]): DirectCommand | undefined {
   const [command, ...rest] = argv;
   if (command !== "check" && command !== "compile") return undefined;
-  const inputs: string[] = [];
-  const values: { out?: string; runtimeImport?: string; root?: string; format?: string } = {};
-  const switches = new Set<string>();
-  for (let i = 0; i < rest.length; i++) {
-    const arg = rest[i]!;
-    if (arg === "") return undefined;
-    if (!arg.startsWith("-")) {
-      inputs.push(arg);
-      continue;
-    }
-    const eq = arg.indexOf("=");
-    const name = eq < 0 ? arg : arg.slice(0, eq);
-    const key = Object.hasOwn(VALUED, name) ? VALUED[name] : undefined;
-    if (key !== undefined) {
-      const value = eq < 0 ? rest[++i] : arg.slice(eq + 1);
-      if (value === undefined || value === "" || value.startsWith("-") || values[key] !== undefined) return undefined;
-      values[key] = value;
-    } else if (eq < 0 && SWITCHES[command].includes(arg) && !switches.has(arg)) {
-      switches.add(arg);
-    } else {
-      return undefined;
-    }
+  // Through `getBuiltinModule`: the `node:util` ES module facade reads every export when it loads (figure 4).
+  const { parseArgs } = process.getBuiltinModule("node:util");
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...rest], options: OPTIONS[command], strict: true, allowPositionals: true, tokens: true });
+  } catch {
+    return undefined;
   }
-  const format = values.format ?? "pretty";
+  const seen = new Set<string>();
+  for (const t of parsed.tokens) {
+    if (t.kind === "option-terminator") return undefined;
+    if (t.kind === "positional" && (t.value === "" || t.value.startsWith("-"))) return undefined;
+    if (t.kind !== "option") continue;
+    if (seen.has(t.name) || (t.value !== undefined && (t.value === "" || t.value.startsWith("-")))) return undefined;
+    seen.add(t.name);
+  }
+  const v = parsed.values as { out?: string; "runtime-import"?: string; root?: string; format?: string; force?: boolean; "no-drift"?: boolean };
+  const format = v.format ?? "pretty";
   if (format !== "pretty" && format !== "json") return undefined;
   const common = {
-    ...(values.out === undefined ? {} : { out: values.out }),
-    ...(values.runtimeImport === undefined ? {} : { runtimeImport: values.runtimeImport }),
-    ...(values.root === undefined ? {} : { root: values.root }),
+    ...(v.out === undefined ? {} : { out: v.out }),
+    ...(v["runtime-import"] === undefined ? {} : { runtimeImport: v["runtime-import"] }),
+    ...(v.root === undefined ? {} : { root: v.root }),
     format,
-    ...(switches.has("--force") ? { force: true } : {}),
+    ...(v.force === true ? { force: true } : {}),
   } as const;
+  const inputs = [...parsed.positionals];
   return command === "check"
-    ? { command, inputs, flags: { ...common, drift: !switches.has("--no-drift") } }
+    ? { command, inputs, flags: { ...common, drift: v["no-drift"] !== true } }
     : { command, inputs, flags: common };
 }
 
