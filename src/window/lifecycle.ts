@@ -42,8 +42,9 @@ export async function appendSpan(core: WindowCore, input: AppendInput<string>): 
   });
   const span: Span = { ...draft, id: registered.spanId };
   const entry: LiveEntry = { state: "live", pos: state.entries.length, span, handle: null, store: policy.store, persistError: null, copiedAt: null, notice: null };
-  // Only a span with a copy can become an index line; its hint is chosen now, once, not inside its prune.
-  if (policy.store !== null) entry.hint = chooseHint(span, core.settings.indexHintTokens);
+  // Only a span with a copy that may be dropped becomes an index line: its hint is chosen now, once, not
+  // inside its prune (a range summary's member of another kind gets its hint when it is summarized).
+  if (policy.store !== null && policy.modes.includes("drop")) entry.hint = chooseHint(span, core.settings.indexHintTokens);
   if (policy.store !== null) {
     const store = core.store(policy.store);
     if (store.capabilities.writable) {
