@@ -104,7 +104,7 @@ export function openSqliteAuditReader(path: string, options: { readonly label?: 
 }
 
 /**
- * The session's copies with the holds they have now. In a file of schema version 1 a prune's hold is written
+ * The session's copies with the holds they have now. In a file of schema version 1 or later a prune's hold is written
  * in its audit row and folded into the record's `held_folded`/`held_until` by the next rotation or release: a
  * span's latest hold among its chain's rows not yet folded (after `folded`) is the one in force, else the
  * record's. A file of version 0 (read as it is: the reader never migrates) keeps every hold in `held`.

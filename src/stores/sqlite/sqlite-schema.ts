@@ -9,7 +9,9 @@ import type { DatabaseSync } from "node:sqlite";
  * An audit record's key is `chain << 32 | seq`: `pruneguard_chains` numbers each (store, session) once,
  * so the table's own rowid B-tree keeps a chain's records in order and makes (store, session, seq) unique
  * — one B-tree written per record, where a UNIQUE (store, session, seq) index was a second. A chain holds
- * up to 2^32 − 1 records; ids are computed in SQL (64-bit), never in JavaScript (53-bit).
+ * up to 2^32 − 1 records; ids are computed in SQL (64-bit), never in JavaScript (53-bit). `node:sqlite` binds a
+ * JavaScript number as REAL, and a sum with a REAL is a REAL, exact only below 2^53 (a chain number below
+ * 2^21): every parameter added to `chain << 32` is cast to INTEGER first (a shift converts its own operands).
  */
 export const SEQ_MASK = 0xffffffff;
 const AUDIT_TABLE = `(
@@ -26,10 +28,11 @@ const AUDIT_TABLE = `(
 /**
  * The file format's version, kept in `PRAGMA user_version`: 0 for every file written before it was numbered,
  * 1 once holds are kept in audit rows (`hold_span`, `hold_until`) and folded into the records by rotation
- * and release (`pruneguard_chains.folded`). A file of a later version is refused: this code would not know
- * where its holds are.
+ * and release (`pruneguard_chains.folded`), 2 once the committed prunes are indexed by span outside the
+ * prune's transaction (`pruneguard_audit_spans`, `pruneguard_chains.indexed`) instead of by an index the
+ * prune wrote. A file of a later version is refused: this code would not know where its holds are.
  */
-export const SQLITE_SCHEMA_VERSION = 1;
+export const SQLITE_SCHEMA_VERSION = 2;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS pruneguard_records (
@@ -63,9 +66,18 @@ CREATE TABLE IF NOT EXISTS pruneguard_chains (
   store   TEXT    NOT NULL,
   session TEXT    NOT NULL,
   folded  INTEGER NOT NULL DEFAULT 0,
+  indexed INTEGER NOT NULL DEFAULT 0,
   UNIQUE (store, session)
 );
 CREATE TABLE IF NOT EXISTS pruneguard_audit ${AUDIT_TABLE};
+-- The committed prunes of each chain by the span id they name, through pruneguard_chains.indexed: written in
+-- batches by a recall that needs them (see SqliteStore.prunesOf), never by the prune itself.
+CREATE TABLE IF NOT EXISTS pruneguard_audit_spans (
+  chain   INTEGER NOT NULL,
+  span_id TEXT    NOT NULL,
+  seq     INTEGER NOT NULL,
+  PRIMARY KEY (chain, span_id, seq)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS pruneguard_sessions (
   store      TEXT    NOT NULL,
   session    TEXT    NOT NULL,
@@ -91,15 +103,14 @@ CREATE TABLE IF NOT EXISTS pruneguard_spans (
 `;
 
 /**
- * Indexes over the committed prunes of the audit table, partial so that the other records (recalls,
- * rejections, searches…) pay nothing: the lossy ones, counted against the session's lossy counter inside
- * a lossy prune's transaction; and every reversible or lossy one by the span id it names, so recall of a
- * span the window does not hold (an unknown id above all) reads a few index entries, not the whole chain.
- * Created after an old audit table was migrated (the migration replaces the table and its indexes).
+ * The audit table's index over its lossy prunes, partial so that the other records (recalls, rejections,
+ * searches…) pay nothing: counted against the session's lossy counter inside a lossy prune's transaction.
+ * Created after an old audit table was migrated (the migration replaces the table and its indexes). The
+ * prunes by span id are in `pruneguard_audit_spans`, not in an index here: an index is written by every
+ * prune's transaction (one more B-tree, ~1 WAL page a prune), the table only when a recall needs it.
  */
 const AUDIT_INDEXES = `
 CREATE INDEX IF NOT EXISTS pruneguard_audit_lossy ON pruneguard_audit (id) WHERE status = 'lossy';
-CREATE INDEX IF NOT EXISTS pruneguard_audit_span ON pruneguard_audit (json_extract(record, '$.spanId')) WHERE status IN ('reversible', 'lossy');
 `;
 
 /** The audit rows of the chain of (@store, @session): a `FROM … WHERE …` to extend with more conditions. */
@@ -182,7 +193,17 @@ ${folded ? "" : "ALTER TABLE pruneguard_chains ADD COLUMN folded INTEGER NOT NUL
 ${holdColumns ? "" : `ALTER TABLE pruneguard_audit ADD COLUMN hold_span TEXT; ALTER TABLE pruneguard_audit ADD COLUMN hold_until INTEGER;
 UPDATE pruneguard_chains SET folded = coalesce((SELECT max(a.id) & ${SEQ_MASK} FROM pruneguard_audit a
   WHERE a.id BETWEEN (pruneguard_chains.chain << 32) + 1 AND (pruneguard_chains.chain << 32) + ${SEQ_MASK}), 0);`}
-PRAGMA user_version = ${SQLITE_SCHEMA_VERSION};
+`;
+
+/**
+ * Version 1 → 2: the prunes' index by span (`pruneguard_audit_span`, an expression index every prune wrote)
+ * is dropped; `pruneguard_audit_spans` (created with the schema) takes its place, filled from each chain's
+ * start (`indexed` 0) by the first recall that needs it. A process of version 1 refuses the file (it reads
+ * the version), so none goes on without the index it expects.
+ */
+const MIGRATE_SPANS = (indexed: boolean) => `
+${indexed ? "" : "ALTER TABLE pruneguard_chains ADD COLUMN indexed INTEGER NOT NULL DEFAULT 0;"}
+DROP INDEX IF EXISTS pruneguard_audit_span;
 `;
 
 /** Whether `table` has a column `name`. */
@@ -230,7 +251,9 @@ export function createSchema(db: DatabaseSync): void {
     if (version > SQLITE_SCHEMA_VERSION) {
       throw new Error(`SQLite store file is at schema version ${version}, newer than this pruneguard (${SQLITE_SCHEMA_VERSION}); upgrade pruneguard`);
     }
-    if (version < SQLITE_SCHEMA_VERSION) db.exec(MIGRATE_HOLDS(hasColumn(db, "pruneguard_audit", "hold_span"), hasColumn(db, "pruneguard_chains", "folded"), hasColumn(db, "pruneguard_records", "held_folded")));
+    if (version < 1) db.exec(MIGRATE_HOLDS(hasColumn(db, "pruneguard_audit", "hold_span"), hasColumn(db, "pruneguard_chains", "folded"), hasColumn(db, "pruneguard_records", "held_folded")));
+    if (version < 2) db.exec(MIGRATE_SPANS(hasColumn(db, "pruneguard_chains", "indexed")));
+    if (version < SQLITE_SCHEMA_VERSION) db.exec(`PRAGMA user_version = ${SQLITE_SCHEMA_VERSION}`);
     db.exec("COMMIT");
   } catch (error) {
     try {

@@ -48,7 +48,7 @@ export function prepareStatements(db: DatabaseSync, wholeTextReads: boolean) {
     foldHolds: prep<[Record<string, SqlValue>]>(
       `UPDATE pruneguard_records SET held_folded = 1, held_until = h.hold_until
        FROM (SELECT hold_span, hold_until, max(id) FROM pruneguard_audit
-             WHERE id BETWEEN (@chain << 32) + @folded + 1 AND (@chain << 32) + ${SEQ_MASK} AND hold_span IS NOT NULL GROUP BY hold_span) AS h
+             WHERE id BETWEEN (@chain << 32) + CAST(@folded AS INTEGER) + 1 AND (@chain << 32) + ${SEQ_MASK} AND hold_span IS NOT NULL GROUP BY hold_span) AS h
        WHERE store = @store AND session = @session AND span_id = h.hold_span`,
     ),
     setFolded: prep<[number, number]>("UPDATE pruneguard_chains SET folded = ? WHERE chain = ?"),
@@ -84,7 +84,7 @@ export function prepareStatements(db: DatabaseSync, wholeTextReads: boolean) {
     // `hold_span`, `hold_until`: the hold a reversible prune places on its span's copy (`hold_span` null: none;
     // `hold_until` null: until released), in the prune's own row, so the prune writes no other B-tree.
     insertAudit: prep<[number, number, string, string, string, string | null, number | null]>(
-      "INSERT INTO pruneguard_audit (id, status, hash, record, hold_span, hold_until) VALUES ((?1 << 32) + ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO NOTHING",
+      "INSERT INTO pruneguard_audit (id, status, hash, record, hold_span, hold_until) VALUES ((?1 << 32) + CAST(?2 AS INTEGER), ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO NOTHING",
     ),
     auditLog: prep<[number], AuditRow>(
       `SELECT record FROM pruneguard_audit WHERE id BETWEEN (?1 << 32) + 1 AND (?1 << 32) + ${SEQ_MASK} ORDER BY id`,
@@ -92,11 +92,27 @@ export function prepareStatements(db: DatabaseSync, wholeTextReads: boolean) {
     countLossy: prep<[number], { n: number }>(
       `SELECT count(*) AS n FROM pruneguard_audit WHERE id BETWEEN (?1 << 32) + 1 AND (?1 << 32) + ${SEQ_MASK} AND status = 'lossy'`,
     ),
-    // By `pruneguard_audit_span`: the expression and the status list are the index's own.
+    // The chain's committed prunes naming span ?2: those through `indexed` by `pruneguard_audit_spans`, those
+    // after it (at most `INDEX_TAIL`) by the rowid range; one statement, so both halves read one snapshot.
     prunesOfSpan: prep<[number, string], AuditRow & { seq: number }>(
-      `SELECT seq, record FROM pruneguard_audit WHERE json_extract(record, '$.spanId') = ?2 AND status IN ('reversible', 'lossy')
-       AND id BETWEEN (?1 << 32) + 1 AND (?1 << 32) + ${SEQ_MASK} ORDER BY id`,
+      `WITH c AS (SELECT indexed FROM pruneguard_chains WHERE chain = ?1)
+       SELECT a.id & ${SEQ_MASK} AS seq, a.record FROM pruneguard_audit_spans s JOIN pruneguard_audit a ON a.id = (s.chain << 32) + s.seq
+         WHERE s.chain = ?1 AND s.span_id = ?2
+       UNION ALL
+       SELECT a.id & ${SEQ_MASK} AS seq, a.record FROM pruneguard_audit a, c
+         WHERE a.id BETWEEN (?1 << 32) + c.indexed + 1 AND (?1 << 32) + ${SEQ_MASK}
+         AND a.status IN ('reversible', 'lossy') AND json_extract(a.record, '$.spanId') = ?2
+       ORDER BY seq`,
     ),
+    chainIndexed: prep<[number], { indexed: number }>("SELECT indexed FROM pruneguard_chains WHERE chain = ?"),
+    // Indexes the chain's committed prunes after `indexed` (a rowid range: each row is indexed once).
+    indexSpans: prep<[number, number]>(
+      `INSERT OR IGNORE INTO pruneguard_audit_spans (chain, span_id, seq)
+       SELECT ?1, json_extract(record, '$.spanId'), id & ${SEQ_MASK} FROM pruneguard_audit
+       WHERE id BETWEEN (?1 << 32) + CAST(?2 AS INTEGER) + 1 AND (?1 << 32) + ${SEQ_MASK}
+       AND status IN ('reversible', 'lossy') AND json_extract(record, '$.spanId') IS NOT NULL`,
+    ),
+    setIndexed: prep<[number, number]>("UPDATE pruneguard_chains SET indexed = ? WHERE chain = ?"),
     spanOfHandle: prep<[string, string, string], { spanId: string }>(
       "SELECT span_id AS spanId FROM pruneguard_records WHERE store = ? AND session = ? AND handle = ?",
     ),

@@ -245,12 +245,18 @@ export class SqliteStore extends StoreBase implements BackingStore {
   /**
    * By index: the chain's committed prunes of the span `id` names (by span id, or by the handle of its
    * record here — a handle is minted in the store whose chain records the span's prunes, and its record is
-   * never deleted, only emptied by rotation).
+   * never deleted, only emptied by rotation). The index (`pruneguard_audit_spans`) is not written by the
+   * prunes, which would cost each one a second B-tree: the rows appended since it was last brought up to
+   * date are read by their rowid range, and once more than `INDEX_TAIL` of them wait, this call indexes them
+   * first (a write transaction; each row is indexed once). No call reads more than `INDEX_TAIL` rows of the
+   * chain besides the ones naming the span.
    */
   async prunesOf(session: string, id: string): Promise<AuditRecord[]> {
     this.#assertReadable();
     const chain = this.#chain(session, false);
     if (chain === null) return [];
+    const head = this.#q.lastAudit.get(chain)?.seq ?? 0;
+    if (head - (this.#q.chainIndexed.get(chain)?.indexed ?? 0) > INDEX_TAIL) this.#immediate(() => this.#indexSpans(chain));
     const spans = new Set([id]);
     const minted = this.#q.spanOfHandle.get(this.name, session, id);
     if (minted !== undefined) spans.add(minted.spanId);
@@ -258,6 +264,15 @@ export class SqliteStore extends StoreBase implements BackingStore {
     return rows
       .map((r) => JSON.parse(r.record) as AuditRecord)
       .filter((r) => r.op === "prune" && (r.status === "reversible" || r.status === "lossy") && (r.spanId === id || (r.handle !== null && r.handle === id)));
+  }
+
+  /** Brings the chain's span index up to its last row; inside the caller's write transaction. */
+  #indexSpans(chain: number): void {
+    const indexed = this.#q.chainIndexed.get(chain)?.indexed ?? 0;
+    const head = this.#q.lastAudit.get(chain)?.seq ?? 0;
+    if (head <= indexed) return;
+    this.#q.indexSpans.run(chain, indexed);
+    this.#q.setIndexed.run(head, chain);
   }
 
   /** The session's lossy counter, checked against the lossy records of its chain (inside the caller's transaction). */
@@ -445,6 +460,13 @@ export class SqliteStore extends StoreBase implements BackingStore {
  * writes always check.
  */
 export const READ_CHECK_MS = 1000;
+
+/**
+ * How many audit rows of a chain `prunesOf` reads by their rowid range before it indexes them (see
+ * `SqliteStore.prunesOf`): a recall of a span the window does not hold reads at most this many rows besides
+ * the ones naming it.
+ */
+export const INDEX_TAIL = 256;
 
 /** A database file's device and inode, or `null` for an in-memory or temporary database. */
 function fileIdentity(path: string): { readonly dev: number; readonly ino: number } | null {
