@@ -146,6 +146,11 @@ tr.gap td { text-align: center; color: #777; font-style: italic; }
 .note { color: #555; font-size: 12.5px; }
 `;
 
+/** Whether a copy's hold still keeps it from rotation when the page is made (a hold with a time lapses then). */
+function holdInForce(c: TimelineCopy, now: number): boolean {
+  return c.held && (c.heldUntil === null || c.heldUntil > now);
+}
+
 /** The page. */
 export function timelineHtml(input: TimelineInput): string {
   const records = inDecisionOrder(input.chains.flatMap((c) => c.records));
@@ -154,7 +159,7 @@ export function timelineHtml(input: TimelineInput): string {
   const count = (pred: (r: AuditRecord) => boolean) => records.reduce((n, r) => n + (pred(r) ? 1 : 0), 0);
   const byLane = new Map<Lane, number>();
   for (const r of records) byLane.set(laneOf(r), (byLane.get(laneOf(r)) ?? 0) + 1);
-  const held = input.copies.filter((c) => c.held).length;
+  const held = input.copies.filter((c) => holdInForce(c, input.generatedAt)).length;
   const out: string[] = [];
   out.push(
     "<!doctype html>",
@@ -422,7 +427,7 @@ function spanTable(input: TimelineInput, records: readonly AuditRecord[], limit:
   const row = (s: TimelineSpan) => {
     const c = copies.get(s.spanId);
     const f = fate.get(s.spanId);
-    const copy = c === undefined ? (s.backing === null ? "none (no store)" : "none") : c.held ? `held${c.heldUntil === null ? "" : ` until ${iso(c.heldUntil)}`}` : c.expiredAt !== null ? `expired ${iso(c.expiredAt)}` : "kept (not held)";
+    const copy = c === undefined ? (s.backing === null ? "none (no store)" : "none") : c.held ? (holdInForce(c, input.generatedAt) ? `held${c.heldUntil === null ? "" : ` until ${iso(c.heldUntil)}`}` : `hold lapsed ${iso(c.heldUntil)}, kept until rotation`) : c.expiredAt !== null ? `expired ${iso(c.expiredAt)}` : "kept (not held)";
     const status = f?.status ?? "live";
     const fateText = status === "reversible" ? (f?.until !== undefined ? `reversible until ${iso(f.until)}` : "pruned, reversible") : status === "lossy" ? "pruned, lossy" : "live";
     const cells = [
