@@ -73,7 +73,7 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
   let firstDecided = Number.POSITIVE_INFINITY;
   for (const store of ctx.stores) {
     for (const r of await store.auditLog(ctx.session)) {
-      const decided = r.decided ?? r.at * 1000;
+      const decided = decidedOf(r);
       lastDecided = Math.max(lastDecided, decided);
       firstDecided = Math.min(firstDecided, decided);
       // A span is pruned once; keep the first committed record (a second could only come from a retry the
@@ -99,7 +99,14 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
       // altered draws nothing: the spans it covered keep their own lines, and its block is not sent back.
       const summary = restoredSummary(reg.spanId, reg.replacement, reg.hash);
       if (summary === null) continue;
-      const { members, kept } = splitForProvider(entries);
+      // Its own record (the summary's, audited after every span it pruned) orders it among the decisions.
+      const own = committed.get(reg.spanId);
+      const at = own === undefined ? null : decidedOf(own);
+      const { members, kept } = splitForProvider(entries, (e) => {
+        if (at === null || (e.state !== "pruned" && e.state !== "tombstone")) return false;
+        const record = committed.get(e.spanId);
+        return record !== undefined && decidedOf(record) > at;
+      });
       summary.members = foldIndex(members, null, ctx.now, () => undefined)?.entries ?? members;
       summary.text = providerSummaryText(summary);
       entries.splice(0, entries.length, summary, ...kept);
@@ -140,6 +147,11 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
     h.entry.retainedUntil = h.store.retentionMs === null ? null : h.createdAt + h.store.retentionMs;
   }
   return { entries, counts, lastDecided, startedAt };
+}
+
+/** A record's place in decision order: the decision clock (µs), else when its store wrote it. */
+function decidedOf(r: AuditRecord): number {
+  return r.decided ?? r.at * 1000;
 }
 
 /** Reads one copy: from what was read ahead when it was, else from its store. */

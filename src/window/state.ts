@@ -290,10 +290,15 @@ export class WindowState {
   }
 }
 
-/** The positions a provider's compaction covers (no longer live) and the ones said again after its block. */
-export function splitForProvider(entries: readonly Entry[]): { members: Entry[]; kept: Entry[] } {
+/**
+ * The positions a provider's compaction covers (no longer live) and the ones said again after its block.
+ * `laterPruned`: a resume redraws a compaction from entries in their final state, so a span it kept and
+ * that was pruned after it reads as "no longer live"; the resume says which those are (by decision order),
+ * and they stay after the block, where the window showed them.
+ */
+export function splitForProvider(entries: readonly Entry[], laterPruned?: (e: Entry) => boolean): { members: Entry[]; kept: Entry[] } {
   const members: Entry[] = [];
   const kept: Entry[] = [];
-  for (const e of entries) (e.state === "live" || e.state === "lost" ? kept : members).push(e);
+  for (const e of entries) (e.state === "live" || e.state === "lost" || laterPruned?.(e) === true ? kept : members).push(e);
   return { members, kept };
 }

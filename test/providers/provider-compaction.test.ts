@@ -195,6 +195,34 @@ describe("provider-side compaction, decided by pruneguard", () => {
     await again.end();
   });
 
+  it("a span the compaction kept and the model pruned after it stays after the block when the session resumes", async () => {
+    server = await startCompactionServer(model);
+    const path = join(dir, `s${++n}.db`);
+    const session = `pc-${n}`;
+    // A kind the compaction cannot drop (summarize only): kept, said again after the block, prunable later.
+    const kinds = { ...KINDS, memo: { store: "log", modes: ["summarize"], lossy: "forbid" } } as const;
+    const opts = () => ({ ...options(path, session), kinds });
+    const win = new ContextWindow(opts());
+    const t = new Transcript(win, { system: "system", user: "turn", assistant: "turn", toolCall: "toolCall", toolResult: "toolResult" });
+    await t.system("You are the deploy assistant.");
+    const memo = refSpanId(await win.append({ kind: "memo", text: "memo: deploy 8812 owned by the payments team", message: { role: "user" } }));
+    await t.user("Why did deploy 8812 fail?");
+    await t.appendAnthropic({ content: [{ type: "compaction", content: "summary 1", encrypted_content: "enc1", signature: "sig1" } as never, { type: "text", text: "ok" }] });
+    const outcome = t.compactions[0]!;
+    expect(outcome.kept.map((k) => k.spanId)).toEqual([memo]);
+    const members = outcome.members.length;
+    expect((await win.applyDirective({ op: "prune", span_id: memo, mode: "summarize", digest: "memo: payments owns 8812" })).status).toBe("reversible");
+    await t.user("and now?");
+    const before = JSON.stringify(toAnthropicBeta(win));
+    expect(before).toMatch(new RegExp(`summary of span_\\d+–span_\\d+ \\(${members}\\)`));
+    await win.end();
+    const again = await ContextWindow.resume(opts());
+    // Drawn as the window drew it: the compaction's members unchanged, the memo's line after the block.
+    expect(JSON.stringify(toAnthropicBeta(again))).toBe(before);
+    expect((await again.recall(memo)).status).toBe("found");
+    await again.end();
+  });
+
   it("a failed compaction (content null) changes nothing and is not sent back", async () => {
     server = await startCompactionServer(model, { failFirst: true });
     const { win, t } = await setup();
