@@ -1,4 +1,5 @@
 /** The stored form of a span's copy, and how every adapter reads it. */
+import { StoreError } from "../errors.js";
 import type { CopyCandidate, CopySearch, CopySearchRequest, LookupResult, PersistInput, RegisteredSpan, StoreCapabilities } from "./store.js";
 
 /** A stored span record as every adapter reads it (`text` is `null` once rotated out). */
@@ -37,6 +38,21 @@ export function lookupAnswer(rec: StoredRecord | undefined, capabilities: StoreC
 /** A live copy is never overwritten with other bytes: that would destroy the copy a handle vouches for. */
 export function spanTaken(store: string, input: PersistInput): Error {
   return new Error(`store ${store}: ${input.spanId} of session ${input.session} already holds other bytes; refusing to overwrite a live copy`);
+}
+
+/**
+ * Refuses a session id the store would keep altered: SQLite and PostgreSQL encode text as UTF-8, where a
+ * lone surrogate becomes U+FFFD (so two ids would name one session, its copies, chain and budget); with
+ * `nul: false` (PostgreSQL, whose text cannot hold it), a NUL too. `ContextWindow` refuses lone surrogates in
+ * its options; this guards direct callers.
+ */
+export function checkSession(store: string, session: string, options: { readonly nul: boolean } = { nul: true }): void {
+  if (!session.isWellFormed()) {
+    throw new StoreError(store, `session id ${JSON.stringify(session)} is not well-formed text (a lone surrogate): refused, as the store would keep it as U+FFFD and mix it with another session`);
+  }
+  if (!options.nul && session.includes("\0")) {
+    throw new StoreError(store, `session id ${JSON.stringify(session)} holds a NUL, which this store cannot keep: refused`);
+  }
 }
 
 /** Persisting into a store that does not allow writes. */

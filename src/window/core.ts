@@ -103,10 +103,16 @@ export class WindowCore {
     return kindPins(this.settings.pins, policy);
   }
 
-  /** When the session's holds lapse (`limits.maxLengthMs` after its start), `null`: when it ends. */
+  /**
+   * When the session's holds lapse (`limits.maxLengthMs` after its start, rounded up to a whole millisecond),
+   * `null`: when it ends — also for a horizon past the largest exact integer, which no store could record
+   * and no clock reaches.
+   */
   holdUntil(): number | null {
     const max = this.settings.limits.maxLengthMs;
-    return max === null || max === undefined ? null : this.startedAt + max;
+    if (max === null || max === undefined) return null;
+    const until = Math.ceil(this.startedAt + max);
+    return Number.isSafeInteger(until) ? until : null;
   }
 
   /**

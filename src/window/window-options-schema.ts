@@ -43,7 +43,10 @@ const backingStore = z.custom<object>(
 
 
 export const windowOptionsSchema = z.object({
-  session: z.string({ error: "must be a non-empty string" }).min(1, { error: "must be a non-empty string" }),
+  // A session id is a key in every store: one that SQLite or PostgreSQL would store altered (a lone surrogate
+  // becomes U+FFFD in UTF-8, so two ids would name one session) is refused here.
+  session: z.string({ error: "must be a non-empty string" }).min(1, { error: "must be a non-empty string" })
+    .refine((s) => s.isWellFormed(), { error: "must be well-formed text: a lone surrogate would be stored as U+FFFD, naming another session" }),
   kinds: z.record(z.string().regex(KIND_NAME, { error: "kind names must be identifiers (letters, digits, _ and -; at most 64)" }), kindPolicy, {
     error: (i) =>
       i.code === "invalid_type" ? "must be an object of kind policies"

@@ -41,6 +41,9 @@ export interface Driver {
   transaction<T>(timeoutMs: number | null, fn: (tx: TxSession) => Promise<T>): Promise<T>;
 }
 
+/** The largest `statement_timeout` PostgreSQL accepts, in milliseconds (an int4: ~24.8 days). */
+export const MAX_STATEMENT_TIMEOUT_MS = 2_147_483_647;
+
 function timeoutStatement(timeoutMs: number | null): string[] {
   return timeoutMs === null ? [] : [`SET LOCAL statement_timeout = ${literal(Math.max(1, Math.floor(timeoutMs)))}`];
 }
@@ -289,7 +292,11 @@ export function createPool(options: PoolOptions): Pool {
     application_name: "pruneguard",
   };
   if (options.statementTimeoutMs !== undefined && options.statementTimeoutMs !== null) {
-    config.statement_timeout = Math.max(1, Math.floor(options.statementTimeoutMs));
+    const ms = options.statementTimeoutMs;
+    if (!(Number.isFinite(ms) && ms > 0 && ms <= MAX_STATEMENT_TIMEOUT_MS)) {
+      throw new RangeError(`statementTimeoutMs must be a positive number of milliseconds up to ${MAX_STATEMENT_TIMEOUT_MS} (PostgreSQL's limit), got ${ms}`);
+    }
+    config.statement_timeout = Math.max(1, Math.floor(ms));
   }
   const pool = new pg.Pool(config);
   pool.on("error", () => {

@@ -62,10 +62,13 @@ export async function openPostgresAuditReader(url: string, schema: string): Prom
       const union = [...present, t.audit.text].map((x) => `SELECT store FROM ${x}`).join(" UNION ");
       return (await client.query(`SELECT store FROM (${union}) s ORDER BY store`)).rows.map((r: { store: string }) => r.store);
     },
+    // Counts and seqs are bigints: read as text and converted here (an int4 cast fails past 2^31 − 1).
     sessions: async () =>
-      (await client.query(`SELECT store, session, count(*)::int AS n FROM ${t.audit.text} GROUP BY store, session ORDER BY store, session`)).rows as AuditChainCount[],
+      ((await client.query(`SELECT store, session, count(*)::text AS n FROM ${t.audit.text} GROUP BY store, session ORDER BY store, session`)).rows as Array<{ store: string; session: string; n: string }>)
+        .map((r): AuditChainCount => ({ store: r.store, session: r.session, n: Number(r.n) })),
     rows: async (store, session) =>
-      (await client.query(`SELECT seq::int AS seq, status, hash, record FROM ${t.audit.text} WHERE store = $1 AND session = $2 ORDER BY seq`, [store, session])).rows as AuditRow[],
+      ((await client.query(`SELECT seq::text AS seq, status, hash, record FROM ${t.audit.text} WHERE store = $1 AND session = $2 ORDER BY seq`, [store, session])).rows as Array<Omit<AuditRow, "seq"> & { seq: string }>)
+        .map((r): AuditRow => ({ ...r, seq: Number(r.seq) })),
     counters: async (store, session) => {
       const [sessions, spans] = await exists(t.sessions, t.spans);
       if (sessions !== true) return null;

@@ -10,13 +10,13 @@ import type { AuditDraft, AuditRecord } from "../../audit.js";
 import { StoreError } from "../../errors.js";
 import { commitResult, lossySpent } from "../commit.js";
 import { StoreBase, type StoreOptions } from "../store-options.js";
-import { createPool, driverFor, storeError, type Driver, type DriverStats, type PgQueryable, type Row } from "./driver.js";
+import { createPool, driverFor, MAX_STATEMENT_TIMEOUT_MS, storeError, type Driver, type DriverStats, type PgQueryable, type Row } from "./driver.js";
 import { headOf, PostgresAccess, recordOf } from "./postgres-access.js";
 import { prune, type Sent } from "./postgres-prune.js";
 import * as registry from "./postgres-registry.js";
 import { migrateWith, SCHEMA_VERSION, schemaVersion } from "./schema.js";
 import { RawSql, sql, tablesOf, type Tables } from "./sql.js";
-import { copySearchAnswer, lookupAnswer, readOnly, SESSION_SCAN_COPIES, spanTaken, storeLiteral } from "../records.js";
+import { checkSession, copySearchAnswer, lookupAnswer, readOnly, SESSION_SCAN_COPIES, spanTaken, storeLiteral } from "../records.js";
 import type {
   BackingStore, CopySearch, CopySearchRequest, LookupKey, LookupResult, PersistInput, Persisted, PruneCommit, PruneTransaction, RegisteredSpan,
   RotateReport, SpanRegistration,
@@ -89,6 +89,9 @@ export async function migrate(target: MigrateTarget, options: { readonly schema?
  * Round trips: a prune is two messages — BEGIN + locks + reads, then writes + audit + COMMIT — because the
  * guard's `decide` runs in this process between them. `stats.roundTrips` counts them.
  */
+/** PostgreSQL text cannot hold NUL: a session id with one is refused before any SQL is built. */
+const NO_NUL = { nul: false } as const;
+
 export class PostgresStore extends StoreBase implements BackingStore {
   readonly engine = "postgres";
   readonly schema: string;
@@ -105,8 +108,10 @@ export class PostgresStore extends StoreBase implements BackingStore {
     this.schema = options.schema ?? DEFAULT_SCHEMA;
     this.#t = tablesOf(this.schema);
     const timeout = options.statementTimeoutMs ?? null;
-    if (timeout !== null && !(Number.isFinite(timeout) && timeout > 0)) {
-      throw new RangeError(`store ${options.name}: statementTimeoutMs must be a positive number of milliseconds, got ${timeout}`);
+    if (timeout !== null && !(Number.isFinite(timeout) && timeout > 0 && timeout <= MAX_STATEMENT_TIMEOUT_MS)) {
+      throw new RangeError(
+        `store ${options.name}: statementTimeoutMs must be a positive number of milliseconds up to ${MAX_STATEMENT_TIMEOUT_MS} (PostgreSQL's limit, ~24.8 days; null for none), got ${timeout}`,
+      );
     }
     this.#timeoutMs = timeout;
     const maxAttempts = Math.max(1, Math.floor(options.maxAttempts ?? 3));
@@ -155,6 +160,7 @@ export class PostgresStore extends StoreBase implements BackingStore {
   }
 
   async persist(input: PersistInput): Promise<Persisted> {
+    checkSession(this.name, input.session, NO_NUL);
     if (!this.capabilities.writable) throw readOnly(this.name);
     const { records: R, handles: H } = this.#t;
     const now = this.#access.now();
@@ -197,6 +203,7 @@ export class PostgresStore extends StoreBase implements BackingStore {
    * asks again later; it never runs the transaction a second time.
    */
   async commitPrune(txn: PruneTransaction): Promise<PruneCommit> {
+    checkSession(this.name, txn.session, NO_NUL);
     const sent: { value: Sent | null } = { value: null };
     try {
       return await this.#access.retrying("prune", () => {
@@ -210,6 +217,7 @@ export class PostgresStore extends StoreBase implements BackingStore {
   }
 
   async lookup(session: string, key: LookupKey): Promise<LookupResult> {
+    checkSession(this.name, session, NO_NUL);
     const match = "handle" in key ? sql`handle = ${key.handle}` : sql`span_id = ${key.spanId}`;
     const [rows] = await this.#access.run("lookup", () =>
       this.#driver.script([sql`SELECT handle, span_id, kind, text, hash, created_at, expired_at FROM ${this.#t.records}
@@ -223,6 +231,7 @@ export class PostgresStore extends StoreBase implements BackingStore {
    * indexes), or from `SESSION_SCAN_COPIES` keys on the session's records by its index range.
    */
   async lookupMany(session: string, keys: readonly LookupKey[]): Promise<LookupResult[]> {
+    checkSession(this.name, session, NO_NUL);
     if (keys.length === 0) return [];
     const handles = keys.flatMap((k) => ("handle" in k ? [k.handle] : []));
     const spanIds = keys.flatMap((k) => ("spanId" in k ? [k.spanId] : []));
@@ -253,6 +262,7 @@ export class PostgresStore extends StoreBase implements BackingStore {
    * window confirms every candidate on re2js anyway.
    */
   async searchCopies(session: string, request: CopySearchRequest): Promise<CopySearch> {
+    checkSession(this.name, session, NO_NUL);
     if (request.copies.length === 0) return { candidates: [], more: false, gone: [] };
     const R = this.#t.records;
     // PostgreSQL text cannot hold NUL, so no copy here contains one: filter on the longest NUL-free run.
@@ -285,6 +295,7 @@ export class PostgresStore extends StoreBase implements BackingStore {
    * appending again.
    */
   async appendAudit(session: string, draft: AuditDraft): Promise<AuditRecord> {
+    checkSession(this.name, session, NO_NUL);
     let sent: AuditRecord | undefined;
     try {
       return await this.#access.retrying("audit", () =>
@@ -304,6 +315,7 @@ export class PostgresStore extends StoreBase implements BackingStore {
   }
 
   async auditLog(session: string): Promise<AuditRecord[]> {
+    checkSession(this.name, session, NO_NUL);
     const [rows] = await this.#access.run("audit log", () =>
       this.#driver.script([sql`SELECT record FROM ${this.#t.audit} WHERE store = ${this.name} AND session = ${session} ORDER BY seq`], this.#timeoutMs),
     );
@@ -311,6 +323,7 @@ export class PostgresStore extends StoreBase implements BackingStore {
   }
 
   async countLossy(session: string): Promise<number> {
+    checkSession(this.name, session, NO_NUL);
     const [rows] = await this.#access.run("count", () =>
       this.#driver.script([sql`SELECT count(*) AS n FROM ${this.#t.audit} WHERE store = ${this.name} AND session = ${session} AND status = 'lossy'`], this.#timeoutMs),
     );
@@ -326,18 +339,22 @@ export class PostgresStore extends StoreBase implements BackingStore {
    * no window holds.
    */
   async registerSpan(session: string, span: SpanRegistration): Promise<RegisteredSpan> {
+    checkSession(this.name, session, NO_NUL);
     return registry.registerSpan(this.#access, session, span);
   }
 
   async sessionSpans(session: string): Promise<RegisteredSpan[]> {
+    checkSession(this.name, session, NO_NUL);
     return registry.sessionSpans(this.#access, session);
   }
 
   async sessionSpanCount(session: string): Promise<number> {
+    checkSession(this.name, session, NO_NUL);
     return registry.sessionSpanCount(this.#access, session);
   }
 
   async lookupSpan(session: string, spanId: string): Promise<RegisteredSpan | null> {
+    checkSession(this.name, session, NO_NUL);
     return registry.lookupSpan(this.#access, session, spanId);
   }
 
@@ -347,6 +364,7 @@ export class PostgresStore extends StoreBase implements BackingStore {
    * its record is never deleted, only emptied by rotation).
    */
   async prunesOf(session: string, id: string): Promise<AuditRecord[]> {
+    checkSession(this.name, session, NO_NUL);
     if (id.includes("\0")) return [];
     const { audit: A, records: R } = this.#t;
     const own = new RawSql(sql`store = ${this.name} AND session = ${session}`);
@@ -360,14 +378,17 @@ export class PostgresStore extends StoreBase implements BackingStore {
   }
 
   async sessionStart(session: string, start: number): Promise<number> {
+    checkSession(this.name, session, NO_NUL);
     return registry.sessionStart(this.#access, session, start);
   }
 
   async noteReplacement(session: string, spanId: string, body: string): Promise<void> {
+    checkSession(this.name, session, NO_NUL);
     return registry.noteReplacement(this.#access, session, spanId, body);
   }
 
   async reserveLossy(session: string, budget: number, want: number): Promise<number> {
+    checkSession(this.name, session, NO_NUL);
     return this.#access.retrying("reserve", () =>
       this.#driver.transaction(this.#timeoutMs, async (tx) => {
         // The chain's lossy records are counted after the counter's lock, so a counter reset below them
@@ -382,6 +403,7 @@ export class PostgresStore extends StoreBase implements BackingStore {
   }
 
   async lossySpent(session: string): Promise<number> {
+    checkSession(this.name, session, NO_NUL);
     const [counter, chain] = await this.#access.run("lossy", () =>
       this.#driver.script([sql`SELECT lossy_used FROM ${this.#t.sessions} WHERE store = ${this.name} AND session = ${session}`, this.#access.chainLossy(session)], this.#timeoutMs),
     );
@@ -389,6 +411,7 @@ export class PostgresStore extends StoreBase implements BackingStore {
   }
 
   async releaseLossy(session: string, units: number): Promise<void> {
+    checkSession(this.name, session, NO_NUL);
     if (units <= 0) return;
     await this.#access.run("release", () =>
       this.#driver.script([sql`UPDATE ${this.#t.sessions} SET lossy_used = GREATEST(0, lossy_used - ${units})
@@ -397,6 +420,7 @@ export class PostgresStore extends StoreBase implements BackingStore {
   }
 
   async releaseHolds(session: string): Promise<number> {
+    checkSession(this.name, session, NO_NUL);
     const [rows] = await this.#access.run("release", () =>
       this.#driver.script([sql`WITH released AS (
           UPDATE ${this.#t.records} SET held = FALSE, held_until = NULL WHERE store = ${this.name} AND session = ${session} AND held RETURNING 1

@@ -10,7 +10,7 @@ import { StoreError } from "../../errors.js";
 import { EMPTY_CHAIN, sealChainJson, type AuditDraft, type AuditRecord, type ChainHead } from "../../audit.js";
 import { commitResult, lossySpent, planCommit } from "../commit.js";
 import { StoreBase, type StoreOptions } from "../store-options.js";
-import { copySearchAnswer, lookupAnswer, readOnly, registeredSpan, SESSION_SCAN_COPIES, spanTaken, storeLiteral } from "../records.js";
+import { checkSession, copySearchAnswer, lookupAnswer, readOnly, registeredSpan, SESSION_SCAN_COPIES, spanTaken, storeLiteral } from "../records.js";
 import type {
   BackingStore, CopyCandidate, CopySearch, CopySearchRequest, LookupKey, LookupResult, PersistInput, Persisted, PruneCommit, PruneTransaction,
   RegisteredSpan, RotateReport, SpanRegistration,
@@ -160,6 +160,7 @@ export class SqliteStore extends StoreBase implements BackingStore {
   }
 
   async persist(input: PersistInput): Promise<Persisted> {
+    checkSession(this.name, input.session);
     if (!this.capabilities.writable) throw readOnly(this.name);
     return this.#immediate((): Persisted => {
       const row = this.#q.bySpan.get(this.name, input.session, input.spanId);
@@ -177,6 +178,7 @@ export class SqliteStore extends StoreBase implements BackingStore {
   }
 
   async commitPrune(txn: PruneTransaction): Promise<PruneCommit> {
+    checkSession(this.name, txn.session);
     const { session } = txn;
     // A throw anywhere inside rolls the whole transaction back.
     return this.#immediate((): PruneCommit => {
@@ -203,6 +205,7 @@ export class SqliteStore extends StoreBase implements BackingStore {
   }
 
   async lookup(session: string, key: LookupKey): Promise<LookupResult> {
+    checkSession(this.name, session);
     this.#assertReadable();
     const row = "handle" in key ? this.#q.byHandle.get(this.name, session, key.handle) : this.#q.bySpan.get(this.name, session, key.spanId);
     return lookupAnswer(row, this.capabilities);
@@ -215,6 +218,7 @@ export class SqliteStore extends StoreBase implements BackingStore {
    * other sessions hold.
    */
   async searchCopies(session: string, request: CopySearchRequest): Promise<CopySearch> {
+    checkSession(this.name, session);
     this.#assertReadable();
     if (request.copies.length === 0) return { candidates: [], more: false, gone: [] };
     const literal = storeLiteral(request.literal);
@@ -227,16 +231,19 @@ export class SqliteStore extends StoreBase implements BackingStore {
   }
 
   async appendAudit(session: string, draft: AuditDraft): Promise<AuditRecord> {
+    checkSession(this.name, session);
     return this.#immediate(() => this.#append(session, [draft])[0]!);
   }
 
   async auditLog(session: string): Promise<AuditRecord[]> {
+    checkSession(this.name, session);
     this.#assertReadable();
     const chain = this.#chain(session, false);
     return chain === null ? [] : this.#q.auditLog.all(chain).map((r) => JSON.parse(r.record) as AuditRecord);
   }
 
   async countLossy(session: string): Promise<number> {
+    checkSession(this.name, session);
     this.#assertReadable();
     const chain = this.#chain(session, false);
     return chain === null ? 0 : (this.#q.countLossy.get(chain)?.n ?? 0);
@@ -252,6 +259,7 @@ export class SqliteStore extends StoreBase implements BackingStore {
    * chain besides the ones naming the span.
    */
   async prunesOf(session: string, id: string): Promise<AuditRecord[]> {
+    checkSession(this.name, session);
     this.#assertReadable();
     const chain = this.#chain(session, false);
     if (chain === null) return [];
@@ -304,6 +312,7 @@ export class SqliteStore extends StoreBase implements BackingStore {
   }
 
   async registerSpan(session: string, span: SpanRegistration): Promise<RegisteredSpan> {
+    checkSession(this.name, session);
     return this.#immediate((): RegisteredSpan => {
       const ordinal = this.#updateSession(session, () => this.#q.nextSpan.get(this.name, session)).next_span;
       const spanId = `span_${ordinal}`;
@@ -316,30 +325,36 @@ export class SqliteStore extends StoreBase implements BackingStore {
   }
 
   async sessionSpans(session: string): Promise<RegisteredSpan[]> {
+    checkSession(this.name, session);
     this.#assertReadable();
     return this.#q.sessionSpans.all(this.name, session).map(registeredSpan);
   }
 
   async sessionSpanCount(session: string): Promise<number> {
+    checkSession(this.name, session);
     this.#assertReadable();
     return this.#q.sessionRow.get(this.name, session)?.next_span ?? 0;
   }
 
   async lookupSpan(session: string, spanId: string): Promise<RegisteredSpan | null> {
+    checkSession(this.name, session);
     this.#assertReadable();
     const row = this.#q.lookupSpan.get(this.name, session, spanId);
     return row === undefined ? null : registeredSpan(row);
   }
 
   async sessionStart(session: string, start: number): Promise<number> {
+    checkSession(this.name, session);
     return this.#immediate((): number => Number(this.#updateSession(session, () => this.#q.sessionStart.get(start, this.name, session)).started_at));
   }
 
   async noteReplacement(session: string, spanId: string, body: string): Promise<void> {
+    checkSession(this.name, session);
     this.#immediate(() => this.#q.noteReplacement.run(body, this.name, session, spanId));
   }
 
   async reserveLossy(session: string, budget: number, want: number): Promise<number> {
+    checkSession(this.name, session);
     return this.#immediate((): number => {
       const granted = Math.max(0, Math.min(want, budget - this.#lossySpent(session)));
       if (granted > 0) this.#q.addLossy.run(granted, this.name, session);
@@ -348,10 +363,12 @@ export class SqliteStore extends StoreBase implements BackingStore {
   }
 
   async lossySpent(session: string): Promise<number> {
+    checkSession(this.name, session);
     return this.#immediate(() => this.#lossySpent(session));
   }
 
   async releaseLossy(session: string, units: number): Promise<void> {
+    checkSession(this.name, session);
     if (units <= 0) return;
     this.#immediate(() => this.#q.addLossy.run(-units, this.name, session));
   }
@@ -369,6 +386,7 @@ export class SqliteStore extends StoreBase implements BackingStore {
   }
 
   async releaseHolds(session: string): Promise<number> {
+    checkSession(this.name, session);
     return this.#immediate((): number => {
       // Every hold placed so far is on the records before they are released; one placed later is not released.
       const c = this.#q.chainFolded.get(this.name, session);
