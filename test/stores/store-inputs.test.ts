@@ -18,6 +18,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { ContextWindow, ManualClock, MemoryStore, refSpanId, SqliteStore, type BackingStore } from "../../src/index.js";
 import { PostgresStore } from "../../src/postgres.js";
 import { openPostgresAuditReader } from "../../src/stores/postgres/postgres-audit.js";
+import { sqlState, storeError } from "../../src/stores/postgres/driver.js";
 import { contentHash } from "../../src/hash.js";
 import { freshSchema, itWithServer, PG_URL, schemasDroppedAfterAll, testPool } from "./pg-helpers.js";
 import { testDraft } from "./conformance.js";
@@ -108,6 +109,14 @@ describe("PostgreSQL limits said at construction, and bigints read whole", () =>
         .toThrow(/statementTimeoutMs must be a positive number of milliseconds up to 2147483647/);
     }
     expect(() => new PostgresStore({ name: "log", url: "postgres://nobody@127.0.0.1:1/none", statementTimeoutMs: 2 ** 31 - 1 }).close()).not.toThrow();
+  });
+
+  it("a socket's five-letter error code (EPIPE) is not read as a SQLSTATE; the server's are", () => {
+    const epipe = Object.assign(new Error("write EPIPE"), { code: "EPIPE", errno: -32, syscall: "write" });
+    expect(sqlState(epipe)).toBeNull();
+    expect(storeError("log", "prune", epipe).message).not.toContain("[EPIPE]");
+    expect(sqlState(Object.assign(new Error("could not serialize access"), { code: "40001", severity: "ERROR" }))).toBe("40001");
+    expect(sqlState(Object.assign(new Error("terminating connection"), { code: "57P01", severity: "FATAL" }))).toBe("57P01");
   });
 
   itWithServer("the audit reader reads a seq past 2^31 − 1", { needs: "any" }, async () => {

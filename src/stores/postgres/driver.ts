@@ -87,9 +87,10 @@ export function isRetryable(err: unknown): boolean {
 }
 
 export function sqlState(err: unknown): string | null {
-  const e = err instanceof StoreError ? err.cause : err;
-  const code = (e as { code?: unknown } | null)?.code;
-  return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) ? code : null;
+  const e = (err instanceof StoreError ? err.cause : err) as { code?: unknown; syscall?: unknown; errno?: unknown } | null | undefined;
+  // Node's system errors have five-letter codes too (EPIPE, EBADF, EPERM): a socket's failure, not the server's.
+  if (e === null || e === undefined || typeof e.syscall === "string" || typeof e.errno === "number") return null;
+  return typeof e.code === "string" && /^[0-9A-Z]{5}$/.test(e.code) ? e.code : null;
 }
 
 /** A connection that must not go back to the pool: it is gone, or in a state nobody can vouch for. */
