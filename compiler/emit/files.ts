@@ -52,13 +52,62 @@ export async function writeEmitted(outDir: string, files: readonly EmittedFile[]
     const target = path.join(outDir, f.path);
     if (f.disk === "same") return undefined;
     if (f.disk === undefined && (await readBounded(target, Buffer.byteLength(f.contents))) === f.contents) return undefined;
-    // Through a temporary file and a rename: a link planted where an output goes is replaced, never written through.
-    const temporary = `${target}.${process.pid}.tmp`;
-    await fsp().writeFile(temporary, f.contents, "utf8");
-    await fsp().rename(temporary, target);
+    await replaceFile(target, f.contents);
     return f.path;
   });
   return written.filter((p): p is string => p !== undefined);
+}
+
+/**
+ * Writes `target` through a temporary file in its folder and a rename: a link planted where an output goes
+ * is replaced, never written through. The temporary file's name is unpredictable and it is created
+ * exclusively (`wx`: O_CREAT | O_EXCL, which fails on any existing name, a link above all), so a link planted
+ * in its place cannot redirect the write either.
+ */
+export async function replaceFile(target: string, contents: string): Promise<void> {
+  const { randomBytes } = process.getBuiltinModule("node:crypto");
+  const temporary = path.join(path.dirname(target), `.${path.basename(target)}.${process.pid}-${randomBytes(6).toString("hex")}.tmp`);
+  await fsp().writeFile(temporary, contents, { encoding: "utf8", flag: "wx" });
+  try {
+    await fsp().rename(temporary, target);
+  } catch (err) {
+    await fsp().unlink(temporary).catch(() => undefined);
+    throw err;
+  }
+}
+
+/**
+ * Why generated files may not go to `outDir`, or `null` when they may. Everything in a repository can be
+ * changed by a pull request, so a compile in CI must not write outside the project because the repository
+ * says so: an output folder named by package.json (`configured`) must be inside `projectDir`, and no folder
+ * from `projectDir` down to the output folder may be a symbolic link (it can be repointed anywhere, and
+ * orphan removal deletes generated files in it). A folder given on the command line outside the project is
+ * the user's own choice and is used as given. Folders that do not exist yet are made, as real folders.
+ */
+export function outDirProblem(projectDir: string, outDir: string, configured: boolean): string | null {
+  const base = path.resolve(projectDir);
+  const abs = path.resolve(base, outDir);
+  const rel = path.relative(base, abs);
+  if (rel === ".." || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel)) {
+    return configured ? 'package.json "pruneguard".out is outside the project: generated files go to a folder inside it' : null;
+  }
+  let at = base;
+  for (const part of rel === "" ? [] : rel.split(path.sep)) {
+    at = path.join(at, part);
+    const shown = path.relative(base, at).split(path.sep).join("/");
+    let st: import("node:fs").Stats | undefined;
+    try {
+      st = fs.lstatSync(at, { throwIfNoEntry: false });
+    } catch (err) {
+      return `${shown} cannot be checked (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`;
+    }
+    if (st === undefined) return null;
+    if (st.isSymbolicLink()) {
+      return `${shown} is a symbolic link: generated files are written only into real folders inside the project (a link can be repointed by any change to the repository); replace it with a folder`;
+    }
+    if (!st.isDirectory()) return `${shown} is not a folder`;
+  }
+  return null;
 }
 
 /**

@@ -12,12 +12,9 @@
  */
 import * as path from "node:path";
 import { isDiagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
-import { readBounded } from "../emit/files.js";
+import { readBounded, replaceFile } from "../emit/files.js";
 import { hasExactKeys, isRecord } from "../ir/shape.js";
 import { seal, verifySeal } from "./seal.js";
-
-// Built-ins through `process.getBuiltinModule`, as in compiler/emit/files.ts: this module is on the path of a `check` with nothing to do.
-const fs = process.getBuiltinModule("node:fs");
 
 export const MANIFEST_FILE = ".pruneguard-manifest.json";
 const MANIFEST_VERSION = 2;
@@ -109,7 +106,5 @@ export async function writeManifest(outDir: string, manifest: Manifest, key: Buf
   const body = `${JSON.stringify(manifest)}\n`;
   const text = `${seal(key, body)}\n${body}`;
   if ((await readBounded(target, MAX_MANIFEST_BYTES)) === text) return;
-  const temporary = `${target}.${process.pid}.tmp`;
-  await fs.promises.writeFile(temporary, text, "utf8");
-  await fs.promises.rename(temporary, target);
+  await replaceFile(target, text);
 }

@@ -1,9 +1,10 @@
 /** The implementation of `pruneguard check`, loaded only when the command runs (see `check.ts`). */
 import * as path from "node:path";
-import { staleFiles, type StaleFile } from "../../emit/files.js";
+import { printable } from "../../diagnostics/format.js";
+import { outDirProblem, staleFiles, type StaleFile } from "../../emit/files.js";
 import { buildPolicies } from "../../incremental/build.js";
 import { loadConfig, projectRoot } from "../config.js";
-import { ExitCode, type CliContext } from "../context.js";
+import { CliError, ExitCode, type CliContext } from "../context.js";
 import { resolveInputs } from "../inputs.js";
 import { fitMessage, printDiagnostics } from "../report.js";
 import type { CheckFlags } from "./check.js";
@@ -20,6 +21,9 @@ export async function runCheck(inputs: string[], flags: CheckFlags, cli: CliCont
   const config = await loadConfig(io.cwd);
   const out = flags.out ?? config.out;
   const outDir = path.resolve(io.cwd, out);
+  // The same folder compile would write to, or the same refusal: a check never reads outputs through a link.
+  const refused = outDirProblem(io.cwd, outDir, flags.out === undefined);
+  if (refused !== null) throw new CliError(`cannot check ${printable(out)}: ${printable(refused)}`);
   const entries = await resolveInputs(inputs, io.cwd, config.policies);
   // Entries the manifest shows unchanged have outputs on disk with the bytes it recorded: fresh by construction.
   const r = await buildPolicies(entries, {

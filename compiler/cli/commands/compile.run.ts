@@ -1,6 +1,7 @@
 /** The implementation of `pruneguard compile`, loaded only when the command runs (see `compile.ts`). */
 import * as path from "node:path";
-import { removeOrphans, writeEmitted } from "../../emit/files.js";
+import { printable } from "../../diagnostics/format.js";
+import { outDirProblem, removeOrphans, writeEmitted } from "../../emit/files.js";
 import type { SourceHost } from "../../frontend/host.js";
 import { buildPolicies } from "../../incremental/build.js";
 import { writeManifest } from "../../incremental/manifest.js";
@@ -15,6 +16,8 @@ interface Settings {
   readonly inputs: readonly string[];
   readonly configured: readonly string[];
   readonly out: string;
+  /** `out` came from package.json (the repository's say, confined to the project), not the command line. */
+  readonly outConfigured: boolean;
   readonly runtimeImport: string;
   readonly root: string;
   readonly format: OutputFormat;
@@ -25,6 +28,7 @@ const settings = (inputs: readonly string[], flags: CompileFlags, config: Resolv
   inputs,
   configured: config.policies,
   out: flags.out ?? config.out,
+  outConfigured: flags.out === undefined,
   runtimeImport: flags.runtimeImport ?? config.runtimeImport,
   root: flags.root ?? config.root,
   format: flags.format,
@@ -42,6 +46,8 @@ export async function runCompile(inputs: string[], flags: CompileFlags, cli: Cli
 async function compileOnce(s: Settings, cli: CliContext, host?: SourceHost): Promise<{ code: 0 | 1 | 2; read: readonly string[] }> {
   const { io } = cli;
   const outDir = path.resolve(io.cwd, s.out);
+  const refused = outDirProblem(io.cwd, outDir, s.outConfigured);
+  if (refused !== null) throw new CliError(`cannot write to ${printable(s.out)}: ${printable(refused)}`);
   const entries = await resolveInputs(s.inputs, io.cwd, s.configured);
   const r = await buildPolicies(entries, { cwd: io.cwd, root: s.root, outDir, emit: { runtimeImport: s.runtimeImport }, force: s.force, ...(host ? { host } : {}) });
   // A tsconfig that decided an extensionless import is watched like a policy: switching it to NodeNext makes that import PG1021.
