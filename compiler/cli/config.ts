@@ -104,6 +104,12 @@ export async function loadConfig(cwd: string): Promise<ResolvedConfig> {
 /** The project root a command reads from (`--root`, else the config's, else the cwd); a usage error unless it is a folder. */
 export async function projectRoot(cwd: string, flag: string | undefined, config: ResolvedConfig): Promise<string> {
   const root = flag ?? config.root;
+  // The root bounds what the compiler may read (links and imports out of it are refused). The repository may
+  // narrow it, not widen it: a pull request that set it to "/" would let a policy's imports reach any file.
+  const rel = path.relative(path.resolve(cwd), path.resolve(cwd, root));
+  if (flag === undefined && (rel === ".." || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel))) {
+    throw new CliError('package.json "pruneguard".root is outside the project: it may only narrow what the compiler reads (pass --root to widen it)');
+  }
   const info = readOr(() => statSync(path.resolve(cwd, root)));
   if (!info?.isDirectory()) throw new CliError(`the project root ${root}${flag === undefined ? ' (package.json "pruneguard".root)' : ""} is not a folder`);
   return root;

@@ -100,3 +100,17 @@ describe("compile writes only inside the project", () => {
     expect((await runCli(["check"], project)).code).toBe(0);
   });
 });
+
+describe("the compiler's read root", () => {
+  it('package.json "pruneguard".root may narrow what the compiler reads, never widen it; --root may', async () => {
+    const { project } = sandbox({ pruneguard: { root: ".." } });
+    const r = await runCli(["check"], project);
+    expect(r.code, r.all).toBe(2);
+    expect(r.stderr).toMatch(/"pruneguard"\.root is outside the project: it may only narrow what the compiler reads \(pass --root to widen it\)/);
+    noStack(r.all);
+    const flag = await runCli(["check", "--root", ".."], project);
+    expect(flag.stderr).not.toMatch(/root is outside the project/);
+    const { project: narrow } = sandbox({ pruneguard: { root: "policies" } });
+    expect((await runCli(["compile"], narrow)).code).toBe(0);
+  });
+});
