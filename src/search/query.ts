@@ -20,12 +20,14 @@ export const MAX_QUERY_PROGRAM = 1_000;
 
 /**
  * The work one search may do matching a pattern, in characters × program instructions (the NFA's worst
- * case per character): about 0.5 s at the slowest rate measured (60,000 units a millisecond), and for a
- * 20-instruction pattern 1.6 million characters. Spans that would pass it are not read, and the answer
- * says how many (`coverage.unread`). Substring queries and texts without the pattern's required literal
- * cost nothing against it.
+ * case per character). Patterns dense in character classes near the program limit match at 14,000–28,000
+ * units a millisecond on a 2-core machine (`(?:[\pL\pN\pM\pS\pP]{30}){30}c`: 903 instructions, 14,000), so this
+ * is at most ~0.6 s of matching per search; for a 20-instruction pattern, 400,000 characters. (It was 32M,
+ * from a rate of 60,000 a millisecond measured on simpler patterns: 2 s for the dense ones.) Spans that
+ * would pass it are not read, and the answer says how many (`coverage.unread`). Substring queries and
+ * texts without the pattern's required literal cost nothing against it.
  */
-export const SEARCH_WORK_UNITS = 32_000_000;
+export const SEARCH_WORK_UNITS = 8_000_000;
 
 /** Compiled queries kept (the directive's parse and the search compile the same one): each may hold an 8 MB DFA. */
 const QUERY_CACHE_SIZE = 4;
