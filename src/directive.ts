@@ -234,7 +234,8 @@ export function parseDirective(input: unknown, limits: DirectiveLimits = DEFAULT
     return {
       ok: false,
       op,
-      issues: r.error.issues.slice(0, 5).map((i) => ({ path: i.path.map(String).join("."), message: i.message })),
+      // Bounded: an object with a million unknown keys made one message of megabytes (zod lists them all).
+      issues: r.error.issues.slice(0, 5).map((i) => ({ path: cut(i.path.map(String).join(".")), message: cut(i.message) })),
     };
   } catch {
     // A hostile value (a getter or proxy that throws) is just an invalid directive.
@@ -274,6 +275,13 @@ export function fastDirective(value: unknown, limits: DirectiveLimits): Directiv
   if (digest !== undefined) d.digest = digest as string | null;
   if (acceptLossy !== undefined) d.accept_lossy = acceptLossy as boolean | null;
   return d;
+}
+
+/** The longest issue path or message an invalid directive's outcome carries, in characters. */
+export const MAX_ISSUE_CHARS = 300;
+
+function cut(text: string): string {
+  return text.length <= MAX_ISSUE_CHARS ? text : `${text.slice(0, MAX_ISSUE_CHARS - 1).toWellFormed()}…`;
 }
 
 function opOf(value: unknown): Directive["op"] | null {
