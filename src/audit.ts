@@ -224,6 +224,81 @@ export function storedAuditProblem(text: string, parsed: unknown): string | null
   return `its stored text is not the canonical serialisation of what it parses to (they differ at character ${i})`;
 }
 
+/** What a field of a record holds, for `auditRecordTypeProblem`: a test and how a message names it. */
+interface FieldType {
+  readonly test: (value: unknown) => boolean;
+  readonly expected: string;
+}
+
+const TEXT: FieldType = { test: (v) => typeof v === "string", expected: "a string" };
+const TEXT_OR_NULL: FieldType = { test: (v) => v === null || typeof v === "string", expected: "a string or null" };
+const FLAG: FieldType = { test: (v) => typeof v === "boolean", expected: "true or false" };
+const NUMBER: FieldType = { test: (v) => typeof v === "number" && Number.isFinite(v), expected: "a number" };
+const CONDITIONS: FieldType = {
+  test: (v) => v === null || (typeof v === "object" && !Array.isArray(v) &&
+    ["addressability", "existence", "provenance"].every((k) => typeof (v as Record<string, unknown>)[k] === "boolean")),
+  expected: "null or an object of three flags",
+};
+
+/**
+ * The type of each field of `AuditRecord`. Those of the first version are required; `spanHash`, `decided`
+ * and `until` came later (or are written only when set) and may be absent.
+ */
+const RECORD_FIELDS: ReadonlyArray<readonly [keyof AuditRecord, FieldType, "required" | "optional"]> = [
+  ["seq", { test: (v) => Number.isSafeInteger(v) && (v as number) >= 1, expected: "a whole number from 1" }, "required"],
+  ["at", NUMBER, "required"],
+  ["session", TEXT, "required"],
+  ["store", TEXT, "required"],
+  ["op", TEXT_OR_NULL, "required"],
+  ["status", TEXT, "required"],
+  ["spanId", TEXT_OR_NULL, "required"],
+  ["kind", TEXT_OR_NULL, "required"],
+  ["mode", TEXT_OR_NULL, "required"],
+  ["conditions", CONDITIONS, "required"],
+  ["handle", TEXT_OR_NULL, "required"],
+  ["repersisted", FLAG, "required"],
+  ["acceptLossy", FLAG, "required"],
+  ["reason", TEXT_OR_NULL, "required"],
+  ["pinsCarried", NUMBER, "required"],
+  ["directive", TEXT_OR_NULL, "required"],
+  ["prevHash", TEXT, "required"],
+  ["hash", TEXT, "required"],
+  ["spanHash", TEXT_OR_NULL, "optional"],
+  ["decided", NUMBER, "optional"],
+  ["until", NUMBER, "optional"],
+];
+
+/** A JSON value's type, as a message names it (never the value: it is untrusted). */
+function jsonType(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object") return "an object";
+  if (typeof value === "boolean") return "true or false";
+  if (typeof value === "number") return Number.isFinite(value) ? "a number" : "a number out of range";
+  return `a ${typeof value}`;
+}
+
+/**
+ * Why a parsed record is not one pruneguard writes — not an object, a field missing or of another type —
+ * or `null` when every field has its type. The chain's hash covers whatever the text holds, and anyone with
+ * write access can seal a chain of their own (it has no secret), so a record that verifies may still carry
+ * a string where a number belongs; what shows records (`pruneguard audit`, its HTML page) relies on the
+ * types, and refuses such a record as unreadable. The message names the field and the types, never the value.
+ * Fields this code does not know are left alone: a later version may add some.
+ */
+export function auditRecordTypeProblem(parsed: unknown): string | null {
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) return `it is ${jsonType(parsed)}, not a record (a JSON object)`;
+  const record = parsed as Record<string, unknown>;
+  for (const [field, type, presence] of RECORD_FIELDS) {
+    if (!Object.hasOwn(record, field)) {
+      if (presence === "required") return `its field "${field}" is missing`;
+      continue;
+    }
+    if (!type.test(record[field])) return `its field "${field}" is ${jsonType(record[field])}, not ${type.expected}`;
+  }
+  return null;
+}
+
 /** The first key written twice in one object of a valid JSON text, or `null`. */
 function duplicateKey(text: string): string | null {
   /** Per open container: the keys an object has named so far, `null` for an array. */

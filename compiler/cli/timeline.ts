@@ -30,6 +30,8 @@ export interface TimelineChain {
   readonly head: string | null;
   /** The session's lossy counter on this store (`null`: no counter row or none kept). */
   readonly lossyUsed: number | null;
+  /** How many of the chain's records could not be read (too long, not JSON, fields of the wrong types): not shown. */
+  readonly unreadable: number;
 }
 
 /** A span the home store registered (never its bytes), as the store's audit reader returns it. */
@@ -59,7 +61,12 @@ export const DEFAULT_TIMELINE_ROWS = 2_000;
 /** Characters of span text or a directive shown per cell with `--content`. */
 const CONTENT_CHARS = 600;
 
-const e = escapeHtml;
+/**
+ * Every value written into the page goes through this, numbers included: what a store returns is typed only
+ * as far as its reader and the record checks go (`readRow` in `audit.run.ts` refuses a record whose fields
+ * are not of their types), and a value that slipped past them must still come out as text, never markup.
+ */
+const e = (value: unknown): string => escapeHtml(String(value));
 
 /** A record's time (ms): the decision clock where it has one, else when the store wrote it. */
 function timeOf(r: AuditRecord): number {
@@ -178,7 +185,7 @@ export function timelineHtml(input: TimelineInput): string {
   for (const c of input.chains) {
     out.push(c.problem === null
       ? `<p class="verify ok" data-verify="ok">✓ store ${e(c.store)}: chain ok, ${c.records.length} record${c.records.length === 1 ? "" : "s"}, head <code>${e(c.head ?? "(empty)")}</code></p>`
-      : `<p class="verify broken" data-verify="broken">✗ store ${e(c.store)}: chain broken at record ${c.problem.seq}: ${e(c.problem.problem)}: ${e(c.problem.detail)}. What follows is what the store holds now, not what was decided.</p>`);
+      : `<p class="verify broken" data-verify="broken">✗ store ${e(c.store)}: chain broken at record ${e(c.problem.seq)}: ${e(c.problem.problem)}: ${e(c.problem.detail)}.${c.unreadable > 0 ? ` ${e(c.unreadable)} record${c.unreadable === 1 ? "" : "s"} could not be read and ${c.unreadable === 1 ? "is" : "are"} not shown.` : ""} What follows is what the store holds now, not what was decided.</p>`);
   }
   out.push(
     '<h2 id="summary">Summary</h2><div class="cards">',
@@ -335,14 +342,14 @@ function spanChart(records: readonly AuditRecord[], spans: readonly TimelineSpan
   const height = yBins * cellH + 20;
   const parts: string[] = [
     `<text x="${LEFT - 8}" y="12" font-size="12" text-anchor="end">span_1</text>`,
-    `<text x="${LEFT - 8}" y="${yBins * cellH}" font-size="12" text-anchor="end">position ${maxPos}</text>`,
+    `<text x="${LEFT - 8}" y="${yBins * cellH}" font-size="12" text-anchor="end">position ${e(maxPos)}</text>`,
     `<rect x="${LEFT}" y="0" width="${WIDTH - LEFT}" height="${yBins * cellH}" fill="none" stroke="#ddd"/>`,
   ];
   for (const [key, c] of cells) {
     const yb = Math.floor(key / xBins);
     const xb = key % xBins;
     const mark = SPAN_MARKS[c.mark]!;
-    const where = c.lo === c.hi ? `position ${c.lo}` : `positions ${c.lo}–${c.hi}`;
+    const where = c.lo === c.hi ? `position ${e(c.lo)}` : `positions ${e(c.lo)}–${e(c.hi)}`;
     parts.push(`<rect x="${(LEFT + xb * cellW).toFixed(1)}" y="${yb * cellH}" width="${Math.max(1, cellW - 0.3).toFixed(1)}" height="${cellH - 0.5}" fill="${mark.color}"><title>${c.n} decision${c.n === 1 ? "" : "s"} at ${where}; worst: ${mark.label}</title></rect>`);
   }
   return `<div class="chart"><svg viewBox="0 0 ${WIDTH + 10} ${height}" role="img" aria-label="spans by position and time">${parts.join("")}${axisLabels(t0, t1, height - 3)}</svg></div>${legend(SPAN_MARKS.map((m) => [m.label, m.color]))}`;
@@ -352,7 +359,7 @@ function spanChart(records: readonly AuditRecord[], spans: readonly TimelineSpan
 function lossyChart(records: readonly AuditRecord[], chains: readonly TimelineChain[]): string {
   const lossy = records.filter((r) => r.status === "lossy");
   const refused = records.filter((r) => r.status === "rejected" && typeof r.reason === "string" && r.reason.startsWith("lossy-budget"));
-  const counters = chains.filter((c) => c.lossyUsed !== null).map((c) => `${e(c.store)}: ${c.lossyUsed}`);
+  const counters = chains.filter((c) => c.lossyUsed !== null).map((c) => `${e(c.store)}: ${e(c.lossyUsed)}`);
   const note = `<p class="note">${lossy.length} lossy commitment${lossy.length === 1 ? "" : "s"}; ${refused.length} prune${refused.length === 1 ? "" : "s"} refused because the budget was spent.${counters.length > 0 ? ` The session's lossy counter (spent units, reservations included): ${counters.join(", ")}.` : ""}</p>`;
   if (records.length === 0 || (lossy.length === 0 && refused.length === 0)) return note;
   const { t0, t1 } = timeAxis(records, BINS);
@@ -390,7 +397,7 @@ function decisionTable(records: readonly AuditRecord[], limit: number, content: 
   const head = ["time", "record", "op", "answer", "span", "kind", "mode", "handle", "reversible until", "accept_lossy", "reason", ...(content ? ["directive"] : [])];
   const row = (r: AuditRecord) => {
     const cells = [
-      e(iso(timeOf(r))), `${e(r.store)} #${r.seq}`, e(r.op ?? "-"), `<span class="s-${e(String(r.status))}">${e(String(r.status))}</span>`, e(r.spanId ?? "-"),
+      e(iso(timeOf(r))), `${e(r.store)} #${e(r.seq)}`, e(r.op ?? "-"), `<span class="s-${e(String(r.status))}">${e(String(r.status))}</span>`, e(r.spanId ?? "-"),
       e(r.kind ?? "-"), e(r.mode ?? "-"), e(r.handle ?? "-"), e(r.until === undefined ? "-" : iso(r.until)), r.acceptLossy ? "yes" : "-", e(r.reason ?? "-"),
     ];
     const directive = content ? `<td class="c">${e(cut(r.directive ?? ""))}</td>` : "";
@@ -431,7 +438,7 @@ function spanTable(input: TimelineInput, records: readonly AuditRecord[], limit:
     const status = f?.status ?? "live";
     const fateText = status === "reversible" ? (f?.until !== undefined ? `reversible until ${iso(f.until)}` : "pruned, reversible") : status === "lossy" ? "pruned, lossy" : "live";
     const cells = [
-      String(s.ordinal), e(s.spanId), e(s.kind), e(s.backing ?? "-"), e(iso(c?.createdAt)), e(copy), `<span class="s-${status === "live" ? "found" : e(status)}">${e(fateText)}</span>`,
+      e(s.ordinal), e(s.spanId), e(s.kind), e(s.backing ?? "-"), e(iso(c?.createdAt)), e(copy), `<span class="s-${status === "live" ? "found" : e(status)}">${e(fateText)}</span>`,
       String(f?.rejected ?? 0), f === undefined || f.recalls === 0 ? "0" : `${f.recalls} (last: ${e(f.lastRecall ?? "-")})`,
     ];
     const extra = input.content ? `<td class="c">${e(cut(c?.text ?? ""))}</td><td class="c">${e(cut(s.replacement ?? ""))}</td>` : "";

@@ -6,13 +6,28 @@
  * engine.
  */
 
+/**
+ * The longest record text (bytes of its JSON, as the engine stores it) a reader reads: 1 MiB. A record the
+ * runtime writes is a few hundred bytes, and stays under 10 kB whatever the model sent (its directive is cut
+ * to 1,024 characters before it is stored); a longer one was planted. Each reader asks the engine for the
+ * length first and leaves a longer text in the store, so a planted 200 MB record costs the audit nothing;
+ * read whole, it took `pruneguard audit` over 2 GB (the text, its parse, its canonical serialisation for the
+ * hash). `pruneguard audit` reports such a record as unreadable: the chain cannot be verified past it.
+ */
+export const MAX_AUDIT_RECORD_BYTES = 1_048_576;
+
 /** An audit row as stored: its indexed columns beside the sealed record's exact text. */
 export interface AuditRow {
   readonly seq: number;
   readonly status: string;
   readonly hash: string;
-  /** The JSON text that was hashed, unparsed: a record that is not its canonical serialisation is tampering. */
-  readonly record: string;
+  /**
+   * The JSON text that was hashed, unparsed: a record that is not its canonical serialisation is tampering.
+   * `null` when it is longer than `MAX_AUDIT_RECORD_BYTES`: it was not read.
+   */
+  readonly record: string | null;
+  /** The length of the record's text in bytes, as the engine reports it without reading the text. */
+  readonly bytes: number;
 }
 
 /** How many audit records one store keeps for one session. */
@@ -67,7 +82,7 @@ export interface AuditReader {
    * so that a store without an audit chain is told apart from one that is not there at all.
    */
   stores(): Promise<string[]>;
-  /** The session's audit rows in this store, by seq. */
+  /** The session's audit rows in this store, by seq; a record's text only up to `MAX_AUDIT_RECORD_BYTES`. */
   rows(store: string, session: string): Promise<AuditRow[]>;
   /**
    * The session's counters on this store and the highest position it registered (the counters are `null`

@@ -96,7 +96,7 @@ describe("the SQLite audit reader", () => {
       expect(await reader.stores()).toEqual(["toolLog", "transcript"]);
       const rows = await reader.rows("transcript", "s-1");
       expect(rows.map((r) => [r.seq, r.status])).toEqual([[1, "rejected"], [2, "lossy"], [3, "match"], [4, "invalid"]]);
-      expect(JSON.parse(rows[1]!.record)).toMatchObject({ seq: 2, status: "lossy", spanId: "span_2", hash: rows[1]!.hash });
+      expect(JSON.parse(rows[1]!.record!)).toMatchObject({ seq: 2, status: "lossy", spanId: "span_2", hash: rows[1]!.hash });
       expect(await reader.counters("transcript", "s-1")).toEqual({ table: "pruneguard_sessions", lossyUsed: 1, nextSpan: 2, registered: 2 });
       expect(await reader.registry("transcript", "s-1", false)).toEqual([
         { ordinal: 1, spanId: "span_1", kind: "tool", backing: "toolLog" }, { ordinal: 2, spanId: "span_2", kind: "note", backing: null },

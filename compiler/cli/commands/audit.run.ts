@@ -4,8 +4,8 @@
  * tables; what is checked of the rows, and how the result is shown, is the same for every engine.
  */
 import * as path from "node:path";
-import { storedAuditProblem, verifyAuditChain, type AuditChainBreak, type AuditRecord } from "../../../src/audit.js";
-import { AuditReadError, type AuditReader, type SessionCounters } from "../../../src/stores/audit-reader.js";
+import { auditRecordTypeProblem, storedAuditProblem, verifyAuditChain, type AuditChainBreak, type AuditRecord } from "../../../src/audit.js";
+import { AuditReadError, MAX_AUDIT_RECORD_BYTES, type AuditReader, type AuditRow, type SessionCounters } from "../../../src/stores/audit-reader.js";
 import { openSqliteAuditReader } from "../../../src/stores/sqlite/sqlite-audit.js";
 import { CliError, ExitCode, type CliContext } from "../context.js";
 import type { AuditFlags } from "./audit.js";
@@ -31,7 +31,7 @@ export async function runAudit(file: string | undefined, flags: AuditFlags, cli:
     cli.exit(code);
   } catch (err) {
     if (err instanceof CliError) throw err;
-    throw new CliError(`cannot read ${source.label}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new CliError(`cannot read ${source.label}: ${visible(err instanceof Error ? err.message : err)}`);
   } finally {
     await source.close();
   }
@@ -71,14 +71,14 @@ async function run(source: AuditReader, flags: AuditFlags, out: (t: string) => v
     if (flags.format === "html") throw new CliError("--format html needs --session: the page shows one session");
     const shown = sessions.filter((s) => flags.store === undefined || s.store === flags.store);
     if (flags.format === "json") out(`${JSON.stringify({ file, sessions: shown }, null, 2)}\n`);
-    else out(`${shown.length === 0 ? "no audit records" : renderTable(["store", "session", "records"], shown.map((s) => [s.store, s.session, String(s.n)]), { maxWidth: width.table })}\n`);
+    else out(`${shown.length === 0 ? "no audit records" : renderTable(["store", "session", "records"], shown.map((s) => [visible(s.store), visible(s.session), String(s.n)]), { maxWidth: width.table })}\n`);
     return ExitCode.ok;
   }
   if (flags.format === "html") return timeline(source, flags as AuditFlags & { session: string }, sessions, out);
   let store = flags.store;
   if (store === undefined) {
     const withSession = [...new Set(sessions.filter((s) => s.session === flags.session).map((s) => s.store))];
-    if (withSession.length > 1) throw new CliError(`session ${flags.session} has records in stores ${withSession.join(", ")}; choose one with --store`);
+    if (withSession.length > 1) throw new CliError(`session ${visible(flags.session)} has records in stores ${withSession.map(visible).join(", ")}; choose one with --store`);
     store = withSession[0] ?? stores[0];
     if (store === undefined) throw new CliError(`${file} holds no audit records`);
   }
@@ -86,24 +86,26 @@ async function run(source: AuditReader, flags: AuditFlags, out: (t: string) => v
   const records: AuditRecord[] = [];
   /** The row each parsed record came from, so a break is named by the row a reader can find. */
   const rowOf: number[] = [];
+  /** Every row whose record is not shown: too long to read, not JSON, or not a record pruneguard writes. */
+  const unreadable: AuditProblem[] = [];
   let problem: AuditProblem | null = null;
   /** The first record whose text is not its canonical serialisation (reported unless something earlier or more specific is). */
   let uncanonical: AuditProblem | null = null;
-  for (const row of rows) {
-    let rec: AuditRecord;
-    try {
-      rec = JSON.parse(row.record) as AuditRecord;
-      if (rec === null || typeof rec !== "object") throw new Error("not an object");
-    } catch (err) {
-      problem ??= { seq: row.seq, problem: "unreadable", detail: `record ${row.seq} is not valid JSON (${err instanceof Error ? err.message : String(err)})` };
+  for (const [i, row] of rows.entries()) {
+    const read = readRow(row, i + 1);
+    if (!("record" in read)) {
+      // Not shown, and not verified: the chain cannot be followed past it (the next record is a gap).
+      unreadable.push(read);
+      problem ??= read;
       continue;
     }
+    const rec = read.record;
     records.push(rec);
     rowOf.push(row.seq);
     // The hash covers what the text parses to; a text that is not exactly that value's serialisation (a
     // key written twice, above all) reads differently to other readers, so it counts as tampered.
     if (uncanonical === null) {
-      const odd = storedAuditProblem(row.record, rec);
+      const odd = storedAuditProblem(read.text, rec);
       if (odd !== null) uncanonical = { seq: row.seq, problem: "non-canonical", detail: `record ${row.seq}: ${odd}` };
     }
     if (problem !== null) continue;
@@ -133,21 +135,77 @@ async function run(source: AuditReader, flags: AuditFlags, out: (t: string) => v
   const head = records.at(-1)?.hash ?? null;
   if (flags.format === "json") {
     out(`${JSON.stringify({
-      file, store, session: flags.session, records,
+      file, store, session: flags.session, records, unreadable,
       ...(flags.verify === true ? { verify: { ok: problem === null, records: records.length, head, break: problem } } : {}),
     }, null, 2)}\n`);
   } else {
-    out(`store ${store}, session ${flags.session}: ${records.length} record${records.length === 1 ? "" : "s"}\n`);
+    // Everything below may carry text from the store (names, reasons, a foreign record's store): each such
+    // string goes through `visible`, so no escape sequence reaches the terminal as one.
+    out(`store ${visible(store)}, session ${visible(flags.session)}: ${records.length} record${records.length === 1 ? "" : "s"}\n`);
     if (records.length > 0) {
       out(`${renderTable(["seq", "at", "op", "status", "span/query", "kind", "mode", "handle", "lossy", "reason"], records.map(describe), { maxWidth: width.table })}\n`);
     }
+    if (unreadable.length > 0) out(unreadableNote(unreadable, width.message));
     if (flags.verify === true) {
       out(problem === null
-        ? `chain ok: ${records.length} records, head ${head ?? "(empty)"}\n`
-        : `${wrapHanging(`chain broken at record ${problem.seq}: ${problem.problem}: ${problem.detail}`, width.message)}\n`);
+        ? `chain ok: ${records.length} records, head ${visible(head ?? "(empty)")}\n`
+        : `${wrapHanging(visible(`chain broken at record ${problem.seq}: ${problem.problem}: ${problem.detail}`), width.message)}\n`);
     }
   }
   return flags.verify === true && problem !== null ? ExitCode.diagnostics : ExitCode.ok;
+}
+
+/**
+ * The record a row holds, or why it is not shown (problem `unreadable`): a column not of its type (a SQLite
+ * file can hold any value in any column), a text past `MAX_AUDIT_RECORD_BYTES` (the reader left it in the
+ * store), a text that is not JSON, or JSON that is not a record pruneguard writes. Only a record whose every
+ * field has its type is shown, in any format: the table and the HTML page rely on the types. `position`
+ * (1-based, in seq order) names a row whose seq column is not a number.
+ */
+function readRow(row: AuditRow, position: number): { readonly record: AuditRecord; readonly text: string } | AuditProblem {
+  const unreadable = (seq: number, detail: string): AuditProblem => ({ seq, problem: "unreadable", detail });
+  if (!Number.isSafeInteger(row.seq) || row.seq < 1) {
+    return unreadable(position, `row ${position} (in seq order): its seq column is ${columnType(row.seq)}, not a whole number from 1`);
+  }
+  const seq = row.seq;
+  for (const column of ["status", "hash"] as const) {
+    if (typeof row[column] !== "string") return unreadable(seq, `record ${seq}: its ${column} column is ${columnType(row[column])}, not text`);
+  }
+  if (typeof row.record !== "string") {
+    return typeof row.bytes === "number" && row.bytes > MAX_AUDIT_RECORD_BYTES
+      ? unreadable(seq, `record ${seq} is ${row.bytes} bytes long, over the ${MAX_AUDIT_RECORD_BYTES} bytes (1 MiB) pruneguard audit reads of one record (pruneguard writes none over 10 kB): not read`)
+      : unreadable(seq, `record ${seq}: its record column is ${columnType(row.record)}, not text`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(row.record);
+  } catch (err) {
+    return unreadable(seq, `record ${seq} is not valid JSON (${err instanceof Error ? err.message : String(err)})`);
+  }
+  const odd = auditRecordTypeProblem(parsed);
+  if (odd !== null) return unreadable(seq, `record ${seq} is not a record pruneguard writes: ${odd}`);
+  return { record: parsed as AuditRecord, text: row.record };
+}
+
+/** What a column holds, as a message names it (never the value). */
+function columnType(value: unknown): string {
+  if (value === null || value === undefined) return "NULL";
+  if (value instanceof Uint8Array) return "a blob";
+  return typeof value === "string" ? "text" : `a ${typeof value}`;
+}
+
+/** The most unreadable records the text output names one by one (`--format json` lists them all). */
+const UNREADABLE_SHOWN = 10;
+
+/** The records the table leaves out because they could not be read, and what that means for the chain. */
+function unreadableNote(unreadable: readonly AuditProblem[], width: number): string {
+  const n = unreadable.length;
+  const lines = [
+    `${n} record${n === 1 ? "" : "s"} not shown, unreadable; the chain cannot be verified past record ${unreadable[0]!.seq}:`,
+    ...unreadable.slice(0, UNREADABLE_SHOWN).map((p) => `  ${p.detail}`),
+    ...(n > UNREADABLE_SHOWN ? [`  … and ${n - UNREADABLE_SHOWN} more (--format json lists them all)`] : []),
+  ];
+  return lines.map((line) => `${wrapHanging(visible(line), width)}\n`).join("");
 }
 
 /**
@@ -191,21 +249,35 @@ function counterProblem(counters: SessionCounters | null, records: readonly Audi
  */
 async function noChain(source: AuditReader, store: string, withChain: readonly string[]): Promise<void> {
   const present = await source.stores();
-  const chains = withChain.length > 0 ? `stores with an audit chain: ${withChain.join(", ")}` : `no store in ${source.label} has one yet`;
+  const chains = withChain.length > 0 ? `stores with an audit chain: ${withChain.map(visible).join(", ")}` : `no store in ${source.label} has one yet`;
   if (present.includes(store)) {
     throw new CliError(
-      `store ${store} in ${source.label} has no audit chain: it holds spans or copies, but no decision was recorded in it (a prune is recorded in the store that keeps the span's copy, every other decision in the window's home store); ${chains}`,
+      `store ${visible(store)} in ${source.label} has no audit chain: it holds spans or copies, but no decision was recorded in it (a prune is recorded in the store that keeps the span's copy, every other decision in the window's home store); ${chains}`,
     );
   }
-  if (present.length > 0) throw new CliError(`no store ${store} in ${source.label} (stores: ${present.join(", ")})`);
+  if (present.length > 0) throw new CliError(`no store ${visible(store)} in ${source.label} (stores: ${present.map(visible).join(", ")})`);
 }
 
+/** A record as a row of the table: every string from the store through `visible`. */
 function describe(r: AuditRecord): string[] {
-  const at = typeof r.at === "number" && Number.isFinite(r.at) ? new Date(r.at).toISOString() : String(r.at);
+  // A time past what a Date holds (±8.64e15 ms) is shown as the number it is.
+  const date = new Date(r.at);
+  const at = Number.isNaN(date.getTime()) ? String(r.at) : date.toISOString();
   return [
-    String(r.seq), at, r.op ?? "-", String(r.status), subject(r), r.kind ?? "-", r.mode ?? "-", r.handle ?? "-",
-    r.acceptLossy ? "accept" : "-", r.reason ?? "-",
+    String(r.seq), at, visible(r.op ?? "-"), visible(r.status), subject(r), visible(r.kind ?? "-"), visible(r.mode ?? "-"), visible(r.handle ?? "-"),
+    r.acceptLossy ? "accept" : "-", visible(r.reason ?? "-"),
   ];
+}
+
+/**
+ * Text from the store as the terminal shows it: every control, format and separator character (ESC, CR,
+ * BEL, bidi overrides, U+2028…) written out as `\uXXXX`, so a stored string cannot move the cursor, clear
+ * the screen, retitle the window, reorder what follows or break a line of a table. Every string the text
+ * output takes from the store goes through it. It takes any value: a SQLite column may hold a number or a
+ * blob where the reader's type says text.
+ */
+function visible(text: unknown): string {
+  return String(text).replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, (c) => `\\u${c.codePointAt(0)!.toString(16).padStart(4, "0")}`);
 }
 
 /** The longest query shown in the table; the JSON output has the whole directive. */
@@ -214,11 +286,11 @@ const QUERY_SHOWN = 40;
 /**
  * What a record is about: its span, or for a search the query it looked for (`"req_7f3a"`, or `/req_\d+/`
  * for a pattern), read from the directive the record keeps. The query is untrusted text: written as a JSON
- * string with every control, format and separator character escaped, so it cannot move the terminal's
- * cursor or break the table's line.
+ * string with every control, format and separator character escaped (`visible`), so it cannot move the
+ * terminal's cursor or break the table's line.
  */
 function subject(r: AuditRecord): string {
-  if (r.op !== "search") return r.spanId ?? "-";
+  if (r.op !== "search") return visible(r.spanId ?? "-");
   let d: unknown;
   try {
     d = JSON.parse(r.directive ?? "");
@@ -229,7 +301,6 @@ function subject(r: AuditRecord): string {
   const { query, regex } = d as { query: string; regex?: unknown };
   const cut = [...query].length > QUERY_SHOWN ? `${[...query].slice(0, QUERY_SHOWN).join("")}…` : query;
   // What a terminal would act on is written out; a pattern is shown as written, a literal as a JSON string.
-  const visible = (t: string) => t.replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, (c) => `\\u${c.codePointAt(0)!.toString(16).padStart(4, "0")}`);
   return regex === true ? `/${visible(cut)}/` : visible(JSON.stringify(cut));
 }
 
@@ -254,9 +325,9 @@ async function timeline(
   for (const store of stores) {
     let json = "";
     await run(source, { ...flags, store, format: "json", verify: true }, (t) => void (json += t), { table: 0, message: 0 });
-    const read = JSON.parse(json) as { records: AuditRecord[]; verify: { head: string | null; break: AuditProblem | null } };
+    const read = JSON.parse(json) as { records: AuditRecord[]; unreadable: AuditProblem[]; verify: { head: string | null; break: AuditProblem | null } };
     const counters = await source.counters(store, flags.session);
-    chains.push({ store, records: read.records, problem: read.verify.break, head: read.verify.head, lossyUsed: counters?.lossyUsed ?? null });
+    chains.push({ store, records: read.records, problem: read.verify.break, head: read.verify.head, lossyUsed: counters?.lossyUsed ?? null, unreadable: read.unreadable.length });
   }
   // The registry is the home store's, which may keep no chain of its own for the session: ask every store.
   const seen = new Set<string>();

@@ -18,6 +18,11 @@
  * `--format html --session S` writes the session as one self-contained timeline page (`../timeline.ts`):
  * every store's chain of it, verified, with its spans, copies and holds; content only with `--content`.
  *
+ * The store is untrusted (a file in a pull request is anyone's): a record longer than 1 MiB
+ * (`MAX_AUDIT_RECORD_BYTES`) is not read, and one that is not JSON or whose fields are not of their types is
+ * not shown; each is reported as unreadable, and the chain does not verify past it. Every string from the
+ * store is escaped in the page and written with `\uXXXX` escapes for its control characters on the terminal.
+ *
  * This module only registers the command; `audit.run.ts` (the audit chain, the SQLite reader) is loaded
  * when it runs, node:sqlite only when it opens a file, and pg only for `--url`.
  */

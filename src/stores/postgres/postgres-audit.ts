@@ -5,7 +5,7 @@
  */
 import pg from "pg";
 import { errorMessage } from "../../errors.js";
-import { AuditReadError, type AuditChainCount, type AuditCopy, type AuditReader, type AuditRow, type AuditSpan } from "../audit-reader.js";
+import { AuditReadError, MAX_AUDIT_RECORD_BYTES, type AuditChainCount, type AuditCopy, type AuditReader, type AuditRow, type AuditSpan } from "../audit-reader.js";
 import { tablesOf, type Tables } from "./sql.js";
 
 /** A copy's row as PostgreSQL returns it (bigints as text). */
@@ -66,8 +66,14 @@ export async function openPostgresAuditReader(url: string, schema: string): Prom
     sessions: async () =>
       ((await client.query(`SELECT store, session, count(*)::text AS n FROM ${t.audit.text} GROUP BY store, session ORDER BY store, session`)).rows as Array<{ store: string; session: string; n: string }>)
         .map((r): AuditChainCount => ({ store: r.store, session: r.session, n: Number(r.n) })),
+    // PostgreSQL answers octet_length() of a text from its header (a long one's TOAST pointer), without
+    // fetching the value: a record past the bound never leaves the server.
     rows: async (store, session) =>
-      ((await client.query(`SELECT seq::text AS seq, status, hash, record FROM ${t.audit.text} WHERE store = $1 AND session = $2 ORDER BY seq`, [store, session])).rows as Array<Omit<AuditRow, "seq"> & { seq: string }>)
+      ((await client.query(
+        `SELECT seq::text AS seq, status, hash, octet_length(record) AS bytes, CASE WHEN octet_length(record) <= $3 THEN record END AS record
+           FROM ${t.audit.text} WHERE store = $1 AND session = $2 ORDER BY seq`,
+        [store, session, MAX_AUDIT_RECORD_BYTES],
+      )).rows as Array<Omit<AuditRow, "seq"> & { seq: string }>)
         .map((r): AuditRow => ({ ...r, seq: Number(r.seq) })),
     counters: async (store, session) => {
       const [sessions, spans] = await exists(t.sessions, t.spans);

@@ -5,7 +5,7 @@
 import { existsSync } from "node:fs";
 import type { DatabaseSync } from "node:sqlite";
 import { errorMessage } from "../../errors.js";
-import { AuditReadError, type AuditChainCount, type AuditCopy, type AuditReader, type AuditRow, type AuditSpan } from "../audit-reader.js";
+import { AuditReadError, MAX_AUDIT_RECORD_BYTES, type AuditChainCount, type AuditCopy, type AuditReader, type AuditRow, type AuditSpan } from "../audit-reader.js";
 import { hasColumn, SEQ_MASK, sqliteAuditRows, type SchemaReader } from "./sqlite-schema.js";
 import { sqliteText } from "./sqlite-text.js";
 
@@ -72,8 +72,11 @@ export function openSqliteAuditReader(path: string, options: { readonly label?: 
     sessions: async () =>
       db.prepare(`SELECT store, session, count(*) AS n FROM ${audit} GROUP BY store, session ORDER BY store, session`)
         .all() as unknown as AuditChainCount[],
+    // SQLite answers octet_length() of a text from the row's header, without reading the text itself (nor
+    // its overflow pages): a record past the bound stays in the file.
     rows: async (store, session) =>
-      db.prepare(`SELECT seq, status, hash, record FROM ${audit} WHERE store = ? AND session = ? ORDER BY seq`)
+      db.prepare(`SELECT seq, status, hash, octet_length(record) AS bytes, CASE WHEN octet_length(record) <= ${MAX_AUDIT_RECORD_BYTES} THEN record END AS record
+                  FROM ${audit} WHERE store = ? AND session = ? ORDER BY seq`)
         .all(store, session) as unknown as AuditRow[],
     counters: async (store, session) => {
       // Files written before the counters existed have no such table.
