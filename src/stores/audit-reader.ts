@@ -101,7 +101,7 @@ export interface AuditReader {
  * the caller named it; `reason` lets the caller word its own part (a prefix, an exit code).
  */
 export class AuditReadError extends Error {
-  readonly reason: "missing" | "unopenable" | "unreadable" | "not-a-store" | "bad-schema" | "unreachable";
+  readonly reason: "missing" | "unopenable" | "unreadable" | "not-a-store" | "bad-schema" | "unreachable" | "newer";
 
   constructor(reason: AuditReadError["reason"], message: string, options?: { cause?: unknown }) {
     super(message, options);

@@ -36,6 +36,8 @@ import { PostgresStore } from "../../src/postgres.js";
 import { MAX_AUDIT_RECORD_BYTES } from "../../src/stores/audit-reader.js";
 import { openPostgresAuditReader } from "../../src/stores/postgres/postgres-audit.js";
 import { openSqliteAuditReader } from "../../src/stores/sqlite/sqlite-audit.js";
+import { SQLITE_SCHEMA_VERSION } from "../../src/stores/sqlite/sqlite-schema.js";
+import { SCHEMA_VERSION } from "../../src/stores/postgres/schema.js";
 import { legacyFile } from "../stores/sqlite-legacy.js";
 import { describeWithServer, dropSchemas, freshSchema, itWithServer, PG_URL, testPool } from "../stores/pg-helpers.js";
 
@@ -287,6 +289,22 @@ describe("a record past the bound", () => {
   });
 });
 
+describe("a store of a later format", () => {
+  it("is refused by the SQLite reader, saying which format, and the file is left as it was", async () => {
+    const later = path.join(dir, "later.db");
+    copyFileSync(clean, later);
+    const db = new DatabaseSync(later);
+    db.exec(`PRAGMA user_version = ${SQLITE_SCHEMA_VERSION + 1}`);
+    db.close();
+    const r = await cli(later, "--session", "s1");
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`is at SQLite store format ${SQLITE_SCHEMA_VERSION + 1}, newer than this pruneguard reads (${SQLITE_SCHEMA_VERSION}); upgrade pruneguard`);
+    const check = new DatabaseSync(later, { readOnly: true });
+    expect(check.prepare("PRAGMA user_version").get()).toEqual({ user_version: SQLITE_SCHEMA_VERSION + 1 });
+    check.close();
+  });
+});
+
 describeWithServer("audit over a planted PostgreSQL schema", { needs: "any" }, () => {
   const pool = testPool(2);
   const schemas: string[] = [];
@@ -326,5 +344,13 @@ describeWithServer("audit over a planted PostgreSQL schema", { needs: "any" }, (
     expectNoInjectedMarkup(page.out);
     expect(page.out).not.toContain("<img");
     expect(page.out).toContain("2 records could not be read and are not shown.");
+  });
+
+  itWithServer("refuses a schema of a later version, saying which", { needs: "any" }, async () => {
+    const schema = await freshSchema(pool, "auditlater", schemas);
+    await pool.query(`INSERT INTO ${pg.escapeIdentifier(schema)}.schema_version (version) VALUES ($1)`, [SCHEMA_VERSION + 1]);
+    const r = await cli("--url", PG_URL, "--schema", schema, "--session", "s1");
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`is at store schema version ${SCHEMA_VERSION + 1}, newer than this pruneguard reads (${SCHEMA_VERSION}); upgrade pruneguard`);
   });
 });

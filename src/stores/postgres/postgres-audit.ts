@@ -6,6 +6,7 @@
 import pg from "pg";
 import { errorMessage } from "../../errors.js";
 import { AuditReadError, MAX_AUDIT_RECORD_BYTES, type AuditChainCount, type AuditCopy, type AuditReader, type AuditRow, type AuditSpan } from "../audit-reader.js";
+import { SCHEMA_VERSION } from "./schema.js";
 import { tablesOf, type Tables } from "./sql.js";
 
 /** A copy's row as PostgreSQL returns it (bigints as text). */
@@ -41,6 +42,14 @@ export async function openPostgresAuditReader(url: string, schema: string): Prom
     const present = await client.query("SELECT to_regclass($1) AS t", [t.audit.text]);
     if (present.rows[0]?.t === null) {
       throw new AuditReadError("not-a-store", `schema ${schema} holds no pruneguard store (no audit table; run \`pruneguard migrate\`?)`);
+    }
+    // A later schema may keep records where this reader does not look: refused, as `PostgresStore.connect` refuses it.
+    const versioned = await client.query("SELECT to_regclass($1) AS t", [t.version.text]);
+    if (versioned.rows[0]?.t !== null) {
+      const version = Number((await client.query(`SELECT coalesce(max(version), 0)::text AS v FROM ${t.version.text}`)).rows[0]?.v ?? 0);
+      if (version > SCHEMA_VERSION) {
+        throw new AuditReadError("newer", `schema ${schema} is at store schema version ${version}, newer than this pruneguard reads (${SCHEMA_VERSION}); upgrade pruneguard`);
+      }
     }
   } catch (err) {
     await client.end().catch(() => undefined);

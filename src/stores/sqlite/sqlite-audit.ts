@@ -6,7 +6,7 @@ import { existsSync } from "node:fs";
 import type { DatabaseSync } from "node:sqlite";
 import { errorMessage } from "../../errors.js";
 import { AuditReadError, MAX_AUDIT_RECORD_BYTES, type AuditChainCount, type AuditCopy, type AuditReader, type AuditRow, type AuditSpan } from "../audit-reader.js";
-import { hasColumn, SEQ_MASK, sqliteAuditRows, type SchemaReader } from "./sqlite-schema.js";
+import { hasColumn, SEQ_MASK, SQLITE_SCHEMA_VERSION, sqliteAuditRows, type SchemaReader } from "./sqlite-schema.js";
 import { sqliteText } from "./sqlite-text.js";
 
 /** A copy's row as SQLite returns it. */
@@ -51,6 +51,12 @@ export function openSqliteAuditReader(path: string, options: { readonly label?: 
   if (table === undefined) {
     db.close();
     throw new AuditReadError("not-a-store", `${label} is not a pruneguard store (no pruneguard_audit table)`);
+  }
+  // A later format may keep holds or records where this reader does not look: refused, as the store refuses it.
+  const version = Number((db.prepare("PRAGMA user_version").get() as { user_version: number } | undefined)?.user_version ?? 0);
+  if (version > SQLITE_SCHEMA_VERSION) {
+    db.close();
+    throw new AuditReadError("newer", `${label} is at SQLite store format ${version}, newer than this pruneguard reads (${SQLITE_SCHEMA_VERSION}); upgrade pruneguard`);
   }
   let audit: string;
   try {
