@@ -5,7 +5,7 @@
  * what is wrong with an invalid policy, `ir/validate.ts`).
  */
 import { runChecks } from "./checks/index.js";
-import { dedupeDiagnostics, isError, sortDiagnostics, type Diagnostic } from "./diagnostics/diagnostic.js";
+import { append, dedupeDiagnostics, isError, sortDiagnostics, type Diagnostic } from "./diagnostics/diagnostic.js";
 import { createSourceHost, readPolicies, resolvePath, type SourceHost } from "./frontend/index.js";
 import type { PolicyIR } from "./ir/schema.js";
 import { validatePolicy } from "./ir/validate.js";
@@ -78,10 +78,10 @@ export function compilePolicies(input: CompileInput, options: CompileOptions = {
       v = validatePolicy(candidate);
       options.validated?.set(candidate.file, v);
     }
-    diagnostics.push(...v.diagnostics);
+    append(diagnostics, v.diagnostics);
     if (v.policy) policies.push(v.policy);
   }
-  diagnostics.push(...runChecks(policies));
+  append(diagnostics, runChecks(policies));
   const sorted = dedupeDiagnostics(sortDiagnostics(diagnostics));
   return { policies, diagnostics: sorted, sources: front.sources, configs: front.configs, hasErrors: sorted.some(isError) };
 }

@@ -3,7 +3,7 @@
  * fixed order and their results are de-duplicated (an overlay inherits its base's nodes, and a problem in
  * the base is reported once, where it is written).
  */
-import { dedupeDiagnostics, diagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
+import { append, dedupeDiagnostics, diagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
 import type { PolicyIR } from "../ir/schema.js";
 import type { Check, CheckContext } from "./context.js";
 import { checkHolds } from "./holds.js";
@@ -29,7 +29,7 @@ export function runChecks(policies: readonly PolicyIR[]): Diagnostic[] {
     else byName.set(p.name, p);
     own.set(p, CHECKS.flatMap((check) => check(p, ctx)));
   }
-  for (const [p, ds] of own) out.push(...intoOverlay(p, ds, p.extends ? own.get(byFile.get(p.extends.file)!) : undefined));
+  for (const [p, ds] of own) append(out, intoOverlay(p, ds, p.extends ? own.get(byFile.get(p.extends.file)!) : undefined));
   return dedupeDiagnostics(out);
 }
 

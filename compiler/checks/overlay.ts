@@ -10,7 +10,7 @@
  */
 import { formatDuration } from "../../src/policy/durations.js";
 import { firstLoosening, fateOf, type Fate } from "../analysis/fate.js";
-import { diagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
+import { append, diagnostic, excerpt, type Diagnostic } from "../diagnostics/diagnostic.js";
 import type { Location } from "../ir/location.js";
 import type { KindIR, PinIR, PolicyIR, StoreIR } from "../ir/schema.js";
 import { storeOf, type Check } from "./context.js";
@@ -25,7 +25,7 @@ export const checkOverlay: Check = (policy, ctx) => {
 
   for (const b of base.stores) {
     const o = storeOf(policy, b.name);
-    if (o) out.push(...compareStores(`store \`${b.name}\``, b, o, undefined, names));
+    if (o) append(out, compareStores(`store \`${b.name}\``, b, o, undefined, names));
     // A store the base uses and the overlay's kinds all moved away from.
     if (o && o.location.file !== policy.file && !policy.kinds.some((k) => k.store === b.name)) {
       const moved = policy.kinds.find((k) => base.kinds.some((bk) => bk.name === k.name && bk.store === b.name));
@@ -37,9 +37,9 @@ export const checkOverlay: Check = (policy, ctx) => {
   for (const bk of base.kinds) {
     const ok = policy.kinds.find((k) => k.name === bk.name);
     if (!ok) continue;
-    out.push(...compareKinds(bk, ok, base, policy, names));
+    append(out, compareKinds(bk, ok, base, policy, names));
   }
-  out.push(...droppedPins("the policy-wide pins", base.pins, policy.pins, policy.fields.pins ?? policy.location, names));
+  append(out, droppedPins("the policy-wide pins", base.pins, policy.pins, policy.fields.pins ?? policy.location, names));
 
   // A provider's compaction frees spans on the server: an overlay may forbid it, never allow what its base does not.
   if (policy.session.providerCompaction === "allow" && base.session.providerCompaction !== "allow") {
@@ -67,18 +67,20 @@ function compareKinds(b: KindIR, o: KindIR, base: PolicyIR, overlay: PolicyIR, n
   if (b.lossy === "forbid" && o.lossy === "with-flag" && overlay.session.lossyBudget !== 0) {
     out.push(diagnostic("PG2101", o.fields.lossy ?? o.location, { ...names, kind: o.name, mode: o.modes[0] ?? "drop" }));
   }
-  for (const mode of o.modes) {
-    if (!b.modes.includes(mode)) {
-      out.push(diagnostic("PG2103", o.fields.modes ?? o.location, { ...names, kind: o.name, mode, baseModes: b.modes.join(", ") || "none" }));
+  // Each mode once: a list may repeat one thousands of times (PG2002 reports that).
+  const baseModes = new Set(b.modes);
+  for (const mode of new Set(o.modes)) {
+    if (!baseModes.has(mode)) {
+      out.push(diagnostic("PG2103", o.fields.modes ?? o.location, { ...names, kind: o.name, mode, baseModes: [...baseModes].join(", ") || "none" }));
     }
   }
-  out.push(...droppedPins(`kind \`${o.name}\``, b.pins, o.pins, o.fields.pins ?? o.location, names));
+  append(out, droppedPins(`kind \`${o.name}\``, b.pins, o.pins, o.fields.pins ?? o.location, names));
 
   const bs = storeOf(base, b.store);
   const os = storeOf(overlay, o.store);
   // A kind moved to another store is reported at its `store:` line, whatever the new store lacks.
-  if (bs && os && b.store !== o.store) out.push(...compareStores(`kind \`${o.name}\`'s store (\`${os.name}\`, was \`${bs.name}\`)`, bs, os, o.fields.store ?? o.location, names));
-  out.push(...fateLoosening(b, o, base, overlay, names));
+  if (bs && os && b.store !== o.store) append(out, compareStores(`kind \`${o.name}\`'s store (\`${os.name}\`, was \`${bs.name}\`)`, bs, os, o.fields.store ?? o.location, names));
+  append(out, fateLoosening(b, o, base, overlay, names));
   return out;
 }
 
@@ -176,7 +178,7 @@ function compareStores(subject: string, b: StoreIR, o: StoreIR, at: Location | u
 }
 
 function droppedPins(subject: string, base: readonly PinIR[], overlay: readonly PinIR[], at: PinIR["location"], names: Names): Diagnostic[] {
-  return base
-    .filter((b) => !overlay.some((o) => o.name === b.name && o.pattern === b.pattern))
-    .map((b) => diagnostic("PG2104", at, { ...names, pin: b.name, subject }));
+  // By a set, not a search of the overlay's pins for each of the base's: each list may hold thousands.
+  const kept = new Set(overlay.map((o) => JSON.stringify([o.name, o.pattern])));
+  return base.filter((b) => !kept.has(JSON.stringify([b.name, b.pattern]))).map((b) => diagnostic("PG2104", at, { ...names, pin: excerpt(b.name), subject }));
 }

@@ -6,7 +6,7 @@
  * them into diagnostics.
  */
 import { compilePinPattern } from "../../src/policy/pins.js";
-import { diagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
+import { diagnostic, excerpt, type Diagnostic } from "../diagnostics/diagnostic.js";
 import type { PinIR } from "../ir/schema.js";
 import type { Check } from "./context.js";
 
@@ -19,12 +19,14 @@ export function checkPin(p: PinIR): Diagnostic[] {
   const compiled = compilePinPattern(p.pattern);
   if (compiled.ok) return [];
   const { problem } = compiled;
+  // A pin's name and pattern are the policy's, and the engine's message may quote the rest of the pattern: cut.
+  const pin = excerpt(p.name);
   switch (problem.reason) {
     case "invalid":
-      return [diagnostic("PG2009", p.location, { pin: p.name, message: `the pattern does not parse as RE2 syntax: ${problem.detail}` })];
+      return [diagnostic("PG2009", p.location, { pin, message: `the pattern does not parse as RE2 syntax: ${excerpt(problem.detail, 200)}` })];
     case "empty-match":
-      return [diagnostic("PG2011", p.location, { pin: p.name, pattern: p.pattern })];
+      return [diagnostic("PG2011", p.location, { pin, pattern: excerpt(p.pattern) })];
     case "unsupported":
-      return [diagnostic("PG2012", p.location, { pin: p.name, construct: problem.construct ?? problem.detail, instead: problem.instead })];
+      return [diagnostic("PG2012", p.location, { pin, construct: excerpt(problem.construct ?? problem.detail), instead: problem.instead })];
   }
 }

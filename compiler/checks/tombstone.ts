@@ -5,7 +5,7 @@
 import { createRequire } from "node:module";
 import { tombstoneLine } from "../../src/render/tombstone.js";
 import { countTokensWith, o200kBase, type BaseCount } from "../../src/token-count.js";
-import { diagnostic } from "../diagnostics/diagnostic.js";
+import { diagnostic, excerpt } from "../diagnostics/diagnostic.js";
 import type { Check } from "./context.js";
 
 export const TOMBSTONE_MAX_TOKENS = 13;
@@ -19,7 +19,8 @@ export const checkTombstone: Check = (policy) => {
   // Filled and counted by the runtime's own functions, so the check measures the line the model will read.
   const filled = tombstoneLine(TOMBSTONE_SAMPLE_SPAN, t.text);
   const tokens = countTokensWith(o200k(), filled);
-  if (tokens > TOMBSTONE_MAX_TOKENS) return [diagnostic("PG2008", t.location, { tokens, filled, max: TOMBSTONE_MAX_TOKENS })];
+  // Quoted only as far as a reader needs to recognise it: the wording may be 64 Ki characters long.
+  if (tokens > TOMBSTONE_MAX_TOKENS) return [diagnostic("PG2008", t.location, { tokens, filled: excerpt(filled), max: TOMBSTONE_MAX_TOKENS })];
   return [];
 };
 

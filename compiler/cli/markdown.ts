@@ -7,7 +7,8 @@ export function mdCell(text: string): string {
 
 /** `` `code` `` that holds any text: the fence is one backtick longer than the longest run inside. */
 export function mdCode(text: string): string {
-  const longest = Math.max(0, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
+  let longest = 0;
+  for (const m of text.matchAll(/`+/g)) longest = Math.max(longest, m[0].length);
   const fence = "`".repeat(longest + 1);
   return `${fence}${/^`|`$/.test(text) ? ` ${text} ` : text}${fence}`;
 }

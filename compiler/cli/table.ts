@@ -7,8 +7,8 @@ import { wrapHanging, wrapLines } from "../diagnostics/format.js";
  * reviewer's terminal does not wrap them.
  */
 export function renderTable(header: readonly string[], rows: readonly (readonly string[])[], options: { readonly maxWidth?: number } = {}): string {
-  const longest = (cell: string) => Math.max(...cell.split("\n").map((l) => l.length));
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => longest(r[i] ?? ""))));
+  const longest = (cell: string) => most(cell.split("\n").map((l) => l.length));
+  const widths = header.map((h, i) => most(rows.map((r) => longest(r[i] ?? "")), h.length));
   if (options.maxWidth !== undefined) fit(widths, header, rows, options.maxWidth);
   const line = (cells: readonly string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ").trimEnd();
   const lines = (cells: readonly string[]): string[] => {
@@ -21,7 +21,7 @@ export function renderTable(header: readonly string[], rows: readonly (readonly 
 
 /** Narrows the widest column, one character at a time, until the columns and their gaps fit `maxWidth`. */
 function fit(widths: number[], header: readonly string[], rows: readonly (readonly string[])[], maxWidth: number): void {
-  const floor = header.map((h, i) => Math.max(h.length, ...rows.map((r) => longestWord(r[i] ?? ""))));
+  const floor = header.map((h, i) => most(rows.map((r) => longestWord(r[i] ?? "")), h.length));
   const total = () => widths.reduce((a, b) => a + b, 0) + 2 * (widths.length - 1);
   while (total() > maxWidth) {
     let widest = -1;
@@ -31,7 +31,17 @@ function fit(widths: number[], header: readonly string[], rows: readonly (readon
   }
 }
 
-const longestWord = (text: string): number => Math.max(0, ...text.split(/[ \n]/).map((w) => w.length));
+const longestWord = (text: string): number => most(text.split(/[ \n]/).map((w) => w.length));
+
+/**
+ * The largest of `ns` and `least`. Not `Math.max(...ns)`, which passes each as an argument, on the stack:
+ * rows, lines and words come from a policy, and a value may hold tens of thousands of them.
+ */
+export function most(ns: readonly number[], least = 0): number {
+  let m = least;
+  for (const n of ns) if (n > m) m = n;
+  return m;
+}
 
 /**
  * `text` wrapped to `width`, continuation lines indented by `indent` spaces more than the first: the

@@ -152,6 +152,12 @@ export const catalogue = {
     template: "`{member}` is not a member of `{object}`{suggestion} (members: {members})",
     example: `const Lossy = { Forbid: "forbid", WithFlag: "with-flag" } as const;\nkinds: { toolResult: { store: "toolLog", modes: ["drop"], lossy: Lossy.Forbidd } },`,
   },
+  PG1023: {
+    category: "error",
+    title: "Value too large",
+    template: "{what} holds more than {max}; the compiler stops evaluating it here rather than spend time and memory out of proportion to the file. No policy needs a value this large: write the one the policy means (a tombstone of a few words, each pin once)",
+    example: `const a1 = a0 + a0;\nconst a2 = a1 + a1;\n// … each const doubling the one before: 64 MiB from a 1 KB file\ntombstone: a20,`,
+  },
 
   // ---- PG2xxx: semantics ----
   PG2001: {

@@ -36,6 +36,20 @@ export function isDiagnostic(v: unknown): v is Diagnostic {
   );
 }
 
+/**
+ * The most of one parameter a message holds. A value from a policy file (a name, a pattern, a wording) can
+ * be 64 Ki characters long (PG1023 stops longer ones); where a message quotes one it cuts it much shorter
+ * (`excerpt`), and this bound holds for every parameter, so no message grows with its policy.
+ */
+export const MAX_PARAM_LENGTH = 1000;
+
+/** `text` cut to `max` characters, on a code point, with `…` when it was cut: a value from a policy, quoted in a message. */
+export function excerpt(text: string, max = 80): string {
+  if (text.length <= max) return text;
+  const code = text.charCodeAt(max - 2);
+  return `${text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 2 : max - 1)}…`;
+}
+
 /** Makes a diagnostic from the catalogue. The category comes from the catalogue, never from the caller. */
 export function diagnostic<C extends DiagnosticCode>(
   code: C,
@@ -44,13 +58,23 @@ export function diagnostic<C extends DiagnosticCode>(
   related: readonly RelatedInformation[] = [],
 ): Diagnostic {
   const entry = catalogue[code];
+  const bounded: Record<string, string | number> = {};
+  for (const [name, value] of Object.entries(params as Readonly<Record<string, string | number>>)) bounded[name] = typeof value === "string" ? excerpt(value, MAX_PARAM_LENGTH) : value;
   return {
     code,
     category: entry.category,
-    message: renderTemplate(entry.template, params as Readonly<Record<string, string | number>>),
+    message: renderTemplate(entry.template, bounded),
     location,
     related: [...related],
   };
+}
+
+/**
+ * Appends `more` to `into` one at a time. `into.push(...more)` passes every item as an argument, on the
+ * stack, and a list whose length a policy decides (its diagnostics, say) can be long enough to exhaust it.
+ */
+export function append<T>(into: T[], more: Iterable<T>): void {
+  for (const item of more) into.push(item);
 }
 
 export function isError(d: Diagnostic): boolean {

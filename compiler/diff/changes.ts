@@ -47,7 +47,18 @@ const samePins = (a: readonly PinIR[], b: readonly PinIR[]): boolean => [...a.ma
 /** Pins by name; a pin whose pattern differs on the other side also shows its pattern. */
 function pinsText(pins: readonly PinIR[], other: readonly PinIR[]): string {
   if (pins.length === 0) return "none";
-  return pins.map((p) => (other.some((o) => o.name === p.name && o.pattern !== p.pattern) ? `${p.name} /${p.pattern}/` : p.name)).join(", ");
+  // The other side's patterns by name, not a search of its pins for each pin: each list may hold thousands.
+  const patterns = new Map<string, Set<string>>();
+  for (const o of other) {
+    let known = patterns.get(o.name);
+    if (!known) patterns.set(o.name, (known = new Set()));
+    known.add(o.pattern);
+  }
+  const differs = (p: PinIR) => {
+    const known = patterns.get(p.name);
+    return known !== undefined && (known.size > 1 || !known.has(p.pattern));
+  };
+  return pins.map((p) => (differs(p) ? `${p.name} /${p.pattern}/` : p.name)).join(", ");
 }
 
 export function compactionText(c: SessionIR["compaction"]): string {

@@ -5,7 +5,7 @@
  * with static holes), arrays and objects of accepted expressions (spreads of static arrays and objects),
  * identifiers bound to consts or imports, property access into static values and DSL namespaces, and
  * calls whose callee is a DSL builder. `as const`, `satisfies` and parentheses are looked through.
- * Everything else is a PG1xxx diagnostic and an `invalid` value.
+ * Everything else is a PG1xxx diagnostic and an `invalid` value, as is a value past the size limits below.
  */
 import { DURATION_UNITS } from "../../src/policy/durations.js";
 import { diagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
@@ -14,7 +14,7 @@ import { POLICY_EXPORTS } from "./dsl-table.js";
 import { instead, type FunctionValue } from "./functions.js";
 import { MAX_NESTING, ts, type ParsedFile } from "./host.js";
 import { closest } from "./suggest.js";
-import type { ObjectEntry, SValue } from "./values.js";
+import { sizeOf, type ObjectEntry, type SValue } from "./values.js";
 
 export interface EvalContext {
   readonly file: ParsedFile;
@@ -43,6 +43,20 @@ export function snippet(node: ts.Node, file: ParsedFile): string {
   const text = node.getText(file.sourceFile).replace(/\s+/g, " ");
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
+
+/**
+ * How large a value evaluation builds. Each const can double what the one before it holds
+ * (`const a2 = a1 + a1`, `const b2 = [...b1, ...b1]`), so a file of a few hundred bytes could ask for
+ * gigabytes, and a value that large would go on into every check and the IR. Past a limit the expression is
+ * PG1023 and an invalid value, before anything larger is built. No policy comes near any of them.
+ */
+export const MAX_STRING_LENGTH = 64 * 1024;
+/** Items of one array, or properties of one object. */
+export const MAX_ITEMS = 10_000;
+/** The whole of an array, object or DSL value, by `sizeOf`: what ten thousand items each holding a long string add up to. */
+export const MAX_VALUE_SIZE = 1024 * 1024;
+
+const count = (n: number) => n.toLocaleString("en-US");
 
 /**
  * How deep evaluation is in each context, kept on the context under a symbol (a `WeakMap` lookup and update
@@ -75,6 +89,7 @@ function evaluateNode(node: ts.Expression, ctx: EvalContext): SValue {
     return { t: "invalid", location };
   };
   const notStatic = () => invalid(notImported(node, location, ctx) ?? diagnostic("PG1003", location, { text: snippet(node, ctx.file) }));
+  const tooLong = (what: string) => invalid(diagnostic("PG1023", location, { what, max: `${count(MAX_STRING_LENGTH)} characters` }));
 
   switch (node.kind) {
     case ts.SyntaxKind.ParenthesizedExpression:
@@ -84,8 +99,11 @@ function evaluateNode(node: ts.Expression, ctx: EvalContext): SValue {
     case ts.SyntaxKind.NonNullExpression:
       return evaluate((node as ts.ParenthesizedExpression).expression, ctx);
     case ts.SyntaxKind.StringLiteral:
-    case ts.SyntaxKind.NoSubstitutionTemplateLiteral:
-      return { t: "string", value: (node as ts.StringLiteral).text, location };
+    case ts.SyntaxKind.NoSubstitutionTemplateLiteral: {
+      const value = (node as ts.StringLiteral).text;
+      if (value.length > MAX_STRING_LENGTH) return tooLong("this string");
+      return { t: "string", value, location };
+    }
     case ts.SyntaxKind.NumericLiteral:
       return { t: "number", value: Number((node as ts.NumericLiteral).text), duration: false, location };
     case ts.SyntaxKind.TrueKeyword:
@@ -96,6 +114,7 @@ function evaluateNode(node: ts.Expression, ctx: EvalContext): SValue {
       return { t: "null", location };
     case ts.SyntaxKind.RegularExpressionLiteral: {
       const text = (node as ts.RegularExpressionLiteral).text;
+      if (text.length > MAX_STRING_LENGTH) return tooLong("this regular expression");
       const slash = text.lastIndexOf("/");
       return { t: "regex", source: text.slice(1, slash), flags: text.slice(slash + 1), location };
     }
@@ -114,24 +133,34 @@ function evaluateNode(node: ts.Expression, ctx: EvalContext): SValue {
         const part = evaluate(span.expression, ctx);
         if (part.t === "invalid") return part;
         if (part.t !== "string" && !(part.t === "number" && !part.duration)) return notStatic();
-        value += String(part.value) + span.literal.text;
+        const more = String(part.value) + span.literal.text;
+        if (value.length + more.length > MAX_STRING_LENGTH) return tooLong("this template");
+        value += more;
       }
       return { t: "string", value, location };
     }
     case ts.SyntaxKind.ArrayLiteralExpression: {
       const items: SValue[] = [];
+      const tooMany = () => invalid(diagnostic("PG1023", location, { what: "this array", max: `${count(MAX_ITEMS)} items` }));
       for (const el of (node as ts.ArrayLiteralExpression).elements) {
         if (ts.isSpreadElement(el)) {
           const spread = evaluateQuietly(el.expression, ctx);
-          if (spread?.t === "array") items.push(...spread.items);
-          else if (spread?.t !== "invalid") ctx.report(diagnostic("PG1005", locate(el, ctx.file, ctx.display), { text: snippet(el.expression, ctx.file) }));
+          if (spread?.t === "array") {
+            if (items.length + spread.items.length > MAX_ITEMS) return tooMany();
+            // One by one: `push(...items)` passes each item as an argument, on the stack.
+            for (const item of spread.items) items.push(item);
+          } else if (spread?.t === "invalid") {
+            // Kept as an item, which consumers stay quiet about, so the array is not read as shorter than written.
+            items.push(spread);
+          } else ctx.report(diagnostic("PG1005", locate(el, ctx.file, ctx.display), { text: snippet(el.expression, ctx.file) }));
         } else if (el.kind === ts.SyntaxKind.OmittedExpression) {
           return notStatic();
         } else {
+          if (items.length >= MAX_ITEMS) return tooMany();
           items.push(evaluate(el, ctx));
         }
       }
-      return { t: "array", items, location };
+      return bounded({ t: "array", items, location }, "this array", ctx);
     }
     case ts.SyntaxKind.BinaryExpression: {
       // Arithmetic on numbers and durations (`hours(1) + minutes(30)`, `24 * 7`) and string `+` are static.
@@ -143,7 +172,10 @@ function evaluateNode(node: ts.Expression, ctx: EvalContext): SValue {
       const r = evaluate(b.right, ctx);
       if (l.t === "invalid") return l;
       if (r.t === "invalid") return r;
-      if (op === ts.SyntaxKind.PlusToken && l.t === "string" && r.t === "string") return { t: "string", value: l.value + r.value, location };
+      if (op === ts.SyntaxKind.PlusToken && l.t === "string" && r.t === "string") {
+        if (l.value.length + r.value.length > MAX_STRING_LENGTH) return tooLong("this string");
+        return { t: "string", value: l.value + r.value, location };
+      }
       if (l.t !== "number" || r.t !== "number") return notStatic();
       const value =
         op === ts.SyntaxKind.PlusToken ? l.value + r.value : op === ts.SyntaxKind.MinusToken ? l.value - r.value : op === ts.SyntaxKind.AsteriskToken ? l.value * r.value : l.value / r.value;
@@ -215,11 +247,22 @@ function evaluateNode(node: ts.Expression, ctx: EvalContext): SValue {
         args.push(evaluate(a, ctx));
       }
       if (args.some((a) => a.t === "invalid")) return { t: "invalid", location };
-      return ctx.callDsl(callee.name, args, location);
+      // Each argument is bounded, but `extendPolicy` adds its overlay to its base, and a chain of them adds up.
+      return bounded(ctx.callDsl(callee.name, args, location), "the value of this call", ctx);
     }
     default:
       return notStatic();
   }
+}
+
+/**
+ * `v`, or PG1023 and an invalid value when it is larger than `MAX_VALUE_SIZE` written out: each of its parts
+ * may be within its own limit while ten thousand of them are not.
+ */
+function bounded(v: SValue, what: string, ctx: EvalContext): SValue {
+  if (sizeOf(v) <= MAX_VALUE_SIZE) return v;
+  ctx.report(diagnostic("PG1023", v.location, { what: `${what}, with everything in it,`, max: `${count(MAX_VALUE_SIZE)} characters and items (a const counted each time it is used)` }));
+  return { t: "invalid", location: v.location };
 }
 
 /**
@@ -287,6 +330,7 @@ function evaluateObject(node: ts.ObjectLiteralExpression, location: Location, ct
       const spread = evaluateQuietly(prop.expression, ctx);
       if (spread?.t === "object") {
         for (const e of spread.entries) byKey.set(e.key, e);
+        if (byKey.size > MAX_ITEMS) return tooManyProperties(location, ctx);
       } else if (spread?.t !== "invalid") {
         ctx.report(diagnostic("PG1005", locate(prop, ctx.file, ctx.display), { text: snippet(prop.expression, ctx.file) }));
         ok = false;
@@ -324,8 +368,14 @@ function evaluateObject(node: ts.ObjectLiteralExpression, location: Location, ct
     if (literalKeys.has(key)) duplicates.push(e);
     literalKeys.add(key);
     byKey.set(key, e);
+    if (byKey.size > MAX_ITEMS) return tooManyProperties(location, ctx);
   }
   if (!ok) return { t: "invalid", location };
-  return { t: "object", entries: [...byKey.values()], duplicates, location };
+  return bounded({ t: "object", entries: [...byKey.values()], duplicates, location }, "this object", ctx);
+}
+
+function tooManyProperties(location: Location, ctx: EvalContext): SValue {
+  ctx.report(diagnostic("PG1023", location, { what: "this object", max: `${count(MAX_ITEMS)} properties` }));
+  return { t: "invalid", location };
 }
 

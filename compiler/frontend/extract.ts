@@ -9,7 +9,7 @@ import { DURATION_UNITS, type DurationUnit } from "../../src/policy/durations.js
 import { pin as dslPin } from "../../dsl/pins.js";
 import { ENGINES, STORE_DEFAULTS } from "../../src/policy/stores.js";
 import { DEFAULT_COMPACTION, LOSSY_RULES, MIN_COMPACTION_TOKENS, MIN_SEARCH_TOKENS, PROVIDER_COMPACTION_RULES, PRUNE_MODES } from "../../src/policy/kinds.js";
-import { diagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
+import { diagnostic, excerpt, type Diagnostic } from "../diagnostics/diagnostic.js";
 import type { Location } from "../ir/location.js";
 import type { KindIR, PinIR, PolicyIR, SessionIR, StoreIR } from "../ir/schema.js";
 import { closest, didYouMean } from "./suggest.js";
@@ -74,7 +74,7 @@ export function applyPin(args: readonly SValue[], location: Location, report: Re
     return { t: "pin", pin: { name: p.name, pattern: p.pattern, preset: null, location }, location };
   } catch (error) {
     const message = error instanceof Error ? error.message.replace(/^pin\([^)]*\):\s*/, "") : String(error);
-    report(diagnostic("PG2009", pattern.location, { pin: name.value, message }));
+    report(diagnostic("PG2009", pattern.location, { pin: excerpt(name.value), message: excerpt(message, 200) }));
     return { t: "invalid", location };
   }
 }
@@ -368,7 +368,7 @@ function readString(e: ObjectEntry | undefined, what: string, report: Report, ex
 function readChoice<T extends string>(v: SValue | undefined, path: string, choices: readonly T[], report: Report): T | undefined {
   if (v === undefined || v.t === "invalid") return undefined;
   if (v.t === "string" && (choices as readonly string[]).includes(v.value)) return v.value as T;
-  const got = v.t === "string" ? `${JSON.stringify(v.value)}${didYouMean(v.value, choices)}` : describe(v);
+  const got = v.t === "string" ? `${JSON.stringify(excerpt(v.value))}${didYouMean(v.value, choices)}` : describe(v);
   report(diagnostic("PG1011", v.location, { message: `${path}: must be ${oneOf(choices)}, got ${got}` }));
   return undefined;
 }

@@ -9,15 +9,17 @@
  * a ts-morph `Project` was given), never wrapped in ts-morph nodes: a `Project` would read and parse a file
  * that exists on disk before parsing the given text again. ts-morph itself is never loaded (`typescript.ts`).
  */
-import { readFileSync, realpathSync, statSync } from "node:fs";
+import { lstatSync, readFileSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import { ts } from "./typescript.js";
 import * as path from "node:path";
 import { readBoundedSync } from "../emit/files.js";
-import { displayPath, isInside, toPosix } from "./paths.js";
+import { displayPath, isInside, resolvePath, toPosix } from "./paths.js";
+import { lineColumn, MAX_NESTING, nestingOverflow } from "./nesting.js";
 import { createResolutionCache, MAX_CONFIG_BYTES, type ModuleResolution } from "./resolution.js";
 
 export { ts };
 export { isInside };
+export { MAX_NESTING, nestingOverflow };
 
 export interface ParsedFile {
   /** Absolute path in the host's file system. */
@@ -33,9 +35,6 @@ export interface ParsedFile {
   readonly tooDeep?: { readonly line: number; readonly column: number };
 }
 
-/** The deepest nesting of brackets, template holes or expressions the front end reads. Policies use about six. */
-export const MAX_NESTING = 100;
-
 /** Whether the front end may read a file: only inside the project root, and never through a link out of it. */
 export type Confinement =
   | { readonly ok: true }
@@ -48,7 +47,11 @@ export interface SourceHost {
   readonly cwd: string;
   /** The only directory the front end reads from (absolute); the cwd unless configured. */
   readonly root: string;
-  /** Whether `absolutePath` may be read; checked before anything is read or even probed. */
+  /**
+   * Whether `absolutePath` may be read; checked before anything is read or even probed. A path behind a
+   * link that leads out of the root is refused whether or not anything is there: nothing past the link is
+   * looked at.
+   */
   confine(absolutePath: string): Confinement;
   fileExists(absolutePath: string): boolean;
   /** Parses a file once; later calls return the same parse. `undefined` when the file does not exist. */
@@ -72,6 +75,9 @@ export interface HostOptions {
   readonly root?: string;
 }
 
+/** Links followed in one path before it is taken for a loop (Linux's own limit is 40). */
+const MAX_LINKS = 40;
+
 /** The language version policy files are parsed as (what the former ts-morph `Project` was given). */
 const TARGET = ts.ScriptTarget.ES2022;
 
@@ -82,7 +88,15 @@ export function createSourceHost(options: HostOptions = {}): SourceHost {
   if (memory && options.files) {
     for (const [p, text] of Object.entries(options.files)) memory.set(path.posix.resolve(cwd, p), text);
   }
-  const fileExists = (p: string): boolean => (memory ? memory.has(p) : statSync(p, { throwIfNoEntry: false })?.isFile() === true);
+  const fileExists = (p: string): boolean => {
+    if (memory) return memory.has(p);
+    try {
+      return statSync(p, { throwIfNoEntry: false })?.isFile() === true;
+    } catch {
+      // A loop of links (ELOOP), a file where a folder should be (ENOTDIR): nothing there to read.
+      return false;
+    }
+  };
   const read = (p: string): string | undefined => {
     if (memory) return memory.get(p);
     try {
@@ -101,20 +115,58 @@ export function createSourceHost(options: HostOptions = {}): SourceHost {
       return undefined;
     }
   };
+  /**
+   * Where `p` (inside the root) leads: its real path, found one component at a time from the root, and
+   * whether a link was followed on the way; `undefined` as soon as a link leads out of the root. Nothing past
+   * such a link is looked at, so a path behind it is refused alike whether it exists or not (resolving the
+   * whole path at once would stat the target, and tell a missing one apart). A component that is not there
+   * ends the walk, the rest as written: nothing below it can be a link.
+   */
+  const follow = (p: string): { readonly target: string; readonly linked: boolean } | undefined => {
+    const inRoot = (realRoot ??= real(root) ?? root);
+    // A stack: the next component last.
+    const rest = path.posix.relative(root, p).split("/").filter((c) => c !== "").reverse();
+    let at = inRoot;
+    let links = 0;
+    while (rest.length > 0) {
+      const next = path.posix.join(at, rest.pop()!);
+      let link: string | undefined;
+      try {
+        link = lstatSync(next).isSymbolicLink() ? readlinkSync(next) : undefined;
+      } catch {
+        return { target: [next, ...rest.reverse()].join("/"), linked: links > 0 };
+      }
+      if (link === undefined) {
+        at = next;
+        continue;
+      }
+      // A loop of links leads nowhere: nothing there to read (a stat of it fails), and nothing outside was asked.
+      if (++links > MAX_LINKS) return { target: [next, ...rest.reverse()].join("/"), linked: true };
+      // `at` is a real folder, so a `..` in the link's text climbs where the file system would.
+      const to = resolvePath(at, link);
+      const within = isInside(inRoot, to) ? path.posix.relative(inRoot, to) : isInside(root, to) ? path.posix.relative(root, to) : undefined;
+      if (within === undefined) return undefined;
+      at = inRoot;
+      for (const c of within.split("/").reverse()) if (c !== "") rest.push(c);
+    }
+    return { target: at, linked: links > 0 };
+  };
   const confine = (p: string): Confinement => {
     if (!isInside(root, p)) return { ok: false, reason: "outside-root" };
     if (inMemory) return { ok: true };
-    const target = real(p);
-    if (target === undefined || target === p) return { ok: true };
-    realRoot ??= real(root) ?? root;
-    if (!isInside(realRoot, target)) return { ok: false, reason: "link-outside-root" };
-    if (!target.endsWith(".policy.ts")) return { ok: false, reason: "link-not-policy", target: path.posix.relative(realRoot, target) };
-    return { ok: true };
+    const led = follow(p);
+    if (led === undefined) return { ok: false, reason: "link-outside-root" };
+    if (!led.linked || led.target.endsWith(".policy.ts")) return { ok: true };
+    return { ok: false, reason: "link-not-policy", target: path.posix.relative(realRoot ?? root, led.target) };
   };
   const resolutions = createResolutionCache({
     root,
     display: (p) => displayPath(cwd, p),
     fileExists,
+    confined(p) {
+      const allowed = confine(p);
+      return allowed.ok || allowed.reason === "link-not-policy";
+    },
     // Bounded, like an output file. A link inside the root may be followed (a tsconfig.json linked to a shared
     // one is common, and is not a policy): its target, already confined, is read rather than the link.
     readConfig(p) {
@@ -164,58 +216,6 @@ export function createSourceHost(options: HostOptions = {}): SourceHost {
       for (const p of paths) cache.delete(p);
     },
   };
-}
-
-/**
- * The offset where brackets (`(`, `[`, `{`) and template holes nest deeper than `MAX_NESTING`, or -1.
- * Strings, templates and comments are skipped; a bracket inside a regular expression literal may be
- * counted, which can only make the answer err towards "deep" on text no policy contains.
- */
-export function nestingOverflow(text: string): number {
-  const stack: Array<"bracket" | "hole"> = [];
-  let inTemplate = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (inTemplate) {
-      if (c === "\\") i++;
-      else if (c === "`") inTemplate = false;
-      else if (c === "$" && text[i + 1] === "{") {
-        i++;
-        stack.push("hole");
-        inTemplate = false;
-        if (stack.length > MAX_NESTING) return i;
-      }
-      continue;
-    }
-    if (c === "\\") i++;
-    else if (c === '"' || c === "'") {
-      for (i++; i < text.length && text[i] !== c && text[i] !== "\n"; i++) if (text[i] === "\\") i++;
-    } else if (c === "/" && text[i + 1] === "/") {
-      while (i < text.length && text[i] !== "\n") i++;
-    } else if (c === "/" && text[i + 1] === "*") {
-      const end = text.indexOf("*/", i + 2);
-      i = end < 0 ? text.length : end + 1;
-    } else if (c === "`") inTemplate = true;
-    else if (c === "(" || c === "[" || c === "{") {
-      stack.push("bracket");
-      if (stack.length > MAX_NESTING) return i;
-    } else if (c === ")" || c === "]" || c === "}") {
-      if (stack.pop() === "hole") inTemplate = true;
-    }
-  }
-  return -1;
-}
-
-function lineColumn(text: string, offset: number): { line: number; column: number } {
-  let line = 1;
-  let start = 0;
-  for (let i = 0; i < offset; i++) {
-    if (text[i] === "\n") {
-      line++;
-      start = i + 1;
-    }
-  }
-  return { line, column: offset - start + 1 };
 }
 
 /** The parser's own diagnostics; reading them avoids building a `Program` just to learn about syntax errors. */

@@ -13,7 +13,7 @@ import type { Location } from "../ir/location.js";
 import { callDsl, dslBinding, dslMember, DSL_SPECIFIERS, isDslExport, POLICY_EXPORTS } from "./dsl-table.js";
 import { evaluate, locate, snippet, type EvalContext } from "./evaluate.js";
 import { functionOf, helperValue, type FunctionValue } from "./functions.js";
-import { flattenMessage, isInside, MAX_NESTING, ts, type ParsedFile, type SourceHost } from "./host.js";
+import { flattenMessage, MAX_NESTING, ts, type ParsedFile, type SourceHost } from "./host.js";
 import { displayPath } from "./paths.js";
 import type { ModuleResolution } from "./resolution.js";
 import { didYouMean } from "./suggest.js";
@@ -410,12 +410,26 @@ export class ModuleLoader {
     const dir = path.posix.dirname(file.path);
     const candidate = sourcePath(dir, specifier);
     const shownPath = (p: string) => displayPath(this.#host.cwd, p);
-    // Outside the root nothing is read, not even probed for existence.
-    if (!isInside(this.#host.root, candidate)) {
-      report(diagnostic("PG1018", specLocation, { file: shownPath(candidate), how: OUTSIDE["outside-root"], root: this.#host.root }));
-      return undefined;
-    }
-    const exists = (p: string) => isInside(this.#host.root, p) && this.#host.fileExists(p);
+    // Outside the root, or behind a link that leads out of it, nothing is read, not even probed for
+    // existence: each path is confined before it is looked up, so such an import gets the same PG1018
+    // whether or not its file is there.
+    const outside = (p: string): boolean => {
+      const allowed = this.#host.confine(p);
+      if (allowed.ok || allowed.reason === "link-not-policy") return false;
+      report(diagnostic("PG1018", specLocation, { file: shownPath(p), how: OUTSIDE[allowed.reason], root: this.#host.root }));
+      return true;
+    };
+    if (outside(candidate)) return undefined;
+    // Every path looked up below is in the candidate's folder or under it (`./dir/index.ts`), confined in turn.
+    let refused = false;
+    const exists = (p: string) => {
+      if (refused) return false;
+      if (outside(p)) {
+        refused = true;
+        return false;
+      }
+      return this.#host.fileExists(p);
+    };
     let target: string;
     if (extensionless(specifier)) {
       // Only here does the resolution matter: `./org.policy.js` and `./org.policy.ts` name one file under all of them.
@@ -424,6 +438,7 @@ export class ModuleLoader {
       // `./org` where `org.policy.ts` is there: the fix names the policy.
       const asPolicy = `${candidate.slice(0, -".ts".length)}.policy.ts`;
       const policy = !specifier.endsWith(".policy") && exists(asPolicy);
+      if (refused) return undefined;
       if (resolution.extensionsRequired) {
         const named = exists(candidate);
         const fix = policy && !named ? `${specifier}.policy.js` : `${specifier}.js`;
@@ -433,6 +448,7 @@ export class ModuleLoader {
       }
       const base = path.posix.resolve(dir, specifier);
       const found = [`${base}.ts`, `${base}.tsx`, `${base}.d.ts`, `${base}/index.ts`, `${base}/index.tsx`, `${base}/index.d.ts`].find(exists);
+      if (refused) return undefined;
       if (found === undefined) {
         const hint = policy ? `; \`${shownPath(asPolicy)}\` is there: \`${specifier}.policy\`` : "";
         report(diagnostic("PG1008", specLocation, { specifier, candidates: `\`${shownPath(`${base}.ts`)}\` and \`${shownPath(`${base}/index.ts`)}\`, each also as .tsx and .d.ts${hint}` }));
@@ -475,7 +491,7 @@ function notExported(module: ModuleRecord, name: string, location: Location): Di
 
 const OUTSIDE = {
   "outside-root": "is outside the project root",
-  "link-outside-root": "is a symbolic link that leads outside the project root",
+  "link-outside-root": "is, or is inside, a symbolic link that leads outside the project root",
 } as const;
 
 /** `./org.policy` and `./org`, not `./org.policy.js` or `./notes.json` (`.policy` is part of a policy's name). */

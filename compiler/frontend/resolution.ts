@@ -15,13 +15,15 @@
  *   an ES module: its nearest `package.json` says `"type": "module"`.
  *
  * Nothing outside the project root is read: not a tsconfig or package.json above it, not an `extends` that
- * climbs out of it. Where the compiler cannot read what tsc would (none inside the root, one too large, an
- * `extends` it may not follow), it assumes NodeNext in an ES module, the reading that refuses the most: an
+ * climbs out of it or goes through a link out of it (nor is its existence asked). Where the compiler cannot
+ * read what tsc would (none inside the root, one too large, one nested more deeply than the compiler reads,
+ * an `extends` it may not follow), it assumes NodeNext in an ES module, the reading that refuses the most: an
  * import it accepts then resolves under every setting. Every lookup is cached per directory and every read
  * is bounded.
  */
 import * as path from "node:path";
 import { ts } from "./typescript.js";
+import { lineColumn, MAX_NESTING, nestingOverflow } from "./nesting.js";
 import { isInside } from "./paths.js";
 
 export interface ModuleResolution {
@@ -39,6 +41,11 @@ export interface ResolutionFiles {
   /** The path as reported in messages. */
   display(absolutePath: string): string;
   fileExists(absolutePath: string): boolean;
+  /**
+   * Whether a path inside the root may be looked at: not behind a link that leads out of the root. Asked
+   * before `fileExists`, so that whether a file out there exists is never learnt.
+   */
+  confined(absolutePath: string): boolean;
   /** The file's text when it may be read (inside the root, not through a link out of it) and is at most `MAX_CONFIG_BYTES`. */
   readConfig(absolutePath: string): string | undefined;
 }
@@ -105,11 +112,14 @@ export function createResolutionCache(files: ResolutionFiles): ResolutionCache {
     const cached = configs.get(file);
     if (cached) return cached;
     const inputs = new Map<string, string>();
-    // A path tsc would read that the compiler may not: outside the root (never probed), or there and unreadable.
+    // A path tsc would read that the compiler may not: outside the root or behind a link out of it (never
+    // probed, so the answer is the same whether it exists or not), or there and unreadable.
     const refused: string[] = [];
+    // Where a file read nests too deeply for tsc's JSON parser, which recurses once per bracket.
+    let tooDeep: { readonly file: string; readonly line: number; readonly column: number } | undefined;
     const inside = (p: string): string | undefined => {
       const abs = path.posix.resolve(p);
-      if (isInside(files.root, abs)) return abs;
+      if (isInside(files.root, abs) && files.confined(abs)) return abs;
       refused.push(abs);
       return undefined;
     };
@@ -117,19 +127,25 @@ export function createResolutionCache(files: ResolutionFiles): ResolutionCache {
       const abs = inside(p);
       if (abs === undefined) return undefined;
       if (inputs.has(abs)) return inputs.get(abs);
-      const text = files.readConfig(abs);
+      let text = files.readConfig(abs);
+      const deep = text === undefined ? -1 : nestingOverflow(text);
+      if (text !== undefined && deep >= 0) {
+        tooDeep ??= { file: abs, ...lineColumn(text, deep) };
+        text = undefined;
+      }
       if (text !== undefined) inputs.set(abs, text);
       else if (files.fileExists(abs)) refused.push(abs);
       return text;
     };
+    const deeply = () => (tooDeep === undefined ? "" : ` (\`${files.display(tooDeep.file)}\` nests more than ${MAX_NESTING} levels deep at line ${tooDeep.line}, column ${tooDeep.column})`);
     let reading: ConfigReading;
     const text = read(file);
     if (text === undefined) {
-      reading = { resolution: undefined, nodeModule: false, unreadable: "could not be read (larger than 1 MiB, or a link out of the project root)", inputs };
+      const why = tooDeep === undefined ? "could not be read (larger than 1 MiB, or a link out of the project root)" : `could not be read: it nests more than ${MAX_NESTING} levels deep at line ${tooDeep.line}, column ${tooDeep.column}`;
+      reading = { resolution: undefined, nodeModule: false, unreadable: why, inputs };
     } else {
       // tsc's own reader: comments and trailing commas as tsc takes them, and `extends` (a path or a package,
       // one or several) followed through the same confined reads. No directory is listed: only options matter.
-      const json = ts.parseConfigFileTextToJson(file, text);
       const host: ts.ParseConfigHost = {
         useCaseSensitiveFileNames: true,
         readDirectory: () => [],
@@ -139,13 +155,20 @@ export function createResolutionCache(files: ResolutionFiles): ResolutionCache {
         },
         readFile: read,
       };
-      const options = ts.parseJsonConfigFileContent(json.config ?? {}, host, path.posix.dirname(file), undefined, file).options;
-      reading = {
-        resolution: options.moduleResolution,
-        nodeModule: options.module !== undefined && NODE_MODULES.has(options.module),
-        ...(refused.length > 0 ? { unreadable: `extends \`${files.display(refused[0]!)}\`, which the compiler does not read (outside the project root, too large, or a link out of it)` } : {}),
-        inputs,
-      };
+      try {
+        const json = ts.parseConfigFileTextToJson(file, text);
+        const options = ts.parseJsonConfigFileContent(json.config ?? {}, host, path.posix.dirname(file), undefined, file).options;
+        reading = {
+          resolution: options.moduleResolution,
+          nodeModule: options.module !== undefined && NODE_MODULES.has(options.module),
+          ...(refused.length > 0 ? { unreadable: `extends \`${files.display(refused[0]!)}\`, which the compiler does not read (outside the project root, too large, nested too deeply, or a link out of it)${deeply()}` } : {}),
+          inputs,
+        };
+      } catch (error) {
+        // A recursion the scan does not see overflows tsc's reader: the strict reading, as for any file not read.
+        if (!(error instanceof RangeError)) throw error;
+        reading = { resolution: undefined, nodeModule: false, unreadable: "could not be read (TypeScript's reader ran out of stack on it)", inputs };
+      }
     }
     configs.set(file, reading);
     return reading;

@@ -86,3 +86,49 @@ export function describe(v: SValue): string {
 export function entry(v: Extract<SValue, { t: "object" }>, key: string): ObjectEntry | undefined {
   return v.entries.find((e) => e.key === key);
 }
+
+/**
+ * How large a value is, written out: the characters of its strings and keys, plus one for each item, entry
+ * and other value. A value used twice counts twice, as it is written twice into the IR. Remembered per
+ * object, so measuring a new array costs one look at each of its items.
+ */
+export function sizeOf(v: SValue): number {
+  switch (v.t) {
+    case "string":
+      return v.value.length;
+    case "regex":
+      return v.source.length + v.flags.length;
+    case "array":
+    case "object":
+    case "pin":
+    case "store":
+    case "policy": {
+      let n = SIZES.get(v);
+      if (n === undefined) {
+        n = 1;
+        if (v.t === "array") for (const item of v.items) n += sizeOf(item);
+        else if (v.t === "object") for (const e of v.entries) n += e.key.length + sizeOf(e.value);
+        else n = irSize(v.t === "pin" ? v.pin : v.t === "store" ? v.store : v.policy);
+        SIZES.set(v, n);
+      }
+      return n;
+    }
+    default:
+      return 1;
+  }
+}
+
+const SIZES = new WeakMap<object, number>();
+
+/** `sizeOf` for IR data (a pin, a store, a policy), leaving out locations, which a policy does not choose. */
+function irSize(x: unknown): number {
+  if (typeof x === "string") return x.length;
+  if (typeof x !== "object" || x === null) return 1;
+  let n = SIZES.get(x);
+  if (n !== undefined) return n;
+  n = 1;
+  if (Array.isArray(x)) for (const item of x as unknown[]) n += irSize(item);
+  else for (const [k, value] of Object.entries(x)) if (k !== "location" && k !== "fields") n += k.length + irSize(value);
+  SIZES.set(x, n);
+  return n;
+}

@@ -4,6 +4,7 @@ import * as path from "node:path";
 import { DEFAULT_EMIT_OPTIONS } from "../../emit/files.js";
 import { wrapHanging } from "../../diagnostics/format.js";
 import { ts } from "../../frontend/host.js";
+import { lineColumn, MAX_NESTING, nestingOverflow } from "../../frontend/nesting.js";
 import { PolicyName } from "../../ir/schema.js";
 import { parseProjectConfig } from "../config.js";
 import { CliError, ExitCode, type CliContext } from "../context.js";
@@ -412,6 +413,13 @@ function planTsconfig(root: ProjectRoot, include: readonly string[]): { planned:
     };
   }
   const text = root.read("tsconfig.json", checked.state.stats);
+  // tsc's JSON reader recurses once per bracket: a file nested thousands deep would exhaust the stack.
+  const deep = nestingOverflow(text);
+  if (deep >= 0) {
+    const { line, column } = lineColumn(text, deep);
+    const notRead = `it nests more than ${MAX_NESTING} levels deep (line ${line}, column ${column}), deeper than init reads`;
+    return { planned: { action: { file: "tsconfig.json", status: "kept", detail: "it is not JSON init can read" } }, advice: advise({}), notRead };
+  }
   const parsed = ts.parseConfigFileTextToJson("tsconfig.json", text);
   const config = parsed.config as { compilerOptions?: Record<string, unknown> } | undefined;
   const advice = advise(config?.compilerOptions ?? {});

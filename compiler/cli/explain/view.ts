@@ -10,6 +10,7 @@ import { timelineOf, type Timeline } from "../../analysis/timeline.js";
 import { diffPolicy, type PolicyDiff } from "../../diff/index.js";
 import { describeCompaction } from "../../emit/describe.js";
 import type { KindIR, PolicyIR } from "../../ir/schema.js";
+import { most } from "../table.js";
 
 export interface StoreView {
   readonly name: string;
@@ -76,7 +77,7 @@ export function policyView(p: PolicyIR, all: readonly PolicyIR[]): PolicyView {
   });
   const unlimited = session === null;
   const changes = [...timelines, ...baseTimelines].flatMap((t) => t?.segments.map((s) => s.fromMs) ?? []);
-  const axisMs = session ?? Math.max(3_600_000, ...changes.map((a) => a * 2));
+  const axisMs = session ?? most(changes.map((a) => a * 2), 3_600_000);
   return {
     name: p.name,
     file: p.file,
