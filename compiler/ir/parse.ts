@@ -182,7 +182,7 @@ const POLICY_FIELDS = ["name", "stores", "kinds", "session", "pins", "tombstone"
 function policy(v: unknown): PolicyIR {
   const o = strict(v, POLICY_KEYS);
   const name = str(member(o, "name"));
-  if (!POLICY_NAME.test(name)) throw UNSURE;
+  if (!POLICY_NAME.test(name) || name.length > 64) throw UNSURE;
   return {
     name,
     file: str(member(o, "file")),

@@ -44,10 +44,11 @@ export const Identifier = z
   .regex(/^[A-Za-z][A-Za-z0-9_]*$/, "must be an identifier: a letter, then letters, digits or '_'")
   .max(MAX_IDENTIFIER_LENGTH, `must be at most ${MAX_IDENTIFIER_LENGTH} characters`);
 
-/** Policy names become file names (`generated/<name>.ir.json`). */
+/** Policy names become file names (`generated/<name>.ir.json`), so they are short enough for any file system. */
 export const PolicyName = z
   .string()
-  .regex(/^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/, "must be lower-case words separated by '-', like \"team-search\"");
+  .regex(/^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/, "must be lower-case words separated by '-', like \"team-search\"")
+  .max(MAX_IDENTIFIER_LENGTH, `must be at most ${MAX_IDENTIFIER_LENGTH} characters: it names the generated files`);
 
 const fieldLocations = <const K extends string>(keys: readonly K[]) =>
   z.strictObject(Object.fromEntries(keys.map((k) => [k, Location.optional()])) as { [P in K]: z.ZodOptional<typeof Location> });

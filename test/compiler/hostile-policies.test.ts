@@ -246,3 +246,21 @@ describe("a link out of the root: the same answer whether or not anything is the
     expectDiagnostic(r, "PG1008", 2, 15, "policies/a.policy.ts");
   });
 });
+
+describe("a policy name too long for a file name", () => {
+  it("is a located diagnostic, not a write that fails with ENAMETOOLONG", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "pruneguard-long-name-"));
+    try {
+      mkdirSync(path.join(dir, "policies"));
+      writeFileSync(path.join(dir, "policies/long.policy.ts"), `import { definePolicy, store, hours } from "pruneguard/dsl";
+export default definePolicy({ name: "${"a".repeat(300)}", stores: { log: store.sqlite({ retention: hours(2) }) }, kinds: { tool: { store: "log", modes: ["drop"], lossy: "forbid" } } });
+`);
+      const r = await runCli(["compile"], dir);
+      expect(r.code, r.all).toBe(1);
+      expect(r.all).toMatch(/policies\/long\.policy\.ts:2:\d+ - error PG1011: .*must be at most 64 characters: it names the generated files/);
+      expect(r.all).not.toMatch(/ENAMETOOLONG/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
