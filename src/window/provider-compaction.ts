@@ -144,6 +144,10 @@ export async function recordProviderCompaction(core: WindowCore, input: Provider
     return { ...base, status: "failed", spanId: null, line: "", message: "the provider's compaction failed (no summary): nothing was compacted, and the block is not sent back" };
   }
   await core.doubts.settleAll();
+  // Nothing it could stand for (every span before it is system text, or one the policy keeps, and none was
+  // pruned before): a summary of nothing has no line to show. Not recorded, nothing lost.
+  const plan = await planProviderCompaction(core);
+  if (plan.reversible.length + plan.lossy.length === 0 && !core.state.entries.some(gone)) return coversNothing(core, base, audited);
   // The summary's id is minted by the home store, and its block noted there, before any span is pruned for it:
   // a resumed window finds the block and draws the compaction again.
   const noted = noteOf({ provider, summary: input.summary, block });
@@ -171,6 +175,9 @@ export async function recordProviderCompaction(core: WindowCore, input: Provider
     else if (outcome.status === "lossy") lossy.push(id, ...outcome.groupPruned);
     else kept.push({ spanId: id, reason: outcome.status === "invalid" ? "invalid" : outcome.reason, message: outcome.message });
   }
+  // Every prune for it refused (a copy found lost, a store failure): the summary would stand for nothing. Its
+  // note stays registered; a resumed window draws nothing for a note whose compaction has no members either.
+  if (!core.state.entries.some(gone)) return coversNothing(core, { ...base, kept }, audited);
   await core.audit(core.home, {
     op: "prune", status: "reversible", spanId, kind: "summary", mode: "summarize", conditions: null, handle: null,
     repersisted: false, acceptLossy: false, reason: null, pinsCarried: 0, directive: audited, spanHash: hash,
@@ -225,6 +232,24 @@ export function providerSummaryText(entry: SummaryEntry): string {
 }
 
 /** An outcome that changed nothing in the window: said to the model too, so it knows the block was not kept. */
+/** A position a provider's compaction would make one of its members: no longer live (`splitForProvider`). */
+function gone(e: { readonly state: string }): boolean {
+  return e.state !== "live" && e.state !== "lost";
+}
+
+/** A compaction with no span to stand for: audited as changing nothing, its block not sent back. */
+async function coversNothing(
+  core: WindowCore, base: Omit<ProviderCompactionOutcome, "status" | "spanId" | "line" | "message">, audited: string,
+): Promise<ProviderCompactionOutcome> {
+  await core.audit(core.home, {
+    op: "compact", status: "unchanged", spanId: null, kind: null, mode: null, conditions: null, handle: null,
+    repersisted: false, acceptLossy: false, reason: null, pinsCarried: 0, directive: audited,
+  });
+  const message = "the provider's compaction covers no span pruneguard may free (every span before it is system text or kept by the policy): "
+    + "the block is not sent back, so the provider reads the whole window again; nothing was lost";
+  return finish(core, { ...base, status: "refused", spanId: null, line: "", message });
+}
+
 function finish(core: WindowCore, outcome: ProviderCompactionOutcome): ProviderCompactionOutcome {
   core.notice(`provider compaction not recorded: ${oneLine(outcome.message, 400)}`);
   return outcome;

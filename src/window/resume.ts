@@ -107,6 +107,8 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
         const record = committed.get(e.spanId);
         return record !== undefined && decidedOf(record) > at;
       });
+      // A compaction that stood for nothing was never drawn (`coversNothing`), and is not now.
+      if (members.length === 0) continue;
       summary.members = foldIndex(members, null, ctx.now, () => undefined)?.entries ?? members;
       summary.text = providerSummaryText(summary);
       entries.splice(0, entries.length, summary, ...kept);

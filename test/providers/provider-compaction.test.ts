@@ -9,6 +9,7 @@
  * restart resumes the same window from the SQLite file, block and all, and the audit chain verifies.
  */
 import { mkdtempSync, rmSync } from "node:fs";
+import { DatabaseSync } from "node:sqlite";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
@@ -221,6 +222,53 @@ describe("provider-side compaction, decided by pruneguard", () => {
     expect(JSON.stringify(toAnthropicBeta(again))).toBe(before);
     expect((await again.recall(memo)).status).toBe("found");
     await again.end();
+  });
+
+  it("a compaction that covers no span pruneguard may free is refused whole: no crash, nothing sent back, the window and a resume work", async () => {
+    server = await startCompactionServer(model);
+    const block = { type: "compaction", content: "s", encrypted_content: "e", signature: "s" };
+    // 1. Known before anything is recorded: the only span is one the policy keeps (summarize only).
+    {
+      const path = join(dir, `s${++n}.db`);
+      const session = `pc-${n}`;
+      const kinds = { ...KINDS, memo: { store: "log", modes: ["summarize"], lossy: "forbid" } } as const;
+      const opts = () => ({ ...options(path, session), kinds });
+      const win = new ContextWindow(opts());
+      const t = new Transcript(win, { system: "system", user: "turn", assistant: "turn", toolCall: "toolCall", toolResult: "toolResult" });
+      await win.append({ kind: "memo", text: "memo", message: { role: "user" } });
+      await t.appendAnthropic({ content: [block as never] });
+      expect(t.compactions[0]).toMatchObject({ status: "refused", spanId: null });
+      expect(t.compactions[0]!.message).toMatch(/covers no span pruneguard may free/);
+      expect(JSON.stringify(toAnthropicBeta(win))).not.toContain('"type":"compaction"');
+      expect(JSON.stringify(toAnthropicBeta(win))).toContain("memo");
+      expect((await win.auditLog()).at(-1)).toMatchObject({ op: "compact", status: "unchanged" });
+      await win.compact();
+      await win.end();
+      const again = await ContextWindow.resume(opts());
+      expect(JSON.stringify(toAnthropicBeta(again))).not.toContain('"type":"compaction"');
+      await again.end();
+    }
+    // 2. Known only after the checks: the one span it covers has lost its copy behind the runtime's back.
+    {
+      const path = join(dir, `s${++n}.db`);
+      const session = `pc-${n}`;
+      const win = new ContextWindow(options(path, session));
+      const t = new Transcript(win, { system: "system", user: "turn", assistant: "turn", toolCall: "toolCall", toolResult: "toolResult" });
+      await t.user("Why did deploy 8812 fail?");
+      const db = new DatabaseSync(path);
+      db.exec("DELETE FROM pruneguard_records");
+      db.close();
+      await t.appendAnthropic({ content: [block as never] });
+      const outcome = t.compactions[0]!;
+      expect(outcome.status).toBe("refused");
+      expect(outcome.kept.length).toBeGreaterThan(0);
+      expect(JSON.stringify(toAnthropicBeta(win))).not.toContain('"type":"compaction"');
+      await win.compact();
+      await win.end();
+      const again = await ContextWindow.resume(options(path, session));
+      expect(JSON.stringify(toAnthropicBeta(again))).not.toContain('"type":"compaction"');
+      await again.end();
+    }
   });
 
   it("a failed compaction (content null) changes nothing and is not sent back", async () => {
