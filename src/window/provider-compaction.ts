@@ -135,13 +135,24 @@ export async function recordProviderCompaction(core: WindowCore, input: Provider
       : "the compaction block is not an object; it is not sent back";
     return finish(core, { ...base, status: "refused", spanId: null, line: "", message });
   }
-  const audited = directiveForAudit({ op: "provider_compaction", provider, ...(input.failed ? { failed: true } : {}), ...(providerCompactionAllowed(core) ? {} : { unchecked: true }) });
+  const allowed = providerCompactionAllowed(core);
+  const audited = directiveForAudit({ op: "provider_compaction", provider, ...(input.failed ? { failed: true } : {}), ...(allowed ? {} : { forbidden: true }) });
   if (input.failed) {
     await core.audit(core.home, {
       op: "compact", status: "unchanged", spanId: null, kind: null, mode: null, conditions: null, handle: null,
       repersisted: false, acceptLossy: false, reason: null, pinsCarried: 0, directive: audited,
     });
     return { ...base, status: "failed", spanId: null, line: "", message: "the provider's compaction failed (no summary): nothing was compacted, and the block is not sent back" };
+  }
+  if (!allowed) {
+    // The request was built around pruneguard (its builders refuse under this policy). The provider compacted
+    // on its side only: not sending the block back undoes that, and nothing of the window is freed for it.
+    await core.audit(core.home, {
+      op: "compact", status: "unchanged", spanId: null, kind: null, mode: null, conditions: null, handle: null,
+      repersisted: false, acceptLossy: false, reason: null, pinsCarried: 0, directive: audited,
+    });
+    const message = "the policy forbids provider compaction (session.providerCompaction): nothing was pruned for it, and the block is not sent back, so the provider reads the whole window again";
+    return finish(core, { ...base, status: "refused", spanId: null, line: "", message });
   }
   await core.doubts.settleAll();
   // Nothing it could stand for (every span before it is system text, or one the policy keeps, and none was

@@ -271,6 +271,23 @@ describe("provider-side compaction, decided by pruneguard", () => {
     }
   });
 
+  it("a compaction the policy forbids, built around pruneguard's builders, is not recorded: nothing pruned, no tombstone, nothing sent back", async () => {
+    server = await startCompactionServer(model);
+    const { win, t, scratch } = await setup("forbid");
+    await t.appendAnthropic({ content: [{ type: "compaction", content: "s", encrypted_content: "e", signature: "s" } as never, { type: "text", text: "ok" }] });
+    const outcome = t.compactions[0]!;
+    expect(outcome).toMatchObject({ status: "refused", spanId: null, pruned: [], lossy: [] });
+    expect(outcome.message).toMatch(/the policy forbids provider compaction/);
+    // The scratch note (no copy, lossy with-flag) would have been a tombstone: it is live, and nothing was audited as lost.
+    expect(win.span(scratch)?.text).toBe("scratch: maybe the cache?");
+    expect((await win.auditLog()).some((r) => r.status === "lossy")).toBe(false);
+    expect((await win.auditLog()).at(-1)).toMatchObject({ op: "compact", status: "unchanged" });
+    expect((await win.auditLog()).at(-1)?.directive).toContain('"forbidden":true');
+    expect(JSON.stringify(toAnthropicBeta(win))).not.toContain('"type":"compaction"');
+    expect((await win.auditLog()).some((r) => r.op === "prune" && r.status === "reversible")).toBe(false);
+    await win.end();
+  });
+
   it("a failed compaction (content null) changes nothing and is not sent back", async () => {
     server = await startCompactionServer(model, { failFirst: true });
     const { win, t } = await setup();
