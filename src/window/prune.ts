@@ -22,14 +22,23 @@ import { refuseChecked, refuseEarly, storeFailed } from "./refusals.js";
 
 /** Prunes `spanId` in `mode` (a checked span id; refs were read before). `raw` is the directive as audited. */
 export async function prune(core: WindowCore, spanId: string, mode: PruneMode, digest: string | null, acceptLossy: boolean, raw: string): Promise<PruneOutcome> {
-  // No decision in doubt (the common case): no promise to await.
-  if (core.doubts.size > 0 && !(await core.doubts.settle(spanId))) {
-    const entry = core.state.get(spanId);
-    return refuseEarly(core, {
-      spanId, kind: entry ? (entry.state === "live" ? entry.span.kind : entry.kind) : null, mode, reason: { code: "outcome-unknown" },
-      message: `${spanId} kept: an earlier prune of it may have committed, and the store still cannot say whether it did`,
-      entry: entry?.state === "live" ? entry : null, raw,
-    });
+  // No decision in doubt (the common case): no promise to await. Otherwise every span the prune would take
+  // is settled first, its group's members too: a member that joined the group after the decision in doubt
+  // (a result whose call was pruned) is not held by that doubt, and pruning it again would commit twice.
+  if (core.doubts.size > 0) {
+    const ids = new Set([spanId]);
+    const first = planPrune(core.planContext, spanId, mode, digest === null ? null : digest.toWellFormed());
+    if (!("refusal" in first)) for (const p of first.plan.members) ids.add(p.entry.span.id);
+    for (const id of ids) {
+      if (!core.doubts.has(id) || (await core.doubts.settle(id))) continue;
+      const entry = core.state.get(spanId);
+      const which = id === spanId ? spanId : `${id}, pruned with it,`;
+      return refuseEarly(core, {
+        spanId, kind: entry ? (entry.state === "live" ? entry.span.kind : entry.kind) : null, mode, reason: { code: "outcome-unknown" },
+        message: `${spanId} kept: an earlier prune of ${which} may have committed, and the store still cannot say whether it did`,
+        entry: entry?.state === "live" ? entry : null, raw,
+      });
+    }
   }
   const planned = planPrune(
     core.planContext,

@@ -186,3 +186,29 @@ describe("end()", () => {
     );
   });
 });
+
+describe("a group member that joins after a prune of its group went into doubt", () => {
+  // Seen before the fix: the call's prune was in doubt (not held for the result, which did not exist yet); a
+  // prune of the result took the call with it and committed it a second time: `1:span_1:lossy 2:span_1:lossy
+  // 3:span_2:lossy`, the lossy budget charged 3 for 2 spans lost.
+  const groupKinds = { scratch: { store: null, modes: ["drop"], lossy: "with-flag" } } as const;
+  for (const sayable of [false, true]) {
+    it(`is not pruned past the doubt: ${sayable ? "the doubt settles first, nothing commits twice" : "kept while the store cannot say"}`, async () => {
+      const clock = new ManualClock(0);
+      const store = new MemoryStore({ name: "log", clock });
+      const win = new ContextWindow(immediate({ session: "s", clock, stores: { log: store }, kinds: groupKinds, limits: { lossyBudget: 3 } }));
+      await win.append({ kind: "scratch", text: "call grep", message: { role: "tool-call", callId: "c1", toolName: "grep" } });
+      const lost = losingReplies(store);
+      lost.armed = true;
+      expect(await win.applyDirective({ op: "prune", span_id: "span_1", mode: "drop", accept_lossy: true })).toMatchObject({ status: "rejected", reason: "outcome-unknown" });
+      await win.append({ kind: "scratch", text: "grep output", message: { role: "tool-result", callId: "c1", toolName: "grep" } });
+      lost.sayable = sayable;
+      const out = await win.applyDirective({ op: "prune", span_id: "span_2", mode: "drop", accept_lossy: true });
+      if (!sayable) expect(out).toMatchObject({ status: "rejected", reason: "outcome-unknown" });
+      const lossy = (await store.auditLog("s")).filter((r) => r.op === "prune" && r.status === "lossy").map((r) => r.spanId);
+      expect(new Set(lossy).size, lossy.join(" ")).toBe(lossy.length);
+      expect(await store.lossySpent("s")).toBe(lossy.length);
+      expect(verifyAuditChain(await store.auditLog("s"))).toBeNull();
+    });
+  }
+});
