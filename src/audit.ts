@@ -92,12 +92,30 @@ export interface ChainHead {
 export const EMPTY_CHAIN: ChainHead = Object.freeze({ seq: 0, hash: GENESIS_HASH });
 
 /**
- * One session's records from several stores, in the order they were decided: by the decision clock where
- * records have it (`at` × 1000 where they do not), then store and position.
+ * One session's records from several stores, in the order they were decided: each store's chain in its own
+ * order, the chains merged by the decision clock where records have it (`at` × 1000 where they do not), a
+ * tie going to the store whose name sorts first.
  */
 export function inDecisionOrder(records: readonly AuditRecord[]): AuditRecord[] {
   const key = (r: AuditRecord) => r.decided ?? r.at * 1000;
-  return [...records].sort((a, b) => key(a) - key(b) || (a.store < b.store ? -1 : a.store > b.store ? 1 : 0) || a.seq - b.seq);
+  // Each store's chain stays in its own order (by seq), whatever the decision clocks say: two windows on one
+  // session keep a clock each, so a later record can carry an earlier time, and a chain read out of order
+  // does not verify. The chains are merged by the time at each one's head.
+  const chains = new Map<string, AuditRecord[]>();
+  for (const r of records) {
+    let chain = chains.get(r.store);
+    if (chain === undefined) chains.set(r.store, (chain = []));
+    chain.push(r);
+  }
+  const heads = [...chains.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, chain]) => ({ chain: chain.sort((a, b) => a.seq - b.seq), at: 0 }));
+  if (heads.length === 1) return heads[0]!.chain;
+  const out: AuditRecord[] = [];
+  for (;;) {
+    let next: (typeof heads)[number] | undefined;
+    for (const h of heads) if (h.at < h.chain.length && (next === undefined || key(h.chain[h.at]!) < key(next.chain[next.at]!))) next = h;
+    if (next === undefined) return out;
+    out.push(next.chain[next.at++]!);
+  }
 }
 
 /**

@@ -390,8 +390,9 @@ export class ContextWindow<K extends string = string> {
 
   /** Every decision of this session, across its stores, oldest first. */
   auditLog(): Promise<AuditRecord[]> {
-    // Records waiting to be written (an automatic compaction point's) are written first, when the store can.
-    return auditLog(this.#core);
+    // Records waiting to be written (an automatic compaction point's) are written first, when the store can;
+    // in turn with the window's operations, so a prune whose transaction is running is written before them.
+    return this.#serial(() => auditLog(this.#core));
   }
 
   /**

@@ -4,7 +4,7 @@
 // - `end()` applies what is pending, and once it released the holds no line offers a recall its copy
 //   cannot honour.
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { ContextWindow, ManualClock, MemoryStore, verifyAuditChain, type BackingStore } from "../../src/index.js";
 import type { PruneCommit } from "../../src/stores/store.js";
 import { OutcomeUnknownError } from "../../src/errors.js";
@@ -211,4 +211,47 @@ describe("a group member that joins after a prune of its group went into doubt",
       expect(verifyAuditChain(await store.auditLog("s"))).toBeNull();
     });
   }
+});
+
+describe("auditLog() reads each chain in its own order", () => {
+  it("called while a prune's transaction runs, it waits for it: records queued by a rendering are written after it", async () => {
+    const clock = new ManualClock(10 * HOUR);
+    const store = new MemoryStore({ name: "log", clock, retentionMs: 2 * HOUR });
+    let open: (() => void) | null = null;
+    const commitPrune = store.commitPrune.bind(store);
+    store.commitPrune = async (txn) => {
+      await new Promise<void>((resolve) => (open = resolve));
+      return commitPrune(txn);
+    };
+    const win = new ContextWindow({ session: "s", clock, stores: { log: store }, kinds, limits: { compaction: { minFreedTokens: 1024, atTokens: null } } });
+    await win.append({ kind: "tool", text: Array.from({ length: 1500 }, (_, i) => `w${i}`).join(" ") });
+    await win.append({ kind: "tool", text: "small" });
+    const first = win.applyDirective({ op: "prune", span_id: "span_1", mode: "drop" });
+    await vi.waitFor(() => expect(open).not.toBeNull());
+    open!();
+    await first;
+    open = null;
+    const second = win.applyDirective({ op: "prune", span_id: "span_2", mode: "drop" });
+    await vi.waitFor(() => expect(open).not.toBeNull());
+    win.render(); // a compaction point is due: its record is queued, decided after the running prune
+    const logged = win.auditLog();
+    open!();
+    await second;
+    const log = await logged;
+    expect(verifyAuditChain(log)).toBeNull();
+    expect(log.map((r) => r.seq)).toEqual(log.map((_, i) => i + 1));
+  });
+
+  it("two windows on one session, each with its own decision clock: the chain is read by seq, and verifies", async () => {
+    const store = new MemoryStore({ name: "log" });
+    const a = new ContextWindow({ session: "s", clock: new ManualClock(10 * HOUR), stores: { log: store }, kinds });
+    const b = new ContextWindow({ session: "s", clock: new ManualClock(10 * HOUR), stores: { log: store }, kinds });
+    for (let i = 0; i < 3; i++) await a.applyDirective({ op: "recall", span_id: `span_${90 + i}` });
+    await b.applyDirective({ op: "recall", span_id: "span_99" }); // decided at B's first tick: earlier than A's last
+    for (const w of [a, b]) {
+      const log = await w.auditLog();
+      expect(log.map((r) => r.seq)).toEqual([1, 2, 3, 4]);
+      expect(verifyAuditChain(log)).toBeNull();
+    }
+  });
 });
