@@ -133,6 +133,9 @@ export async function auditLog(core: WindowCore): Promise<AuditRecord[]> {
  */
 export async function endSession(core: WindowCore): Promise<void> {
   if (core.ended) return;
+  // Decisions in doubt settle first (when the store can say): one applied after the release would rely on
+  // a hold that no longer keeps its copy.
+  if (core.doubts.size > 0) await core.doubts.settleAll();
   core.ended = true;
   // From the release on, a pruned span's copy is kept only by its store's retention, and a line must not
   // offer a recall past it.

@@ -16,6 +16,7 @@ import { commitDecision, type CommitInDoubt } from "./commit-step.js";
 import type { WindowCore } from "./core.js";
 import { goneTokens, spanIdOf, type Entry } from "./entries.js";
 import { planRange, summaryEntry, verifyPrunedMembers, type RangePlan } from "./range.js";
+import { restoreCopies } from "./prune.js";
 import { refuseRange } from "./refusals.js";
 import { SUMMARY_KIND } from "./resume.js";
 
@@ -135,6 +136,8 @@ function holdInDoubt(
       const decided = await doubt.settle(commit);
       // Nothing committed, or the store refused a member inside its transaction: the run stays as it is.
       if (commit === null || decided.refusal !== null) return;
+      // Copies rotated out while it was in doubt are written again from the bytes the window kept (prune.ts).
+      await restoreCopies(core, core.store(core.policyOf(plan.live[0]!.span.kind).store!), plan.live, commit);
       // The doubt kept every member from changing, but positions before the run may have (another summary).
       const entries = core.state.entries;
       const start = entries.indexOf(plan.members[0]!);

@@ -255,3 +255,40 @@ describe("auditLog() reads each chain in its own order", () => {
     }
   });
 });
+
+describe("a prune settled late, after its hold lapsed and its copy was rotated out", () => {
+  // Seen before the fix: the window answered recalls from the live bytes while the prune was in doubt; the
+  // session passed its horizon, rotation emptied the copy, and the doubt settled as committed: the window
+  // dropped the bytes, and recall answered `copy-lost` for a span it had held all along.
+  it("writes the copy again from the bytes the window kept, so nothing is lost", async () => {
+    const clock = new ManualClock(10 * HOUR);
+    const store = new MemoryStore({ name: "log", clock, retentionMs: 2 * HOUR });
+    const win = new ContextWindow(immediate({ session: "s", clock, stores: { log: store }, kinds, limits: { maxLengthMs: HOUR } }));
+    await win.append({ kind: "tool", text: "alpha req_abc" });
+    const lost = losingReplies(store);
+    lost.armed = true;
+    expect(await win.applyDirective({ op: "prune", span_id: "span_1", mode: "drop" })).toMatchObject({ status: "rejected", reason: "outcome-unknown" });
+    expect(await win.applyDirective({ op: "recall", span_id: "span_1" })).toMatchObject({ status: "found", source: "window" });
+    clock.advance(4 * HOUR);
+    expect((await store.rotate()).rotated).toBe(1);
+    lost.sayable = true;
+    expect(await win.applyDirective({ op: "recall", span_id: "span_1" })).toMatchObject({ status: "found", text: "alpha req_abc" });
+    expect(win.span("span_1")).toBeUndefined(); // pruned now, as committed
+    expect(await win.recall("span_1")).toMatchObject({ status: "found", source: "store", text: "alpha req_abc" });
+  });
+
+  it("end() settles decisions in doubt before it releases the holds", async () => {
+    const clock = new ManualClock(10 * HOUR);
+    const store = new MemoryStore({ name: "log", clock, retentionMs: 2 * HOUR });
+    const win = new ContextWindow(immediate({ session: "s", clock, stores: { log: store }, kinds }));
+    await win.append({ kind: "tool", text: "alpha req_abc" });
+    const lost = losingReplies(store);
+    lost.armed = true;
+    await win.applyDirective({ op: "prune", span_id: "span_1", mode: "drop" });
+    lost.sayable = true;
+    await win.end();
+    expect(win.span("span_1")).toBeUndefined();
+    // Its line promises the copy only as long as retention keeps it, from the release on.
+    expect(win.render()).toMatch(/span_1 pruned, recall #1 until /);
+  });
+});
