@@ -188,7 +188,10 @@ export async function recordProviderCompaction(core: WindowCore, input: Provider
   }
   // Every prune for it refused (a copy found lost, a store failure): the summary would stand for nothing. Its
   // note stays registered; a resumed window draws nothing for a note whose compaction has no members either.
-  if (!core.state.entries.some(gone)) return coversNothing(core, { ...base, kept }, audited);
+  if (!core.state.entries.some(gone)) {
+    core.state.unused.add(spanId);
+    return coversNothing(core, { ...base, kept }, audited);
+  }
   await core.audit(core.home, {
     op: "prune", status: "reversible", spanId, kind: "summary", mode: "summarize", conditions: null, handle: null,
     repersisted: false, acceptLossy: false, reason: null, pinsCarried: 0, directive: audited, spanHash: hash,

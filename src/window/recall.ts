@@ -30,6 +30,8 @@ export interface RecallContext {
   /** Every distinct store of the window. */
   stores(): BackingStore[];
   readonly auditStore: BackingStore;
+  /** Whether `query` is an id the session minted for this window that stands for nothing shown (a refused summary). */
+  unused(query: string): boolean;
   /** Appends an audit record (kept for retry when the store fails); the record's seq, if written. */
   audit(store: BackingStore, draft: AuditDraft): Promise<number | null>;
   /** Tells the window a reversibly pruned span's copy is gone or altered, so its line stops offering a recall. */
@@ -101,6 +103,11 @@ async function recallFromStores(
 ): Promise<RecallOutcome> {
   const key = SPAN_ID.test(query) ? { spanId: query } : HANDLE.test(query) ? { handle: query } : null;
   let failed: BackingStore | null = null;
+  // Minted and never shown (a range summary refused after its id was taken): nothing of it was in the session.
+  if (ctx.unused(query)) {
+    const seq = await ctx.audit(ctx.auditStore, draft("unknown", null));
+    return { op: "recall", status: "unknown", query, line: `${quotedQuery(query)}: never in this session`, auditSeq: seq };
+  }
   if (key !== null) {
     for (const store of ctx.stores()) {
       let r;

@@ -57,6 +57,8 @@ export interface Restored {
   readonly lastDecided: number;
   /** The session's start as its home store keeps it: the horizon counts from it, not from the resume. */
   readonly startedAt: number;
+  /** Ids minted for a provider's compaction that stands for nothing (it covered no span pruneguard may free). */
+  readonly unused: readonly string[];
 }
 
 /**
@@ -91,6 +93,7 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
   /** The earliest time the stores know of the session (a decision, a copy written). */
   let earliest = Math.floor(firstDecided / 1000);
   const counts = { live: 0, pruned: 0, tombstones: 0, lost: 0 };
+  const unused: string[] = [];
   for (const reg of registered) {
     if (reg.kind === SUMMARY_KIND) continue;
     if (reg.kind === PROVIDER_COMPACTION_KIND) {
@@ -108,7 +111,10 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
         return record !== undefined && decidedOf(record) > at;
       });
       // A compaction that stood for nothing was never drawn (`coversNothing`), and is not now.
-      if (members.length === 0) continue;
+      if (members.length === 0) {
+        unused.push(reg.spanId);
+        continue;
+      }
       summary.members = foldIndex(members, null, ctx.now, () => undefined)?.entries ?? members;
       summary.text = providerSummaryText(summary);
       entries.splice(0, entries.length, summary, ...kept);
@@ -148,7 +154,7 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
     h.entry.keptUntil = keptUntilOf(h.store, h.createdAt, horizon);
     h.entry.retainedUntil = h.store.retentionMs === null ? null : h.createdAt + h.store.retentionMs;
   }
-  return { entries, counts, lastDecided, startedAt };
+  return { entries, counts, lastDecided, startedAt, unused };
 }
 
 /** A record's place in decision order: the decision clock (µs), else when its store wrote it. */

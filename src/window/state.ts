@@ -30,6 +30,12 @@ export class WindowState {
   readonly #byId = new Map<string, Entry>();
   /** Spans folded out of the window (runtime traffic): recall still answers for them; search does not name them. */
   readonly folded = new Set<string>();
+  /**
+   * Span ids the session minted for this window that stand for nothing the model was shown: range summaries
+   * refused after their id was minted (so no other process could take it). Known, so a search does not count
+   * them as another window's spans, and recalled as never in the session.
+   */
+  readonly unused = new Set<string>();
   /** Directive tool calls acted on (prune, map, compact), by call id: folded out at the next compaction point. */
   readonly foldable = new Set<string>();
   /** The directive tools' names the window was handed, with their operations: their calls and answers are not searched. */
@@ -280,8 +286,8 @@ export class WindowState {
 
   /** Whether the window holds every one of `span_1` … `span_<n>`. */
   knowsSpans(n: number): boolean {
-    if (n > this.#byId.size) return false;
-    for (let k = 1; k <= n; k++) if (!this.#byId.has(`span_${k}`)) return false;
+    if (n > this.#byId.size + this.unused.size) return false;
+    for (let k = 1; k <= n; k++) if (!this.#byId.has(`span_${k}`) && !this.unused.has(`span_${k}`)) return false;
     return true;
   }
 

@@ -78,12 +78,16 @@ export async function summarizeRange(core: WindowCore, from: string, to: string,
       spanId: e.span.id, kind: e.span.kind, hash: e.span.hash, mode: "summarize", acceptLossy: false, pinsCarried: 0, directive: i === 0 ? raw : null,
     })),
   });
-  if (result.status === "failed") return refuse("store-error", `the store failed during the check (${errorMessage(result.error)}); nothing was committed`);
+  if (result.status === "failed") {
+    core.state.unused.add(summaryId);
+    return refuse("store-error", `the store failed during the check (${errorMessage(result.error)}); nothing was committed`);
+  }
   if (result.status === "in-doubt") return holdInDoubt(core, plan, summaryId, digest, from, to, result.error, result.doubt);
   const { commit, decided } = result;
   if (decided.refusal !== null) {
     const refusing = commit.items[decided.refusal.member]!;
     const why = rejectionWhy(decided.refusal.reason, refusing.check, "summarize");
+    core.state.unused.add(summaryId);
     return refuse(decided.refusal.reason, `${plan.live[decided.refusal.member]!.span.id}: ${why}`, commit.items[0]!.audit.seq);
   }
   return applyRange(core, plan, summaryId, digest, commit, decided.keeps, commit.items[0]!.audit.seq);
@@ -135,7 +139,10 @@ function holdInDoubt(
       core.doubts.release(spanIds);
       const decided = await doubt.settle(commit);
       // Nothing committed, or the store refused a member inside its transaction: the run stays as it is.
-      if (commit === null || decided.refusal !== null) return;
+      if (commit === null || decided.refusal !== null) {
+        core.state.unused.add(summaryId);
+        return;
+      }
       // Copies rotated out while it was in doubt are written again from the bytes the window kept (prune.ts).
       await restoreCopies(core, core.store(core.policyOf(plan.live[0]!.span.kind).store!), plan.live, commit);
       // The doubt kept every member from changing, but positions before the run may have (another summary).

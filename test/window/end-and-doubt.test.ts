@@ -292,3 +292,28 @@ describe("a prune settled late, after its hold lapsed and its copy was rotated o
     expect(win.render()).toMatch(/span_1 pruned, recall #1 until /);
   });
 });
+
+describe("a range summary refused after its id was minted", () => {
+  // Seen before the fix: search named the refused summary's id as a span "another window of this session"
+  // appended, and recall of it answered "lost in a restart" (one window, no restart).
+  it("leaves an id that search does not count and recall calls never in the session", async () => {
+    const clock = new ManualClock(10 * HOUR);
+    const store = new MemoryStore({ name: "log", clock, retentionMs: 2 * HOUR });
+    const plain = { plain: { store: "log", modes: ["drop", "summarize"], lossy: "with-flag" } } as const;
+    const options = () => immediate({ session: "s", clock, stores: { log: store }, kinds: plain });
+    const win = new ContextWindow(options());
+    await win.append({ kind: "plain", text: "alpha" });
+    await win.append({ kind: "plain", text: "beta" });
+    clock.advance(3 * HOUR);
+    await store.rotate(); // both copies gone, and the kind cannot write them again: the summary is refused
+    expect(await win.applyDirective({ op: "summarize_range", from: "span_1", to: "span_2", digest: "x" })).toMatchObject({ status: "rejected" });
+    expect((await store.sessionSpans("s")).map((r) => r.spanId)).toContain("span_3");
+    for (const w of [win]) {
+      const found = await w.applyDirective({ op: "search", query: "nothing-here" });
+      if (found.op !== "search" || found.status === "invalid") throw new Error(`expected a search answer, got ${JSON.stringify(found)}`);
+      expect(JSON.stringify(found.coverage)).not.toContain("span_3");
+      expect(found.text).not.toMatch(/another window/);
+      expect(await w.applyDirective({ op: "recall", span_id: "span_3" })).toMatchObject({ status: "unknown" });
+    }
+  });
+});
