@@ -3,7 +3,7 @@ import { canonicalJson, contentHash } from "./hash.js";
 import type { Conditions, PruneMode } from "./types.js";
 
 /** What a decision was about. */
-export type AuditOp = "prune" | "recall" | "map" | "search" | "summarize_range" | "compact";
+export type AuditOp = "prune" | "recall" | "map" | "search" | "summarize_range" | "compact" | "end";
 
 /** Every status a logged decision can end in (prune outcomes and recall answers). */
 export type AuditStatus =
@@ -23,7 +23,9 @@ export type AuditStatus =
   | "unchanged"
   | "match"
   | "no-match"
-  | "lost";
+  | "lost"
+  /** The session was ended (`end()`): its holds were released after this record. */
+  | "ended";
 
 /**
  * One logged decision. Records of a (store, session) form a hash chain: each carries the hash of the one

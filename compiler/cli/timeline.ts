@@ -93,6 +93,7 @@ const LANES = [
   { id: "compact", label: "compaction point (asked)", color: "#37474f" },
   { id: "compact-auto", label: "compaction point (automatic)", color: "#90a4ae" },
   { id: "compact-unchanged", label: "compact asked: nothing to rewrite (no compaction point)", color: "#cfd8dc" },
+  { id: "end", label: "session ended (holds released)", color: "#212121" },
   { id: "invalid", label: "invalid directive", color: "#9e9e9e" },
 ] as const;
 type Lane = (typeof LANES)[number]["id"];
@@ -112,6 +113,8 @@ function laneOf(r: AuditRecord): Lane {
     case "compact":
       if (r.status !== "compacted") return "compact-unchanged";
       return r.directive === null ? "compact-auto" : "compact";
+    case "end":
+      return "end";
     default:
       return "invalid";
   }

@@ -84,6 +84,17 @@ export function compactDraft(directive: string | null, made = true): AuditDraft 
   };
 }
 
+/**
+ * The session's end (`end()`), written before its holds are released: a window resumed later reads from it
+ * that copies pruned before it are kept by retention alone.
+ */
+export function endDraft(): AuditDraft {
+  return {
+    op: "end", status: "ended", spanId: null, kind: null, mode: null, conditions: null, handle: null, repersisted: false,
+    acceptLossy: false, reason: null, pinsCarried: 0, directive: null,
+  };
+}
+
 /** A recall's answer; the span and handle come from the window's entry when it has one, else from the query. */
 export function recallDraft(
   query: string,

@@ -9,7 +9,7 @@ import { contentHash } from "../hash.js";
 import { chooseHint } from "../hint.js";
 import type { CompactOutcome } from "../outcome.js";
 import type { Span } from "../types.js";
-import { compactDraft } from "./audit-drafts.js";
+import { compactDraft, endDraft } from "./audit-drafts.js";
 import { compactedLine } from "./compaction.js";
 import type { WindowCore } from "./core.js";
 import { newSpan, type Entry, type GoneEntry, type LiveEntry } from "./entries.js";
@@ -142,6 +142,8 @@ export async function endSession(core: WindowCore): Promise<void> {
   // offer a recall past it.
   const rekept = releaseKeeps(core, core.now());
   if (rekept || core.shown.pendingCount > 0) core.compactAutomatically();
+  // Recorded before the holds go: a window resumed on the session reads which copies only retention keeps.
+  await core.audit(core.home, endDraft());
   if (core.pendingAudit.size > 0) await core.pendingAudit.flush().catch(() => undefined);
   for (const store of core.distinctStores()) await store.releaseHolds(core.session);
 }

@@ -73,6 +73,8 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
   const sealed = new Map<string, string>();
   let lastDecided = 0;
   let firstDecided = Number.POSITIVE_INFINITY;
+  /** When the session was last ended (`end()` released its holds then), in decision time; `-∞`: never. */
+  let ended = Number.NEGATIVE_INFINITY;
   for (const store of ctx.stores) {
     for (const r of await store.auditLog(ctx.session)) {
       const decided = decidedOf(r);
@@ -84,6 +86,7 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
         committed.set(r.spanId, r);
       }
       if (r.op === "prune" && r.spanId !== null && typeof r.spanHash === "string") sealed.set(r.spanId, r.spanHash);
+      if (r.op === "end") ended = Math.max(ended, decided);
     }
   }
   const read = await prefetchCopies(registered, committed, ctx);
@@ -151,8 +154,13 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
   const startedAt = await ctx.home.sessionStart(ctx.session, Number.isFinite(earliest) ? Math.min(ctx.now, earliest) : ctx.now);
   const horizon = ctx.maxLengthMs === null ? null : startedAt + ctx.maxLengthMs;
   for (const h of held) {
-    h.entry.keptUntil = keptUntilOf(h.store, h.createdAt, horizon);
     h.entry.retainedUntil = h.store.retentionMs === null ? null : h.createdAt + h.store.retentionMs;
+    // Pruned before the session was ended: `end()` released its hold, so retention alone keeps its copy
+    // (as the window that ended it showed: `releaseKeeps`).
+    const pruned = committed.get(h.entry.spanId);
+    const released = h.store.capabilities.holds && pruned !== undefined && decidedOf(pruned) < ended;
+    h.entry.keptUntil = released ? h.entry.retainedUntil : keptUntilOf(h.store, h.createdAt, horizon);
+    if (released && h.entry.keptUntil !== null) h.entry.until = h.entry.keptUntil;
   }
   return { entries, counts, lastDecided, startedAt, unused };
 }

@@ -98,7 +98,8 @@ describe("decide now, apply at a compaction point", () => {
     await win.applyDirective({ op: "prune", span_id: "span_2", mode: "drop" });
     win.render();
     await win.end();
-    expect((await log.auditLog("s")).map((r) => r.op)).toEqual(["prune", "compact", "prune", "compact"]);
+    // The session's end is recorded last, after the waiting compaction record.
+    expect((await log.auditLog("s")).map((r) => r.op)).toEqual(["prune", "compact", "prune", "compact", "end"]);
   });
 
   it("a waiting compaction record is written once, however many callers flush at the same time", async () => {

@@ -317,3 +317,32 @@ describe("a range summary refused after its id was minted", () => {
     }
   });
 });
+
+describe("a session resumed after end()", () => {
+  // Seen before the fix: the window that ended the session showed `recall #1 until <retention>`, a window
+  // resumed after it showed `recall #1` (held to the horizon) for a copy no hold kept any more; after
+  // rotation its recall answered copy-lost for a line that promised the copy.
+  it("shows the promise the ending window showed: copies pruned before the end kept by retention alone; later prunes held again", async () => {
+    const clock = new ManualClock(10 * HOUR);
+    const store = new MemoryStore({ name: "log", clock, retentionMs: 2 * HOUR });
+    const options = () => immediate({ session: "s", clock, stores: { log: store }, kinds, limits: { maxLengthMs: 8 * HOUR } });
+    const win = new ContextWindow(options());
+    await win.append({ kind: "tool", text: "alpha" });
+    await win.applyDirective({ op: "prune", span_id: "span_1", mode: "drop" });
+    expect(win.render()).toMatch(/span_1 pruned, recall #1(?! until)/);
+    await win.end();
+    const ended = win.render();
+    expect(ended).toMatch(/span_1 pruned, recall #1 until 12:00Z/);
+    expect((await store.auditLog("s")).at(-1)).toMatchObject({ op: "end", status: "ended" });
+    const resumed = await ContextWindow.resume(options());
+    expect(resumed.render()).toBe(ended);
+    // A prune after the resume places a hold again: its line promises the copy to the horizon.
+    await resumed.append({ kind: "tool", text: "beta" });
+    await resumed.applyDirective({ op: "prune", span_id: "span_2", mode: "drop" });
+    clock.advance(3 * HOUR);
+    expect((await store.rotate()).rotated).toBe(1);
+    expect(resumed.render()).toMatch(/span_1 pruned, copy may be lost/);
+    expect(await resumed.recall("span_2")).toMatchObject({ status: "found" });
+    expect(verifyAuditChain(await resumed.auditLog())).toBeNull();
+  });
+});
