@@ -3,7 +3,7 @@ import { canonicalJson, contentHash } from "./hash.js";
 import type { Conditions, PruneMode } from "./types.js";
 
 /** What a decision was about. */
-export type AuditOp = "prune" | "recall" | "map" | "search" | "summarize_range" | "compact" | "end";
+export type AuditOp = "prune" | "recall" | "map" | "search" | "summarize_range" | "compact" | "start" | "end";
 
 /** Every status a logged decision can end in (prune outcomes and recall answers). */
 export type AuditStatus =
@@ -24,6 +24,8 @@ export type AuditStatus =
   | "match"
   | "no-match"
   | "lost"
+  /** A window began writing to the session under a named policy (its first append). */
+  | "started"
   /** The session was ended (`end()`): its holds were released after this record. */
   | "ended";
 

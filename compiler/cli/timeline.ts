@@ -93,6 +93,7 @@ const LANES = [
   { id: "compact", label: "compaction point (asked)", color: "#37474f" },
   { id: "compact-auto", label: "compaction point (automatic)", color: "#90a4ae" },
   { id: "compact-unchanged", label: "compact asked: nothing to rewrite (no compaction point)", color: "#cfd8dc" },
+  { id: "start", label: "window opened under a policy", color: "#bdbdbd" },
   { id: "end", label: "session ended (holds released)", color: "#212121" },
   { id: "invalid", label: "invalid directive", color: "#9e9e9e" },
 ] as const;
@@ -113,6 +114,8 @@ function laneOf(r: AuditRecord): Lane {
     case "compact":
       if (r.status !== "compacted") return "compact-unchanged";
       return r.directive === null ? "compact-auto" : "compact";
+    case "start":
+      return "start";
     case "end":
       return "end";
     default:

@@ -57,6 +57,11 @@ export interface GuardWindowOptions<StoreName extends string, Stores extends Dec
    * off, and the API is never loaded.
    */
   readonly telemetry?: TelemetryOptions | false;
+  /**
+   * `"allow"`: `resumeWindow` takes a session begun under another policy (as `ContextWindowOptions.policyChange`).
+   * Default: such a resume is refused, naming the policy that began the session.
+   */
+  readonly policyChange?: "allow" | "refuse";
 }
 
 /**
@@ -116,6 +121,9 @@ export function defineGuard<
       ...(tombstone === undefined ? {} : { tombstone }),
       ...(auditStore === undefined ? {} : { auditStore }),
       directiveTools: tools,
+      // The session records which policy wrote it; a resume under another guard is refused unless allowed.
+      policyName: name,
+      ...(options.policyChange === undefined ? {} : { policyChange: options.policyChange }),
     };
   };
   const guarded = (window: ContextWindow<SpanKind>) => guardWindow<SpanKind, Requests, PolicyName>(window);

@@ -84,6 +84,14 @@ export function compactDraft(directive: string | null, made = true): AuditDraft 
   };
 }
 
+/** A window's first append to the session, under the policy named (`directive`: `{"op":"start","policy":…}`). */
+export function startDraft(policy: string): AuditDraft {
+  return {
+    op: "start", status: "started", spanId: null, kind: null, mode: null, conditions: null, handle: null, repersisted: false,
+    acceptLossy: false, reason: null, pinsCarried: 0, directive: JSON.stringify({ op: "start", policy }),
+  };
+}
+
 /**
  * The session's end (`end()`), written before its holds are released: a window resumed later reads from it
  * that copies pruned before it are kept by retention alone.

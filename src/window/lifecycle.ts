@@ -9,7 +9,7 @@ import { contentHash } from "../hash.js";
 import { chooseHint } from "../hint.js";
 import type { CompactOutcome } from "../outcome.js";
 import type { Span } from "../types.js";
-import { compactDraft, endDraft } from "./audit-drafts.js";
+import { compactDraft, endDraft, startDraft } from "./audit-drafts.js";
 import { compactedLine } from "./compaction.js";
 import type { WindowCore } from "./core.js";
 import { newSpan, type Entry, type GoneEntry, type LiveEntry } from "./entries.js";
@@ -31,6 +31,8 @@ export async function appendSpan(core: WindowCore, input: AppendInput<string>): 
   // be pruned before a first append, so nothing was decided with this window's own start.
   if (!core.startSettled) {
     core.startedAt = await core.home.sessionStart(core.session, core.startedAt);
+    // Which policy this window writes the session under: a resume reads it (`policyName`).
+    if (core.settings.policyName !== null) await core.audit(core.home, startDraft(core.settings.policyName));
     core.startSettled = true;
   }
   const { state } = core;

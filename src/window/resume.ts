@@ -59,6 +59,18 @@ export interface Restored {
   readonly startedAt: number;
   /** Ids minted for a provider's compaction that stands for nothing (it covered no span pruneguard may free). */
   readonly unused: readonly string[];
+  /** The policy the session's latest window wrote under (`op: "start"` records), `null` when none named one. */
+  readonly policy: string | null;
+}
+
+/** The policy a `start` record names, from its directive (`{"op":"start","policy":…}`). */
+function startedPolicy(r: AuditRecord): string | null {
+  try {
+    const d = JSON.parse(r.directive ?? "null") as { policy?: unknown } | null;
+    return typeof d?.policy === "string" ? d.policy : null;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -75,6 +87,9 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
   let firstDecided = Number.POSITIVE_INFINITY;
   /** When the session was last ended (`end()` released its holds then), in decision time; `-∞`: never. */
   let ended = Number.NEGATIVE_INFINITY;
+  /** The policy the session's latest window began writing under, if it named one. */
+  let policy: string | null = null;
+  let policyAt = Number.NEGATIVE_INFINITY;
   for (const store of ctx.stores) {
     for (const r of await store.auditLog(ctx.session)) {
       const decided = decidedOf(r);
@@ -87,6 +102,10 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
       }
       if (r.op === "prune" && r.spanId !== null && typeof r.spanHash === "string") sealed.set(r.spanId, r.spanHash);
       if (r.op === "end") ended = Math.max(ended, decided);
+      if (r.op === "start" && decided >= policyAt) {
+        const named = startedPolicy(r);
+        if (named !== null) [policy, policyAt] = [named, decided];
+      }
     }
   }
   const read = await prefetchCopies(registered, committed, ctx);
@@ -162,7 +181,7 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
     h.entry.keptUntil = released ? h.entry.retainedUntil : keptUntilOf(h.store, h.createdAt, horizon);
     if (released && h.entry.keptUntil !== null) h.entry.until = h.entry.keptUntil;
   }
-  return { entries, counts, lastDecided, startedAt, unused };
+  return { entries, counts, lastDecided, startedAt, unused, policy };
 }
 
 /** A record's place in decision order: the decision clock (µs), else when its store wrote it. */

@@ -100,6 +100,8 @@ export const windowOptionsSchema = z.object({
       }),
     ], { error: "must be false or { tracer?, meter?, queryText? }" })
     .optional(),
+  policyName: z.string({ error: "must be a policy's name" }).min(1, { error: "must be a policy's name" }).max(64, { error: "must be a policy's name (at most 64 characters)" }).optional(),
+  policyChange: z.enum(["allow", "refuse"], { error: 'must be "allow" or "refuse"' }).optional(),
   directiveTools: z
     .array(z.looseObject({ name: z.string(), op: z.string() }), { error: "must be an array of directive tools (directiveTools())" })
     .optional(),

@@ -44,6 +44,15 @@ export interface ContextWindowOptions<K extends string> {
    */
   readonly indexHintTokens?: number;
   /**
+   * The name of the policy the kinds come from (a generated guard passes its own). Recorded in the home
+   * store's chain at the window's first append (`op: "start"`); `resume` refuses a session begun under a
+   * policy of another name (a guard imported by mistake would apply its own modes and lossy budget to the
+   * session) unless `policyChange` is `"allow"`.
+   */
+  readonly policyName?: string;
+  /** `"allow"`: `resume` takes a session begun under another policy's name. Default `"refuse"`. */
+  readonly policyChange?: "allow" | "refuse";
+  /**
    * The policy's store declarations (a generated guard passes its `storeDeclarations`): every store must
    * make exactly the declared promises — retention, holds, provenance, writability — or the window is not
    * created. The engine may differ (a `MemoryStore` in tests): the promises are what decide a prune.
@@ -96,6 +105,8 @@ export interface WindowSettings<K extends string> {
   readonly tombstone: string;
   readonly directiveLimits: DirectiveLimits;
   readonly indexHintTokens: number;
+  readonly policyName: string | null;
+  readonly policyChange: "allow" | "refuse";
 }
 
 /** Checks a window's options; throws `TypeError` naming the first problem. */
@@ -157,6 +168,8 @@ export function resolveWindowOptions<K extends string>(options: ContextWindowOpt
     tombstone,
     directiveLimits: options.directiveLimits ? { ...DEFAULT_LIMITS, ...options.directiveLimits } : DEFAULT_LIMITS,
     indexHintTokens,
+    policyName: options.policyName ?? null,
+    policyChange: options.policyChange ?? "refuse",
   };
 }
 

@@ -20,6 +20,7 @@ import type { ToolCall, ToolCallResult } from "../tools/call.js";
 import type { DirectiveTool } from "../tools/schemas.js";
 import type { Span, SpanRef } from "../types.js";
 import { WindowCore } from "./core.js";
+import { startDraft } from "./audit-drafts.js";
 import { answerToolCall, applyDirective, localize, readingId, readToolCall } from "./directives.js";
 import { appendSpan, auditLog, checkCopies, compactAsked, endSession, restore } from "./lifecycle.js";
 import { forecastLines, mapWindow } from "./mapping.js";
@@ -98,7 +99,18 @@ export class ContextWindow<K extends string = string> {
       now: core.startedAt,
       maxLengthMs: settings.limits.maxLengthMs ?? null,
     });
-    restore(core, await (core.telemetry === null ? read() : core.telemetry.resume(read)));
+    const restored = await (core.telemetry === null ? read() : core.telemetry.resume(read));
+    const named = settings.policyName;
+    if (restored.policy !== null && named !== null && restored.policy !== named && settings.policyChange !== "allow") {
+      throw new TypeError(
+        `ContextWindow.resume: session ${JSON.stringify(core.session)} was begun under policy ${restored.policy}, and this window's is ${named}: ` +
+          `its modes and lossy budget would change mid-session. Resume it with ${restored.policy}'s guard, or pass policyChange: "allow"`,
+      );
+    }
+    restore(core, restored);
+    // Under a policy the chain does not name yet (a change allowed, or a session begun before windows named
+    // theirs): recorded now, so the next resume compares with it.
+    if (named !== null && restored.policy !== named) await core.audit(core.home, startDraft(named));
     return win;
   }
 
