@@ -52,6 +52,10 @@ function runStep<Op extends Directive["op"]>(core: WindowCore, d: Extract<Direct
  * audited with its reason.
  */
 export async function applyDirective(core: WindowCore, input: unknown): Promise<DirectiveOutcome> {
+  // An object's size is bounded before it is copied, as a string's length is before it is parsed: what an AI
+  // SDK hands over parsed from the model's arguments can hold a million keys (seconds, and a message of megabytes).
+  const tooLarge = oversized(input);
+  if (tooLarge !== null) return invalid(core, null, [{ path: "", message: tooLarge }], directiveForAudit("[directive too large]"));
   // Read untrusted input exactly once: a getter must not show the audit log one value and the parser another.
   const given = snapshot(input);
   const raw = directiveForAudit(given);
@@ -156,6 +160,34 @@ export function localize(core: WindowCore, value: unknown): { readonly value: un
     if (reading.kind === "foreign") foreign ??= { reading, given };
   }
   return { value: out ?? value, foreign };
+}
+
+/** The most values (keys and items, at every depth) a directive given as an object may hold; depth is bounded too. */
+export const MAX_DIRECTIVE_VALUES = 10_000;
+const MAX_DIRECTIVE_DEPTH = 64;
+
+/**
+ * Why an object given as a directive is too large to read, or `null`. Walks own data properties only (a
+ * getter is not called here: `snapshot` reads each property once), and stops at the first bound passed.
+ */
+function oversized(input: unknown): string | null {
+  if (input === null || typeof input !== "object") return null;
+  let values = 0;
+  const stack: Array<{ readonly value: object; readonly depth: number }> = [{ value: input, depth: 0 }];
+  try {
+    while (stack.length > 0) {
+      const { value, depth } = stack.pop()!;
+      if (depth > MAX_DIRECTIVE_DEPTH) return `directive nested deeper than ${MAX_DIRECTIVE_DEPTH} levels: not read`;
+      for (const key of Reflect.ownKeys(value)) {
+        if (++values > MAX_DIRECTIVE_VALUES) return `directive holds more than ${MAX_DIRECTIVE_VALUES} values: not read`;
+        const v = Object.getOwnPropertyDescriptor(value, key)?.value as unknown;
+        if (v !== null && typeof v === "object") stack.push({ value: v, depth: depth + 1 });
+      }
+    }
+  } catch {
+    return null; // A proxy that throws is `snapshot`'s to turn into an unreadable directive.
+  }
+  return null;
 }
 
 /** A plain-data copy of untrusted input, taken once; an unreadable value becomes a marker string. */

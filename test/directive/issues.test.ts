@@ -5,6 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { MAX_ISSUE_CHARS, parseDirective } from "../../src/directive.js";
+import { ContextWindow, MemoryStore } from "../../src/index.js";
+import { MAX_DIRECTIVE_VALUES } from "../../src/window/directives.js";
 
 describe("invalid directive issues", () => {
   it("are at most five, each path and message at most MAX_ISSUE_CHARS, still naming the problem", () => {
@@ -28,5 +30,26 @@ describe("invalid directive issues", () => {
     const r = parseDirective({ op: "prune", span_id: "span_1", mode: "shred" });
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.issues.some((i) => !i.message.endsWith("…") && i.message.length > 0)).toBe(true);
+  });
+});
+
+describe("a directive given as an object", () => {
+  it("is not read past MAX_DIRECTIVE_VALUES values or 64 levels: invalid, audited, the window unchanged", async () => {
+    const win = new ContextWindow({ session: "s", stores: { log: new MemoryStore({ name: "log" }) }, kinds: { tool: { store: "log", modes: ["drop"], lossy: "with-flag" } } });
+    await win.append({ kind: "tool", text: "one" });
+    const before = win.render();
+    const wide = { op: "prune", span_id: "span_1", mode: "drop", ...Object.fromEntries(Array.from({ length: MAX_DIRECTIVE_VALUES }, (_, i) => [`k${i}`, i])) };
+    let deep: Record<string, unknown> = { op: "map" };
+    for (let i = 0; i < 100; i++) deep = { op: "map", inner: deep };
+    for (const [input, message] of [[wide, `more than ${MAX_DIRECTIVE_VALUES} values`], [deep, "nested deeper than 64 levels"]] as const) {
+      const r = await win.applyDirective(input);
+      expect(r).toMatchObject({ status: "invalid" });
+      expect(JSON.stringify(r)).toContain(message);
+      expect(win.render().startsWith(before)).toBe(true);
+      expect((await win.auditLog()).at(-1)).toMatchObject({ status: "invalid", directive: "[directive too large]" });
+    }
+    // Within the bounds, the same shapes are read as before (and refused for what they say).
+    expect(await win.applyDirective({ op: "prune", span_id: "span_1", mode: "drop", extra: 1 })).toMatchObject({ status: "invalid" });
+    expect(await win.applyDirective({ op: "prune", span_id: "span_1", mode: "drop" })).toMatchObject({ status: "reversible" });
   });
 });
