@@ -112,6 +112,26 @@ describe("SqliteStore prunes by span, indexed outside the prune (schema version 
     await b.close();
   });
 
+  it("a read never fails for the write lock: with another connection holding it, the rows not indexed are read as they are", async () => {
+    const path = join(dir, `locked-${n++}.db`);
+    const s = new SqliteStore({ name: "toolLog", path, clock: new ManualClock(0), busyTimeoutMs: 50 });
+    for (let i = 0; i < INDEX_TAIL + 10; i++) await prune(s, "s", `span_${(i % 20) + 1}`);
+    const expected = await byScan(s, "s", "span_3");
+    const other = new DatabaseSync(path);
+    other.exec("BEGIN IMMEDIATE");
+    try {
+      expect(await s.prunesOf("s", "span_3")).toEqual(expected);
+      expect(watermarks(path)[0]!.indexed).toBe(0);
+    } finally {
+      other.exec("ROLLBACK");
+      other.close();
+    }
+    // The lock gone, the next call indexes them.
+    expect(await s.prunesOf("s", "span_3")).toEqual(expected);
+    expect(watermarks(path)[0]!.indexed).toBe(INDEX_TAIL + 10);
+    await s.close();
+  });
+
   it("migrates a version-1 file: its index by span dropped, the same answers from the table that replaces it", async () => {
     const path = join(dir, `v1-${n++}.db`);
     const s = open(path);

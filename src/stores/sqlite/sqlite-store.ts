@@ -256,7 +256,8 @@ export class SqliteStore extends StoreBase implements BackingStore {
    * prunes, which would cost each one a second B-tree: the rows appended since it was last brought up to
    * date are read by their rowid range, and once more than `INDEX_TAIL` of them wait, this call indexes them
    * first (a write transaction; each row is indexed once). No call reads more than `INDEX_TAIL` rows of the
-   * chain besides the ones naming the span.
+   * chain besides the ones naming the span, unless the write lock could not be had (then it reads the rows
+   * not indexed yet, and a later call indexes them).
    */
   async prunesOf(session: string, id: string): Promise<AuditRecord[]> {
     checkSession(this.name, session);
@@ -264,7 +265,14 @@ export class SqliteStore extends StoreBase implements BackingStore {
     const chain = this.#chain(session, false);
     if (chain === null) return [];
     const head = this.#q.lastAudit.get(chain)?.seq ?? 0;
-    if (head - (this.#q.chainIndexed.get(chain)?.indexed ?? 0) > INDEX_TAIL) this.#immediate(() => this.#indexSpans(chain));
+    if (head - (this.#q.chainIndexed.get(chain)?.indexed ?? 0) > INDEX_TAIL) {
+      try {
+        this.#immediate(() => this.#indexSpans(chain));
+      } catch {
+        // Best effort: another connection holding the write lock past the busy timeout must not fail a
+        // read. The statement below reads the rows not indexed by their rowid range: the same answer, slower.
+      }
+    }
     const spans = new Set([id]);
     const minted = this.#q.spanOfHandle.get(this.name, session, id);
     if (minted !== undefined) spans.add(minted.spanId);
