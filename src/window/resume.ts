@@ -87,9 +87,11 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
   let firstDecided = Number.POSITIVE_INFINITY;
   /** When the session was last ended (`end()` released its holds then), in decision time; `-∞`: never. */
   let ended = Number.NEGATIVE_INFINITY;
+  /** The seq of the session's last end in the home store's chain (0: never ended). */
+  let endSeq = 0;
   /** The policy the session's latest window began writing under, if it named one. */
   let policy: string | null = null;
-  let policyAt = Number.NEGATIVE_INFINITY;
+  let policySeq = 0;
   for (const store of ctx.stores) {
     for (const r of await store.auditLog(ctx.session)) {
       const decided = decidedOf(r);
@@ -101,10 +103,13 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
         committed.set(r.spanId, r);
       }
       if (r.op === "prune" && r.spanId !== null && typeof r.spanHash === "string") sealed.set(r.spanId, r.spanHash);
+      // The session's ends and starts are in the home store's chain: its order (seq) says which came last,
+      // and what a hold released by an end was placed before it, whatever two windows' clocks said.
+      if (r.op === "end" && r.store === ctx.home.name) endSeq = Math.max(endSeq, r.seq);
       if (r.op === "end") ended = Math.max(ended, decided);
-      if (r.op === "start" && decided >= policyAt) {
+      if (r.op === "start" && r.store === ctx.home.name && r.seq > policySeq) {
         const named = startedPolicy(r);
-        if (named !== null) [policy, policyAt] = [named, decided];
+        if (named !== null) [policy, policySeq] = [named, r.seq];
       }
     }
   }
@@ -125,12 +130,17 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
       const summary = restoredSummary(reg.spanId, reg.replacement, reg.hash);
       if (summary === null) continue;
       // Its own record (the summary's, audited after every span it pruned) orders it among the decisions.
+      // Without one, the window refused it (it covered nothing it could free) and never drew it.
       const own = committed.get(reg.spanId);
-      const at = own === undefined ? null : decidedOf(own);
+      if (own === undefined) {
+        unused.push(reg.spanId);
+        continue;
+      }
+      const at = decidedOf(own);
       const { members, kept } = splitForProvider(entries, (e) => {
-        if (at === null || (e.state !== "pruned" && e.state !== "tombstone")) return false;
+        if (e.state !== "pruned" && e.state !== "tombstone") return false;
         const record = committed.get(e.spanId);
-        return record !== undefined && decidedOf(record) > at;
+        return record !== undefined && (record.store === own.store ? record.seq > own.seq : decidedOf(record) > at);
       });
       // A compaction that stood for nothing was never drawn (`coversNothing`), and is not now.
       if (members.length === 0) {
@@ -177,7 +187,8 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
     // Pruned before the session was ended: `end()` released its hold, so retention alone keeps its copy
     // (as the window that ended it showed: `releaseKeeps`).
     const pruned = committed.get(h.entry.spanId);
-    const released = h.store.capabilities.holds && pruned !== undefined && decidedOf(pruned) < ended;
+    const before = pruned !== undefined && (pruned.store === ctx.home.name ? pruned.seq < endSeq : decidedOf(pruned) < ended);
+    const released = h.store.capabilities.holds && before;
     h.entry.keptUntil = released ? h.entry.retainedUntil : keptUntilOf(h.store, h.createdAt, horizon);
     if (released && h.entry.keptUntil !== null) h.entry.until = h.entry.keptUntil;
   }

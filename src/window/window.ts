@@ -103,7 +103,7 @@ export class ContextWindow<K extends string = string> {
     const named = settings.policyName;
     if (restored.policy !== null && named !== null && restored.policy !== named && settings.policyChange !== "allow") {
       throw new TypeError(
-        `ContextWindow.resume: session ${JSON.stringify(core.session)} was begun under policy ${restored.policy}, and this window's is ${named}: ` +
+        `ContextWindow.resume: session ${JSON.stringify(core.session)} was written under policy ${restored.policy} (by the latest window to open it), and this window's is ${named}: ` +
           `its modes and lossy budget would change mid-session. Resume it with ${restored.policy}'s guard, or pass policyChange: "allow"`,
       );
     }

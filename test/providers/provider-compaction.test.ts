@@ -271,6 +271,35 @@ describe("provider-side compaction, decided by pruneguard", () => {
     }
   });
 
+  it("a compaction refused after the checks is not drawn by a resume, also once a span before it was pruned later", async () => {
+    server = await startCompactionServer(model);
+    const path = join(dir, `s${++n}.db`);
+    const session = `pc-${n}`;
+    const kinds = { ...KINDS, memo: { store: "log", modes: ["summarize"], lossy: "forbid" } } as const;
+    const opts = () => ({ ...options(path, session), kinds });
+    const win = new ContextWindow(opts());
+    const t = new Transcript(win, { system: "system", user: "turn", assistant: "turn", toolCall: "toolCall", toolResult: "toolResult" });
+    const memo = refSpanId(await win.append({ kind: "memo", text: "memo: deploy 8812 owned by payments", message: { role: "user" } }));
+    await t.user("Why did deploy 8812 fail?");
+    const db = new DatabaseSync(path);
+    db.exec("DELETE FROM pruneguard_records WHERE span_id <> 'span_1'"); // the turn's copy lost: its prune is refused
+    db.close();
+    await t.appendAnthropic({ content: [{ type: "compaction", content: "s", encrypted_content: "e", signature: "s" } as never] });
+    expect(t.compactions[0]).toMatchObject({ status: "refused" });
+    expect((await win.applyDirective({ op: "prune", span_id: memo, mode: "summarize", digest: "payments owns 8812" })).status).toBe("reversible");
+    await t.user("and now?");
+    const before = JSON.stringify(toAnthropicBeta(win));
+    expect(before).not.toContain('"type":"compaction"');
+    await win.end();
+    const again = await ContextWindow.resume(opts());
+    // No block and no summary of it; the memo's line as it was (span_2, whose copy was deleted, is now lost).
+    const after = JSON.stringify(toAnthropicBeta(again));
+    expect(after).not.toContain('"type":"compaction"');
+    expect(after).not.toMatch(/summary of span_/);
+    expect(after).toContain("span_1 summary, recall #1");
+    await again.end();
+  });
+
   it("a compaction the policy forbids, built around pruneguard's builders, is not recorded: nothing pruned, no tombstone, nothing sent back", async () => {
     server = await startCompactionServer(model);
     const { win, t, scratch } = await setup("forbid");

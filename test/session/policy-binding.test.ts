@@ -1,7 +1,8 @@
 /**
  * A session is written under a named policy: a window that names its policy (every generated guard's does)
  * records it in the home store's chain at its first append (`op: "start"`), and `resume` refuses a session
- * begun under a policy of another name unless `policyChange: "allow"`. Seen before: a session created by
+ * last written under a policy of another name unless `policyChange: "allow"`. (A window made with the
+ * constructor on a session that exists is not checked: resume is where a session is taken up again.) Seen before: a session created by
  * team-search's guard and resumed with org's (a wrong import) took org's modes and lossy budget mid-session,
  * without a word.
  */
@@ -25,14 +26,14 @@ describe("a session's policy", () => {
     expect((await log.auditLog("s")).map((r) => [r.op, r.status, r.directive])).toEqual([["start", "started", '{"op":"start","policy":"alpha"}']]);
 
     await expect(ContextWindow.resume(options("beta"))).rejects.toThrow(
-      /session "s" was begun under policy alpha, and this window's is beta: .* Resume it with alpha's guard, or pass policyChange: "allow"/,
+      /session "s" was written under policy alpha \(by the latest window to open it\), and this window's is beta: .* Resume it with alpha's guard, or pass policyChange: "allow"/,
     );
     // The same policy, and a window that names none (plain runtime use), resume as before.
     expect((await ContextWindow.resume(options("alpha"))).entries()).toHaveLength(2);
     expect((await ContextWindow.resume(options())).entries()).toHaveLength(2);
     // Allowed: the change is recorded, so the next resume compares with the new policy.
     await ContextWindow.resume(options("beta", "allow"));
-    await expect(ContextWindow.resume(options("alpha"))).rejects.toThrow(/begun under policy beta/);
+    await expect(ContextWindow.resume(options("alpha"))).rejects.toThrow(/written under policy beta/);
     expect(verifyAuditChain(await log.auditLog("s"))).toBeNull();
   });
 
@@ -40,7 +41,7 @@ describe("a session's policy", () => {
     const stores = await teamSearch.openStores({ memory: true });
     const win = teamSearch.createWindow({ session: "t", stores });
     await win.append({ kind: "toolResult", text: "GET /search -> 200" });
-    await expect(org.resumeWindow({ session: "t", stores })).rejects.toThrow(/begun under policy team-search, and this window's is org/);
+    await expect(org.resumeWindow({ session: "t", stores })).rejects.toThrow(/written under policy team-search \(by the latest window to open it\), and this window's is org/);
     expect((await teamSearch.resumeWindow({ session: "t", stores })).entries()).toHaveLength(1);
     expect((await org.resumeWindow({ session: "t", stores, policyChange: "allow" })).entries()).toHaveLength(1);
   });

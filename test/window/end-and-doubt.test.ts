@@ -300,21 +300,18 @@ describe("a range summary refused after its id was minted", () => {
     const clock = new ManualClock(10 * HOUR);
     const store = new MemoryStore({ name: "log", clock, retentionMs: 2 * HOUR });
     const plain = { plain: { store: "log", modes: ["drop", "summarize"], lossy: "with-flag" } } as const;
-    const options = () => immediate({ session: "s", clock, stores: { log: store }, kinds: plain });
-    const win = new ContextWindow(options());
+    const win = new ContextWindow(immediate({ session: "s", clock, stores: { log: store }, kinds: plain }));
     await win.append({ kind: "plain", text: "alpha" });
     await win.append({ kind: "plain", text: "beta" });
     clock.advance(3 * HOUR);
     await store.rotate(); // both copies gone, and the kind cannot write them again: the summary is refused
     expect(await win.applyDirective({ op: "summarize_range", from: "span_1", to: "span_2", digest: "x" })).toMatchObject({ status: "rejected" });
     expect((await store.sessionSpans("s")).map((r) => r.spanId)).toContain("span_3");
-    for (const w of [win]) {
-      const found = await w.applyDirective({ op: "search", query: "nothing-here" });
-      if (found.op !== "search" || found.status === "invalid") throw new Error(`expected a search answer, got ${JSON.stringify(found)}`);
-      expect(JSON.stringify(found.coverage)).not.toContain("span_3");
-      expect(found.text).not.toMatch(/another window/);
-      expect(await w.applyDirective({ op: "recall", span_id: "span_3" })).toMatchObject({ status: "unknown" });
-    }
+    const found = await win.applyDirective({ op: "search", query: "nothing-here" });
+    if (found.op !== "search" || found.status === "invalid") throw new Error(`expected a search answer, got ${JSON.stringify(found)}`);
+    expect(JSON.stringify(found.coverage)).not.toContain("span_3");
+    expect(found.text).not.toMatch(/another window/);
+    expect(await win.applyDirective({ op: "recall", span_id: "span_3" })).toMatchObject({ status: "unknown" });
   });
 });
 
@@ -346,3 +343,24 @@ describe("a session resumed after end()", () => {
     expect(verifyAuditChain(await resumed.auditLog())).toBeNull();
   });
 });
+
+describe("what a resume infers from the session's end, by chain order", () => {
+  // Seen before the fix: two windows on one clock; B's prune came before A's end in the chain (seq 2, 3) but
+  // was decided a microsecond later by B's clock. The resume compared decision times, promised span_2's copy
+  // to the horizon although the end had released its hold, and recall answered copy-lost after rotation.
+  it("a prune before the end in the chain is released by it, whatever the windows' clocks said", async () => {
+    const clock = new ManualClock(10 * HOUR);
+    const store = new MemoryStore({ name: "log", clock, retentionMs: 2 * HOUR });
+    const options = () => immediate({ session: "s", clock, stores: { log: store }, kinds, limits: { maxLengthMs: 8 * HOUR } });
+    const a = new ContextWindow(options());
+    await a.append({ kind: "tool", text: "alpha" });
+    const b = await ContextWindow.resume(options());
+    await b.append({ kind: "tool", text: "beta" });
+    await b.recall("span_1");
+    await b.applyDirective({ op: "prune", span_id: "span_2", mode: "drop" });
+    await a.end();
+    const c = await ContextWindow.resume(options());
+    expect(c.render()).toMatch(/span_2 pruned, recall #2 until /);
+  });
+});
+
