@@ -167,25 +167,51 @@ export const MAX_DIRECTIVE_VALUES = 10_000;
 const MAX_DIRECTIVE_DEPTH = 64;
 
 /**
- * Why an object given as a directive is too large to read, or `null`. Walks own data properties only (a
- * getter is not called here: `snapshot` reads each property once), and stops at the first bound passed.
+ * Why an object given as a directive is too large to read, or `null`. Counts what `snapshot`'s copy would
+ * hold — own enumerable string keys, array items, Map and Set entries, typed array elements — each container
+ * once (a cycle is copied as a cycle), and stops at the first bound passed: a container is sized before its
+ * contents are listed (listing a million-item array's keys costs as much as copying it). Reads data
+ * properties only: a getter is not called here (`snapshot` reads each property once).
  */
 function oversized(input: unknown): string | null {
   if (input === null || typeof input !== "object") return null;
+  const tooMany = `directive holds more than ${MAX_DIRECTIVE_VALUES} values: not read`;
   let values = 0;
+  const seen = new WeakSet<object>();
   const stack: Array<{ readonly value: object; readonly depth: number }> = [{ value: input, depth: 0 }];
+  const push = (v: unknown, depth: number) => {
+    if (v !== null && typeof v === "object" && !seen.has(v)) stack.push({ value: v, depth });
+  };
   try {
     while (stack.length > 0) {
       const { value, depth } = stack.pop()!;
+      if (seen.has(value)) continue;
+      seen.add(value);
       if (depth > MAX_DIRECTIVE_DEPTH) return `directive nested deeper than ${MAX_DIRECTIVE_DEPTH} levels: not read`;
-      for (const key of Reflect.ownKeys(value)) {
-        if (++values > MAX_DIRECTIVE_VALUES) return `directive holds more than ${MAX_DIRECTIVE_VALUES} values: not read`;
-        const v = Object.getOwnPropertyDescriptor(value, key)?.value as unknown;
-        if (v !== null && typeof v === "object") stack.push({ value: v, depth: depth + 1 });
+      if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer) {
+        if ((values += value.byteLength) > MAX_DIRECTIVE_VALUES) return tooMany;
+      } else if (value instanceof Map || value instanceof Set) {
+        if ((values += value.size) > MAX_DIRECTIVE_VALUES) return tooMany;
+        if (value instanceof Map) {
+          Map.prototype.forEach.call(value, (v: unknown, k: unknown) => {
+            push(k, depth + 1);
+            push(v, depth + 1);
+          });
+        } else Set.prototype.forEach.call(value, (v: unknown) => push(v, depth + 1));
+      } else if (Array.isArray(value)) {
+        if ((values += value.length) > MAX_DIRECTIVE_VALUES) return tooMany;
+        for (let i = 0; i < value.length; i++) push(Object.getOwnPropertyDescriptor(value, i)?.value, depth + 1);
+      } else {
+        for (const key in value) {
+          if (!Object.hasOwn(value, key)) continue;
+          if (++values > MAX_DIRECTIVE_VALUES) return tooMany;
+          push(Object.getOwnPropertyDescriptor(value, key)?.value, depth + 1);
+        }
       }
     }
-  } catch {
-    return null; // A proxy that throws is `snapshot`'s to turn into an unreadable directive.
+  } catch (err) {
+    // Too many properties for the engine to list is too large; a proxy that throws is `snapshot`'s to refuse.
+    return err instanceof RangeError ? tooMany : null;
   }
   return null;
 }

@@ -48,8 +48,18 @@ describe("a directive given as an object", () => {
       expect(win.render().startsWith(before)).toBe(true);
       expect((await win.auditLog()).at(-1)).toMatchObject({ status: "invalid", directive: "[directive too large]" });
     }
+    // Sized before listed: a long array, a Map, a typed array; a cycle is walked once, not read as deep.
+    const long = { op: "prune", span_id: "span_1", mode: "drop", list: new Array(5_000_000).fill(0) };
+    const map = { op: "prune", span_id: "span_1", mode: "drop", m: new Map(Array.from({ length: MAX_DIRECTIVE_VALUES + 1 }, (_, i) => [i, i])) };
+    const bytes = { op: "prune", span_id: "span_1", mode: "drop", b: new Uint8Array(MAX_DIRECTIVE_VALUES + 1) };
+    for (const input of [long, map, bytes]) expect(JSON.stringify(await win.applyDirective(input))).toContain(`more than ${MAX_DIRECTIVE_VALUES} values`);
+    const cyclic: Record<string, unknown> = { op: "map" };
+    cyclic["self"] = cyclic;
+    expect(JSON.stringify(await win.applyDirective(cyclic))).not.toContain("nested deeper");
+    // Symbol keys are not copied, so not counted: a valid prune with many of them is read.
     // Within the bounds, the same shapes are read as before (and refused for what they say).
     expect(await win.applyDirective({ op: "prune", span_id: "span_1", mode: "drop", extra: 1 })).toMatchObject({ status: "invalid" });
-    expect(await win.applyDirective({ op: "prune", span_id: "span_1", mode: "drop" })).toMatchObject({ status: "reversible" });
+    const symbols = Object.fromEntries(Array.from({ length: MAX_DIRECTIVE_VALUES + 1 }, (_, i) => [Symbol(`s${i}`), i]));
+    expect(await win.applyDirective({ op: "prune", span_id: "span_1", mode: "drop", ...symbols })).toMatchObject({ status: "reversible" });
   });
 });
