@@ -67,11 +67,19 @@ export async function writeEmitted(outDir: string, files: readonly EmittedFile[]
 export async function replaceFile(target: string, contents: string): Promise<void> {
   const { randomBytes } = process.getBuiltinModule("node:crypto");
   const temporary = path.join(path.dirname(target), `.${path.basename(target)}.${process.pid}-${randomBytes(6).toString("hex")}.tmp`);
-  await fsp().writeFile(temporary, contents, { encoding: "utf8", flag: "wx" });
+  let created = false;
   try {
+    const handle = await fsp().open(temporary, "wx");
+    created = true;
+    try {
+      await handle.writeFile(contents, "utf8");
+    } finally {
+      await handle.close();
+    }
     await fsp().rename(temporary, target);
   } catch (err) {
-    await fsp().unlink(temporary).catch(() => undefined);
+    // Only a file this call created is removed (a `wx` that failed found another file at the name).
+    if (created) await fsp().unlink(temporary).catch(() => undefined);
     throw err;
   }
 }
