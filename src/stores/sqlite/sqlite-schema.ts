@@ -113,6 +113,13 @@ const AUDIT_INDEXES = `
 CREATE INDEX IF NOT EXISTS pruneguard_audit_lossy ON pruneguard_audit (id) WHERE status = 'lossy';
 `;
 
+/**
+ * How many audit rows of a chain `SqliteStore.prunesOf` reads by their rowid range before it indexes them
+ * in `pruneguard_audit_spans`: a recall of a span the window does not hold reads at most this many rows
+ * besides the ones naming it (when it can take the write lock to index them).
+ */
+export const INDEX_TAIL = 256;
+
 /** The audit rows of the chain of (@store, @session): a `FROM … WHERE …` to extend with more conditions. */
 export const CHAIN_AUDIT = `FROM pruneguard_chains c JOIN pruneguard_audit a ON a.id BETWEEN (c.chain << 32) + 1 AND (c.chain << 32) + ${SEQ_MASK}
                WHERE c.store = @store AND c.session = @session`;

@@ -15,7 +15,7 @@ import type {
   BackingStore, CopyCandidate, CopySearch, CopySearchRequest, LookupKey, LookupResult, PersistInput, Persisted, PruneCommit, PruneTransaction,
   RegisteredSpan, RotateReport, SpanRegistration,
 } from "../store.js";
-import { createSchema, migrateDocs, SEQ_MASK } from "./sqlite-schema.js";
+import { createSchema, INDEX_TAIL, migrateDocs, SEQ_MASK } from "./sqlite-schema.js";
 import { prepareStatements, type SqliteStatements } from "./sqlite-statements.js";
 import { textReadsWhole } from "./sqlite-text.js";
 
@@ -265,14 +265,9 @@ export class SqliteStore extends StoreBase implements BackingStore {
     const chain = this.#chain(session, false);
     if (chain === null) return [];
     const head = this.#q.lastAudit.get(chain)?.seq ?? 0;
-    if (head - (this.#q.chainIndexed.get(chain)?.indexed ?? 0) > INDEX_TAIL) {
-      try {
-        this.#immediate(() => this.#indexSpans(chain));
-      } catch {
-        // Best effort: another connection holding the write lock past the busy timeout must not fail a
-        // read. The statement below reads the rows not indexed by their rowid range: the same answer, slower.
-      }
-    }
+    // Best effort: another connection holding the write lock past the busy timeout must not fail a read
+    // (the statement below reads the rows not indexed by their rowid range: the same answer, slower).
+    if (head - (this.#q.chainIndexed.get(chain)?.indexed ?? 0) > INDEX_TAIL) this.#tryIndexSpans(chain);
     const spans = new Set([id]);
     const minted = this.#q.spanOfHandle.get(this.name, session, id);
     if (minted !== undefined) spans.add(minted.spanId);
@@ -282,13 +277,20 @@ export class SqliteStore extends StoreBase implements BackingStore {
       .filter((r) => r.op === "prune" && (r.status === "reversible" || r.status === "lossy") && (r.spanId === id || (r.handle !== null && r.handle === id)));
   }
 
-  /** Brings the chain's span index up to its last row; inside the caller's write transaction. */
-  #indexSpans(chain: number): void {
-    const indexed = this.#q.chainIndexed.get(chain)?.indexed ?? 0;
-    const head = this.#q.lastAudit.get(chain)?.seq ?? 0;
-    if (head <= indexed) return;
-    this.#q.indexSpans.run(chain, indexed);
-    this.#q.setIndexed.run(head, chain);
+  /** Brings the chain's span index up to its last row, in a write transaction of its own; `false` if it could not. */
+  #tryIndexSpans(chain: number): boolean {
+    try {
+      return this.#immediate(() => {
+        const indexed = this.#q.chainIndexed.get(chain)?.indexed ?? 0;
+        const head = this.#q.lastAudit.get(chain)?.seq ?? 0;
+        if (head <= indexed) return true;
+        this.#q.indexSpans.run(chain, indexed);
+        this.#q.setIndexed.run(head, chain);
+        return true;
+      });
+    } catch {
+      return false;
+    }
   }
 
   /** The session's lossy counter, checked against the lossy records of its chain (inside the caller's transaction). */
@@ -486,13 +488,6 @@ export class SqliteStore extends StoreBase implements BackingStore {
  * writes always check.
  */
 export const READ_CHECK_MS = 1000;
-
-/**
- * How many audit rows of a chain `prunesOf` reads by their rowid range before it indexes them (see
- * `SqliteStore.prunesOf`): a recall of a span the window does not hold reads at most this many rows besides
- * the ones naming it.
- */
-export const INDEX_TAIL = 256;
 
 /** A database file's device and inode, or `null` for an in-memory or temporary database. */
 function fileIdentity(path: string): { readonly dev: number; readonly ino: number } | null {
