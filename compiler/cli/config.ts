@@ -11,6 +11,7 @@
 import * as path from "node:path";
 import { DEFAULT_EMIT_OPTIONS } from "../emit/files.js";
 import { isRecord } from "../ir/shape.js";
+import { isInside, resolvePath } from "../frontend/paths.js";
 import { CliError } from "./context.js";
 
 // Built-ins through `process.getBuiltinModule`, as in compiler/emit/files.ts: this module is on the path of a `check` with nothing to do.
@@ -106,8 +107,7 @@ export async function projectRoot(cwd: string, flag: string | undefined, config:
   const root = flag ?? config.root;
   // The root bounds what the compiler may read (links and imports out of it are refused). The repository may
   // narrow it, not widen it: a pull request that set it to "/" would let a policy's imports reach any file.
-  const rel = path.relative(path.resolve(cwd), path.resolve(cwd, root));
-  if (flag === undefined && (rel === ".." || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel))) {
+  if (flag === undefined && !isInside(resolvePath(cwd, "."), resolvePath(cwd, root))) {
     throw new CliError('package.json "pruneguard".root is outside the project: it may only narrow what the compiler reads (pass --root to widen it)');
   }
   const info = readOr(() => statSync(path.resolve(cwd, root)));

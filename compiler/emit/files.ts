@@ -4,6 +4,7 @@
  * do (and `pruneguard check` on it) never loads the emitters, the IR schema or the runtime's modules.
  */
 import * as path from "node:path";
+import { isInside, toPosix } from "../frontend/paths.js";
 
 // Node's built-ins are taken with `process.getBuiltinModule`, not imported: this module is on the path of a
 // `check` with nothing to do, and an ES import of a built-in builds a facade that reads every export (for
@@ -95,14 +96,14 @@ export async function replaceFile(target: string, contents: string): Promise<voi
 export function outDirProblem(projectDir: string, outDir: string, configured: boolean): string | null {
   const base = path.resolve(projectDir);
   const abs = path.resolve(base, outDir);
-  const rel = path.relative(base, abs);
-  if (rel === ".." || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel)) {
+  if (!isInside(toPosix(base), toPosix(abs))) {
     return configured ? 'package.json "pruneguard".out is outside the project: generated files go to a folder inside it' : null;
   }
+  const rel = path.relative(base, abs);
   let at = base;
   for (const part of rel === "" ? [] : rel.split(path.sep)) {
     at = path.join(at, part);
-    const shown = path.relative(base, at).split(path.sep).join("/");
+    const shown = toPosix(path.relative(base, at));
     let st: import("node:fs").Stats | undefined;
     try {
       st = fs.lstatSync(at, { throwIfNoEntry: false });

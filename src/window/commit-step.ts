@@ -9,11 +9,11 @@
  * Three results, never collapsed: committed (possibly a refusal the store decided and audited inside its
  * transaction), failed (nothing was committed; the caller says so), and in doubt (COMMIT was sent and its
  * answer lost, and reading back what committed failed too: the caller holds the spans in doubt, `doubts.ts`,
- * and settles later through `settle`, which gives the budget back once).
+ * and settles later through `settle`, which gives the budget back once and writes again any committed copy
+ * rotated out while it was in doubt).
  */
 import { OutcomeUnknownError } from "../errors.js";
-import type { PruneCommit, PruneItem } from "../stores/store.js";
-import type { BackingStore } from "../stores/store.js";
+import type { BackingStore, PruneCommit, PruneItem } from "../stores/store.js";
 import type { PruneSubject } from "./audit-drafts.js";
 import type { WindowCore } from "./core.js";
 import { decider, type Decided, type DecideInput } from "./decide.js";
@@ -97,6 +97,7 @@ export async function commitDecision(core: WindowCore, req: CommitRequest): Prom
         resolve: () => error.resolve() as Promise<PruneCommit | null>,
         settle: async (committed) => {
           await giveBack(committed === null ? 0 : lossyCount(committed));
+          if (committed !== null) await restoreCopies(session, req.store, req.items, committed);
           return last;
         },
       };
@@ -108,6 +109,27 @@ export async function commitDecision(core: WindowCore, req: CommitRequest): Prom
   if (reserved > 0) await giveBack(lossyCount(commit));
   if (lossyCounted !== null) core.telemetry?.note({ "pruneguard.lossy_budget.left": lossyCounted - lossyCount(commit) });
   return { status: "committed", commit, decided: last };
+}
+
+/**
+ * Before a decision settled late is applied: the window kept the bytes while it was in doubt, and the hold
+ * the commit placed may have lapsed meanwhile (an outage past the session's horizon) and the copy been
+ * rotated out. A copy no longer there as committed is written again from those bytes (`persist` revives an
+ * emptied copy under its handle), so the window dropping them loses nothing. Where that fails, the line says
+ * the copy may be lost when a recall finds it so, as for any copy lost behind the window.
+ */
+async function restoreCopies(session: string, store: BackingStore, items: readonly PruneItem[], commit: PruneCommit): Promise<void> {
+  for (const [i, item] of items.entries()) {
+    const handle = commit.items[i]?.handle ?? null;
+    if (commit.items[i]?.decision.status !== "reversible" || handle === null) continue;
+    try {
+      const found = await store.lookup(session, { handle });
+      if (found.status === "found" && found.hash === item.hash) continue;
+      await store.persist({ session, spanId: item.spanId, kind: item.kind, text: item.text, hash: item.hash });
+    } catch {
+      // Not written again (a read-only store, a copy altered in place, a failing store): see above.
+    }
+  }
 }
 
 function lossyCount(commit: PruneCommit): number {

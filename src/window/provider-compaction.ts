@@ -25,6 +25,7 @@ import { contentHash } from "../hash.js";
 import type { ProviderCompactionOutcome } from "../outcome.js";
 import { frameUntrusted, oneLine } from "../render/framing.js";
 import type { KindPolicy } from "../types.js";
+import { compactDraft } from "./audit-drafts.js";
 import type { WindowCore } from "./core.js";
 import { spanIdOf, type LiveEntry, type SummaryEntry } from "./entries.js";
 import { prune } from "./prune.js";
@@ -138,27 +139,19 @@ export async function recordProviderCompaction(core: WindowCore, input: Provider
   const allowed = providerCompactionAllowed(core);
   const audited = directiveForAudit({ op: "provider_compaction", provider, ...(input.failed ? { failed: true } : {}), ...(allowed ? {} : { forbidden: true }) });
   if (input.failed) {
-    await core.audit(core.home, {
-      op: "compact", status: "unchanged", spanId: null, kind: null, mode: null, conditions: null, handle: null,
-      repersisted: false, acceptLossy: false, reason: null, pinsCarried: 0, directive: audited,
-    });
+    await core.audit(core.home, compactDraft(audited, false));
     return { ...base, status: "failed", spanId: null, line: "", message: "the provider's compaction failed (no summary): nothing was compacted, and the block is not sent back" };
   }
   if (!allowed) {
     // The request was built around pruneguard (its builders refuse under this policy). The provider compacted
     // on its side only: not sending the block back undoes that, and nothing of the window is freed for it.
-    await core.audit(core.home, {
-      op: "compact", status: "unchanged", spanId: null, kind: null, mode: null, conditions: null, handle: null,
-      repersisted: false, acceptLossy: false, reason: null, pinsCarried: 0, directive: audited,
-    });
-    const message = "the policy forbids provider compaction (session.providerCompaction): nothing was pruned for it, and the block is not sent back, so the provider reads the whole window again";
-    return finish(core, { ...base, status: "refused", spanId: null, line: "", message });
+    return unrecorded(core, base, audited, "the policy forbids provider compaction (session.providerCompaction): nothing was pruned for it, and the block is not sent back, so the provider reads the whole window again");
   }
   await core.doubts.settleAll();
   // Nothing it could stand for (every span before it is system text, or one the policy keeps, and none was
   // pruned before): a summary of nothing has no line to show. Not recorded, nothing lost.
   const plan = await planProviderCompaction(core);
-  if (plan.reversible.length + plan.lossy.length === 0 && !core.state.entries.some(gone)) return coversNothing(core, base, audited);
+  if (plan.reversible.length + plan.lossy.length === 0 && !core.state.entries.some(gone)) return unrecorded(core, base, audited, COVERS_NOTHING);
   // The summary's id is minted by the home store, and its block noted there, before any span is pruned for it:
   // a resumed window finds the block and draws the compaction again.
   const noted = noteOf({ provider, summary: input.summary, block });
@@ -190,7 +183,7 @@ export async function recordProviderCompaction(core: WindowCore, input: Provider
   // note stays registered; a resumed window draws nothing for a note whose compaction has no members either.
   if (!core.state.entries.some(gone)) {
     core.state.unused.add(spanId);
-    return coversNothing(core, { ...base, kept }, audited);
+    return unrecorded(core, { ...base, kept }, audited, COVERS_NOTHING);
   }
   await core.audit(core.home, {
     op: "prune", status: "reversible", spanId, kind: "summary", mode: "summarize", conditions: null, handle: null,
@@ -245,25 +238,23 @@ export function providerSummaryText(entry: SummaryEntry): string {
   return entry.digest === "" ? header : `${header}\n${frameUntrusted(entry.digest)}`;
 }
 
-/** An outcome that changed nothing in the window: said to the model too, so it knows the block was not kept. */
 /** A position a provider's compaction would make one of its members: no longer live (`splitForProvider`). */
 function gone(e: { readonly state: string }): boolean {
   return e.state !== "live" && e.state !== "lost";
 }
 
-/** A compaction with no span to stand for: audited as changing nothing, its block not sent back. */
-async function coversNothing(
-  core: WindowCore, base: Omit<ProviderCompactionOutcome, "status" | "spanId" | "line" | "message">, audited: string,
+const COVERS_NOTHING = "the provider's compaction covers no span pruneguard may free (every span before it is system text or kept by the policy): "
+  + "the block is not sent back, so the provider reads the whole window again; nothing was lost";
+
+/** A compaction not recorded (forbidden, or standing for nothing): audited as changing nothing, its block not sent back. */
+async function unrecorded(
+  core: WindowCore, base: Omit<ProviderCompactionOutcome, "status" | "spanId" | "line" | "message">, audited: string, message: string,
 ): Promise<ProviderCompactionOutcome> {
-  await core.audit(core.home, {
-    op: "compact", status: "unchanged", spanId: null, kind: null, mode: null, conditions: null, handle: null,
-    repersisted: false, acceptLossy: false, reason: null, pinsCarried: 0, directive: audited,
-  });
-  const message = "the provider's compaction covers no span pruneguard may free (every span before it is system text or kept by the policy): "
-    + "the block is not sent back, so the provider reads the whole window again; nothing was lost";
+  await core.audit(core.home, compactDraft(audited, false));
   return finish(core, { ...base, status: "refused", spanId: null, line: "", message });
 }
 
+/** An outcome that changed nothing in the window: said to the model too, so it knows the block was not kept. */
 function finish(core: WindowCore, outcome: ProviderCompactionOutcome): ProviderCompactionOutcome {
   core.notice(`provider compaction not recorded: ${oneLine(outcome.message, 400)}`);
   return outcome;
@@ -287,10 +278,7 @@ export interface ProviderClearing {
 export async function recordProviderClearing(core: WindowCore, clearing: ProviderClearing): Promise<string> {
   const count = Math.max(0, Math.floor(clearing.toolUses));
   const directive = directiveForAudit({ op: "provider_clearing", provider: clearing.provider, edit: clearing.edit, cleared_tool_uses: count, cleared_input_tokens: clearing.tokens, unchecked: true });
-  await core.audit(core.home, {
-    op: "compact", status: "unchanged", spanId: null, kind: null, mode: null, conditions: null, handle: null,
-    repersisted: false, acceptLossy: false, reason: null, pinsCarried: 0, directive,
-  });
+  await core.audit(core.home, compactDraft(directive, false));
   const line = `the provider cleared ${count} tool ${count === 1 ? "use" : "uses"} outside pruneguard's checks; their spans are still in this window: search finds them, recall by span id gives their bytes`;
   core.notice(line);
   return line;

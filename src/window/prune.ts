@@ -9,7 +9,7 @@ import { directiveForAudit } from "../audit.js";
 import { errorMessage } from "../errors.js";
 import type { PruneOutcome, RejectedOutcome } from "../outcome.js";
 import { grewLine, rejectionWhy } from "../render/lines.js";
-import type { BackingStore, PruneCommit, PruneItem } from "../stores/store.js";
+import type { PruneCommit, PruneItem } from "../stores/store.js";
 import { decide } from "../telemetry.js";
 import type { PruneMode } from "../types.js";
 import { commitDecision, type CommitInDoubt } from "./commit-step.js";
@@ -138,28 +138,6 @@ function committed(core: WindowCore, plan: PrunePlan, mode: PruneMode, commit: P
  * window learns the outcome, every directive for the group's spans first asks again; none can commit a
  * second record for the same decision.
  */
-/**
- * Before a prune settled late is applied: the window kept each member's bytes while the decision was in
- * doubt, and its hold may have lapsed meanwhile (an outage past the session's horizon) and the copy been
- * rotated out. A copy no longer there as the window holds it is written again from those bytes (`persist`
- * revives an emptied copy under its handle), so dropping them loses nothing. Where that fails, the line
- * says the copy may be lost when a recall finds it so, as for any copy lost behind the window.
- */
-export async function restoreCopies(core: WindowCore, store: BackingStore, members: readonly LiveEntry[], commit: PruneCommit): Promise<void> {
-  for (const [i, entry] of members.entries()) {
-    const item = commit.items[i]!;
-    const span = entry.span;
-    if (item.decision.status !== "reversible" || item.handle === null || core.state.get(span.id) !== entry) continue;
-    try {
-      const found = await store.lookup(core.session, { handle: item.handle });
-      if (found.status === "found" && found.hash === span.hash) continue;
-      await store.persist({ session: core.session, spanId: span.id, kind: span.kind, text: span.text, hash: span.hash });
-    } catch {
-      // Not written again (a read-only store, a copy altered in place, a failing store): see above.
-    }
-  }
-}
-
 function holdInDoubt(core: WindowCore, plan: PrunePlan, mode: PruneMode, raw: string, err: Error, doubt: CommitInDoubt): RejectedOutcome {
   const spanIds = plan.members.map((p) => p.entry.span.id);
   core.doubts.hold(spanIds, {
@@ -173,10 +151,7 @@ function holdInDoubt(core: WindowCore, plan: PrunePlan, mode: PruneMode, raw: st
       }
       // Apply what committed, as the original directive would have; the refusal of a group member
       // committed only audit records, so nothing changes in the window.
-      if (commit.items.every((it) => it.decision.status !== "rejected")) {
-        await restoreCopies(core, plan.store, plan.members.map((p) => p.entry), commit);
-        core.decided(spanIds, applyMembers(core, plan, commit, decided, true));
-      }
+      if (commit.items.every((it) => it.decision.status !== "rejected")) core.decided(spanIds, applyMembers(core, plan, commit, decided, true));
     },
   });
   const outcome = rejectedOutcome({

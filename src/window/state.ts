@@ -31,9 +31,10 @@ export class WindowState {
   /** Spans folded out of the window (runtime traffic): recall still answers for them; search does not name them. */
   readonly folded = new Set<string>();
   /**
-   * Span ids the session minted for this window that stand for nothing the model was shown: range summaries
-   * refused after their id was minted (so no other process could take it). Known, so a search does not count
-   * them as another window's spans, and recalled as never in the session.
+   * Span ids the session minted for this window that may stand for nothing the model was shown: every range
+   * summary's (one applied is found in the window first, so it is never read as unused), a provider's
+   * compaction that covered nothing. Known, so a search does not count them as another window's spans, and a
+   * refused one is recalled as never in the session.
    */
   readonly unused = new Set<string>();
   /** Directive tool calls acted on (prune, map, compact), by call id: folded out at the next compaction point. */

@@ -16,7 +16,6 @@ import { commitDecision, type CommitInDoubt } from "./commit-step.js";
 import type { WindowCore } from "./core.js";
 import { goneTokens, spanIdOf, type Entry } from "./entries.js";
 import { planRange, summaryEntry, verifyPrunedMembers, type RangePlan } from "./range.js";
-import { restoreCopies } from "./prune.js";
 import { refuseRange } from "./refusals.js";
 import { SUMMARY_KIND } from "./resume.js";
 
@@ -58,6 +57,9 @@ export async function summarizeRange(core: WindowCore, from: string, to: string,
   } catch (err) {
     return refuse("store-error", `the store failed before the summary (${errorMessage(err)}); nothing was committed`);
   }
+  // Unused unless the summary is applied: an applied one is found in the window before `unused` is asked, and a
+  // refused one (now, or when a doubt settles) stands for nothing the model was shown.
+  core.state.unused.add(summaryId);
   if (plan.live.length === 0) {
     // Every member is held already (index lines and lower summaries): the decision touches no copy.
     const auditSeq = await core.audit(core.home, {
@@ -78,16 +80,12 @@ export async function summarizeRange(core: WindowCore, from: string, to: string,
       spanId: e.span.id, kind: e.span.kind, hash: e.span.hash, mode: "summarize", acceptLossy: false, pinsCarried: 0, directive: i === 0 ? raw : null,
     })),
   });
-  if (result.status === "failed") {
-    core.state.unused.add(summaryId);
-    return refuse("store-error", `the store failed during the check (${errorMessage(result.error)}); nothing was committed`);
-  }
+  if (result.status === "failed") return refuse("store-error", `the store failed during the check (${errorMessage(result.error)}); nothing was committed`);
   if (result.status === "in-doubt") return holdInDoubt(core, plan, summaryId, digest, from, to, result.error, result.doubt);
   const { commit, decided } = result;
   if (decided.refusal !== null) {
     const refusing = commit.items[decided.refusal.member]!;
     const why = rejectionWhy(decided.refusal.reason, refusing.check, "summarize");
-    core.state.unused.add(summaryId);
     return refuse(decided.refusal.reason, `${plan.live[decided.refusal.member]!.span.id}: ${why}`, commit.items[0]!.audit.seq);
   }
   return applyRange(core, plan, summaryId, digest, commit, decided.keeps, commit.items[0]!.audit.seq);
@@ -139,12 +137,7 @@ function holdInDoubt(
       core.doubts.release(spanIds);
       const decided = await doubt.settle(commit);
       // Nothing committed, or the store refused a member inside its transaction: the run stays as it is.
-      if (commit === null || decided.refusal !== null) {
-        core.state.unused.add(summaryId);
-        return;
-      }
-      // Copies rotated out while it was in doubt are written again from the bytes the window kept (prune.ts).
-      await restoreCopies(core, core.store(core.policyOf(plan.live[0]!.span.kind).store!), plan.live, commit);
+      if (commit === null || decided.refusal !== null) return;
       // The doubt kept every member from changing, but positions before the run may have (another summary).
       const entries = core.state.entries;
       const start = entries.indexOf(plan.members[0]!);

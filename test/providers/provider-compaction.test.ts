@@ -65,6 +65,19 @@ async function setup(providerCompaction: "allow" | "forbid" = "allow") {
   return { path, session, win, t, secret: refSpanId(secret), scratch: refSpanId(scratch) };
 }
 
+/**
+ * A window with no spans yet, on a fresh file, whose policy also has `memo` (summarize only: a provider's
+ * compaction, which drops, keeps it); `opts` makes the same window's options again, for a resume.
+ */
+function bare() {
+  const path = join(dir, `s${++n}.db`);
+  const session = `pc-${n}`;
+  const opts = () => ({ ...options(path, session), kinds: { ...KINDS, memo: { store: "log", modes: ["summarize"], lossy: "forbid" } } as const });
+  const win = new ContextWindow(opts());
+  const t = new Transcript(win, { system: "system", user: "turn", assistant: "turn", toolCall: "toolCall", toolResult: "toolResult" });
+  return { path, opts, win, t };
+}
+
 const call = (name: string, args: unknown) => ({ name, arguments: JSON.stringify(args) });
 
 /**
@@ -198,13 +211,8 @@ describe("provider-side compaction, decided by pruneguard", () => {
 
   it("a span the compaction kept and the model pruned after it stays after the block when the session resumes", async () => {
     server = await startCompactionServer(model);
-    const path = join(dir, `s${++n}.db`);
-    const session = `pc-${n}`;
     // A kind the compaction cannot drop (summarize only): kept, said again after the block, prunable later.
-    const kinds = { ...KINDS, memo: { store: "log", modes: ["summarize"], lossy: "forbid" } } as const;
-    const opts = () => ({ ...options(path, session), kinds });
-    const win = new ContextWindow(opts());
-    const t = new Transcript(win, { system: "system", user: "turn", assistant: "turn", toolCall: "toolCall", toolResult: "toolResult" });
+    const { opts, win, t } = bare();
     await t.system("You are the deploy assistant.");
     const memo = refSpanId(await win.append({ kind: "memo", text: "memo: deploy 8812 owned by the payments team", message: { role: "user" } }));
     await t.user("Why did deploy 8812 fail?");
@@ -229,12 +237,7 @@ describe("provider-side compaction, decided by pruneguard", () => {
     const block = { type: "compaction", content: "s", encrypted_content: "e", signature: "s" };
     // 1. Known before anything is recorded: the only span is one the policy keeps (summarize only).
     {
-      const path = join(dir, `s${++n}.db`);
-      const session = `pc-${n}`;
-      const kinds = { ...KINDS, memo: { store: "log", modes: ["summarize"], lossy: "forbid" } } as const;
-      const opts = () => ({ ...options(path, session), kinds });
-      const win = new ContextWindow(opts());
-      const t = new Transcript(win, { system: "system", user: "turn", assistant: "turn", toolCall: "toolCall", toolResult: "toolResult" });
+      const { opts, win, t } = bare();
       await win.append({ kind: "memo", text: "memo", message: { role: "user" } });
       await t.appendAnthropic({ content: [block as never] });
       expect(t.compactions[0]).toMatchObject({ status: "refused", spanId: null });
@@ -250,10 +253,7 @@ describe("provider-side compaction, decided by pruneguard", () => {
     }
     // 2. Known only after the checks: the one span it covers has lost its copy behind the runtime's back.
     {
-      const path = join(dir, `s${++n}.db`);
-      const session = `pc-${n}`;
-      const win = new ContextWindow(options(path, session));
-      const t = new Transcript(win, { system: "system", user: "turn", assistant: "turn", toolCall: "toolCall", toolResult: "toolResult" });
+      const { path, opts, win, t } = bare();
       await t.user("Why did deploy 8812 fail?");
       const db = new DatabaseSync(path);
       db.exec("DELETE FROM pruneguard_records");
@@ -265,7 +265,7 @@ describe("provider-side compaction, decided by pruneguard", () => {
       expect(JSON.stringify(toAnthropicBeta(win))).not.toContain('"type":"compaction"');
       await win.compact();
       await win.end();
-      const again = await ContextWindow.resume(options(path, session));
+      const again = await ContextWindow.resume(opts());
       expect(JSON.stringify(toAnthropicBeta(again))).not.toContain('"type":"compaction"');
       await again.end();
     }
@@ -273,12 +273,7 @@ describe("provider-side compaction, decided by pruneguard", () => {
 
   it("a compaction refused after the checks is not drawn by a resume, also once a span before it was pruned later", async () => {
     server = await startCompactionServer(model);
-    const path = join(dir, `s${++n}.db`);
-    const session = `pc-${n}`;
-    const kinds = { ...KINDS, memo: { store: "log", modes: ["summarize"], lossy: "forbid" } } as const;
-    const opts = () => ({ ...options(path, session), kinds });
-    const win = new ContextWindow(opts());
-    const t = new Transcript(win, { system: "system", user: "turn", assistant: "turn", toolCall: "toolCall", toolResult: "toolResult" });
+    const { path, opts, win, t } = bare();
     const memo = refSpanId(await win.append({ kind: "memo", text: "memo: deploy 8812 owned by payments", message: { role: "user" } }));
     await t.user("Why did deploy 8812 fail?");
     const db = new DatabaseSync(path);

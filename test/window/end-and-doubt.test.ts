@@ -5,7 +5,7 @@
 //   cannot honour.
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
-import { ContextWindow, ManualClock, MemoryStore, verifyAuditChain, type BackingStore } from "../../src/index.js";
+import { ContextWindow, ManualClock, MemoryStore, verifyAuditChain, type BackingStore, type SessionLimits } from "../../src/index.js";
 import type { PruneCommit } from "../../src/stores/store.js";
 import { OutcomeUnknownError } from "../../src/errors.js";
 import { fuzzRuns, timeoutFor } from "../reliability/helpers.js";
@@ -45,6 +45,17 @@ function setup(deferred = false) {
       : immediate({ session: "s", clock, stores: { log: store }, kinds }),
   );
   return { clock, store, win };
+}
+
+/**
+ * A store (retention 2 h) and the options of an immediate window of `tool` spans on it, the clock at 10:00:
+ * `options` makes them again for a window resumed on the same session.
+ */
+function atTen(limits: SessionLimits = {}) {
+  const clock = new ManualClock(10 * HOUR);
+  const store = new MemoryStore({ name: "log", clock, retentionMs: 2 * HOUR });
+  const options = () => immediate({ session: "s", clock, stores: { log: store }, kinds, limits });
+  return { clock, store, options };
 }
 
 const prunes = async (store: BackingStore) => (await store.auditLog("s")).filter((r) => r.op === "prune" && r.status === "reversible");
@@ -261,9 +272,8 @@ describe("a prune settled late, after its hold lapsed and its copy was rotated o
   // session passed its horizon, rotation emptied the copy, and the doubt settled as committed: the window
   // dropped the bytes, and recall answered `copy-lost` for a span it had held all along.
   it("writes the copy again from the bytes the window kept, so nothing is lost", async () => {
-    const clock = new ManualClock(10 * HOUR);
-    const store = new MemoryStore({ name: "log", clock, retentionMs: 2 * HOUR });
-    const win = new ContextWindow(immediate({ session: "s", clock, stores: { log: store }, kinds, limits: { maxLengthMs: HOUR } }));
+    const { clock, store, options } = atTen({ maxLengthMs: HOUR });
+    const win = new ContextWindow(options());
     await win.append({ kind: "tool", text: "alpha req_abc" });
     const lost = losingReplies(store);
     lost.armed = true;
@@ -278,9 +288,8 @@ describe("a prune settled late, after its hold lapsed and its copy was rotated o
   });
 
   it("end() settles decisions in doubt before it releases the holds", async () => {
-    const clock = new ManualClock(10 * HOUR);
-    const store = new MemoryStore({ name: "log", clock, retentionMs: 2 * HOUR });
-    const win = new ContextWindow(immediate({ session: "s", clock, stores: { log: store }, kinds }));
+    const { store, options } = atTen();
+    const win = new ContextWindow(options());
     await win.append({ kind: "tool", text: "alpha req_abc" });
     const lost = losingReplies(store);
     lost.armed = true;
@@ -320,9 +329,7 @@ describe("a session resumed after end()", () => {
   // resumed after it showed `recall #1` (held to the horizon) for a copy no hold kept any more; after
   // rotation its recall answered copy-lost for a line that promised the copy.
   it("shows the promise the ending window showed: copies pruned before the end kept by retention alone; later prunes held again", async () => {
-    const clock = new ManualClock(10 * HOUR);
-    const store = new MemoryStore({ name: "log", clock, retentionMs: 2 * HOUR });
-    const options = () => immediate({ session: "s", clock, stores: { log: store }, kinds, limits: { maxLengthMs: 8 * HOUR } });
+    const { clock, store, options } = atTen({ maxLengthMs: 8 * HOUR });
     const win = new ContextWindow(options());
     await win.append({ kind: "tool", text: "alpha" });
     await win.applyDirective({ op: "prune", span_id: "span_1", mode: "drop" });
@@ -349,9 +356,7 @@ describe("what a resume infers from the session's end, by chain order", () => {
   // was decided a microsecond later by B's clock. The resume compared decision times, promised span_2's copy
   // to the horizon although the end had released its hold, and recall answered copy-lost after rotation.
   it("a prune before the end in the chain is released by it, whatever the windows' clocks said", async () => {
-    const clock = new ManualClock(10 * HOUR);
-    const store = new MemoryStore({ name: "log", clock, retentionMs: 2 * HOUR });
-    const options = () => immediate({ session: "s", clock, stores: { log: store }, kinds, limits: { maxLengthMs: 8 * HOUR } });
+    const { clock, store, options } = atTen({ maxLengthMs: 8 * HOUR });
     const a = new ContextWindow(options());
     await a.append({ kind: "tool", text: "alpha" });
     const b = await ContextWindow.resume(options());

@@ -277,19 +277,18 @@ export class SqliteStore extends StoreBase implements BackingStore {
       .filter((r) => r.op === "prune" && (r.status === "reversible" || r.status === "lossy") && (r.spanId === id || (r.handle !== null && r.handle === id)));
   }
 
-  /** Brings the chain's span index up to its last row, in a write transaction of its own; `false` if it could not. */
-  #tryIndexSpans(chain: number): boolean {
+  /** Brings the chain's span index up to its last row, in a write transaction of its own, when it can. */
+  #tryIndexSpans(chain: number): void {
     try {
-      return this.#immediate(() => {
+      this.#immediate(() => {
         const indexed = this.#q.chainIndexed.get(chain)?.indexed ?? 0;
         const head = this.#q.lastAudit.get(chain)?.seq ?? 0;
-        if (head <= indexed) return true;
+        if (head <= indexed) return;
         this.#q.indexSpans.run(chain, indexed);
         this.#q.setIndexed.run(head, chain);
-        return true;
       });
     } catch {
-      return false;
+      // The write lock was not had: `prunesOf` reads the rows not indexed, and a later call indexes them.
     }
   }
 
