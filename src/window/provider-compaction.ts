@@ -16,8 +16,9 @@
  *    one level by the summary's id) and the ones still live are said again after it; a compaction point makes
  *    it what the model reads.
  *
- * A failed compaction (Anthropic: `content: null`) changed nothing on the provider's side: nothing is pruned,
- * and the block is not kept (the provider treats one sent back as a no-op).
+ * A failed compaction (Anthropic: `content: null`; OpenAI: an item with no `encrypted_content`) changed nothing
+ * on the provider's side: nothing is pruned, and the block is not kept (the provider treats one sent back as a
+ * no-op).
  */
 import { directiveForAudit } from "../audit.js";
 import { errorMessage } from "../errors.js";
@@ -48,7 +49,7 @@ export interface ProviderCompaction {
   readonly block: unknown;
   /** The summary as text the model may read elsewhere (Anthropic's `content`); `null` when encrypted or failed. */
   readonly summary: string | null;
-  /** The provider says the compaction failed (Anthropic: `content: null`): it changed nothing. */
+  /** The provider says the compaction failed (Anthropic: `content: null`; OpenAI: no `encrypted_content`): it changed nothing. */
   readonly failed: boolean;
 }
 

@@ -9,7 +9,10 @@
  * - the API reads only what follows the last compaction block or item: the scripted model is shown exactly that;
  * - a compaction fires when what the model would read exceeds the trigger (characters stand in for tokens), and
  *   Anthropic's stops there (`stop_reason: "compaction"`) when `pause_after_compaction` is set;
- * - a failed compaction (Anthropic) comes back with `content: null`, which the API treats as a no-op.
+ * - a failed compaction (Anthropic) comes back with `content: null`, which the API treats as a no-op;
+ * - OpenAI's `context_management` is what `ResponseCreateParams` types (an array of `{ type: "compaction",
+ *   compact_threshold? }`, a threshold a positive whole number), and a compaction item sent back is a
+ *   `ResponseCompactionItemParam` (`type`, `encrypted_content` a string, optional `id`, nothing else).
  *
  * A request with problems is answered 400 with them, as the provider would.
  */
@@ -37,7 +40,10 @@ export interface CompactionServer {
 }
 
 export interface CompactionServerOptions {
-  /** Fail the first compaction (Anthropic: `content: null`). */
+  /**
+   * Fail the first compaction: Anthropic's `content: null`; OpenAI's item with `encrypted_content: null` (the SDK
+   * types it a string, so such an item cannot be sent back: its input schema refuses it).
+   */
   readonly failFirst?: boolean;
 }
 
@@ -123,6 +129,13 @@ export async function startCompactionServer(model: CompactionModel, options: Com
     const input = (body["input"] ?? []) as Json[];
     const out: string[] = [];
     const items = input.filter((i) => i["type"] === "compaction");
+    for (const [i, item] of items.entries()) {
+      // ResponseCompactionItemParam: what the API accepts back.
+      if (typeof item["encrypted_content"] !== "string" || item["encrypted_content"] === "") out.push(`compaction items[${i}]: encrypted_content must be a non-empty string`);
+      if (item["id"] !== undefined && item["id"] !== null && typeof item["id"] !== "string") out.push(`compaction items[${i}]: id must be a string`);
+      const extra = Object.keys(item).filter((k) => !["type", "encrypted_content", "id"].includes(k));
+      if (extra.length > 0) out.push(`compaction items[${i}]: unknown parameter ${extra.join(", ")}`);
+    }
     out.push(...sentBack(text, items, "compaction items"));
     const rest = input.filter((i) => i["type"] !== "compaction");
     out.push(...openAIResponsesProblems(rest as never[]));
@@ -130,19 +143,44 @@ export async function startCompactionServer(model: CompactionModel, options: Com
     return { out, visible: last < 0 ? input : input.slice(last + 1) };
   }
 
-  function compactionItem(n: number): Json {
-    const item = { id: `cmp_${n}`, type: "compaction", encrypted_content: `gAAAA${n}${"y".repeat(24)}` };
+  function compactionItem(n: number, fail = false): Json {
+    const item = { id: `cmp_${n}`, type: "compaction", encrypted_content: fail ? null : `gAAAA${n}${"y".repeat(24)}` };
     issued.push(JSON.stringify(item));
     return item;
   }
 
+  /** `context_management` as `ResponseCreateParams` types it: an array (or null) of `{ type: "compaction", compact_threshold? }`. */
+  function contextManagementProblems(cm: unknown): string[] {
+    if (cm === undefined || cm === null) return [];
+    if (!Array.isArray(cm)) return ["context_management must be an array"];
+    return (cm as unknown[]).flatMap((c, i) => {
+      if (typeof c !== "object" || c === null) return [`context_management[${i}] must be an object`];
+      const entry = c as Json;
+      const out: string[] = [];
+      if (entry["type"] !== "compaction") out.push(`context_management[${i}].type: only 'compaction' is supported`);
+      const t = entry["compact_threshold"];
+      if (t !== undefined && t !== null && !(Number.isInteger(t) && (t as number) > 0)) out.push(`context_management[${i}].compact_threshold must be a positive integer`);
+      const extra = Object.keys(entry).filter((k) => k !== "type" && k !== "compact_threshold");
+      if (extra.length > 0) out.push(`context_management[${i}]: unknown parameter ${extra.join(", ")}`);
+      return out;
+    });
+  }
+
   function responses(text: string, body: Json, n: number): { problems: string[]; response: Json } {
     const { out, visible } = responsesInput(text, body);
-    const cm = (body["context_management"] ?? []) as Json[];
+    out.push(...contextManagementProblems(body["context_management"]));
+    const cm = (Array.isArray(body["context_management"]) ? body["context_management"] : []) as Json[];
     const threshold = cm.find((c) => c["type"] === "compaction")?.["compact_threshold"];
     const output: Json[] = [];
-    if (threshold !== undefined && JSON.stringify(visible).length > Number(threshold)) output.push(compactionItem(n));
-    const turn = model(JSON.stringify(output.length > 0 ? [] : visible), n);
+    let compacted = false;
+    if (threshold !== undefined && threshold !== null && JSON.stringify(visible).length > Number(threshold)) {
+      const fail = options.failFirst === true && !failed;
+      failed = true;
+      output.push(compactionItem(n, fail));
+      compacted = !fail;
+    }
+    // The model reads what follows the compaction item it stands on: nothing yet (a failed one changed nothing).
+    const turn = model(JSON.stringify(compacted ? [] : visible), n);
     output.push(
       ...(turn.text ? [{ type: "message", id: `msg_${n}`, role: "assistant", status: "completed", content: [{ type: "output_text", text: turn.text, annotations: [] }] }] : []),
       ...turn.calls.map((c, i) => ({ type: "function_call", id: `fc_${n}_${i}`, call_id: `call_${n}_${i}`, name: c.name, arguments: c.arguments, status: "completed" })),
@@ -160,6 +198,7 @@ export async function startCompactionServer(model: CompactionModel, options: Com
 
   function compact(text: string, body: Json, n: number): { problems: string[]; response: Json } {
     const { out, visible } = responsesInput(text, body);
+    if (typeof body["model"] !== "string") out.push("model: a string is required");
     const users = visible.filter((i) => i["type"] === "message" && i["role"] === "user");
     return {
       problems: out,

@@ -6,7 +6,8 @@
  * recorded — every span before it pruned through the checks, a kind with no copy that forbids lossy never
  * freed (said again after the block), a lossy one a tombstone — and sent back byte for byte; the model, which
  * reads only what follows the block, finds the line whose id recalls what was compacted and gets the bytes; a
- * restart resumes the same window from the SQLite file, block and all, and the audit chain verifies.
+ * restart resumes the same window from the SQLite file, block and all, and the audit chain verifies. OpenAI's
+ * automatic compaction and `responses.compact` are held to the same, and a failed item is never sent back.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { DatabaseSync } from "node:sqlite";
@@ -66,6 +67,26 @@ async function setup(providerCompaction: "allow" | "forbid" = "allow") {
 }
 
 /**
+ * `setup` without the secret: a window OpenAI's automatic compaction may cover whole (its builder refuses while
+ * the policy keeps any span, as it keeps the secret).
+ */
+async function setupFreeable() {
+  const path = join(dir, `s${++n}.db`);
+  const session = `pc-${n}`;
+  const win = new ContextWindow(options(path, session));
+  const t = new Transcript(win, { system: "system", user: "turn", assistant: "turn", toolCall: "toolCall", toolResult: "toolResult" });
+  const system = refSpanId(await t.system("You are the deploy assistant."));
+  const scratch = await win.append({ kind: "scratch", text: "scratch: maybe the cache?", message: { role: "assistant" } });
+  await t.user("Why did deploys 8812 and 8813 fail? I need both request ids.");
+  return { path, session, win, t, system, scratch: refSpanId(scratch) };
+}
+
+/** Every live span's bytes now, by id: what a compaction that comes next replaces. */
+function liveTexts(win: ContextWindow<Kind>): Map<string, string> {
+  return new Map(win.refs().map((r) => [refSpanId(r), win.span(r)!.text]));
+}
+
+/**
  * A window with no spans yet, on a fresh file, whose policy also has `memo` (summarize only: a provider's
  * compaction, which drops, keeps it); `opts` makes the same window's options again, for a resume.
  */
@@ -102,6 +123,9 @@ function model(visible: string, turn: number): ModelTurn {
 
 const runOwnTool = (c: ModelToolCall) => (c.name === "readDeployLog" ? LOG(Number((c.arguments as { deploy: number }).deploy ?? JSON.parse(String(c.arguments)).deploy)) : { text: "no such tool", isError: true });
 const readLogSchema = { type: "object" as const, properties: { deploy: { type: "number" } }, required: ["deploy"], additionalProperties: false as const };
+const openAITools = openAIResponsesTools(directiveTools(), { strict: true, agentTools: [{ type: "function" as const, name: "readDeployLog", description: "Reads a deploy's log.", parameters: readLogSchema, strict: true }] });
+/** OpenAI's automatic compaction threshold (characters stand in for tokens): passed once both logs are read. */
+const THRESHOLD = 1_500;
 
 describe("provider-side compaction, decided by pruneguard", () => {
   let server: CompactionServer;
@@ -350,22 +374,22 @@ describe("provider-side compaction, decided by pruneguard", () => {
     await win.end();
   });
 
-  it("OpenAI Responses: responses.compact between turns, the item sent back byte for byte, kept spans after it", async () => {
+  it("OpenAI Responses: responses.compact between turns, the item sent back byte for byte, kept spans after it, and the same after a restart", async () => {
     server = await startCompactionServer(model);
-    const { path, session, win, t, secret } = await setup();
+    const { path, session, win, t, secret, scratch } = await setup();
     const client = new OpenAI({ apiKey: "test", baseURL: `${server.url}/v1`, maxRetries: 0 });
-    const tools = openAIResponsesTools(directiveTools(), { strict: true, agentTools: [{ type: "function" as const, name: "readDeployLog", description: "Reads a deploy's log.", parameters: readLogSchema, strict: true }] });
     for (let turn = 0; turn < 2; turn++) {
-      const response = await client.responses.create({ model: "gpt-test", input: toOpenAIResponses(win), tools });
+      const response = await client.responses.create({ model: "gpt-test", input: toOpenAIResponses(win), tools: openAITools });
       await t.handleToolCalls(await t.appendOpenAIResponse(response), runOwnTool);
     }
+    const texts = liveTexts(win);
     const compacted = await client.responses.compact({ model: "gpt-test", ...(await openAICompactRequest(win)) });
     const outcome = await t.appendOpenAICompaction(compacted);
     expect(outcome?.status).toBe("compacted");
     expect(outcome?.kept.map((k) => k.spanId)).toEqual([secret]);
     let answer: string | undefined;
     for (let turn = 2; turn < 12 && answer === undefined; turn++) {
-      const response = await client.responses.create({ model: "gpt-test", input: toOpenAIResponses(win), tools });
+      const response = await client.responses.create({ model: "gpt-test", input: toOpenAIResponses(win), tools: openAITools });
       const calls = await t.appendOpenAIResponse(response);
       if (calls.length === 0) answer = response.output_text;
       else await t.handleToolCalls(calls, runOwnTool);
@@ -376,9 +400,159 @@ describe("provider-side compaction, decided by pruneguard", () => {
     const input = JSON.stringify(toOpenAIResponses(win));
     expect(input).toContain(item);
     expect(input.indexOf("on-call rota")).toBeGreaterThan(input.indexOf(item));
+    // Every span it pruned recalls from its store byte for byte, both logs among them.
+    expect(outcome!.lossy).toEqual([scratch]);
+    for (const id of outcome!.pruned) expect(await win.recall(id), id).toMatchObject({ status: "found", source: "store", text: texts.get(id) });
+    expect(outcome!.pruned.map((id) => texts.get(id))).toEqual(expect.arrayContaining([LOG(8812), LOG(8813)]));
+    const before = toOpenAIResponses(win);
+    const upToLine = before.findIndex((i) => i.type === "compaction") + 2;
     await win.end();
+
+    // A restart: the same window from the SQLite file, the item and its line sent back exactly as before (the
+    // secret, whose bytes only the first process had, is now a lost line after them: never silence); every
+    // compacted span recalls byte for byte, the lost one stays lost, and the audit chain verifies.
     const again = await ContextWindow.resume(options(path, session));
-    expect(JSON.stringify(toOpenAIResponses(again))).toContain(item);
+    const after = toOpenAIResponses(again);
+    expect(JSON.stringify(after.slice(0, upToLine))).toBe(JSON.stringify(before.slice(0, upToLine)));
+    expect(JSON.stringify(after.find((i) => i.type === "compaction"))).toBe(item);
+    expect(JSON.stringify(after)).toMatch(new RegExp(`${secret} lost in a restart, contents unknown`));
+    for (const id of outcome!.pruned) expect(await again.recall(id), id).toMatchObject({ status: "found", source: "store", text: texts.get(id) });
+    expect((await again.recall(scratch)).status).toBe("pruned-unrecoverable");
+    const store = new SqliteStore({ name: "log", path });
+    expect(verifyAuditChain(await store.auditLog(session))).toBeNull();
+    await store.close();
+    // The resumed window's next request is one the API accepts: the item as issued, nothing else altered.
+    const next = await client.responses.create({ model: "gpt-test", input: toOpenAIResponses(again), tools: openAITools });
+    expect(next.status).toBe("completed");
+    expect(server.problems).toEqual([]);
     await again.end();
+  });
+
+  it("OpenAI automatic compaction (context_management): built after the plan, recorded through the prune path, the item sent back verbatim beside its line, every span recalled, also after a restart", async () => {
+    // The model reads only what follows the item, nothing yet (the item is encrypted): it says so, and the
+    // agent asks it to go on; then it finds the line and recalls what was compacted.
+    server = await startCompactionServer((visible, turn) => (visible === "[]" ? { calls: [], text: "Compacted." } : model(visible, turn)));
+    const { path, session, win, t, system, scratch } = await setupFreeable();
+    const client = new OpenAI({ apiKey: "test", baseURL: `${server.url}/v1`, maxRetries: 0 });
+    let texts = new Map<string, string>();
+    let compactedAt = -1;
+    let answer: string | undefined;
+    for (let turn = 0; turn < 12 && answer === undefined; turn++) {
+      // A low threshold until the first compaction, so it fires once both logs are read; then the API's default.
+      const cm = await openAICompaction(win, compactedAt < 0 ? { compactThreshold: THRESHOLD } : {});
+      if (compactedAt < 0) texts = liveTexts(win);
+      const response = await client.responses.create({ model: "gpt-test", input: toOpenAIResponses(win), tools: openAITools, ...cm });
+      const calls = await t.appendOpenAIResponse(response);
+      if (response.output.some((i) => i.type === "compaction")) {
+        compactedAt = turn;
+        await t.user("Go on: I need both request ids.");
+        continue;
+      }
+      if (calls.length === 0) answer = response.output_text;
+      else await t.handleToolCalls(calls, runOwnTool);
+    }
+    expect(server.problems).toEqual([]);
+    expect(compactedAt).toBe(2);
+    expect(answer).toBe("request ids: req_8812_7f3a9c2e41, req_8813_7f3a9c2e41");
+    // The request that compacted carried the builder's context_management, as the API types it.
+    expect(server.requests[compactedAt]!["context_management"]).toEqual([{ type: "compaction", compact_threshold: THRESHOLD }]);
+
+    // It covered every span before the item but the system text: the backed ones pruned with copies held, the
+    // scratch note lost as allowed, each through the prune pipeline (one audit record each, naming the summary).
+    expect(t.compactions).toHaveLength(1);
+    const outcome = t.compactions[0]!;
+    expect(outcome).toMatchObject({ status: "compacted", lossy: [scratch], kept: [] });
+    expect(new Set([...outcome.pruned, ...outcome.lossy])).toEqual(new Set([...texts.keys()].filter((id) => id !== system)));
+    expect(outcome.pruned.map((id) => texts.get(id))).toEqual(expect.arrayContaining([LOG(8812), LOG(8813)]));
+    expect(win.span(system)?.text).toBe("You are the deploy assistant.");
+    const audit = await win.auditLog();
+    for (const id of [...outcome.pruned, ...outcome.lossy]) {
+      const records = audit.filter((r) => r.op === "prune" && r.spanId === id);
+      expect(records, id).toHaveLength(1);
+      expect(records[0]!.status, id).toBe(id === scratch ? "lossy" : "reversible");
+      // A tool result is pruned with its call's group: only the group's lead record carries the directive.
+      if (records[0]!.kind !== "toolResult") expect(records[0]!.directive, id).toContain(`"by":"provider_compaction","summary":"${outcome.spanId}"`);
+    }
+
+    // Every request after it carried the item exactly as issued, with the runtime line right after it and none
+    // of the bytes it replaced beside it (the first one: nothing recalled yet).
+    const item = server.issued[0]!;
+    const after = server.requests.slice(compactedAt + 1);
+    expect(after.length).toBeGreaterThan(1);
+    for (const [i, body] of after.entries()) {
+      const input = body["input"] as Array<Record<string, unknown>>;
+      const at = input.findIndex((x) => x["type"] === "compaction");
+      expect(server.raw[compactedAt + 1 + i]).toContain(item);
+      expect(input[at + 1]).toEqual({ type: "message", role: "assistant", content: outcome.line });
+    }
+    expect(outcome.line).toBe(`${outcome.spanId} summary of ${outcome.members[0]}–${outcome.members.at(-1)} (${outcome.members.length}), recall ${outcome.spanId}`);
+    for (const gone of ["scratch: maybe the cache?", "req_8812_7f3a9c2e41", "req_8813_7f3a9c2e41"]) expect(server.raw[compactedAt + 1]).not.toContain(gone);
+
+    // Every span it pruned recalls from its store byte for byte; the scratch note is gone, as the policy allowed.
+    for (const id of outcome.pruned) expect(await win.recall(id), id).toMatchObject({ status: "found", source: "store", text: texts.get(id) });
+    expect((await win.recall(scratch)).status).toBe("pruned-unrecoverable");
+    const before = toOpenAIResponses(win);
+    const upToLine = before.findIndex((i) => i.type === "compaction") + 2;
+    await win.end();
+
+    // A restart: the item and its line drawn again from the SQLite file, byte for byte; the same recalls; the
+    // audit chain verifies.
+    const again = await ContextWindow.resume(options(path, session));
+    expect(JSON.stringify(toOpenAIResponses(again).slice(0, upToLine))).toBe(JSON.stringify(before.slice(0, upToLine)));
+    for (const id of outcome.pruned) expect(await again.recall(id), id).toMatchObject({ status: "found", source: "store", text: texts.get(id) });
+    const store = new SqliteStore({ name: "log", path });
+    expect(verifyAuditChain(await store.auditLog(session))).toBeNull();
+    await store.close();
+    await again.end();
+  });
+
+  it("OpenAI automatic compaction over a span the policy keeps: the builder refuses; one that comes back anyway never frees it", async () => {
+    server = await startCompactionServer((visible, turn) => (visible === "[]" ? { calls: [], text: "Compacted." } : model(visible, turn)));
+    const { win, t, secret, scratch } = await setup();
+    const client = new OpenAI({ apiKey: "test", baseURL: `${server.url}/v1`, maxRetries: 0 });
+    await expect(openAICompaction(win, { compactThreshold: 100 })).rejects.toThrow(/keeps 1 span/);
+    expect(server.requests).toHaveLength(0);
+    // Built by hand, around the builder: the API compacts everything before its item.
+    const response = await client.responses.create({ model: "gpt-test", input: toOpenAIResponses(win), context_management: [{ type: "compaction", compact_threshold: 100 }] });
+    await t.appendOpenAIResponse(response);
+    const outcome = t.compactions[0]!;
+    expect(outcome).toMatchObject({ status: "compacted", lossy: [scratch] });
+    expect(outcome.kept.map((k) => k.spanId)).toEqual([secret]);
+    // The secret is live, with its bytes, and no prune of it committed.
+    expect(win.span(secret)?.text).toBe("on-call rota: alice until 12:00, then bob");
+    expect((await win.auditLog()).some((r) => r.spanId === secret && (r.status === "reversible" || r.status === "lossy"))).toBe(false);
+    // The next request says it again after the item, which the API accepts.
+    await client.responses.create({ model: "gpt-test", input: toOpenAIResponses(win) });
+    expect(server.problems).toEqual([]);
+    const body = server.raw.at(-1)!;
+    expect(body).toContain(server.issued[0]!);
+    expect(body.indexOf("on-call rota")).toBeGreaterThan(body.indexOf(server.issued[0]!));
+    await win.end();
+  });
+
+  it("OpenAI: a failed compaction item (no encrypted_content) changes nothing and is not sent back", async () => {
+    server = await startCompactionServer(model, { failFirst: true });
+    const { win, t } = await setupFreeable();
+    const client = new OpenAI({ apiKey: "test", baseURL: `${server.url}/v1`, maxRetries: 0 });
+    const before = toOpenAIResponses(win);
+    // The threshold is passed at once: the server fails that compaction, and the model answers from everything.
+    const response = await client.responses.create({ model: "gpt-test", input: before, tools: openAITools, ...(await openAICompaction(win, { compactThreshold: 10 })) });
+    expect(response.output[0]).toMatchObject({ type: "compaction", encrypted_content: null });
+    const calls = await t.appendOpenAIResponse(response);
+    expect(t.compactions[0]!.status).toBe("failed");
+    expect((await win.auditLog()).find((r) => r.directive?.includes('"failed":true'))).toMatchObject({ op: "compact", status: "unchanged" });
+    // Nothing pruned: what the model read before is still there, item for item, and no compaction item follows it.
+    const input = toOpenAIResponses(win);
+    expect(JSON.stringify(input.slice(0, before.length))).toBe(JSON.stringify(before));
+    expect(input.some((i) => i.type === "compaction")).toBe(false);
+    // The next request is one the API accepts (it refuses an item without encrypted_content).
+    await t.handleToolCalls(calls, runOwnTool);
+    await client.responses.create({ model: "gpt-test", input: toOpenAIResponses(win), tools: openAITools });
+    expect(server.problems).toEqual([]);
+    // An item with no encrypted_content at all is read the same way.
+    await t.appendOpenAIResponse({ output: [{ type: "compaction", id: "cmp_x" } as never] });
+    expect(t.compactions[1]!.status).toBe("failed");
+    expect(toOpenAIResponses(win).some((i) => i.type === "compaction")).toBe(false);
+    await win.end();
   });
 });

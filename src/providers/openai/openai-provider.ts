@@ -25,6 +25,7 @@ export interface OpenAIResponseOutputItem {
   readonly call_id?: unknown;
   readonly name?: unknown;
   readonly arguments?: unknown;
+  readonly encrypted_content?: unknown;
 }
 
 /** A Chat Completions response (`ChatCompletion`, or its first choice's `message`): its text, then its function calls. */
@@ -48,8 +49,11 @@ function* readResponse(response: { readonly output: readonly OpenAIResponseOutpu
       const parts = item.content as ReadonlyArray<{ readonly type?: unknown; readonly text?: unknown }>;
       yield { type: "text", text: parts.map((p) => (p.type === "output_text" && typeof p.text === "string" ? p.text : "")).join("") };
     } else if (item.type === "compaction") {
-      // Encrypted: only the API reads its summary. It stands for every item before it.
-      yield { type: "compaction", compaction: { provider: "openai-responses", block: item, summary: null, failed: false } };
+      // Encrypted: only the API reads its summary. It stands for every item before it. One with no
+      // encrypted_content (null, absent or empty) carries nothing and cannot be sent back (the input's
+      // compaction item needs the string): a failed compaction, which changes nothing.
+      const content = item.encrypted_content;
+      yield { type: "compaction", compaction: { provider: "openai-responses", block: item, summary: null, failed: typeof content !== "string" || content === "" } };
     } else if (item.type === "function_call" && typeof item.call_id === "string" && typeof item.name === "string") {
       yield { type: "tool-call", call: { id: item.call_id, name: item.name, arguments: typeof item.arguments === "string" ? item.arguments : "{}" } };
     }
