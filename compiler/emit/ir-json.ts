@@ -11,39 +11,41 @@ import { IR_VERSION } from "../ir/version.js";
 import { sha256, sortKeys } from "./json.js";
 import { IR_GENERATED, type EmitOptions, type EmittedFile } from "./files.js";
 
-
+const bodies = new WeakMap<PolicyIR, string>();
 const hashes = new WeakMap<PolicyIR, string>();
-const sortedPolicies = new WeakMap<PolicyIR, Record<string, unknown>>();
 
-/** The policy with its keys sorted at every depth, made once for the hash and the file. */
-function sorted(policy: PolicyIR): Record<string, unknown> {
-  let s = sortedPolicies.get(policy);
-  if (s === undefined) {
-    s = sortKeys(policy) as Record<string, unknown>;
-    sortedPolicies.set(policy, s);
+/**
+ * The policy as the `policy` member of its `ir.json`: canonical JSON (keys sorted at every depth), compact,
+ * each member of a non-empty list on a line of its own. Made once per policy object, for the hash and the file.
+ */
+function body(policy: PolicyIR): string {
+  let text = bodies.get(policy);
+  if (text === undefined) {
+    const entries = Object.entries(sortKeys(policy) as Record<string, unknown>).map(([key, value]) => {
+      const json = Array.isArray(value) && value.length > 0 ? `[\n${value.map((v) => JSON.stringify(v)).join(",\n")}\n]` : JSON.stringify(value);
+      return `${JSON.stringify(key)}:${json}`;
+    });
+    text = `{${entries.join(",")}}`;
+    bodies.set(policy, text);
   }
-  return s;
+  return text;
 }
 
 /**
- * SHA-256 of the policy's canonical JSON (sorted keys, two-space indent, trailing newline: the form the
- * first IR files were written in, kept so the hashes in generated headers stay what they were). Every
- * emitter of a policy asks for it; it is computed once per policy object.
+ * SHA-256 of the policy's canonical JSON, as its `ir.json` holds it (the `policy` member's bytes, so a tool
+ * can check the file against the hash it carries). Every emitter of a policy asks for it; it is computed
+ * once per policy object.
  */
 export function irHash(policy: PolicyIR): string {
   let hash = hashes.get(policy);
   if (hash === undefined) {
-    hash = sha256(`${JSON.stringify(sorted(policy), null, 2)}\n`);
+    hash = sha256(body(policy));
     hashes.set(policy, hash);
   }
   return hash;
 }
 
 export function emitIrJson(policy: PolicyIR, _options?: EmitOptions): EmittedFile {
-  const entries = Object.entries(sorted(policy)).map(([key, value]) => {
-    const text = Array.isArray(value) && value.length > 0 ? `[\n${value.map((v) => JSON.stringify(v)).join(",\n")}\n]` : JSON.stringify(value);
-    return `${JSON.stringify(key)}:${text}`;
-  });
   const head = [`"generated":${JSON.stringify(IR_GENERATED)}`, `"hash":${JSON.stringify(irHash(policy))}`, `"irVersion":${IR_VERSION}`];
-  return { path: `${policy.name}.ir.json`, contents: `{${head.join(",")},\n"policy":{${entries.join(",")}}}\n` };
+  return { path: `${policy.name}.ir.json`, contents: `{${head.join(",")},\n"policy":${body(policy)}}\n` };
 }

@@ -1,5 +1,6 @@
 // The IR contract: validated plain data with locations, lowered to exactly the runtime's policy shape,
 // and emitted deterministically.
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { compilePolicies, emitAll, emitIrJson, irHash, lowerToRuntime, PolicyIR } from "../../compiler/index.js";
@@ -96,6 +97,9 @@ describe("ir.json", () => {
       const json = JSON.parse(text) as { hash: string; irVersion: number; policy: unknown };
       expect(PolicyIR.parse(json.policy)).toEqual(p);
       expect(json.hash).toBe(irHash(p));
+      // The hash is over the file's own `policy` member: a tool can check one against the other.
+      const member = text.slice(text.indexOf('"policy":') + '"policy":'.length, text.trimEnd().length - 1);
+      expect(createHash("sha256").update(member).digest("hex")).toBe(json.hash);
       // Not indented: the head, the policy up to its first list, one line per store, kind and pin, and
       // after each list a line closing it (and holding the keys up to the next list).
       const lists = [p.stores, p.kinds, p.pins].filter((l) => l.length > 0);
