@@ -1,7 +1,8 @@
 /**
  * Benchmark 11: the economy of a session. A coding agent's trajectory of real tool outputs
  * (`trajectory.ts`: file reads, greps, git logs over this repository) is replayed through a window and a
- * `Transcript` under several model behaviours, at three lengths (about 40, 130 and 520 tool calls); every
+ * `Transcript` under several model behaviours, at three lengths (about 40, 130 and 520 tool calls, and the 130
+ * with every output cut at 2,000 characters, where each prune frees little); every
  * request the model would send is rendered with `toAnthropic` and priced against the request before it,
  * the way providers cache prompt prefixes: the blocks a request shares with the previous one from the start
  * are cache reads, the rest is written (Anthropic: read 0.1×, write 1.25× the input price) or sent uncached
@@ -14,7 +15,9 @@
  * the framing costs shows as the never-pruning window against the plain one. Goals (issue 34): a model that
  * prunes every turn, its prune calls sent with its next tool call, pays ≤ 0.5× never pruning from 130 calls
  * on and ≤ 1× at 40; no behaviour pays more than never pruning at any length; the peak window at 520 calls
- * is ≤ 1.2× the peak at 130; and every span pruned recalls byte-identical.
+ * is ≤ 1.2× the peak at 130; every span pruned recalls byte-identical; and every identifier found only in
+ * pruned outputs comes back with one search and one recall. A model that ignores the runtime's advice is shown
+ * with no goal, with the least its own extra requests cost.
  */
 import { ContextWindow, ManualClock, MemoryStore, toAnthropic, Transcript, countTokens, type CompactionPolicy } from "../src/index.js";
 import type { KindPolicy } from "../src/policy/kinds.js";
@@ -59,6 +62,14 @@ export interface SessionCost {
   readonly peakTokens: number;
   /** The share of the peak window that was index lines, folds and tombstones (what pruning left behind). */
   readonly indexShare: number;
+  /** The same share in the session's last request. */
+  readonly indexShareEnd: number;
+  /**
+   * What the requests the model spent on prune calls alone cost at least (a step of its own: the request after
+   * the prune calls, which a model that bundles them never sends, priced as if all of it were read from the
+   * cache), per price set: the model's choice, not the runtime's.
+   */
+  readonly ownSteps: Readonly<Record<PriceSet, number>>;
   /** Sum over requests of input tokens, priced. */
   readonly anthropic: number;
   readonly openai: number;
@@ -68,7 +79,7 @@ export interface SessionCost {
   readonly prunes: number;
   /** Pruned spans whose recall gave back the bytes appended, of those pruned. */
   readonly recalled: number;
-  /** Identifiers found only in pruned outputs (a sample), and how many one search and one recall brought back. */
+  /** Identifiers found only in pruned outputs (every one), and how many one search and one recall brought back. */
   readonly identifiers: { readonly sampled: number; readonly found: number };
 }
 
@@ -85,17 +96,16 @@ export async function replaySession(steps: readonly ToolStep[], behaviour: Behav
 
   const pricer = new Pricer();
   let indexShare = 0;
+  /** What pruning left in the window: index lines, folds, tombstones. */
+  const indexTokens = () => win.entries().reduce((n, e) => n + (e.state === "live" ? 0 : pricer.tokens(e.text)), 0);
   /** The model reads the window: one request, priced against the one before. */
   const request = (): number => {
     const peak = pricer.peakTokens;
     const total = pricer.price(anthropicBlocks(toAnthropic(win)));
-    if (total > peak) {
-      // What pruning left in the window at its peak: index lines, folds, tombstones.
-      const index = win.entries().reduce((n, e) => n + (e.state === "live" ? 0 : pricer.tokens(e.text)), 0);
-      indexShare = index / total;
-    }
+    if (total > peak) indexShare = indexTokens() / total;
     return total;
   };
+  const ownSteps: Record<PriceSet, number> = { anthropic: 0, openai: 0, openai25: 0 };
 
   /** Tool results in order, with their text, and whether the model has dropped them. */
   const results: Array<{ spanId: string; text: string; tokens: number; dropped: boolean }> = [];
@@ -148,7 +158,10 @@ export async function replaySession(steps: readonly ToolStep[], behaviour: Behav
     const bundled = behaviour.prune !== "every-turn" || behaviour.bundled;
     if (prunes.length > 0 && !bundled) {
       readAdvice(await t.handleToolCalls(await t.appendAnthropic({ content: prunes })));
-      request();
+      // The least such a request costs: its whole input read from the cache (a rewrite it carries would
+      // otherwise come with the next request).
+      const tokens = request();
+      for (const set of PRICE_SETS) ownSteps[set] += tokens * PRICES[set].read;
     }
     const calls = await t.appendAnthropic({ content: bundled ? [...prunes, use] : [use] });
     readAdvice(await t.handleToolCalls(calls, run(step)));
@@ -156,7 +169,8 @@ export async function replaySession(steps: readonly ToolStep[], behaviour: Behav
     if (last?.state === "live") results.push({ spanId: last.span.id, text: step.output, tokens: last.span.tokens, dropped: false });
     clock.advance(20_000);
   }
-  request();
+  const last = request();
+  const indexShareEnd = indexTokens() / last;
 
   // Every span the model dropped recalls the bytes that were appended.
   let recalled = 0;
@@ -165,21 +179,19 @@ export async function replaySession(steps: readonly ToolStep[], behaviour: Behav
     const answer = await win.recall(r.spanId);
     if (answer.status === "found" && answer.text === r.text) recalled++;
   }
-  return { ...pricer.cost(), indexShare, prunes: dropped.length, recalled, identifiers: await identifiersFound(win, dropped.map((r) => r.text)) };
+  return { ...pricer.cost(), indexShare, indexShareEnd, ownSteps, prunes: dropped.length, recalled, identifiers: await identifiersFound(win, dropped.map((r) => r.text)) };
 }
 
 /**
- * Identifiers that exist only in pruned outputs — a sample of up to 30, spread over the session — and how
- * many the model gets back with one search (for the identifier) and one recall (of the first match).
+ * Identifiers that exist only in pruned outputs — every one of them — and how many the model gets back with
+ * one search (for the identifier) and one recall (of the first match).
  */
 async function identifiersFound(win: ContextWindow<keyof typeof KINDS>, pruned: readonly string[]): Promise<SessionCost["identifiers"]> {
   if (pruned.length === 0) return { sampled: 0, found: 0 };
   const live = win.entries().map((e) => (e.state === "live" ? e.span.text : e.text)).join("\n");
   const only = new Set<string>();
   for (const text of pruned) for (const m of text.matchAll(/\b[A-Za-z_][A-Za-z0-9_]{11,40}\b/g)) if (!live.includes(m[0])) only.add(m[0]);
-  const all = [...only];
-  const step = Math.max(1, Math.floor(all.length / 30));
-  const sample = all.filter((_, i) => i % step === 0).slice(0, 30);
+  const sample = [...only];
   let found = 0;
   for (const id of sample) {
     const hit = await win.search(id);
@@ -248,7 +260,7 @@ export function replayPlain(steps: readonly ToolStep[]): SessionCost {
     blocks.push(`user:${JSON.stringify({ type: "tool_result", tool_use_id: id, content: step.output })}`);
   });
   pricer.price([...blocks]);
-  return { ...pricer.cost(), indexShare: 0, prunes: 0, recalled: 0, identifiers: { sampled: 0, found: 0 } };
+  return { ...pricer.cost(), indexShare: 0, indexShareEnd: 0, ownSteps: { anthropic: 0, openai: 0, openai25: 0 }, prunes: 0, recalled: 0, identifiers: { sampled: 0, found: 0 } };
 }
 
 const OPENING = "Read this repository and explain how a prune is checked, held and audited, with the files and functions involved.";
@@ -262,12 +274,21 @@ export const BEHAVIOURS: readonly Behaviour[] = [
   { name: "prunes under pressure (above 60k, down to 30k)", prune: "pressure", highTokens: 60_000, lowTokens: 30_000 },
 ];
 
-/** Trajectory lengths: a short task, a working session, a day's run. */
-const LENGTHS = [40, 130, 520] as const;
-const QUICK_LENGTHS = [40, 60] as const;
+/**
+ * The trajectories: a short task, a working session, a day's run — and the working session with outputs cut
+ * at 2,000 characters, where each prune frees little.
+ */
+interface TrajectorySpec {
+  readonly calls: number;
+  readonly maxChars?: number;
+}
+const TRAJECTORIES: readonly TrajectorySpec[] = [{ calls: 40 }, { calls: 130 }, { calls: 130, maxChars: 2_000 }, { calls: 520 }];
+const QUICK_TRAJECTORIES: readonly TrajectorySpec[] = [{ calls: 40 }, { calls: 60 }];
+const label = (t: TrajectorySpec) => `${t.calls} calls${t.maxChars === undefined ? "" : `, outputs cut at ${t.maxChars.toLocaleString("en")} characters`}`;
 
 const priced = (c: SessionCost) => PRICE_SETS.map((set) => c[set]);
-const ratios = (c: SessionCost, base: SessionCost) => PRICE_SETS.map((set) => c[set] / base[set]);
+const ratiosOf = (c: Readonly<Record<PriceSet, number>>, base: SessionCost) => PRICE_SETS.map((set) => c[set] / base[set]);
+const ratios = (c: SessionCost, base: SessionCost) => ratiosOf(c, base);
 const fmt = (xs: readonly number[]) => `Anthropic ${xs[0]!.toFixed(2)}× / OpenAI ${xs[1]!.toFixed(2)}× (cached 0.10) / ${xs[2]!.toFixed(2)}× (0.25)`;
 
 export const economyBench: Benchmark = {
@@ -276,8 +297,9 @@ export const economyBench: Benchmark = {
   async run(ctx) {
     const rows: Row[] = [];
     const peaks = new Map<number, number>();
-    for (const length of ctx.quick ? QUICK_LENGTHS : LENGTHS) {
-      const steps = makeTrajectory(ctx.root, length);
+    for (const spec of ctx.quick ? QUICK_TRAJECTORIES : TRAJECTORIES) {
+      const length = spec.calls;
+      const steps = makeTrajectory(ctx.root, length, spec.maxChars);
       const outputTokens = steps.reduce((n, s) => n + countTokens(s.output), 0);
       ctx.log(`trajectory: ${steps.length} tool calls, ${outputTokens} tokens of output`);
       const plain = replayPlain(steps);
@@ -286,15 +308,15 @@ export const economyBench: Benchmark = {
       const framing = ratios(base, plain);
       rows.push({
         bench: 11,
-        name: `never prunes, against a plain rendering — ${length} calls`,
+        name: `never prunes, against a plain rendering — ${label(spec)}`,
         subject: `${base.requests} requests, peak ${Math.round(base.peakTokens / 1000)}k, ${fmt(framing)}`,
         baseline: `plain rendering: peak ${Math.round(plain.peakTokens / 1000)}k`,
         ratio: `${Math.max(...framing).toFixed(2)}×`,
         goal: null,
         detail: `what span headers and the gutter cost a session that never prunes; priced ${priced(plain).map((x) => Math.round(x / 1000)).join(" / ")}k plain`,
       });
-      const modes: ReadonlyArray<readonly [string, "immediate" | null]> = length === 130 ? [["default compaction", null], ["immediate (no deferral)", "immediate"]] : [["default compaction", null]];
-      for (const [label, compaction] of modes) {
+      const modes: ReadonlyArray<readonly [string, "immediate" | null]> = length === 130 && spec.maxChars === undefined ? [["default compaction", null], ["immediate (no deferral)", "immediate"]] : [["default compaction", null]];
+      for (const [mode, compaction] of modes) {
         const never = compaction === null ? base : await replaySession(steps, BEHAVIOURS[0]!, compaction);
         for (const b of BEHAVIOURS.slice(1)) {
           const c = await replaySession(steps, b, compaction);
@@ -302,18 +324,19 @@ export const economyBench: Benchmark = {
           const worst = Math.max(...r);
           const againstPlain = Math.max(...ratios(c, plain));
           const bundled = b.prune === "every-turn" && b.bundled;
-          if (bundled && compaction === null) peaks.set(length, c.peakTokens);
+          if (bundled && compaction === null && spec.maxChars === undefined) peaks.set(length, c.peakTokens);
           // Goals hold with the default compaction at the full lengths; a quick run reports none.
-          const target = bundled ? (length >= 130 ? 0.5 : 1) : 1;
+          const target = bundled && length >= 130 && spec.maxChars === undefined ? 0.5 : 1;
           rows.push({
             bench: 11,
-            name: `${b.name} — ${length} calls, ${label}`,
-            subject: `${c.requests} requests, peak ${Math.round(c.peakTokens / 1000)}k (index ${(100 * c.indexShare).toFixed(0)}%), ${fmt(r)}`,
+            name: `${b.name} — ${label(spec)}, ${mode}`,
+            subject: `${c.requests} requests, peak ${Math.round(c.peakTokens / 1000)}k (index ${(100 * c.indexShare).toFixed(0)}% at the peak, ${(100 * c.indexShareEnd).toFixed(0)}% at the end), ${fmt(r)}`,
             baseline: `never prunes: ${never.requests} requests, peak ${Math.round(never.peakTokens / 1000)}k`,
             ratio: `${worst.toFixed(2)}×`,
             // A model that ignores the runtime's advice is shown for what it costs, with no goal.
             goal: compaction === null && !ctx.quick && !(b.prune === "every-turn" && b.ignoresAdvice === true) ? goalAtMost(Number(worst.toFixed(2)), target) : null,
-            detail: `${againstPlain.toFixed(2)}× a plain rendering that never prunes; peak ${(c.peakTokens / never.peakTokens).toFixed(2)}× never pruning; cache writes ${(100 * c.writeShare).toFixed(0)}% of the Anthropic cost; ${c.recalled} of ${c.prunes} pruned spans recall byte-identical; ${c.identifiers.found} of ${c.identifiers.sampled} identifiers found only in pruned outputs come back with one search and one recall`,
+            detail: `${againstPlain.toFixed(2)}× a plain rendering that never prunes; peak ${(c.peakTokens / never.peakTokens).toFixed(2)}× never pruning; cache writes ${(100 * c.writeShare).toFixed(0)}% of the Anthropic cost; ${c.recalled} of ${c.prunes} pruned spans recall byte-identical; ${c.identifiers.found} of ${c.identifiers.sampled} identifiers found only in pruned outputs come back with one search and one recall`
+              + (c.ownSteps.anthropic > 0 ? `; the ${c.requests - never.requests} requests it spent on prune calls alone cost at least ${fmt(ratiosOf(c.ownSteps, never))} never pruning (their input at the cache-read price) — without them it pays at most ${fmt(PRICE_SETS.map((set) => (c[set] - c.ownSteps[set]) / never[set]))}` : ""),
           });
         }
       }

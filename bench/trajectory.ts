@@ -18,7 +18,8 @@ export interface ToolStep {
 /** Agent tools cut long outputs; 12 KB is what common ones keep (a few thousand tokens). */
 export const MAX_OUTPUT_CHARS = 12_000;
 
-const cut = (text: string) => (text.length > MAX_OUTPUT_CHARS ? `${text.slice(0, MAX_OUTPUT_CHARS)}\n[output cut at ${MAX_OUTPUT_CHARS} characters]` : text);
+/** `text` cut at `max` characters, saying so, as agent tools cut their outputs. */
+const cutAt = (max: number) => (text: string) => (text.length > max ? `${text.slice(0, max)}\n[output cut at ${max} characters]` : text);
 
 /** Identifiers worth grepping for: exported names, read off the files the agent opens. */
 function identifiers(text: string): string[] {
@@ -52,9 +53,11 @@ function git(root: string, args: readonly string[]): string {
 
 /**
  * `steps` tool calls over the repository at `root`: read a file, grep for a name it exports, now and then
- * a directory listing or a git log — the mix of a session that reads its way into a code base.
+ * a directory listing or a git log — the mix of a session that reads its way into a code base. Each output
+ * is cut at `maxChars` (default `MAX_OUTPUT_CHARS`; tools that keep less make pruning free less per call).
  */
-export function makeTrajectory(root: string, steps: number): ToolStep[] {
+export function makeTrajectory(root: string, steps: number, maxChars: number = MAX_OUTPUT_CHARS): ToolStep[] {
+  const cut = cutAt(maxChars);
   const files = ["src", "compiler", "dsl", "test", "bench"].flatMap((d) => sourceFiles(root, d));
   const out: ToolStep[] = [];
   const names: string[] = [];
