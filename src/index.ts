@@ -11,7 +11,7 @@ import "./assert-node.js";
 export { ContextWindow } from "./window/window.js";
 export { RefError, refSpanId } from "./window/refs.js";
 export type { AppendInput, ContextWindowOptions, PruneRequest } from "./window/window-options.js";
-export type { TelemetryAttributes, TelemetryAttributeValue, TelemetryInstrumentOptions, TelemetryMeter, TelemetryOptions, TelemetrySpan, TelemetryTracer } from "./telemetry.js";
+export type { TelemetryAttributes, TelemetryAttributeValue, TelemetryInstrumentOptions, TelemetryMeter, TelemetryOptions, TelemetrySpan, TelemetryTracer } from "./telemetry/index.js";
 export type { WindowEntry } from "./window/view.js";
 export type { SearchRequest } from "./window/search.js";
 export { guardWindow } from "./typed.js";
@@ -28,7 +28,7 @@ export type {
 } from "./providers/index.js";
 export { ProviderCompactionError } from "./window/provider-compaction.js";
 export type { KeptReason, ProviderClearing, ProviderCompaction, ProviderCompactionPlan } from "./window/provider-compaction.js";
-export type { AISDKStep, KindMapping, ModelToolCall, ModelToolResult, ToolOutput, ToolRunner, TranscriptOptions, TranscriptWindow } from "./providers/index.js";
+export type { AISDKStep, KindMapping, ModelToolCall, ModelToolResult, ProviderName, ProviderResponse, ToolOutput, ToolRunner, TranscriptOptions, TranscriptWindow } from "./providers/index.js";
 export { directiveTools } from "./tools/schemas.js";
 export type { DirectiveTool, DirectiveToolsOptions, JsonSchema, ToolInputSchema } from "./tools/schemas.js";
 export { toolResultText } from "./tools/call.js";

@@ -10,7 +10,7 @@ import { DEFAULT_LIMITS, directiveSchema } from "../directive.js";
 import type { StoreDeclaration } from "../policy/stores.js";
 import { openStores, type OpenStoresOptions } from "../stores/open.js";
 import type { BackingStore } from "../stores/store.js";
-import type { TelemetryOptions } from "../telemetry.js";
+import type { TelemetryOptions } from "../telemetry/index.js";
 import { directiveTools, type DirectiveTool } from "../tools/schemas.js";
 import { guardWindow, type GuardedWindow } from "../typed.js";
 import type { Clock, KindTable, PinPattern, PruneMode, RuntimePolicy, SessionLimits } from "../types.js";

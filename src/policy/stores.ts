@@ -15,9 +15,11 @@ export interface EngineEntry {
 
 /**
  * The store engines the runtime ships: registering an engine is one entry here. `store.<engine>` in the
- * DSL, the IR's engine enum and the compiler's diagnostics are derived from it; `openStores` keeps an
- * opener per engine (`Record<Engine, …>`, so a new entry does not compile until it can be opened). Every
- * shipped engine supports all three promises, so the defaults are `STORE_DEFAULTS`, one for all of them.
+ * DSL, the IR's engine enum and the compiler's diagnostics are derived from it. The runtime's half is one
+ * entry in `ENGINE_ADAPTERS` (`src/stores/engine-adapters.ts`: its opener, where its stores live, its audit
+ * source), typed over `Engine`, so a new entry here does not compile until it can be opened (and, durable,
+ * audited); this base layer cannot hold it, as it imports nothing from the runtime. Every shipped engine
+ * supports all three promises, so the defaults are `STORE_DEFAULTS`, one for all of them.
  */
 export const STORE_ENGINES = Object.freeze({
   /** In-process memory; for tests and short-lived agents. */

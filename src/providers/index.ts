@@ -24,5 +24,6 @@ export type { AISDKStep } from "./ai-sdk/ai-sdk-provider.js";
 export type { RenderSource } from "./conversation.js";
 export type { AgentToolEntry, AgentTools, ProviderToolOptions, ProviderToolsWith } from "./agent-tools.js";
 export type { ModelToolCall } from "./provider.js";
+export type { ProviderName, ProviderResponse } from "./registry.js";
 export { Transcript } from "./transcript.js";
 export type { KindMapping, ModelToolResult, ToolOutput, ToolRunner, TranscriptOptions, TranscriptWindow } from "./transcript.js";

@@ -23,6 +23,11 @@ export interface Provider {
   tools(tools: readonly DirectiveTool[], options: object): object;
   /** What the model produced in one response, in order, for a transcript to append. */
   read(response: object): Iterable<ResponsePart>;
+  /**
+   * For a provider whose loop hands the same response over again (the AI SDK's `prepareStep` gets every step
+   * so far): the response's key, so a transcript appends it once. Absent: every response is new.
+   */
+  responseKey?(response: object): string;
 }
 
 /** A tool call the model made, as the transcript appended it. */

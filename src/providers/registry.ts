@@ -17,6 +17,9 @@ export const PROVIDERS = registry({
 /** The closed set of providers. */
 export type ProviderName = keyof typeof PROVIDERS;
 
+/** One response of provider `N`, as its `read` takes it (`Transcript.appendResponse`). */
+export type ProviderResponse<N extends ProviderName> = Parameters<(typeof PROVIDERS)[N]["read"]>[0];
+
 /** Each entry must be a whole `Provider` under its own name; the exact types are kept for callers. */
 function registry<const R extends { readonly [N in keyof R]: Provider & { readonly name: N } }>(providers: R): R {
   return providers;

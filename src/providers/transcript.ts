@@ -3,8 +3,11 @@
  * Completions or Responses response, an Anthropic message) and the results of its tool calls are appended
  * as spans, with a kind mapping given once; the directive tools' calls are handled by the window.
  *
- * Each provider reads its own responses (its `read`); the transcript appends what they hold, the same way
- * for all. Shapes are read structurally, so the runtime depends on no SDK; tests pass each SDK's own objects.
+ * Each provider reads its own responses (its `read`, in the registry); the transcript appends what they
+ * hold, the same way for all: `appendResponse(provider, response)` is the one path, and the per-SDK methods
+ * (`appendOpenAIChat`, `appendAnthropic`, `appendAISDKSteps`, …) are named shortcuts onto it, kept for
+ * their callers. A new provider needs nothing here. Shapes are read structurally, so the runtime depends on
+ * no SDK; tests pass each SDK's own objects.
  */
 import type { SpanMessage, SpanRef } from "../types.js";
 import type { AppendInput } from "../window/window-options.js";
@@ -19,8 +22,8 @@ import type { AISDKPrompt } from "./ai-sdk/ai-sdk-messages.js";
 import type { AISDKStep } from "./ai-sdk/ai-sdk-provider.js";
 import type { AnthropicContextManagementResponse, AnthropicResponseBlock } from "./anthropic/anthropic-provider.js";
 import type { OpenAIChatMessage, OpenAIChatResponse, OpenAIResponseOutputItem } from "./openai/openai-provider.js";
-import { jsonText, type ModelToolCall, type ResponsePart } from "./provider.js";
-import { PROVIDERS } from "./registry.js";
+import { jsonText, type ModelToolCall, type Provider, type ResponsePart } from "./provider.js";
+import { PROVIDERS, type ProviderName, type ProviderResponse } from "./registry.js";
 
 /** Which span kind each part of a conversation is appended as. */
 export interface KindMapping<K extends string> {
@@ -79,15 +82,17 @@ const MAX_ERROR_CHARS = 2_000;
  * A window's transcript of a provider loop.
  *
  * When to use: once per window, with the kind mapping of your policy; then after each model response
- * call the `append…` method for your SDK, and `handleToolCalls` with the calls it returned (or, with the
- * AI SDK, pass `aiSDKPrepareStep()` to `generateText`).
+ * call the `append…` method for your SDK (or `appendResponse` with the provider's name), and
+ * `handleToolCalls` with the calls it returned (or, with the AI SDK, pass `aiSDKPrepareStep()` to
+ * `generateText`).
  * Gotcha: render the window (`toOpenAI(win)`, …) for every request; the transcript only appends.
  */
 export class Transcript<K extends string, const M extends KindMapping<K> = KindMapping<K>, W extends TranscriptWindow<K> = TranscriptWindow<K>> {
   readonly #window: TranscriptWindow<K>;
   readonly #kinds: KindMapping<K>;
   readonly #tools: readonly DirectiveTool[];
-  readonly #steps = new Set<string>();
+  /** The keys of responses already appended, for providers that hand one over again (`Provider.responseKey`). */
+  readonly #seen = new Set<string>();
   /** What the provider's compactions this transcript appended did, in order (`ContextWindow.providerCompacted`). */
   readonly compactions: ProviderCompactionOutcome[] = [];
 
@@ -163,6 +168,27 @@ export class Transcript<K extends string, const M extends KindMapping<K> = KindM
     return out;
   }
 
+  /**
+   * Appends one response of a registered provider (`"anthropic"`, `"openai-chat"`, `"openai-responses"`,
+   * `"ai-sdk"`), as that provider reads it: its text, its tool calls, a provider compaction or clearing it
+   * reports (recorded first). Returns the calls, for `handleToolCalls`. A response the provider's loop hands
+   * over again (an AI SDK step) is appended once.
+   */
+  async appendResponse<N extends ProviderName>(provider: N, response: ProviderResponse<N>): Promise<ModelToolCall[]> {
+    if (typeof provider !== "string" || !Object.hasOwn(PROVIDERS, provider)) {
+      throw new TypeError(`Transcript: no provider ${JSON.stringify(String(provider))}; one of ${Object.keys(PROVIDERS).join(", ")}`);
+    }
+    const p: Provider = PROVIDERS[provider];
+    if (p.responseKey !== undefined) {
+      const key = `${provider}:${p.responseKey(response)}`;
+      if (this.#seen.has(key)) return [];
+      this.#seen.add(key);
+    }
+    return this.#appendParts(p.read(response));
+  }
+
+  // ---- Named shortcuts onto appendResponse, one per SDK entry point ----------------------------------
+
   // ---- OpenAI -------------------------------------------------------------------------------------
 
   /**
@@ -170,7 +196,7 @@ export class Transcript<K extends string, const M extends KindMapping<K> = KindM
    * then its function calls. Returns the calls, for `handleToolCalls`.
    */
   async appendOpenAIChat(response: OpenAIChatResponse | OpenAIChatMessage): Promise<ModelToolCall[]> {
-    return this.#appendParts(PROVIDERS["openai-chat"].read(response));
+    return this.appendResponse("openai-chat", response);
   }
 
   /**
@@ -179,7 +205,7 @@ export class Transcript<K extends string, const M extends KindMapping<K> = KindM
    * every span before it is pruned through the checks, and the item is sent back in their place.
    */
   async appendOpenAIResponse(response: { readonly output: readonly OpenAIResponseOutputItem[] }): Promise<ModelToolCall[]> {
-    return this.#appendParts(PROVIDERS["openai-responses"].read(response));
+    return this.appendResponse("openai-responses", response);
   }
 
   /**
@@ -189,7 +215,7 @@ export class Transcript<K extends string, const M extends KindMapping<K> = KindM
    */
   async appendOpenAICompaction(compacted: { readonly output: readonly OpenAIResponseOutputItem[] }): Promise<ProviderCompactionOutcome | null> {
     const before = this.compactions.length;
-    for (const item of compacted.output) if (item.type === "compaction") await this.#appendParts(PROVIDERS["openai-responses"].read({ output: [item] }));
+    for (const item of compacted.output) if (item.type === "compaction") await this.appendResponse("openai-responses", { output: [item] });
     return this.compactions.length > before ? this.compactions.at(-1)! : null;
   }
 
@@ -202,7 +228,7 @@ export class Transcript<K extends string, const M extends KindMapping<K> = KindM
    * clearing the response reports (`applied_edits`) is audited and said to the model.
    */
   async appendAnthropic(message: { readonly content: readonly AnthropicResponseBlock[]; readonly context_management?: AnthropicContextManagementResponse | null }): Promise<ModelToolCall[]> {
-    return this.#appendParts(PROVIDERS.anthropic.read(message));
+    return this.appendResponse("anthropic", message);
   }
 
   // ---- Vercel AI SDK ------------------------------------------------------------------------------
@@ -213,12 +239,7 @@ export class Transcript<K extends string, const M extends KindMapping<K> = KindM
    * A step already appended is skipped, so passing every step each time is safe.
    */
   async appendAISDKSteps(steps: readonly AISDKStep[]): Promise<void> {
-    for (const step of steps) {
-      const key = `${String(step.callId)}:${String(step.stepNumber)}`;
-      if (this.#steps.has(key)) continue;
-      this.#steps.add(key);
-      await this.#appendParts(PROVIDERS["ai-sdk"].read(step));
-    }
+    for (const step of steps) await this.appendResponse("ai-sdk", step);
   }
 
   /**

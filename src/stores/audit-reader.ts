@@ -3,7 +3,7 @@
  * engine's folder exports a reader (`sqlite/sqlite-audit.ts`, `postgres/postgres-audit.ts`) that opens the
  * engine's tables read only, in every schema version the engine can still meet, and never migrates them.
  * The rows come back as the tables hold them; verifying the chain is the command's, the same for every
- * engine.
+ * engine. The command finds the reader through the engine's entry in `ENGINE_ADAPTERS` (`engine-adapters.ts`).
  */
 
 /**

@@ -11,24 +11,15 @@ import { formatDuration } from "../policy/durations.js";
 import { ENGINES, isEngine, type Engine, type StoreDeclaration } from "../policy/stores.js";
 import { closest } from "../policy/suggest.js";
 import type { Clock } from "../types.js";
-import { MemoryStore } from "./memory.js";
+import { ENGINE_ADAPTERS, openOnEngine, type EnginePlaces, type OpenedStoreOptions } from "./engine-adapters.js";
 import type { BackingStore } from "./store.js";
 
-/** Where the declared stores live. Only the engines a policy declares need a place. */
-export interface OpenStoresOptions {
-  /** The SQLite file every `sqlite` store keeps its records in (stores share one file by name). */
-  readonly sqlite?: { readonly path: string; readonly busyTimeoutMs?: number };
-  /**
-   * The PostgreSQL database of every `postgres` store: a pool to share (never ended by the stores), or a
-   * URL (default: `PRUNEGUARD_PG_URL`); the schema must be migrated (`pruneguard migrate`).
-   */
-  readonly postgres?: {
-    /** A `pg.Pool` or an in-process PGlite (typed loosely so this entry point does not need pg's types). */
-    readonly pool?: object;
-    readonly url?: string;
-    readonly schema?: string;
-    readonly statementTimeoutMs?: number | null;
-  };
+/**
+ * Where the declared stores live: a field per engine whose stores need a place, named for the engine
+ * (`sqlite: { path }`, `postgres: { pool | url, schema }`; `EnginePlaces`, read from each engine's entry in
+ * `ENGINE_ADAPTERS`). Only the engines a policy declares need a place.
+ */
+export interface OpenStoresOptions extends EnginePlaces {
   /**
    * Open every store in process memory instead, with the declared retention and promises: for tests. Such
    * a store keeps nothing across a restart, whatever engine the policy declares.
@@ -67,48 +58,14 @@ export async function openStores<N extends string>(
   return opened as { [P in N]: BackingStore };
 }
 
-/** What every opener is given: the declared promises under the store's name, and where the stores live. */
-type Opener = (common: OpenedStoreOptions, options: OpenStoresOptions) => Promise<BackingStore>;
-interface OpenedStoreOptions {
-  readonly name: string;
-  readonly retentionMs: number | null;
-  readonly holds: boolean;
-  readonly distinguishesAbsent: boolean;
-  readonly writable: boolean;
-  readonly handlePrefix: string;
-  readonly clock?: Clock;
-}
-
 /**
- * How each engine of `STORE_ENGINES` is opened: a record over `Engine`, so an engine added to the table
- * does not compile until it has an opener here. An engine's adapter is loaded only when a store of it is
- * opened, so agent code that never opens a PostgreSQL store never loads pg.
+ * The engines `openStores` can open: every engine with an entry in `ENGINE_ADAPTERS`, which is typed over
+ * `Engine` (a test checks the two agree).
  */
-const OPENERS: { readonly [E in Engine]: Opener } = {
-  memory: async (common) => new MemoryStore(common),
-  sqlite: async (common, options) => {
-    if (options.sqlite === undefined) throw new TypeError(`openStores: store ${common.name} is declared sqlite; give a sqlite path`);
-    const { SqliteStore } = await import("./sqlite/sqlite-store.js");
-    return new SqliteStore({ ...common, path: options.sqlite.path, ...(options.sqlite.busyTimeoutMs !== undefined ? { busyTimeoutMs: options.sqlite.busyTimeoutMs } : {}) });
-  },
-  postgres: async (common, options) => {
-    const pg = options.postgres ?? {};
-    const { PostgresStore } = await import("./postgres/postgres-store.js");
-    return PostgresStore.connect({
-      ...common,
-      ...(pg.pool !== undefined ? { pool: pg.pool as NonNullable<Parameters<typeof PostgresStore.connect>[0]["pool"]> } : {}),
-      ...(pg.url !== undefined ? { url: pg.url } : {}),
-      ...(pg.schema !== undefined ? { schema: pg.schema } : {}),
-      ...(pg.statementTimeoutMs !== undefined ? { statementTimeoutMs: pg.statementTimeoutMs } : {}),
-    });
-  },
-};
-
-/** The engines `openStores` can open: every engine of the table (a test checks the two agree). */
-export const OPENABLE_ENGINES: readonly Engine[] = Object.freeze(Object.keys(OPENERS) as Engine[]);
+export const OPENABLE_ENGINES: readonly Engine[] = Object.freeze(Object.keys(ENGINE_ADAPTERS) as Engine[]);
 
 async function openOne(engine: Engine, common: OpenedStoreOptions, options: OpenStoresOptions): Promise<BackingStore> {
-  if (options.memory === true) return OPENERS.memory(common, options);
+  if (options.memory === true) return ENGINE_ADAPTERS.memory.open(common);
   // Declarations written by hand in JavaScript reach here unchecked: an engine the table does not have is
   // named, not opened as some other engine.
   if (!isEngine(engine)) {
@@ -116,7 +73,7 @@ async function openOne(engine: Engine, common: OpenedStoreOptions, options: Open
     const hint = near === undefined ? "" : ` (did you mean ${JSON.stringify(near)}?)`;
     throw new TypeError(`openStores: store ${common.name} is declared on engine ${JSON.stringify(engine)}, which is not one of ${ENGINES.join(", ")}${hint}`);
   }
-  return OPENERS[engine](common, options);
+  return openOnEngine(engine, common, options);
 }
 
 /** `""` for the first store, then the shortest unused prefix of each name's letters (up to four), deterministic. */

@@ -5,7 +5,7 @@
  * records, nor any failure of the SDK it records into, ever changes a decision's answer.
  */
 import type { CompactionReport, DirectiveOutcome, ProviderCompactionOutcome } from "../outcome.js";
-import type { TelemetryAttributes, TelemetryContext, TelemetryMeter, TelemetrySpan, TelemetryTracer } from "../telemetry.js";
+import type { TelemetryAttributes, TelemetryContext, TelemetryMeter, TelemetrySpan, TelemetryTracer } from "./index.js";
 import { describeOutcome, type Described } from "./outcome-attributes.js";
 import {
   asSpan, clean, errorType, ignore, instruments, noopTracerProvider, orNull, quietly, STATUS_ERROR, TELEMETRY_SCOPE, type Instruments, type OtelApi,

@@ -6,7 +6,7 @@
  */
 import { createRequire } from "node:module";
 import * as path from "node:path";
-import type { TelemetryAttributes, TelemetryAttributeValue, TelemetryMeter, TelemetrySpan, TelemetryTracer } from "../telemetry.js";
+import type { TelemetryAttributes, TelemetryAttributeValue, TelemetryMeter, TelemetrySpan, TelemetryTracer } from "./index.js";
 
 /** The instrumentation scope: tracer and meter name. */
 export const TELEMETRY_SCOPE = "pruneguard";

@@ -7,7 +7,7 @@
 import { SPAN_ID } from "../directive.js";
 import type { DirectiveOutcome } from "../outcome.js";
 import { cutUnits } from "../render/framing.js";
-import type { TelemetryAttributes, TelemetryContext } from "../telemetry.js";
+import type { TelemetryAttributes, TelemetryContext } from "./index.js";
 import { clean } from "./otel-plumbing.js";
 
 /** A store failure a decision ran into (a span event, and a count). */
@@ -184,8 +184,13 @@ export function describeOutcome(o: DirectiveOutcome, ctx: TelemetryContext, quer
       });
       break;
     }
-    default:
+    case null:
+      // An invalid directive whose op could not be read: only what every outcome has (below).
       break;
+    default:
+      // Exhaustive: a new operation does not compile until it is given its attributes here. At run time an
+      // outcome of no known op gets only the common attributes below (telemetry never throws).
+      o satisfies never;
   }
   if (o.status === "invalid") attributes["pruneguard.issues"] = o.issues.length;
   attributes["pruneguard.op"] = op;

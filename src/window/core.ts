@@ -9,7 +9,7 @@ import type { AuditDraft } from "../audit.js";
 import type { CompactionReport, WhenApplied } from "../outcome.js";
 import type { BackingStore } from "../stores/store.js";
 import type { KindPolicy, PinPattern } from "../types.js";
-import type { Telemetry } from "../telemetry.js";
+import type { Telemetry } from "../telemetry/index.js";
 import type { DirectiveTool } from "../tools/schemas.js";
 import { PendingAudit } from "./audit-queue.js";
 import { ShownWindow } from "./compaction.js";
@@ -35,7 +35,7 @@ export class WindowCore {
   readonly shown: ShownWindow;
   readonly pendingAudit: PendingAudit;
   readonly doubts = new Doubts();
-  /** OpenTelemetry spans and metrics of the decisions (src/telemetry.ts); `null`: none, at no cost. */
+  /** OpenTelemetry spans and metrics of the decisions (src/telemetry/index.ts); `null`: none, at no cost. */
   telemetry: Telemetry | null = null;
   /**
    * The session's start: `limits.maxLengthMs` counts from it. The window's own creation until the home

@@ -9,7 +9,7 @@ import { parseDirective, SPAN_ID, type Directive } from "../directive.js";
 import { errorMessage } from "../errors.js";
 import type { DirectiveOutcome, InvalidOutcome } from "../outcome.js";
 import { invalidLine } from "../render/lines.js";
-import { decide } from "../telemetry.js";
+import { decide } from "../telemetry/index.js";
 import { defaultTools, directiveOf, toolCallResult, toolFor, type ToolCall, type ToolCallResult } from "../tools/call.js";
 import type { DirectiveTool } from "../tools/schemas.js";
 import type { WindowCore } from "./core.js";

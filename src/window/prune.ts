@@ -10,7 +10,7 @@ import { errorMessage } from "../errors.js";
 import type { PruneOutcome, RejectedOutcome } from "../outcome.js";
 import { grewLine, rejectionWhy } from "../render/lines.js";
 import type { PruneCommit, PruneItem } from "../stores/store.js";
-import { decide } from "../telemetry.js";
+import { decide } from "../telemetry/index.js";
 import type { PruneMode } from "../types.js";
 import { commitDecision, type CommitInDoubt } from "./commit-step.js";
 import type { WindowCore } from "./core.js";

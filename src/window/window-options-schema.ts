@@ -9,7 +9,7 @@ import { cutUnits, isFramed, LINE_BREAK, oneLine } from "../render/framing.js";
 import { MIN_COMPACTION_TOKENS, MIN_SEARCH_TOKENS } from "../policy/kinds.js";
 import { clockSchema } from "../stores/store-options.js";
 import { PRUNE_MODES, type PruneMode } from "../types.js";
-import { MAX_QUERY_TEXT } from "../telemetry.js";
+import { MAX_QUERY_TEXT } from "../telemetry/index.js";
 
 /** Kind names appear in rendered headers (`[span_3 toolResult]`): identifiers, so no name can forge a line. */
 export const KIND_NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;

@@ -15,7 +15,7 @@ import { describeIssues, windowOptionsSchema } from "./window-options-schema.js"
 import { checkStoreDeclarations } from "../stores/open.js";
 import type { StoreDeclaration } from "../policy/stores.js";
 import type { BackingStore } from "../stores/store.js";
-import type { TelemetryOptions } from "../telemetry.js";
+import type { TelemetryOptions } from "../telemetry/index.js";
 import type { DirectiveTool } from "../tools/schemas.js";
 import { systemClock, type Clock, type KindPolicy, type KindTable, type PinPattern, type PruneMode, type SessionLimits, type SpanMessage, type SpanRef } from "../types.js";
 

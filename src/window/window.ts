@@ -14,7 +14,7 @@ import type {
   SearchOutcome, WindowMap,
 } from "../outcome.js";
 import { parseDirective, type SearchDirective, type SummarizeRangeDirective } from "../directive.js";
-import { createTelemetry, decide } from "../telemetry.js";
+import { createTelemetry, decide } from "../telemetry/index.js";
 import { countTokens } from "../tokens.js";
 import type { ToolCall, ToolCallResult } from "../tools/call.js";
 import type { DirectiveTool } from "../tools/schemas.js";

@@ -15,6 +15,8 @@
  * - (d) Convention: no runtime file (src/**) is longer than 500 lines unless its first comment block (the
  *   comments before its first line of code) says why, with the words "Longer than 500 lines because".
  * - (e) No two files in src/ have one base name, except index.ts.
+ * - (f) No file in src/ sits beside a folder of its own name (`x.ts` beside `x/`): a folder's face is its
+ *   `index.ts`, or a file named for what it holds.
  *
  * Each rule is a pure function over a `Map<file, imports[]>` (or the files' texts), tested first on small
  * graphs that break it, then run on the repository.
@@ -161,8 +163,7 @@ const LAYERS: readonly LayerRule[] = [
       "src/render/tombstone.ts",
       "src/stores/store.ts",
       "src/stores/audit-reader.ts",
-      "src/stores/sqlite/sqlite-audit.ts",
-      "src/stores/postgres/postgres-audit.ts",
+      "src/stores/engine-adapters.ts",
       "src/stores/postgres/postgres-store.ts",
     ],
     packages: CLI_PACKAGES,
@@ -251,7 +252,7 @@ function cycleViolations(cycles: ReadonlyArray<{ files: readonly string[]; path:
   ];
 }
 
-// ---- (d), (e): file size and names ----------------------------------------------------------------------
+// ---- (d), (e), (f): file size and names ----------------------------------------------------------------------
 
 const LINE_LIMIT = 500;
 const LONG_FILE_REASON = "Longer than 500 lines because";
@@ -281,6 +282,16 @@ function duplicateBaseNames(files: Iterable<string>): string[] {
     if (name !== "index.ts") byName.set(name, [...(byName.get(name) ?? []), f]);
   }
   return [...byName].filter(([, fs]) => fs.length > 1).map(([name, fs]) => `${name} is the name of ${fs.sort().join(" and ")}`);
+}
+
+/** The files `x.ts` that sit beside a folder `x/` holding files too. */
+function filesBesideFolders(files: Iterable<string>): string[] {
+  const all = [...files];
+  const folders = new Set(all.map((f) => path.posix.dirname(f)).flatMap((d) => d.split("/").map((_, i, parts) => parts.slice(0, i + 1).join("/"))));
+  return all
+    .filter((f) => f.endsWith(".ts") && folders.has(f.slice(0, -".ts".length)))
+    .sort()
+    .map((f) => `${f} sits beside the folder ${f.slice(0, -".ts".length)}/ (move it in, as its index.ts or a file named for what it holds)`);
 }
 
 // ---- the rules on small graphs that break them ----------------------------------------------------------
@@ -382,6 +393,13 @@ describe("each rule rejects what it forbids", () => {
       "options.ts is the name of src/a/options.ts and src/b/options.ts",
     ]);
   });
+
+  it("(f) a file beside a folder of its name, at any depth; a name that only starts alike is no folder of it", () => {
+    expect(filesBesideFolders(["src/telemetry.ts", "src/telemetry/spans.ts", "src/a/b.ts", "src/a/b/c/d.ts", "src/render-lines.ts", "src/render/x.ts", "src/c.ts"])).toEqual([
+      "src/a/b.ts sits beside the folder src/a/b/ (move it in, as its index.ts or a file named for what it holds)",
+      "src/telemetry.ts sits beside the folder src/telemetry/ (move it in, as its index.ts or a file named for what it holds)",
+    ]);
+  });
 });
 
 // ---- the rules on the repository --------------------------------------------------------------------
@@ -415,5 +433,9 @@ describe("the repository's architecture", () => {
 
   it("(e) no two runtime files have one name, except index.ts", () => {
     expect(duplicateBaseNames(runtimeFiles)).toEqual([]);
+  });
+
+  it("(f) no runtime file sits beside a folder of its name", () => {
+    expect(filesBesideFolders(runtimeFiles)).toEqual([]);
   });
 });

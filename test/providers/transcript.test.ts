@@ -87,6 +87,35 @@ describe("Transcript", () => {
     expect(tool).toEqual(["text", "error-text", "error-text"]);
   });
 
+  it("appendResponse is the one path: by a provider's name it appends what each shortcut appends, AI SDK steps once, and refuses a name not registered", async () => {
+    const chatResponse = { choices: [{ message: { content: "checking", tool_calls: [{ id: "c1", type: "function", function: { name: "get", arguments: '{"a":1}' } }] } }] } as const;
+    const responsesResponse = { output: [{ type: "message", content: [{ type: "output_text", text: "more" }] }, { type: "function_call", call_id: "c2", name: "get", arguments: "{}" }] } as const;
+    const anthropicMessage = { content: [{ type: "text", text: "and" }, { type: "tool_use", id: "toolu_1", name: "get", input: { b: 2 } }] } as const;
+    const step = { callId: "gen1", stepNumber: 0, content: [{ type: "text", text: "looking" }, { type: "tool-call", toolCallId: "c9", toolName: "get", input: {} }] };
+    const live = (w: ContextWindow) => w.entries().map((e) => (e.state === "live" ? [e.span.kind, e.span.message?.role, e.span.text] : null));
+    const byName = setup();
+    const byShortcut = setup();
+    const calls = [
+      ...(await byName.t.appendResponse("openai-chat", chatResponse)),
+      ...(await byName.t.appendResponse("openai-responses", responsesResponse)),
+      ...(await byName.t.appendResponse("anthropic", anthropicMessage)),
+      ...(await byName.t.appendResponse("ai-sdk", step)),
+    ];
+    expect(await byName.t.appendResponse("ai-sdk", step)).toEqual([]);
+    const shortcutCalls = [
+      ...(await byShortcut.t.appendOpenAIChat(chatResponse)),
+      ...(await byShortcut.t.appendOpenAIResponse(responsesResponse)),
+      ...(await byShortcut.t.appendAnthropic(anthropicMessage)),
+    ];
+    await byShortcut.t.appendAISDKSteps([step, step]);
+    expect(calls.slice(0, 3)).toEqual(shortcutCalls);
+    expect(calls.map((c) => c.id)).toEqual(["c1", "c2", "toolu_1", "c9"]);
+    expect(live(byName.win)).toEqual(live(byShortcut.win));
+    await expect(byName.t.appendResponse("gemini" as "anthropic", anthropicMessage)).rejects.toThrow(
+      'Transcript: no provider "gemini"; one of anthropic, openai-chat, openai-responses, ai-sdk',
+    );
+  });
+
   const DIRECTIVE_NAMES = new Set(["prune", "recall", "map", "search", "summarize_range", "compact"]);
   it(`generated loops: whatever the model calls and whatever is left pending, every rendering is valid (${fuzzRuns(400)} runs)`, { timeout: 120_000 }, async () => {
     const call = fc.record({

@@ -1,16 +1,17 @@
 /**
  * The engine table (`STORE_ENGINES`, src/policy/stores.ts) is where a store engine is registered, once: the
  * DSL's `store.<engine>` builders, the IR's engine enum, the compiler's diagnostics and `openStores` all
- * follow it, so an engine cannot be known to one of them and unknown to another.
+ * follow it, so an engine cannot be known to one of them and unknown to another. The runtime's entry per
+ * engine (`ENGINE_ADAPTERS`, src/stores/engine-adapters.ts: its opener, its place in `OpenStoresOptions`, its
+ * audit source) is typed over the table.
  */
 import { describe, expect, it } from "vitest";
 import { EngineIR, StoreIR } from "../../compiler/ir/schema.js";
 import { forever } from "../../dsl/durations.js";
 import { store } from "../../dsl/store.js";
 import { ENGINES, isEngine, STORE_DEFAULTS, STORE_ENGINES, type DurableEngine, type StoreDeclaration } from "../../src/policy/stores.js";
-import { openPostgresAuditReader } from "../../src/stores/postgres/postgres-audit.js";
+import { auditEngine, ENGINE_ADAPTERS, type AuditSource, type EnginePlaces, type PostgresPlace, type SqlitePlace } from "../../src/stores/engine-adapters.js";
 import { OPENABLE_ENGINES, openStores } from "../../src/stores/open.js";
-import { openSqliteAuditReader } from "../../src/stores/sqlite/sqlite-audit.js";
 import { compileOne, expectClean, expectDiagnostic } from "../compiler/helpers.js";
 
 const policy = (storeExpr: string) =>
@@ -67,9 +68,20 @@ describe("the engine table", () => {
     expect(notAStore?.message).toContain(`must be declared with ${builders.slice(0, -1).join(", ")} or ${builders.at(-1)}, not`);
   });
 
-  it("every durable engine can be read by `pruneguard audit`, and only those", () => {
-    // Typed over the table: a durable engine added to it does not type-check here until it has a reader.
-    const readers: { readonly [E in DurableEngine]: unknown } = { sqlite: openSqliteAuditReader, postgres: openPostgresAuditReader };
-    expect(Object.keys(readers).sort()).toEqual(ENGINES.filter((e) => STORE_ENGINES[e].durable).sort());
+  it("every durable engine can be read by `pruneguard audit`, and only those; each way of naming a store by one engine", () => {
+    // Typed over the table: a durable engine added to it does not type-check until its entry has an audit source.
+    const sources: { readonly [E in DurableEngine]: AuditSource } = { sqlite: ENGINE_ADAPTERS.sqlite.audit, postgres: ENGINE_ADAPTERS.postgres.audit };
+    expect(Object.keys(sources).sort()).toEqual(ENGINES.filter((e) => STORE_ENGINES[e].durable).sort());
+    expect(ENGINES.filter((e) => ENGINE_ADAPTERS[e].audit !== null).sort()).toEqual(Object.keys(sources).sort());
+    const by = ENGINES.flatMap((e) => { const a: AuditSource | null = ENGINE_ADAPTERS[e].audit; return a === null ? [] : [a.by]; });
+    expect(new Set(by).size).toBe(by.length);
+    expect(auditEngine("file")?.engine).toBe("sqlite");
+    expect(auditEngine("url")?.engine).toBe("postgres");
+  });
+
+  it("OpenStoresOptions has a field per engine whose stores need a place, read from its entry", () => {
+    // Compile-time: the fields are the public option names, each with its entry's place.
+    const places: Required<EnginePlaces> = { sqlite: { path: "x.db" } satisfies SqlitePlace, postgres: { url: "postgres://h/db" } satisfies PostgresPlace };
+    expect(Object.keys(places).sort()).toEqual(["postgres", "sqlite"]);
   });
 });

@@ -9,7 +9,7 @@
 import { trace } from "@opentelemetry/api";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { ContextWindow, MemoryStore } from "../../src/index.js";
-import { loadOtelApi } from "../../src/telemetry.js";
+import { loadOtelApi } from "../../src/telemetry/index.js";
 import { recording } from "./helpers.js";
 
 const asked = vi.hoisted(() => [] as string[]);

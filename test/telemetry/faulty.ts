@@ -8,7 +8,7 @@
  */
 import { context, type Context, type ContextManager } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import type { TelemetryMeter, TelemetrySpan, TelemetryTracer } from "../../src/telemetry.js";
+import type { TelemetryMeter, TelemetrySpan, TelemetryTracer } from "../../src/telemetry/index.js";
 
 /**
  * How call N misbehaves:

@@ -392,7 +392,7 @@ describe("telemetry: nothing is called when it is off", () => {
 
   it("with the API installed and no SDK registered, no tracer is asked for and nothing records", async () => {
     // The copy of the API the runtime loads (its CommonJS build, resolved from the runtime's own folder).
-    const api = createRequire(new URL("../../src/telemetry.ts", import.meta.url))("@opentelemetry/api") as typeof import("@opentelemetry/api");
+    const api = createRequire(new URL("../../src/telemetry/index.ts", import.meta.url))("@opentelemetry/api") as typeof import("@opentelemetry/api");
     const delegateTracer = vi.spyOn(api.ProxyTracerProvider.prototype, "getTracer");
     const startSpan = vi.spyOn(api.ProxyTracer.prototype, "startSpan");
     const { win } = setup({ telemetry: undefined });

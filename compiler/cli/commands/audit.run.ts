@@ -1,12 +1,14 @@
 /**
  * The implementation of `pruneguard audit`, loaded only when the command runs (see `audit.ts`). It reads
  * a store through its engine's audit reader (`src/stores/audit-reader.ts`), which knows the engine's
- * tables; what is checked of the rows, and how the result is shown, is the same for every engine.
+ * tables; the engine is looked up in the runtime's engine table (`auditEngine`,
+ * `src/stores/engine-adapters.ts`) by how the store is named, a file or `--url`. What is checked of the rows,
+ * and how the result is shown, is the same for every engine.
  */
 import * as path from "node:path";
 import { auditRecordTypeProblem, storedAuditProblem, verifyAuditChain, type AuditChainBreak, type AuditRecord } from "../../../src/audit.js";
 import { AuditReadError, MAX_AUDIT_RECORD_BYTES, type AuditReader, type AuditRow, type SessionCounters } from "../../../src/stores/audit-reader.js";
-import { openSqliteAuditReader } from "../../../src/stores/sqlite/sqlite-audit.js";
+import { auditEngine } from "../../../src/stores/engine-adapters.js";
 import { CliError, ExitCode, type CliContext } from "../context.js";
 import type { AuditFlags } from "./audit.js";
 import { wrapHanging } from "../../diagnostics/format.js";
@@ -40,15 +42,16 @@ export async function runAudit(file: string | undefined, flags: AuditFlags, cli:
 /** The store the arguments name, opened read only by its engine's reader; a reader that refuses is a usage or I/O error. */
 async function openSource(file: string | undefined, flags: AuditFlags, cli: CliContext): Promise<AuditReader> {
   try {
-    if (file !== undefined) return openSqliteAuditReader(path.resolve(cli.io.cwd, file), { label: file });
+    const found = auditEngine(file !== undefined ? "file" : "url");
+    if (found === null) throw new CliError(`audit: no store engine is read by ${file !== undefined ? "a file" : "--url"}`);
+    // Each engine's reader is loaded only when it opens, so auditing a SQLite file never loads pg.
+    if (file !== undefined) return await found.source.open(path.resolve(cli.io.cwd, file), { label: file });
     try {
       new URL(flags.url!);
     } catch {
-      throw new CliError("audit: --url is not a valid URL; expected postgres://user[:password]@host[:port]/database");
+      throw new CliError(`audit: --url is not a valid URL; expected ${found.source.form}`);
     }
-    // Loaded only here, so that auditing a SQLite file never loads pg.
-    const { openPostgresAuditReader } = await import("../../../src/stores/postgres/postgres-audit.js");
-    return await openPostgresAuditReader(flags.url!, flags.schema ?? "pruneguard");
+    return await found.source.open(flags.url!, flags.schema === undefined ? {} : { schema: flags.schema });
   } catch (err) {
     if (!(err instanceof AuditReadError)) throw err;
     // What is wrong with --schema or the connection is said as the command's own complaint, as for --url.

@@ -23,8 +23,11 @@
  * not shown; each is reported as unreadable, and the chain does not verify past it. Every string from the
  * store is escaped in the page and written with `\uXXXX` escapes for its control characters on the terminal.
  *
- * This module only registers the command; `audit.run.ts` (the audit chain, the SQLite reader) is loaded
- * when it runs, node:sqlite only when it opens a file, and pg only for `--url`.
+ * The engine is the one the runtime's engine table (`ENGINE_ADAPTERS`, `src/stores/engine-adapters.ts`) says
+ * is read by a file, or by a URL; the flags stay as they are whatever engines there are.
+ *
+ * This module only registers the command; `audit.run.ts` (the audit chain) is loaded when it runs, an
+ * engine's reader only when it opens a store: node:sqlite only for a file, and pg only for `--url`.
  */
 import type { RegisterCommand } from "../context.js";
 import { formatOption } from "../options.js";

@@ -59,4 +59,6 @@ export const aiSDK = {
   tools: <T extends { readonly [name: string]: unknown }>(tools: readonly DirectiveTool[], options: AISDKToolsOptions<T> & { readonly window: ToolCallHandler }) =>
     aiSDKTools(options.window, tools, options),
   read: readStep,
+  // `prepareStep` is given every step so far, each time: a step is appended once, by its run and number.
+  responseKey: (step: AISDKStep) => `${String(step.callId)}:${String(step.stepNumber)}`,
 } as const satisfies Provider;

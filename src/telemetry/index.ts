@@ -23,19 +23,19 @@
  *
  * This file holds the public types (what a tracer, meter and span must offer, and the option), what a window
  * tells its telemetry, `createTelemetry` and `decide`. Loading the API, the instruments and the helpers that
- * keep telemetry's failures its own are in `telemetry/otel-plumbing.ts`; the recording of decision spans and
- * metrics (`Telemetry`) in `telemetry/decision-spans.ts`; reading an outcome as attributes in
- * `telemetry/outcome-attributes.ts`; the OpenTelemetry semantic-convention attribute names the runtime emits
+ * keep telemetry's failures its own are in `otel-plumbing.ts`; the recording of decision spans and
+ * metrics (`Telemetry`) in `decision-spans.ts`; reading an outcome as attributes in
+ * `outcome-attributes.ts`; the OpenTelemetry semantic-convention attribute names the runtime emits
  * (`gen_ai.conversation.id`, `gen_ai.conversation.compacted`, `error.type`), with their sources, in
- * `telemetry/semconv.ts` — every other attribute is `pruneguard.*` (docs/observability.md maps them all).
+ * `semconv.ts` — every other attribute is `pruneguard.*` (docs/observability.md maps them all).
  */
-import type { DirectiveOutcome } from "./outcome.js";
-import { loadOtelApi } from "./telemetry/otel-plumbing.js";
-import { Telemetry } from "./telemetry/decision-spans.js";
+import type { DirectiveOutcome } from "../outcome.js";
+import { loadOtelApi } from "./otel-plumbing.js";
+import { Telemetry } from "./decision-spans.js";
 
-export { loadOtelApi, TELEMETRY_SCOPE } from "./telemetry/otel-plumbing.js";
-export { Telemetry, type ResumedCounts } from "./telemetry/decision-spans.js";
-export type { Described } from "./telemetry/outcome-attributes.js";
+export { loadOtelApi, TELEMETRY_SCOPE } from "./otel-plumbing.js";
+export { Telemetry, type ResumedCounts } from "./decision-spans.js";
+export type { Described } from "./outcome-attributes.js";
 
 /** An attribute value, as OpenTelemetry takes it. */
 export type TelemetryAttributeValue = string | number | boolean | string[] | number[] | boolean[];
