@@ -77,12 +77,14 @@ export interface PostgresPlace {
  */
 export const ENGINE_ADAPTERS = Object.freeze({
   memory: {
-    open: async (store) => new (await import("./memory.js")).MemoryStore(store),
+    // Each opener returns a `BackingStore`, not its class: the declarations of this table must not name an
+    // adapter's module, or a consumer type-checking without pg installed would need pg's types.
+    open: async (store): Promise<BackingStore> => new (await import("./memory.js")).MemoryStore(store),
     audit: null,
   },
   /** Where every `sqlite` store keeps its records: one SQLite file (stores share it, by name). */
   sqlite: {
-    open: async (store, place: SqlitePlace | undefined) => {
+    open: async (store, place: SqlitePlace | undefined): Promise<BackingStore> => {
       if (place === undefined) throw new TypeError(`openStores: store ${store.name} is declared sqlite; give a sqlite path`);
       const { SqliteStore } = await import("./sqlite/sqlite-store.js");
       return new SqliteStore({ ...store, path: place.path, ...(place.busyTimeoutMs !== undefined ? { busyTimeoutMs: place.busyTimeoutMs } : {}) });
@@ -98,7 +100,7 @@ export const ENGINE_ADAPTERS = Object.freeze({
    * URL (default: `PRUNEGUARD_PG_URL`); the schema must be migrated (`pruneguard migrate`).
    */
   postgres: {
-    open: async (store, place: PostgresPlace = {}) => {
+    open: async (store, place: PostgresPlace = {}): Promise<BackingStore> => {
       const { PostgresStore } = await import("./postgres/postgres-store.js");
       return PostgresStore.connect({
         ...store,
