@@ -17,6 +17,18 @@ import { unsupportedNode } from "../dist/src/node-version.js";
 // what is needed and stop (exit 2, as for any usage error), rather than fail later with
 // `No such built-in module: node:sqlite`. PRUNEGUARD_REEXEC=off stops at the message.
 const unsupported = unsupportedNode();
+/**
+ * `text` as the CLI prints a message on stderr: wrapped as diagnostics are (at most 100 columns, or as
+ * `COLUMNS` asks; `COLUMNS=0` not at all), by the formatter, which loads on any Node; as it is where it does not.
+ */
+const fit = async (text) => {
+  try {
+    const { terminalWidth, wrapHanging } = await import("../dist/compiler/diagnostics/format.js");
+    return wrapHanging(text, terminalWidth(process.stderr), { indent: "  ", codeSpans: true });
+  } catch {
+    return text;
+  }
+};
 if (unsupported !== null && process.env.PRUNEGUARD_REEXEC !== "off") {
   const { spawnSync } = await import("node:child_process");
   const { existsSync } = await import("node:fs");
@@ -27,7 +39,7 @@ if (unsupported !== null && process.env.PRUNEGUARD_REEXEC !== "off") {
   const pinned = [resolve(here, "../node_modules/node", exe), resolve(here, "../../node", exe), resolve(process.cwd(), "node_modules/node", exe)]
     .find((p) => existsSync(p) && unsupportedNode(spawnSync(p, ["--version"], { encoding: "utf8" }).stdout?.trim().replace(/^v/, "")) === null);
   if (pinned !== undefined) {
-    console.error(`pruneguard: Node.js ${process.versions.node} is too old; running on the project's Node.js (${pinned})`);
+    console.error(await fit(`pruneguard: Node.js ${process.versions.node} is too old; running on the project's Node.js (${pinned})`));
     const r = spawnSync(pinned, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: "inherit", env: { ...process.env, PRUNEGUARD_REEXEC: "off" } });
     process.exit(r.status ?? 2);
   }
@@ -40,7 +52,7 @@ if (unsupported !== null) {
   } catch {
     // The JSON form needs the CLI's own modules; on a Node too old for them the message on stderr stands.
   }
-  console.error(`pruneguard: ${unsupported}`);
+  console.error(await fit(`pruneguard: ${unsupported}`));
   process.exit(2);
 }
 

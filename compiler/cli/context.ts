@@ -8,9 +8,10 @@ export interface CliIO {
   /** ANSI colours on stdout/stderr. */
   readonly color: boolean;
   /**
-   * The width each stream's output should fit: `COLUMNS` when set, else the terminal's width. Absent (a
-   * pipe or a file, or a test's captured output): text is kept within 120 columns, `--help` within
-   * commander's 80, and each diagnostic and error message stays on one line, for grep and CI problem matchers.
+   * The width each stream's output should fit. `processIO` always gives one: `COLUMNS` when set, else the
+   * terminal's width, else (a pipe, a file, a CI log) a 120-column terminal's. `0` (`COLUMNS=0`) or absent
+   * (a test's captured output): no width, so each diagnostic and error message stays on one line, text is
+   * kept within 120 columns and `--help` within commander's 80.
    */
   readonly columns?: { readonly stdout?: number | undefined; readonly stderr?: number | undefined };
 }

@@ -108,8 +108,14 @@ describe(${JSON.stringify(`the ${name} policy`)}, () => {
 `;
 }
 
-/** The script that runs a policy test written for Node's runner (Node 22.18 and later run TypeScript as is). */
-export const nodeTestScript = (testFile: string): string => `node --test ${testFile}`;
+/**
+ * The script that runs a policy test written for Node's runner, on every Node `engines` allows (22.13 on).
+ * Node strips TypeScript's types by default only from 22.18 (and 23.6); on 22.13–22.17 it needs
+ * `--experimental-strip-types`, which later versions still accept (stripping is on anyway) and which
+ * `node --test` passes on to the process that runs the test. The test has no syntax that stripping cannot
+ * erase and imports no `.ts` file of its own (the policy is compiled from source, not imported).
+ */
+export const nodeTestScript = (testFile: string): string => `node --experimental-strip-types --test ${testFile}`;
 
 /** The test script \`npm init\` writes: a placeholder that always fails, which init replaces as if there were none. */
 export const NPM_PLACEHOLDER_TEST = 'echo "Error: no test specified" && exit 1';

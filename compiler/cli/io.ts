@@ -18,6 +18,7 @@ export const processIO = (): CliIO => ({
   stdout: (t) => void process.stdout.write(t),
   stderr: (t) => void process.stderr.write(t),
   color: colorEnabled(process.env, process.stderr.isTTY === true),
-  // `COLUMNS` when set (a CI log or a test can ask for a width), else each stream's terminal width.
+  // `COLUMNS` when set (a CI log or a test can ask for a width; 0 for none), else each stream's terminal
+  // width, else (a pipe, `| tee`, a file) a 120-column terminal's: no line of a CI log is wider.
   columns: { stdout: outputColumns(process.stdout), stderr: outputColumns(process.stderr) },
 });

@@ -50,7 +50,7 @@ export async function runProgram(argv: readonly string[], io: CliIO): Promise<nu
         ],
         [
           "Every command takes --format pretty|json and --help (with its exit codes and examples).",
-          "Output fits the terminal, or COLUMNS when set, up to 120 columns (diagnostics: 100). In a pipe or a file without COLUMNS, each diagnostic and error stays on one line.",
+          "Output fits the terminal, or COLUMNS when set, up to 120 columns (diagnostics: 100); in a pipe or a file, as on a 120-column terminal. A wrapped diagnostic's first line still reads `file:line:col - error PGnnnn: …`; COLUMNS=0 keeps each diagnostic and error on one line.",
         ],
       ),
     );

@@ -18,23 +18,26 @@ export const TEXT_WIDTH = 120;
 const HELP_WIDTH = 80;
 
 /**
- * The width text printed on `stream` is laid out in: the stream's columns (`CliIO.columns`: `COLUMNS`, else
- * the terminal's) up to `TEXT_WIDTH`, and `TEXT_WIDTH` when they are not known; never under `MIN_WIDTH`.
+ * The width text printed on `stream` is laid out in: the stream's columns (`CliIO.columns`) up to
+ * `TEXT_WIDTH`, and `TEXT_WIDTH` when there are none (absent, or `COLUMNS=0`: a table or explain's layout
+ * needs some width); never under `MIN_WIDTH`.
  */
 export function textWidth(io: CliIO, stream: "stdout" | "stderr" = "stdout"): number {
   const columns = io.columns?.[stream];
-  return columns === undefined ? TEXT_WIDTH : Math.max(MIN_WIDTH, Math.min(columns, TEXT_WIDTH));
+  return columns === undefined || columns === 0 ? TEXT_WIDTH : Math.max(MIN_WIDTH, Math.min(columns, TEXT_WIDTH));
 }
 
-/** The width `--help` is wrapped at on a stream of `columns`: up to `TEXT_WIDTH`, commander's 80 when unknown. */
+/** The width `--help` is wrapped at on a stream of `columns`: up to `TEXT_WIDTH`, commander's 80 when there are none. */
 export function helpWidth(columns: number | undefined): number {
-  return columns === undefined ? HELP_WIDTH : Math.min(columns, TEXT_WIDTH);
+  return columns === undefined || columns === 0 ? HELP_WIDTH : Math.min(columns, TEXT_WIDTH);
 }
 
 /**
  * The width diagnostics, errors and one-line messages are wrapped at on `stream`: its columns up to
- * `MAX_WIDTH`. When they are not known (a pipe, a file, a CI log without `COLUMNS`), 0: each message stays
- * on one line, for grep and for CI problem matchers that read one line.
+ * `MAX_WIDTH` (in a pipe, a file or a CI log, `processIO` gives a 120-column terminal's, so 100). 0 when
+ * there are none (absent, `COLUMNS=0`) or they are under `MIN_WIDTH`: each message then stays on one line.
+ * Either way a diagnostic's first line is its `file:line:col - error PGnnnn: ` header and the start of its
+ * message, for grep and CI problem matchers.
  */
 export function messageWidth(io: CliIO, stream: "stdout" | "stderr" = "stderr"): number {
   const columns = io.columns?.[stream];

@@ -2,12 +2,14 @@
  * Diagnostic formatting, kept apart from the diagnostics themselves: `pretty` prints them the way `tsc`
  * does (`file:line:col - error PG2003: message` and a code frame); `json` prints the same data.
  *
- * A message can run to a few hundred characters (what is wrong, why, and what to write instead). When a
- * width is known it is wrapped at word boundaries to that width (at most `MAX_WIDTH`), continuation lines
- * indented, so it is not left to the terminal to break words; a quoted `code span` is kept on one line when
- * it fits. The width is `COLUMNS` when it is set (so a CI log or a test can ask for one), else the
- * terminal's; anywhere else (a pipe, a CI log, a file) each diagnostic's message stays on its one line, for
- * grep and for tools that read the first line (a CI problem matcher).
+ * A message can run to a few hundred characters (what is wrong, why, and what to write instead). It is
+ * wrapped at word boundaries to the output's width (at most `MAX_WIDTH`), continuation lines indented, so it
+ * is not left to the terminal to break words, and no line of a CI log is a few hundred columns wide; a
+ * quoted `code span` is kept on one line when it fits. The width is `COLUMNS` when it is set (so a CI log or
+ * a test can ask for one), else the terminal's; anywhere else (a pipe, a CI log, a file) it is that of a
+ * `DEFAULT_COLUMNS` terminal. Wrapping never moves the header: the first line of a diagnostic is always
+ * `file:line:col - error PGnnnn: ` and the start of its message, which is what grep and a CI problem matcher
+ * read. `COLUMNS=0` asks for no wrapping at all: each message on its one line.
  *
  * This module also holds the compiler's one implementation of word wrapping (`wrapLines`, `wrapHanging`):
  * the CLI's text, tables and `--help` footers, and the comments of generated code, wrap with it.
@@ -22,8 +24,8 @@ export interface FormatOptions {
   readonly color?: boolean;
   /**
    * The column messages are wrapped at; `0` never wraps. Default: `terminalWidth(process.stderr)`, where
-   * the CLI prints diagnostics: `COLUMNS` or the terminal's width, up to `MAX_WIDTH`; no wrapping when
-   * neither is known.
+   * the CLI prints diagnostics: `COLUMNS`, else the terminal's width, else `DEFAULT_COLUMNS`, up to
+   * `MAX_WIDTH`; no wrapping for `COLUMNS=0`.
    */
   readonly width?: number;
 }
@@ -34,6 +36,12 @@ export const MAX_WIDTH = 100;
 /** Narrower than this, wrapping would put a word or two on each line: it is not done. */
 export const MIN_WIDTH = 40;
 
+/**
+ * The columns output is laid out for when neither `COLUMNS` nor a terminal says (a pipe, `| tee`, a file, a
+ * CI log): a 120-column terminal's, so that no line of a log is wider.
+ */
+export const DEFAULT_COLUMNS = 120;
+
 /** Continuation lines of a wrapped message start with this. */
 const INDENT = "  ";
 
@@ -41,29 +49,33 @@ const INDENT = "  ";
 export type Env = Readonly<Record<string, string | undefined>>;
 
 /**
- * The width `COLUMNS` asks for: a positive whole number, else `undefined` (unset, empty, or not a number).
- * As for `ls` and Python's `shutil.get_terminal_size`, it wins over the terminal's own width.
+ * The width `COLUMNS` asks for: a whole number, else `undefined` (unset, empty, or not a number). As for
+ * `ls` and Python's `shutil.get_terminal_size`, it wins over the terminal's own width; as for GNU `ls`,
+ * `COLUMNS=0` means no limit: messages are not wrapped.
  */
 export function columnsFromEnv(env: Env = process.env): number | undefined {
   const raw = env["COLUMNS"]?.trim();
   if (raw === undefined || !/^\d+$/.test(raw)) return undefined;
-  const n = Number(raw);
-  return n > 0 ? n : undefined;
-}
-
-/** The columns output to `stream` may use: `COLUMNS` when set, else the terminal's width, else `undefined` (a pipe, a file). */
-export function outputColumns(stream: { readonly isTTY?: boolean; readonly columns?: number } | undefined, env: Env = process.env): number | undefined {
-  return columnsFromEnv(env) ?? (stream?.isTTY === true ? stream.columns : undefined);
+  return Number(raw);
 }
 
 /**
- * The width to wrap diagnostics at when printing to `stream`: `COLUMNS` or the terminal's width, up to
- * `MAX_WIDTH` (a terminal of unknown width counts as `MAX_WIDTH`); 0 (no wrapping) when neither is known, or
- * the width is under `MIN_WIDTH`.
+ * The columns output to `stream` may use: `COLUMNS` when set (`0`: no limit), else the terminal's width,
+ * else (a pipe, a file, a terminal that does not say) `DEFAULT_COLUMNS`.
+ */
+export function outputColumns(stream: { readonly isTTY?: boolean; readonly columns?: number } | undefined, env: Env = process.env): number {
+  const terminal = stream?.isTTY === true && stream.columns !== undefined && stream.columns > 0 ? stream.columns : undefined;
+  return columnsFromEnv(env) ?? terminal ?? DEFAULT_COLUMNS;
+}
+
+/**
+ * The width to wrap diagnostics at when printing to `stream`: its `outputColumns` (`COLUMNS`, the
+ * terminal's width, else `DEFAULT_COLUMNS`) up to `MAX_WIDTH`; 0 (no wrapping) for `COLUMNS=0`, or a width
+ * under `MIN_WIDTH`.
  */
 export function terminalWidth(stream: { readonly isTTY?: boolean; readonly columns?: number } | undefined, env: Env = process.env): number {
-  const columns = columnsFromEnv(env) ?? (stream?.isTTY === true ? (stream.columns ?? MAX_WIDTH) : undefined);
-  return columns === undefined || columns < MIN_WIDTH ? 0 : Math.min(columns, MAX_WIDTH);
+  const columns = outputColumns(stream, env);
+  return columns < MIN_WIDTH ? 0 : Math.min(columns, MAX_WIDTH);
 }
 
 export interface WrapOptions {

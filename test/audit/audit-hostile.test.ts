@@ -279,7 +279,9 @@ describe("a record past the bound", () => {
     const big = padded(1, size);
     // Reports the process's peak resident memory on stderr as it exits.
     const probe = 'data:text/javascript,process.on("exit",()=>process.stderr.write(`maxrss ${process.resourceUsage().maxRSS * 1024}\\n`))';
-    const r = spawnSync(process.execPath, ["--import", probe, "bin/pruneguard.js", "audit", big, "--session", "s1", "--verify"], { encoding: "utf8", cwd: process.cwd() });
+    // COLUMNS=0: each message on one line (test/compiler/output-width.test.ts checks the layout).
+    const env = { ...process.env, COLUMNS: "0" };
+    const r = spawnSync(process.execPath, ["--import", probe, "bin/pruneguard.js", "audit", big, "--session", "s1", "--verify"], { encoding: "utf8", cwd: process.cwd(), env });
     rmSync(big);
     const peak = Number(/maxrss (\d+)/.exec(r.stderr)?.[1]);
     expect(peak, r.stderr).toBeGreaterThan(0);

@@ -1,9 +1,10 @@
-// The pretty printer wraps a long message at a known width (a terminal's, or COLUMNS), and leaves it on one
-// line anywhere else; the compiler's one word wrapper, which the CLI's text and generated comments share too.
+// The pretty printer wraps a long message at the output's width (COLUMNS, a terminal's, else a 120-column
+// terminal's), and leaves it on one line for COLUMNS=0 (width 0); the compiler's one word wrapper, which the
+// CLI's text and generated comments share too.
 import { stripVTControlCharacters } from "node:util";
 import { describe, expect, it } from "vitest";
 import { formatDiagnostic, formatDiagnostics } from "../../compiler/index.js";
-import { columnsFromEnv, MAX_WIDTH, outputColumns, terminalWidth, wrapHanging, wrapLines, wrapText } from "../../compiler/diagnostics/format.js";
+import { columnsFromEnv, DEFAULT_COLUMNS, MAX_WIDTH, outputColumns, terminalWidth, wrapHanging, wrapLines, wrapText } from "../../compiler/diagnostics/format.js";
 import { compileOne } from "./helpers.js";
 
 /** A helper call: PG1006 with a suggestion, one of the longest messages (about 250 characters). */
@@ -53,29 +54,37 @@ describe("wrapping diagnostics", () => {
     expect(printed.split("\n")[0]).toBe(`p.policy.ts:6:24 - error PG1006: ${d.message}`);
   });
 
-  it("wraps at the terminal's width up to MAX_WIDTH, and not at all when not printing to a terminal", () => {
+  it("wraps at the terminal's width up to MAX_WIDTH, and where there is no terminal as a 120-column one would", () => {
     const env = {};
-    expect(terminalWidth(undefined, env)).toBe(0);
-    expect(terminalWidth({ isTTY: false, columns: 80 }, env)).toBe(0);
-    expect(terminalWidth({ columns: 80 }, env)).toBe(0);
+    expect(DEFAULT_COLUMNS).toBe(120);
+    expect(terminalWidth(undefined, env)).toBe(MAX_WIDTH);
+    expect(terminalWidth({ isTTY: false, columns: 80 }, env)).toBe(MAX_WIDTH);
+    expect(terminalWidth({ columns: 80 }, env)).toBe(MAX_WIDTH);
     expect(terminalWidth({ isTTY: true, columns: 80 }, env)).toBe(80);
     expect(terminalWidth({ isTTY: true, columns: 240 }, env)).toBe(MAX_WIDTH);
     expect(terminalWidth({ isTTY: true }, env)).toBe(MAX_WIDTH);
+    expect(terminalWidth({ isTTY: true, columns: 0 }, env)).toBe(MAX_WIDTH);
     expect(terminalWidth({ isTTY: true, columns: 20 }, env)).toBe(0);
   });
 
-  it("COLUMNS, when a positive whole number, is the width anywhere, a pipe too, and wins over the terminal's", () => {
+  it("COLUMNS, when a whole number, is the width anywhere, a pipe too, and wins over the terminal's; COLUMNS=0 never wraps", () => {
     expect(terminalWidth(undefined, { COLUMNS: "120" })).toBe(MAX_WIDTH);
     expect(terminalWidth({ isTTY: false }, { COLUMNS: "72" })).toBe(72);
     expect(terminalWidth({ isTTY: true, columns: 200 }, { COLUMNS: "60" })).toBe(60);
     expect(terminalWidth({ isTTY: false }, { COLUMNS: "20" })).toBe(0);
-    for (const junk of ["", "0", "-5", "80px", "1e2", "8.5"]) {
+    for (const zero of ["0", " 0 ", "00"]) {
+      expect(columnsFromEnv({ COLUMNS: zero }), zero).toBe(0);
+      expect(outputColumns({ isTTY: false }, { COLUMNS: zero }), zero).toBe(0);
+      expect(terminalWidth({ isTTY: true, columns: 200 }, { COLUMNS: zero }), zero).toBe(0);
+    }
+    for (const junk of ["", "-5", "80px", "1e2", "8.5"]) {
       expect(columnsFromEnv({ COLUMNS: junk }), junk).toBeUndefined();
-      expect(terminalWidth({ isTTY: false }, { COLUMNS: junk }), junk).toBe(0);
+      expect(terminalWidth({ isTTY: false }, { COLUMNS: junk }), junk).toBe(MAX_WIDTH);
     }
     expect(outputColumns({ isTTY: false }, { COLUMNS: "132" })).toBe(132);
     expect(outputColumns({ isTTY: true, columns: 90 }, {})).toBe(90);
-    expect(outputColumns({ isTTY: false, columns: 90 }, {})).toBeUndefined();
+    expect(outputColumns({ isTTY: false, columns: 90 }, {})).toBe(DEFAULT_COLUMNS);
+    expect(outputColumns(undefined, {})).toBe(DEFAULT_COLUMNS);
   });
 
   it("colour comes from util.styleText, and only when asked for", () => {

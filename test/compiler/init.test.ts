@@ -68,7 +68,7 @@ describe("pruneguard init", () => {
 
     // package.json keeps its own indentation (four spaces) and key order, with the script and field added last.
     expect(read(dir, "package.json")).toBe(
-      '{\n    "name": "agents",\n    "type": "module",\n    "scripts": {\n        "test": "node --test test/org.policy.test.ts"\n    },\n' +
+      '{\n    "name": "agents",\n    "type": "module",\n    "scripts": {\n        "test": "node --experimental-strip-types --test test/org.policy.test.ts"\n    },\n' +
         '    "pruneguard": {\n        "policies": [\n            "policies"\n        ],\n        "out": "generated"\n    }\n}\n',
     );
     expect(read(dir, "policies/org.policy.ts")).toBe(starterPolicy("org"));
@@ -162,7 +162,7 @@ describe("pruneguard init", () => {
         name: path.basename(dir).toLowerCase(),
         private: true,
         type: "module",
-        scripts: { test: "node --test test/org.policy.test.ts" },
+        scripts: { test: "node --experimental-strip-types --test test/org.policy.test.ts" },
         pruneguard: { policies: ["policies"], out: "generated" },
       });
       expect((await run(["check"], dir)).code).toBe(0);
@@ -179,7 +179,7 @@ describe("pruneguard init", () => {
       const pkg = JSON.parse(read(dir, "package.json")) as Record<string, unknown>;
       expect(Object.keys(pkg)).toEqual(["name", "version", "type", "main", "scripts", "pruneguard"]);
       expect(pkg["type"]).toBe("module");
-      expect(pkg["scripts"]).toEqual({ test: "node --test test/org.policy.test.ts" });
+      expect(pkg["scripts"]).toEqual({ test: "node --experimental-strip-types --test test/org.policy.test.ts" });
     });
 
     it("\"type\": \"module\" already: kept; a test script of the package's own is kept, with a note", async () => {
@@ -188,7 +188,7 @@ describe("pruneguard init", () => {
       expect(r.code, r.all).toBe(0);
       expect(r.stdout).toMatch(/^added {3}package\.json: "pruneguard": /m);
       expect(r.stdout).toContain("note: npm test does not run test/org.policy.test.ts: package.json has a test script of its own;");
-      expect(r.stdout).toContain("Next: npx tsc --noEmit -p . && npx pruneguard check && node --test test/org.policy.test.ts");
+      expect(r.stdout).toContain("Next: npx tsc --noEmit -p . && npx pruneguard check && node --experimental-strip-types --test test/org.policy.test.ts");
       expect(JSON.parse(read(dir, "package.json"))).toMatchObject({ type: "module", scripts: { test: "mocha" } });
     });
 

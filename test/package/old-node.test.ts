@@ -87,9 +87,14 @@ if (old === undefined) console.warn(`skipped "on an older Node": ${WHY}`);
     for (const args of [["compile"], ["check"], ["audit", "agent.db"], ["--version"]]) {
       const r = run(["bin/pruneguard.js", ...args]);
       expect(r.status, args.join(" ")).toBe(2);
-      expect(r.stderr).toBe(`pruneguard: ${message}\n`);
+      // Wrapped as every message the CLI prints (no line over 100 columns in a pipe), continuation lines indented.
+      expect(r.stderr.replace(/\n {2}/g, " ")).toBe(`pruneguard: ${message}\n`);
+      expect(r.stderr.split("\n").filter((l) => l.length > 100)).toEqual([]);
       expect(r.stdout).toBe("");
     }
+    // COLUMNS=0: on one line, as the CLI prints every message then.
+    const unwrapped = spawnSync(old!.bin, ["bin/pruneguard.js", "check"], { encoding: "utf8", env: { ...process.env, COLUMNS: "0", PRUNEGUARD_COMPILE_CACHE: "off", PRUNEGUARD_REEXEC: "off" } });
+    expect(unwrapped.stderr).toBe(`pruneguard: ${message}\n`);
     // Under --format json the error is data on stdout too, as for every exit 2.
     const json = run(["bin/pruneguard.js", "check", "--format", "json"]);
     expect(json.status).toBe(2);
@@ -99,7 +104,7 @@ if (old === undefined) console.warn(`skipped "on an older Node": ${WHY}`);
   it("where the project pins a supported Node (node_modules/node, as this repository does), the CLI runs on it and says so", () => {
     const r = spawnSync(old!.bin, ["bin/pruneguard.js", "--version"], { encoding: "utf8", env: { ...process.env, PRUNEGUARD_COMPILE_CACHE: "off" } });
     expect(r.status).toBe(0);
-    expect(r.stderr).toMatch(/^pruneguard: Node\.js [\d.]+ is too old; running on the project's Node\.js \(.*node_modules\/node\/bin\/node\)\n$/);
+    expect(r.stderr.replace(/\n {2}/g, " ")).toMatch(/^pruneguard: Node\.js [\d.]+ is too old; running on the project's Node\.js \(.*node_modules\/node\/bin\/node\)\n$/);
     expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
   });
 });

@@ -28,8 +28,11 @@ const dir = tempDir("audit-cli");
 const source = join(dir, "agent.db");
 let copies = 0;
 
+/** The environment the CLI runs in: `COLUMNS=0`, so each message is on one line (test/compiler/output-width.test.ts checks the layout). */
+const env = { ...process.env, COLUMNS: "0" };
+
 function cli(...args: string[]) {
-  const r = spawnSync(process.execPath, ["bin/pruneguard.js", "audit", ...args], { encoding: "utf8", cwd: process.cwd() });
+  const r = spawnSync(process.execPath, ["bin/pruneguard.js", "audit", ...args], { encoding: "utf8", cwd: process.cwd(), env });
   expect(r.stderr, "a stack trace reached the user").not.toMatch(/\n\s+at /);
   return { code: r.status, out: r.stdout, err: r.stderr };
 }
@@ -37,7 +40,7 @@ function cli(...args: string[]) {
 /** The same, without blocking, so independent runs can overlap. */
 function cliAsync(...args: string[]): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ["bin/pruneguard.js", "audit", ...args], { encoding: "utf8" }, (error, stdout, stderr) => {
+    execFile(process.execPath, ["bin/pruneguard.js", "audit", ...args], { encoding: "utf8", env }, (error, stdout, stderr) => {
       expect(stderr, "a stack trace reached the user").not.toMatch(/\n\s+at /);
       resolve({ code: error ? (typeof error.code === "number" ? error.code : null) : 0, out: stdout, err: stderr });
     });

@@ -12,7 +12,8 @@ import { describeWithServer, dropSchemas, freshSchema, itWithServer, PG_URL, tes
 
 function cli(...args: string[]): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["bin/pruneguard.js", "audit", ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    // COLUMNS=0: each message on one line (test/compiler/output-width.test.ts checks the layout).
+    const child = spawn(process.execPath, ["bin/pruneguard.js", "audit", ...args], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, COLUMNS: "0" } });
     let out = "";
     let err = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
