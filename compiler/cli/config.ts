@@ -9,13 +9,16 @@
  * `policies/**\/*.policy.ts`, output goes to `generated/`, and guards import the runtime as `pruneguard`.
  */
 import * as path from "node:path";
-import { DEFAULT_EMIT_OPTIONS } from "../emit/files.js";
+import { DEFAULT_EMIT_OPTIONS, readBoundedSync } from "../emit/files.js";
 import { isRecord } from "../ir/shape.js";
 import { isInside, resolvePath } from "../frontend/paths.js";
 import { CliError } from "./context.js";
 
 // Built-ins through `process.getBuiltinModule`, as in compiler/emit/files.ts: this module is on the path of a `check` with nothing to do.
-const { readFileSync, statSync } = process.getBuiltinModule("node:fs");
+const { lstatSync, realpathSync, statSync } = process.getBuiltinModule("node:fs");
+
+/** The largest package.json read: far past any real one (a planted link to `/dev/zero` must not be read whole). */
+export const MAX_PACKAGE_JSON_BYTES = 1024 * 1024;
 
 export interface ProjectConfig {
   /** Policy files, folders or globs, relative to the working directory. */
@@ -77,8 +80,7 @@ export interface ResolvedConfig {
 }
 
 export async function loadConfig(cwd: string): Promise<ResolvedConfig> {
-  const file = path.join(cwd, "package.json");
-  const text = readOr(() => readFileSync(file, "utf8"));
+  const text = readPackageJson(cwd);
   let config: ProjectConfig = {};
   if (text !== undefined) {
     let pkg: unknown;
@@ -100,6 +102,26 @@ export async function loadConfig(cwd: string): Promise<ResolvedConfig> {
     runtimeImport: config.runtimeImport ?? DEFAULT_EMIT_OPTIONS.runtimeImport,
     root: config.root ?? ".",
   };
+}
+
+/**
+ * The text of `<cwd>/package.json`, or `undefined` when there is none. A link is followed only to a file inside
+ * the project (as a checkout under a build tool's sandbox has it); anything that is not a regular file (a FIFO,
+ * a device), or is larger than `MAX_PACKAGE_JSON_BYTES`, is a usage error, never read.
+ */
+function readPackageJson(cwd: string): string | undefined {
+  const file = path.join(cwd, "package.json");
+  if (readOr(() => lstatSync(file)) === undefined) return undefined;
+  const target = readOr(() => realpathSync(file));
+  const project = readOr(() => realpathSync(cwd)) ?? path.resolve(cwd);
+  if (target === undefined) throw new CliError("package.json is a link that leads nowhere");
+  if (!isInside(project, target)) throw new CliError("package.json is a link that leads outside the project: it is not read");
+  const info = readOr(() => statSync(target));
+  if (!info?.isFile()) throw new CliError("package.json is not a regular file: it is not read");
+  if (info.size > MAX_PACKAGE_JSON_BYTES) throw new CliError(`package.json is larger than ${MAX_PACKAGE_JSON_BYTES / 1024 / 1024} MiB: it is not read`);
+  const text = readBoundedSync(target, MAX_PACKAGE_JSON_BYTES);
+  if (text === undefined) throw new CliError("package.json could not be read");
+  return text;
 }
 
 /** The project root a command reads from (`--root`, else the config's, else the cwd); a usage error unless it is a folder. */

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { glob } from "tinyglobby";
 import { afterAll, describe, expect, it } from "vitest";
-import { DEFAULT_POLICY_GLOB, POLICY_FILE_GLOB, policyFilesIn, resolveInputs } from "../../compiler/cli/inputs.js";
+import { DEFAULT_POLICY_GLOB, MAX_LISTED_ENTRIES, POLICY_FILE_GLOB, policyFilesIn, resolveInputs } from "../../compiler/cli/inputs.js";
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -55,11 +55,45 @@ describe("listing a folder of policies", () => {
     expect((await resolveInputs([dir], dir)).map((f) => path.relative(dir, f))).toEqual(["a.policy.ts", "dir.policy.ts/z.ts"]);
   });
 
-  it("gives a folder with a link in it back to the glob, which resolveInputs then asks", async () => {
-    const dir = tree(["a.policy.ts", "elsewhere/b.policy.ts"]);
+  it("follows a link to a folder inside the project once, lists a linked policy file, and never leaves the project", async () => {
+    const outside = tree(["secret/s.policy.ts"]);
+    const dir = tree(["a.policy.ts", "elsewhere/b.policy.ts", "shared.ts"]);
     symlinkSync(path.join(dir, "elsewhere"), path.join(dir, "linked"), "dir");
-    expect(policyFilesIn(dir)).toBeUndefined();
-    expect(await resolveInputs([dir], dir)).toEqual((await globbed(dir)).map((f) => f.split(path.sep).join("/")));
+    symlinkSync(path.join(dir, "elsewhere"), path.join(dir, "again"), "dir");
+    symlinkSync(path.join(outside, "secret"), path.join(dir, "out"), "dir");
+    symlinkSync("/", path.join(dir, "root"), "dir");
+    symlinkSync(dir, path.join(dir, "elsewhere", "loop"), "dir");
+    symlinkSync(path.join(dir, "shared.ts"), path.join(dir, "c.policy.ts"));
+    const listed = policyFilesIn(dir)!.map((f) => path.relative(dir, f)).sort();
+    // `again` and `linked` lead to one real folder: walked once. `loop` leads back to the project: walked once more, not forever.
+    const mine = listed.filter((f) => !f.startsWith("elsewhere/loop/"));
+    expect(mine).toHaveLength(4);
+    expect(mine).toEqual(expect.arrayContaining(["a.policy.ts", "c.policy.ts", "elsewhere/b.policy.ts", expect.stringMatching(/^(again|linked)\/b\.policy\.ts$/)]));
+    expect(listed.some((f) => f.includes("s.policy.ts") || f.startsWith("root/") || f.startsWith("out/"))).toBe(false);
+    expect(await resolveInputs([dir], dir)).toEqual(policyFilesIn(dir)!.map((f) => f.split(path.sep).join("/")).sort());
+  });
+
+  it("stops a walk past its bound with a usage error, never an unbounded listing", () => {
+    const dir = tree([], Array.from({ length: 30 }, (_, i) => `d${i}`));
+    for (let i = 0; i < 30; i++) for (let j = 0; j < 30; j++) symlinkSync(path.join(dir, `d${(i + 1) % 30}`), path.join(dir, `d${i}`, `l${j}`), "dir");
+    // 30 folders, each holding 30 links into the next: 930 entries, each real folder walked once.
+    expect(policyFilesIn(dir)).toEqual([]);
+    expect(() => policyFilesIn(dir, undefined, 500)).toThrow(/more than 500 files and folders under .*name the folders that hold policies/);
+    expect(MAX_LISTED_ENTRIES).toBeGreaterThanOrEqual(10_000);
+  });
+
+  it("refuses a pattern from package.json that leaves the project, and never follows a link in a glob", async () => {
+    const outside = tree(["x.policy.ts"]);
+    const dir = tree(["policies/a.policy.ts"]);
+    symlinkSync(outside, path.join(dir, "policies", "out"), "dir");
+    for (const bad of ["/**/*.policy.ts", "../x/**/*.policy.ts", "policies/../../x.policy.ts", "C:/x.policy.ts"]) {
+      await expect(resolveInputs([], dir, [bad])).rejects.toThrow(/leaves the project/);
+      await expect(resolveInputs([bad], dir, [], { untrusted: true })).rejects.toThrow(/leaves the project/);
+    }
+    const listed = await resolveInputs([], dir, ["policies/**/*.policy.ts"]);
+    expect(listed.map((f) => path.relative(dir, f))).toEqual(["policies/a.policy.ts"]);
+    // A path typed on the command line is the user's own: it may name a folder anywhere.
+    expect(await resolveInputs([outside], dir)).toEqual([path.join(outside, "x.policy.ts").split(path.sep).join("/")]);
   });
 
   it("lists the default glob's folder the same way", async () => {

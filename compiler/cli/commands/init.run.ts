@@ -235,7 +235,8 @@ async function existingPolicies(cwd: string, entries: readonly string[]): Promis
   const found = new Set<string>();
   for (const e of new Set(entries)) {
     // An entry that matches nothing (or does not exist) holds no policy: resolveInputs says so by throwing.
-    const files = await resolveInputs([e], cwd).catch(() => []);
+    // Patterns from package.json: confined to the project, never walked through a link out of it.
+    const files = await resolveInputs([e], cwd, [], { untrusted: true }).catch(() => []);
     for (const f of files) found.add(posix(path.relative(cwd, f)));
   }
   return [...found].sort();
