@@ -5,7 +5,7 @@
  */
 import type { AddHelpTextContext } from "commander";
 import type { CompileResult } from "../index.js";
-import { diagnosticsToJson, formatDiagnostics, MAX_WIDTH, MIN_WIDTH, wrapHanging, wrapLines } from "../diagnostics/format.js";
+import { diagnosticsToJson, formatDiagnostics, MAX_WIDTH, MIN_WIDTH, printable, wrapHanging, wrapLines } from "../diagnostics/format.js";
 import { CliError, ExitCode, type CliIO } from "./context.js";
 
 /**
@@ -104,7 +104,8 @@ export function errorJson(message: string): string {
  */
 export function reportFailure(io: CliIO, argv: readonly string[], error: unknown): ExitCode {
   const message = `${error instanceof CliError ? "" : "internal error: "}${error instanceof Error ? error.message : String(error)}`;
-  io.stderr(`${fitMessage(io, `pruneguard: ${message}`)}\n`);
+  // A message may quote what a pull request planted (a pattern, a path): no escape sequence reaches the terminal.
+  io.stderr(`${fitMessage(io, `pruneguard: ${printable(message)}`)}\n`);
   if (wantsJson(argv)) io.stdout(errorJson(message));
   return ExitCode.usage;
 }

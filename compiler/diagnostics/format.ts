@@ -178,13 +178,16 @@ const paint = (on: boolean, style: Style, s: string): string => (on ? util().sty
  */
 const util = (): typeof import("node:util") => process.getBuiltinModule("node:util");
 
-/** Control characters other than tab and newline, and the two JavaScript line separators. */
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029]/g;
+/**
+ * Control characters other than tab and newline, the two JavaScript line separators, and the invisible and
+ * bidirectional formatting characters (a U+202E in a quoted name reverses what the reader sees after it).
+ */
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
 
 /**
  * Text from a policy (a file name, a value quoted in a message) as a terminal should print it: an escape
- * sequence in a file name must not repaint or clear the reader's screen, so control characters are shown
- * as `\uXXXX`.
+ * sequence in a file name must not repaint or clear the reader's screen, nor an invisible character hide
+ * or reorder text, so such characters are shown as `\uXXXX`.
  */
 export function printable(s: string): string {
   return s.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);

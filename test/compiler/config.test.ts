@@ -8,6 +8,8 @@ import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig, MAX_PACKAGE_JSON_BYTES } from "../../compiler/cli/config.js";
 import { CliError } from "../../compiler/cli/context.js";
+import { printable } from "../../compiler/diagnostics/format.js";
+import { runCli } from "./helpers.js";
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -61,5 +63,22 @@ describe("reading package.json", () => {
     const folder = project();
     mkdirSync(path.join(folder, "package.json"));
     await expect(loadConfig(folder)).rejects.toThrow(/not a regular file/);
+  });
+});
+
+describe("what package.json says is printed as text, never as terminal control", () => {
+  it("a pattern with an escape sequence or a bidirectional override is quoted escaped in the usage error", async () => {
+    const dir = project();
+    writeFileSync(path.join(dir, "package.json"), JSON.stringify({ type: "module", pruneguard: { policies: ["\u001b[2J\u001b[Hpolicies\u202e/x.policy.ts"] } }));
+    const r = await runCli(["check"], dir);
+    expect(r.code).toBe(2);
+    expect(r.stderr).not.toMatch(/[\u001b\u202e]/);
+    expect(r.stderr).toContain("\\u001b[2J");
+    expect(r.stderr).toContain("\\u202e");
+  });
+
+  it("printable escapes the invisible and bidirectional characters too, and keeps tabs, newlines and other text", () => {
+    expect(printable("a\u202eb\u2066c\u200bd\ufeffe\u00adf\u061cg")).toBe("a\\u202eb\\u2066c\\u200bd\\ufeffe\\u00adf\\u061cg");
+    expect(printable("tab\there\nnext é ✓")).toBe("tab\there\nnext é ✓");
   });
 });

@@ -2,7 +2,7 @@
 import { existsSync, type Stats } from "node:fs";
 import * as path from "node:path";
 import { DEFAULT_EMIT_OPTIONS } from "../../emit/files.js";
-import { wrapHanging } from "../../diagnostics/format.js";
+import { printable, wrapHanging } from "../../diagnostics/format.js";
 import { ts } from "../../frontend/host.js";
 import { lineColumn, MAX_NESTING, nestingOverflow } from "../../frontend/nesting.js";
 import { PolicyName } from "../../ir/schema.js";
@@ -203,7 +203,8 @@ export async function runInit(flags: InitFlags, cli: CliContext): Promise<void> 
     lines.push(...CI_STEPS.map((s) => `  ${s}`));
     lines.push("", ...wrap(`Next: ${next.join(" && ")}`, "  "));
     lines.push(...wrap(`Then commit ${policies}/, ${out}/, ${testThere ? "test/, " : ""}package.json, tsconfig.json and .gitignore.`, "  "));
-    io.stdout(`${lines.join("\n")}\n`);
+    // Warnings and notes quote package.json and tsconfig.json, which a pull request can plant: no control or bidirectional character reaches the terminal.
+    io.stdout(`${printable(lines.join("\n"))}\n`);
   }
   cli.exit(warnings.length > 0 ? ExitCode.diagnostics : ExitCode.ok);
 }
