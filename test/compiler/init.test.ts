@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { policyTest, starterPolicy, tsconfigFile } from "../../compiler/cli/init-template.js";
+import { rewriteLoses } from "../../compiler/cli/commands/init.run.js";
 import { compilePolicies } from "../../compiler/index.js";
 import { runCli as run } from "./helpers.js";
 
@@ -292,5 +293,36 @@ describe("pruneguard init", () => {
     expect(bad.code).toBe(2);
     expect(JSON.parse(bad.stdout)).toEqual({ error: { message: "package.json is not valid JSON; init left it alone", exitCode: 2 } });
     expect(readdirSync(broken)).toEqual(["package.json"]);
+  });
+});
+
+describe("package.json values init would change by writing the file back", () => {
+  it("leaves a file with a number a double does not hold, or a key given twice, byte for byte, and says what to add", async () => {
+    for (const [text, why] of [
+      ['{\n  "name": "agents",\n  "build": 12345678901234567890\n}\n', /has the number "12345678901234567890"/],
+      ['{\n  "name": "agents",\n  "limit": 1e400\n}\n', /has the number "1e400"/],
+      ['{\n  "name": "agents",\n  "ratio": 0.1000000000000000000001\n}\n', /has the number/],
+      ['{\n  "name": "agents",\n  "name": "other"\n}\n', /names a key twice/],
+    ] as const) {
+      const dir = emptyPackage(text);
+      const r = await run(["init"], dir);
+      expect(r.code).toBe(1);
+      expect(read(dir, "package.json")).toBe(text);
+      expect(r.stdout.replace(/\s+/g, " ")).toMatch(why);
+      expect(r.stdout.replace(/\s+/g, " ")).toContain('Add by hand: "type": "module"');
+    }
+  });
+
+  it("writes one whose numbers only change spelling (1.0, 1E3, -0)", async () => {
+    const dir = emptyPackage('{\n  "name": "agents",\n  "a": 1.0,\n  "b": 1E3,\n  "c": -0,\n  "d": "x\\"y:"\n}\n');
+    const r = await run(["init"], dir);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(read(dir, "package.json"))).toMatchObject({ a: 1, b: 1000, c: 0, d: 'x"y:', type: "module" });
+  });
+
+  it("rewriteLoses: exact decimals, keys counted outside strings", () => {
+    expect(rewriteLoses('{"a":[1,2.50,3e2],"b":{"c":"d:e"}}', JSON.parse('{"a":[1,2.50,3e2],"b":{"c":"d:e"}}'))).toBeNull();
+    expect(rewriteLoses('{"a":{"x":1},"b":{"x":2,"x":3}}', JSON.parse('{"a":{"x":1},"b":{"x":2,"x":3}}'))).toMatch(/twice/);
+    expect(rewriteLoses('{"a":9007199254740993}', JSON.parse('{"a":9007199254740993}'))).toMatch(/9007199254740993/);
   });
 });

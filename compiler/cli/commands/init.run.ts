@@ -344,6 +344,13 @@ function planPackage(
     );
   }
   if (added.length === 0) return { planned: { action: { file: "package.json", status: "kept", detail: kept.length > 0 ? `it has ${kept.join(", ")}` : "" } }, npmTestRuns };
+  // The file is written back from what JSON.parse read: where that would change a value (a number past what a
+  // double holds, a key given twice), init adds nothing and says what to add by hand.
+  const loses = rewriteLoses(text, pkg);
+  if (loses !== null) {
+    warnings.push(`package.json ${loses}, which writing it back would change; init left it alone. Add by hand: ${added.join(", ")}.`);
+    return { planned: { action: { file: "package.json", status: "skipped", detail: "writing it back would change its values (see the warning)" } }, npmTestRuns: false };
+  }
   const indent = /^[ \t]+(?=")/m.exec(text)?.[0] ?? "  ";
   const eol = text.includes("\r\n") ? "\r\n" : "\n";
   const json = JSON.stringify(next, null, indent).replace(/\n/g, eol);
@@ -352,6 +359,58 @@ function planPackage(
     planned: { action: { file: "package.json", status: "added", detail: added.join(", ") }, write: () => root.replace("package.json", `${json}${text.endsWith("\n") ? eol : ""}`, stats) },
     npmTestRuns,
   };
+}
+
+/**
+ * Why `JSON.stringify(JSON.parse(text))` would not say what `text` says, or `null`: a number whose digits the
+ * parsed double does not give back (`12345678901234567890`, `1e400`; `1.0` or `1E3` only change spelling and
+ * are allowed), or an object that names a key twice (JSON.parse keeps the last). `text` is the bounded file
+ * init read; one pass over it.
+ */
+export function rewriteLoses(text: string, parsed: unknown): string | null {
+  let lossy: string | null = null;
+  JSON.parse(text, function (this: unknown, _key: string, value: unknown, context?: { source?: string }) {
+    const source = context?.source;
+    if (lossy === null && typeof value === "number" && typeof source === "string" && (!Number.isFinite(value) || decimal(source) !== decimal(JSON.stringify(value)))) lossy = source;
+    return value;
+  } as (key: string, value: unknown) => unknown);
+  if (lossy !== null) return `has the number ${JSON.stringify(lossy).slice(0, 40)}, which a JavaScript number does not hold`;
+  let keys = 0;
+  const count = (v: unknown): void => {
+    if (Array.isArray(v)) v.forEach(count);
+    else if (typeof v === "object" && v !== null) for (const x of Object.values(v)) (keys++, count(x));
+  };
+  count(parsed);
+  return keysIn(text) > keys ? "names a key twice in one object" : null;
+}
+
+/** A JSON number's exact decimal value, spelled one way (`1.0`, `1E0` and `10e-1` all `1e0`). */
+function decimal(n: string): string {
+  const m = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(n);
+  if (m === null) return n;
+  const frac = m[3] ?? "";
+  let digits = `${m[2]}${frac}`.replace(/^0+/, "");
+  let exp = Number(m[4] ?? 0) - frac.length;
+  if (digits === "") return "0";
+  const trailing = /0*$/.exec(digits)![0].length;
+  digits = digits.slice(0, digits.length - trailing);
+  exp += trailing;
+  return `${m[1]}${digits}e${exp}`;
+}
+
+/** How many object keys `text` (valid JSON) spells: strings followed by a `:`. */
+function keysIn(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] !== '"') continue;
+    let j = i + 1;
+    while (j < text.length && text[j] !== '"') j += text[j] === "\\" ? 2 : 1;
+    let k = j + 1;
+    while (k < text.length && (text[k] === " " || text[k] === "\t" || text[k] === "\n" || text[k] === "\r")) k++;
+    if (text[k] === ":") n++;
+    i = j;
+  }
+  return n;
 }
 
 /** `obj` with `key: value` after the first of `after` it has (else first), keeping the order of the rest. */
