@@ -158,6 +158,12 @@ export const catalogue = {
     template: "{what} holds more than {max}; the compiler stops evaluating it here rather than spend time and memory out of proportion to the file. No policy needs a value this large: write the one the policy means (a tombstone of a few words, each pin once)",
     example: `const a1 = a0 + a0;\nconst a2 = a1 + a1;\n// … each const doubling the one before: 64 MiB from a 1 KB file\ntombstone: a20,`,
   },
+  PG1024: {
+    category: "error",
+    title: "Policy file too large",
+    template: "{what} ({bytes} bytes; the limit is {max}); the compiler does not read it rather than spend time and memory out of proportion to any policy, which is a few kilobytes",
+    example: `// policies/org.policy.ts: 5,000,000 bytes (a table pasted in, or a file planted to exhaust CI)`,
+  },
 
   // ---- PG2xxx: semantics ----
   PG2001: {

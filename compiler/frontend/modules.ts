@@ -13,7 +13,7 @@ import type { Location } from "../ir/location.js";
 import { callDsl, dslBinding, dslMember, DSL_SPECIFIERS, isDslExport, POLICY_EXPORTS } from "./dsl-table.js";
 import { evaluate, locate, snippet, type EvalContext } from "./evaluate.js";
 import { functionOf, helperValue, type FunctionValue } from "./functions.js";
-import { flattenMessage, MAX_NESTING, ts, type ParsedFile, type SourceHost } from "./host.js";
+import { flattenMessage, MAX_HELD_POLICY_BYTES, MAX_NESTING, MAX_POLICY_BYTES, ts, type ParsedFile, type SourceHost } from "./host.js";
 import { displayPath } from "./paths.js";
 import type { ModuleResolution } from "./resolution.js";
 import { didYouMean } from "./suggest.js";
@@ -118,6 +118,16 @@ export class ModuleLoader {
     const report = this.#report;
     const here = (node: ts.Node) => locate(node, file, display);
     const named = new Map<string, SValue>();
+    if (file.tooLarge) {
+      const { bytes, held } = file.tooLarge;
+      const [what, total, max] =
+        held === undefined
+          ? ["this policy file is too large", bytes, MAX_POLICY_BYTES]
+          : ["with this file, the policy files this compilation reads are too large together", held, MAX_HELD_POLICY_BYTES];
+      const count = (n: number) => n.toLocaleString("en-US");
+      report(diagnostic("PG1024", { file: display, line: 1, column: 1, endLine: 1, endColumn: 1 }, { what, bytes: count(total), max: `${count(max)} bytes, ${max / 1024 / 1024} MiB` }));
+      return { path: file.path, display, defaultExport: undefined, named };
+    }
     if (file.tooDeep) {
       const { line, column } = file.tooDeep;
       report(diagnostic("PG1017", { file: display, line, column, endLine: line, endColumn: column + 1 }, { what: "this file", max: MAX_NESTING }));

@@ -17,9 +17,11 @@
  * Nothing outside the project root is read: not a tsconfig or package.json above it, not an `extends` that
  * climbs out of it or goes through a link out of it (nor is its existence asked). Where the compiler cannot
  * read what tsc would (none inside the root, one too large, one nested more deeply than the compiler reads,
- * an `extends` it may not follow), it assumes NodeNext in an ES module, the reading that refuses the most: an
- * import it accepts then resolves under every setting. Every lookup is cached per directory and every read
- * is bounded.
+ * an `extends` it may not follow, a chain of `extends` longer than it reads), it assumes NodeNext in an ES
+ * module, the reading that refuses the most: an import it accepts then resolves under every setting. Every
+ * lookup is cached per directory and every read is bounded: each file by `MAX_CONFIG_BYTES`, and the files
+ * one tsconfig extends, each read once however many paths lead to it, by `MAX_CONFIG_FILES` and
+ * `MAX_CONFIG_TOTAL_BYTES`.
  */
 import * as path from "node:path";
 import { ts } from "./typescript.js";
@@ -52,6 +54,17 @@ export interface ResolutionFiles {
 
 /** A tsconfig.json or package.json larger than this is not one: they are a few hundred bytes. */
 export const MAX_CONFIG_BYTES = 1024 * 1024;
+
+/**
+ * The files one tsconfig.json may take its options from: itself and every file its `extends` reach,
+ * directly or through another. Real chains are two to four files (a project's, a shared base, a preset);
+ * each level of `extends` is a level of recursion in tsc's reader, and 32 are far fewer than would
+ * threaten its stack.
+ */
+export const MAX_CONFIG_FILES = 32;
+
+/** The bytes of those files together (each is at most `MAX_CONFIG_BYTES`): a few full-size files, not 32. */
+export const MAX_CONFIG_TOTAL_BYTES = 4 * 1024 * 1024;
 
 const NODE_MODULES = new Set<ts.ModuleKind>([ts.ModuleKind.Node16, ts.ModuleKind.Node18, ts.ModuleKind.Node20, ts.ModuleKind.NodeNext]);
 const NODE_RESOLUTION = new Set<ts.ModuleResolutionKind>([ts.ModuleResolutionKind.Node16, ts.ModuleResolutionKind.NodeNext]);
@@ -117,6 +130,9 @@ export function createResolutionCache(files: ResolutionFiles): ResolutionCache {
     const refused: string[] = [];
     // Where a file read nests too deeply for tsc's JSON parser, which recurses once per bracket.
     let tooDeep: { readonly file: string; readonly line: number; readonly column: number } | undefined;
+    // The first file past `MAX_CONFIG_FILES` or `MAX_CONFIG_TOTAL_BYTES`: it and every file after it are not read.
+    let overLimit: string | undefined;
+    let total = 0;
     const inside = (p: string): string | undefined => {
       const abs = path.posix.resolve(p);
       if (isInside(files.root, abs) && files.confined(abs)) return abs;
@@ -127,7 +143,17 @@ export function createResolutionCache(files: ResolutionFiles): ResolutionCache {
       const abs = inside(p);
       if (abs === undefined) return undefined;
       if (inputs.has(abs)) return inputs.get(abs);
+      if (overLimit !== undefined || inputs.size >= MAX_CONFIG_FILES) {
+        overLimit ??= abs;
+        refused.push(abs);
+        return undefined;
+      }
       let text = files.readConfig(abs);
+      if (text !== undefined && (total += Buffer.byteLength(text)) > MAX_CONFIG_TOTAL_BYTES) {
+        overLimit = abs;
+        refused.push(abs);
+        return undefined;
+      }
       const deep = text === undefined ? -1 : nestingOverflow(text);
       if (text !== undefined && deep >= 0) {
         tooDeep ??= { file: abs, ...lineColumn(text, deep) };
@@ -138,6 +164,10 @@ export function createResolutionCache(files: ResolutionFiles): ResolutionCache {
       return text;
     };
     const deeply = () => (tooDeep === undefined ? "" : ` (\`${files.display(tooDeep.file)}\` nests more than ${MAX_NESTING} levels deep at line ${tooDeep.line}, column ${tooDeep.column})`);
+    const why = () =>
+      overLimit !== undefined
+        ? `extends more than the compiler reads (at most ${MAX_CONFIG_FILES} files, ${MAX_CONFIG_TOTAL_BYTES / 1024 / 1024} MiB together; it stopped at \`${files.display(overLimit)}\`)`
+        : `extends \`${files.display(refused[0]!)}\`, which the compiler does not read (outside the project root, too large, nested too deeply, or a link out of it)${deeply()}`;
     let reading: ConfigReading;
     const text = read(file);
     if (text === undefined) {
@@ -157,11 +187,14 @@ export function createResolutionCache(files: ResolutionFiles): ResolutionCache {
       };
       try {
         const json = ts.parseConfigFileTextToJson(file, text);
-        const options = ts.parseJsonConfigFileContent(json.config ?? {}, host, path.posix.dirname(file), undefined, file).options;
+        // With a cache of the files extended, each is read and parsed once: without it tsc reads a file again
+        // for every path to it, so a chain of files that each extend the next twice took 2^n reads.
+        const extended = new Map<string, ts.ExtendedConfigCacheEntry>();
+        const options = ts.parseJsonConfigFileContent(json.config ?? {}, host, path.posix.dirname(file), undefined, file, undefined, undefined, extended).options;
         reading = {
           resolution: options.moduleResolution,
           nodeModule: options.module !== undefined && NODE_MODULES.has(options.module),
-          ...(refused.length > 0 ? { unreadable: `extends \`${files.display(refused[0]!)}\`, which the compiler does not read (outside the project root, too large, nested too deeply, or a link out of it)${deeply()}` } : {}),
+          ...(refused.length > 0 ? { unreadable: why() } : {}),
           inputs,
         };
       } catch (error) {

@@ -27,6 +27,7 @@ export declare namespace ts {
   export type ElementAccessExpression = TS.ElementAccessExpression;
   export type ExportDeclaration = TS.ExportDeclaration;
   export type Expression = TS.Expression;
+  export type ExtendedConfigCacheEntry = TS.ExtendedConfigCacheEntry;
   export type FunctionExpression = TS.FunctionExpression;
   export type FunctionLikeDeclaration = TS.FunctionLikeDeclaration;
   export type Identifier = TS.Identifier;

@@ -2,12 +2,13 @@
 // retention cut and forbid → with-flag loosen (exit 1), a lengthened retention tightens (exit 0) — with
 // what it does to each kind's fate; text, JSON and a markdown table; --base reads the old side from git.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { hours } from "../../compiler/testing.js";
 import { diffPolicySets } from "../../compiler/diff/index.js";
+import { MAX_POLICY_BYTES } from "../../compiler/frontend/host.js";
 import { compile, HEADER, runCli as run } from "./helpers.js";
 
 /** An org policy with its tool log's retention, its user turns' lossy rule and the session length as given. */
@@ -179,6 +180,33 @@ describe("pruneguard diff", () => {
     const bad = await run(["diff", "--base", "no-such-rev"], dir);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("--base no-such-rev is not a commit in this repository");
+  });
+
+  it("--base: a policy file in the revision larger than the compiler reads is PG1024 at it, never loaded; a large package.json is refused", async () => {
+    const big = `${org()}//${"x".repeat(MAX_POLICY_BYTES)}`;
+    const dir = project({ "package.json": '{ "name": "x", "pruneguard": { "policies": ["policies"] } }', "policies/org.policy.ts": org(), "policies/big.policy.ts": big.replace('name: "org"', 'name: "big"') });
+    const git = (...args: string[]) => execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main", ...args], { cwd: dir, encoding: "utf8" });
+    git("init", "-q");
+    git("add", "-A");
+    git("commit", "-q", "-m", "big");
+    rmSync(path.join(dir, "policies/big.policy.ts"));
+    const r = await run(["diff", "--base", "HEAD"], dir);
+    expect(r.code, r.all).toBe(2);
+    expect(r.stderr).toContain(`policies/big.policy.ts:1:1 - error PG1024: this policy file is too large (${Buffer.byteLength(big).toLocaleString("en-US")} bytes; the limit is 4,194,304 bytes, 4 MiB)`);
+    expect(r.stderr).toContain("the old side (HEAD) does not compile");
+    expect(r.all).not.toContain("internal error");
+    // Only the files a compilation reads are read: compared alone, org is unchanged.
+    expect((await run(["diff", "--base", "HEAD", "policies/org.policy.ts"], dir)).code).toBe(0);
+    // package.json is a configuration file: at most 1 MiB of it is read, at the revision as on disk.
+    const large = `{ "name": "x", "pad": "${"p".repeat(1024 * 1024)}" }`;
+    writeFileSync(path.join(dir, "package.json"), large);
+    git("commit", "-q", "-am", "large package.json");
+    // On disk it is refused before anything else (compiler/cli/config.ts); at the revision, by the diff.
+    expect((await run(["diff", "--base", "HEAD"], dir)).stderr).toContain("package.json is larger than 1 MiB: it is not read");
+    writeFileSync(path.join(dir, "package.json"), '{ "name": "x", "pruneguard": { "policies": ["policies"] } }');
+    const pkg = await run(["diff", "--base", "HEAD"], dir);
+    expect(pkg.code, pkg.all).toBe(2);
+    expect(pkg.stderr).toContain(`package.json at HEAD is ${Buffer.byteLength(large).toLocaleString("en-US")} bytes, more than the 1 MiB the compiler reads of a configuration file`);
   });
 
   it("usage errors and a side that does not compile exit 2", async () => {

@@ -6,8 +6,10 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, unlinkSync, writeFileSync 
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { compilePolicies, type CompileResult } from "../../compiler/index.js";
+import { compilePolicies, createSourceHost, type CompileResult } from "../../compiler/index.js";
 import { diagnostic, MAX_PARAM_LENGTH } from "../../compiler/diagnostics/diagnostic.js";
+import { MAX_HELD_POLICY_BYTES, MAX_POLICY_BYTES } from "../../compiler/frontend/host.js";
+import { createResolutionCache, MAX_CONFIG_FILES } from "../../compiler/frontend/resolution.js";
 import { codes, compile, expectDiagnostic, HEADER, ORG, runCli } from "./helpers.js";
 
 const temps: string[] = [];
@@ -176,6 +178,129 @@ describe("a tsconfig.json nested deeper than TypeScript's reader can recurse", (
     expect(init.stdout).toContain("kept    tsconfig.json (exists): it is not JSON init can read");
     expect(init.stdout).toMatch(/tsconfig\.json was not read: it nests more than 100 levels deep \(line 1, column 178\),\s+deeper than init reads/);
     expect(init.all).not.toContain("internal error");
+  });
+});
+
+describe("PG1024: a policy file too large to read is not read", () => {
+  // A valid policy padded with a comment to exactly `bytes` bytes: what it costs to parse is no concern here.
+  const padded = (bytes: number, name = "p") => {
+    const text = `${HEADER}${policy("").replace('name: "p"', `name: "${name}"`)}//`;
+    return text + "x".repeat(bytes - Buffer.byteLength(text));
+  };
+  const TOO_LARGE = "this policy file is too large (4,194,305 bytes; the limit is 4,194,304 bytes, 4 MiB); the compiler does not read it rather than spend time and memory out of proportion to any policy, which is a few kilobytes";
+
+  it("one byte past 4 MiB is PG1024 at its first line, and nothing of it is read (a 100 MB file ran out of heap after 94 s)", () => {
+    const dir = temp("large");
+    write(dir, { "policies/big.policy.ts": padded(MAX_POLICY_BYTES + 1) });
+    const r = compilePolicies(["policies/big.policy.ts"], { cwd: dir });
+    expect(expectDiagnostic(r, "PG1024", 1, 1, "policies/big.policy.ts").message).toBe(TOO_LARGE);
+    expect(codes(r)).toEqual(["PG1024"]);
+    expect(r.sources.get("policies/big.policy.ts")).toBe("");
+    // In memory alike.
+    expect(expectDiagnostic(compile({ "p.policy.ts": padded(MAX_POLICY_BYTES + 1) }), "PG1024", 1, 1).message).toBe(TOO_LARGE);
+  });
+
+  it("at exactly the limit the policy compiles", () => {
+    const dir = temp("at-limit");
+    write(dir, { "p.policy.ts": padded(MAX_POLICY_BYTES) });
+    const r = compilePolicies(["p.policy.ts"], { cwd: dir });
+    expect(codes(r)).toEqual([]);
+    expect(r.policies).toHaveLength(1);
+  });
+
+  it("an imported base too large is PG1024 at the base", () => {
+    const r = compile({ "org.policy.ts": padded(MAX_POLICY_BYTES + 1, "org"), "team.policy.ts": `${HEADER}import org from "./org.policy.js";\nexport default extendPolicy(org, { name: "team" });\n` }, ["team.policy.ts"]);
+    expect(expectDiagnostic(r, "PG1024", 1, 1, "org.policy.ts").message).toBe(TOO_LARGE);
+  });
+
+  it("files each within the limit that add up past 16 MiB read at once: the one past it is PG1024 too", () => {
+    // Four of 4 MiB are 16 MiB exactly; a fifth would take them past it.
+    const files = Object.fromEntries(["a", "b", "c", "d", "e"].map((n) => [`${n}.policy.ts`, padded(MAX_POLICY_BYTES, n)]));
+    const r = compile(files);
+    expect(expectDiagnostic(r, "PG1024", 1, 1, "e.policy.ts").message).toBe(
+      `with this file, the policy files this compilation reads are too large together (${(5 * MAX_POLICY_BYTES).toLocaleString("en-US")} bytes; the limit is 16,777,216 bytes, 16 MiB); the compiler does not read it rather than spend time and memory out of proportion to any policy, which is a few kilobytes`,
+    );
+    expect(codes(r)).toEqual(["PG1024"]);
+    expect(r.policies.map((p) => p.name)).toEqual(["a", "b", "c", "d"]);
+    expect(MAX_HELD_POLICY_BYTES).toBe(4 * MAX_POLICY_BYTES);
+  });
+
+  it("a file read on demand (a git object) larger than the limit is never read", () => {
+    let reads = 0;
+    const lazy = (text: string, size = Buffer.byteLength(text)) => ({ size, read: () => (reads++, text) });
+    const host = createSourceHost({ lazyFiles: { "big.policy.ts": lazy("", MAX_POLICY_BYTES + 1), "ok.policy.ts": lazy(HEADER + policy("")) } });
+    const r = compilePolicies({ files: {}, entries: ["big.policy.ts", "ok.policy.ts"] }, { host });
+    expect(expectDiagnostic(r, "PG1024", 1, 1, "big.policy.ts").message).toBe(TOO_LARGE);
+    expect(codes(r)).toEqual(["PG1024"]);
+    expect(reads).toBe(1);
+  });
+
+  it("on the command line: exit 1 with the located diagnostic, quickly, not `internal error`", async () => {
+    const dir = temp("large-cli");
+    write(dir, { "package.json": `{"type":"module"}`, "policies/big.policy.ts": padded(MAX_POLICY_BYTES + 1) });
+    const r = await runCli(["check", "policies", "--no-drift"], dir);
+    expect(r.code, r.all).toBe(1);
+    expect(r.stderr).toContain("policies/big.policy.ts:1:1 - error PG1024: this policy file is too large (4,194,305 bytes;");
+    expect(r.all).not.toContain("internal error");
+  });
+});
+
+describe("a tsconfig.json `extends` chain is read once per file, and only so far", () => {
+  /** `tsconfig.json` extends `l1.json` twice, `l{i}` extends `l{i+1}` twice, `l{n}` sets bundler resolution. */
+  const chain = (n: number, pad = "") => {
+    const files: Record<string, string> = { "tsconfig.json": `{"extends":["./l1.json","./l1.json"]}` };
+    for (let i = 1; i < n; i++) files[`l${i}.json`] = `{"extends":["./l${i + 1}.json","./l${i + 1}.json"]${pad}}`;
+    files[`l${n}.json`] = `{"compilerOptions":{"module":"esnext","moduleResolution":"bundler"}${pad}}`;
+    return files;
+  };
+  const team = `${HEADER}import org from "./org.policy";\nexport default extendPolicy(org, { name: "team" });\n`;
+  /** The resolution of `/` over `files`, how many times a file was read, and how many times one was looked up. */
+  const resolve = (files: Record<string, string>) => {
+    let reads = 0;
+    let lookups = 0;
+    const abs = new Map(Object.entries(files).map(([p, text]) => [`/${p}`, text]));
+    const cache = createResolutionCache({
+      root: "/",
+      display: (p) => p.slice(1),
+      fileExists: (p) => (lookups++, abs.has(p)),
+      confined: () => true,
+      readConfig: (p) => (reads++, abs.get(p)),
+    });
+    return { resolution: cache.of("/"), reads: () => reads, lookups: () => lookups };
+  };
+
+  it("24 levels, each extending the next twice: each file read once (2^24 reads before, 20 levels took 89 s)", () => {
+    const files = chain(24);
+    const { resolution, reads, lookups } = resolve(files);
+    expect(resolution.extensionsRequired).toBe(false);
+    expect(resolution.described).toBe("bundler module resolution (from `tsconfig.json`)");
+    expect(reads()).toBe(25);
+    // tsc looks each `extends` up (49 here); without its cache of extended files it followed every path to
+    // each one again: 2^(n+1) - 1 lookups, 32,767 at 14 levels and 2 s, minutes at 20.
+    expect(lookups()).toBeLessThan(4 * 25);
+    expect(resolution.inputs.size).toBe(25);
+    // And the policy's extensionless import resolves under it.
+    expect(codes(compile({ ...files, "org.policy.ts": ORG, "team.policy.ts": team }))).toEqual([]);
+  });
+
+  it(`past ${MAX_CONFIG_FILES} files the rest is not read: the strict reading, which PG1021 explains`, () => {
+    const files = chain(40);
+    const { resolution, reads } = resolve(files);
+    expect(resolution.extensionsRequired).toBe(true);
+    expect(reads()).toBe(MAX_CONFIG_FILES);
+    const r = compile({ ...files, "org.policy.ts": ORG, "team.policy.ts": team });
+    expect(expectDiagnostic(r, "PG1021", 2, 17, "team.policy.ts").message).toContain(
+      "under NodeNext module resolution (`tsconfig.json` extends more than the compiler reads (at most 32 files, 4 MiB together; it stopped at `l32.json`), so the compiler assumes the strictest)",
+    );
+  });
+
+  it("nor past 4 MiB of them together, each within its own 1 MiB", () => {
+    const files = chain(6, `,"x":"${"y".repeat(1000 * 1000)}"`);
+    const { resolution, reads } = resolve(files);
+    expect(resolution.extensionsRequired).toBe(true);
+    // tsconfig.json and l1–l4 are 4,000,000 bytes and some; l5 takes them past 4 MiB.
+    expect(resolution.described).toContain("it stopped at `l5.json`");
+    expect(reads()).toBe(6);
   });
 });
 
