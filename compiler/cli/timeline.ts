@@ -14,11 +14,15 @@
  *
  * Content only on request (`--content`): without it the page has no span text, digest, directive or query,
  * only ids, kinds, stores, handles, times, statuses and reasons. Everything from the store is untrusted and
- * escaped. The page's size is bounded whatever the session's: charts bin their marks, and the tables list at
- * most `rows` entries each (the first and last halves, and every decision that needs attention first).
+ * escaped. The page's size is bounded whatever the session's and whatever the store holds: charts bin their
+ * marks, the tables list at most `rows` entries each (the first and last halves, and every decision that needs
+ * attention first), every string from the store is cut at `FIELD_CHARS` characters in a cell and content at
+ * `AUDIT_CONTENT_CHARS`, saying how much is left out, and at most `UNREADABLE_SHOWN` unreadable rows are named.
+ * (What reaches the page was bounded before: the audit readers read no field past `MAX_AUDIT_FIELD_BYTES`,
+ * no record past `MAX_AUDIT_RECORD_BYTES`, and no more than `MAX_AUDIT_ROWS` rows in all.)
  */
 import { inDecisionOrder, type AuditRecord } from "../../src/audit.js";
-import type { AuditCopy, AuditSpan } from "../../src/stores/audit-reader.js";
+import { AUDIT_CONTENT_CHARS, MAX_AUDIT_RECORD_BYTES, type AuditCopy, type AuditSpan } from "../../src/stores/audit-reader.js";
 import { escapeHtml } from "./html.js";
 
 /** One store's chain of the session, read and verified as `audit --verify` does. */
@@ -47,6 +51,11 @@ export interface TimelineInput {
   readonly chains: readonly TimelineChain[];
   readonly spans: readonly TimelineSpan[];
   readonly copies: readonly TimelineCopy[];
+  /**
+   * Rows of the store not shown because they could not be read (a registry row or a copy with a field past
+   * its bound, a chain whose names are), one sentence each; said right after the chains' verification.
+   */
+  readonly unreadable?: readonly string[];
   /** Include span text, digests and directives (queries). */
   readonly content: boolean;
   /** The most entries a table lists; 0: all. */
@@ -58,8 +67,14 @@ export interface TimelineInput {
 /** The default of `--rows`: enough to read, few enough that a browser renders the page at once. */
 export const DEFAULT_TIMELINE_ROWS = 2_000;
 
-/** Characters of span text or a directive shown per cell with `--content`. */
-const CONTENT_CHARS = 600;
+/** Characters of span text or a directive shown per cell with `--content` (what the audit readers read of it). */
+const CONTENT_CHARS = AUDIT_CONTENT_CHARS;
+
+/** Characters of any other string from the store shown per cell (names, ids, kinds, reasons, details). */
+const FIELD_CHARS = 200;
+
+/** The most unreadable rows the page names one by one. */
+const UNREADABLE_SHOWN = 10;
 
 /**
  * Every value written into the page goes through this, numbers included: what a store returns is typed only
@@ -67,6 +82,9 @@ const CONTENT_CHARS = 600;
  * are not of their types), and a value that slipped past them must still come out as text, never markup.
  */
 const e = (value: unknown): string => escapeHtml(String(value));
+
+/** A string from the store, cut at `FIELD_CHARS` (saying how much is left out), escaped: what a cell shows of it. */
+const field = (value: unknown): string => e(cut(String(value), FIELD_CHARS));
 
 /** A record's time (ms): the decision clock where it has one, else when the store wrote it. */
 function timeOf(r: AuditRecord): number {
@@ -190,8 +208,17 @@ export function timelineHtml(input: TimelineInput): string {
   if (input.chains.length === 0) out.push('<p class="verify broken">No audit chain holds this session.</p>');
   for (const c of input.chains) {
     out.push(c.problem === null
-      ? `<p class="verify ok" data-verify="ok">✓ store ${e(c.store)}: chain ok, ${c.records.length} record${c.records.length === 1 ? "" : "s"}, head <code>${e(c.head ?? "(empty)")}</code></p>`
-      : `<p class="verify broken" data-verify="broken">✗ store ${e(c.store)}: chain broken at record ${e(c.problem.seq)}: ${e(c.problem.problem)}: ${e(c.problem.detail)}.${c.unreadable > 0 ? ` ${e(c.unreadable)} record${c.unreadable === 1 ? "" : "s"} could not be read and ${c.unreadable === 1 ? "is" : "are"} not shown.` : ""} What follows is what the store holds now, not what was decided.</p>`);
+      ? `<p class="verify ok" data-verify="ok">✓ store ${field(c.store)}: chain ok, ${c.records.length} record${c.records.length === 1 ? "" : "s"}, head <code>${field(c.head ?? "(empty)")}</code></p>`
+      : `<p class="verify broken" data-verify="broken">✗ store ${field(c.store)}: chain broken at record ${e(c.problem.seq)}: ${field(c.problem.problem)}: ${e(cut(c.problem.detail, 4 * FIELD_CHARS))}.${c.unreadable > 0 ? ` ${e(c.unreadable)} record${c.unreadable === 1 ? "" : "s"} could not be read and ${c.unreadable === 1 ? "is" : "are"} not shown.` : ""} What follows is what the store holds now, not what was decided.</p>`);
+  }
+  const unreadable = input.unreadable ?? [];
+  if (unreadable.length > 0) {
+    const n = unreadable.length;
+    out.push(
+      `<p class="verify broken" data-unreadable="${n}">✗ ${n} row${n === 1 ? "" : "s"} of the store could not be read and ${n === 1 ? "is" : "are"} not shown (the registry, the copies or the chains' names):</p>`,
+      ...unreadable.slice(0, UNREADABLE_SHOWN).map((d) => `<p class="note">${e(cut(d, 4 * FIELD_CHARS))}</p>`),
+      ...(n > UNREADABLE_SHOWN ? [`<p class="note">… and ${n - UNREADABLE_SHOWN} more.</p>`] : []),
+    );
   }
   out.push(
     '<h2 id="summary">Summary</h2><div class="cards">',
@@ -403,10 +430,10 @@ function decisionTable(records: readonly AuditRecord[], limit: number, content: 
   const head = ["time", "record", "op", "answer", "span", "kind", "mode", "handle", "reversible until", "accept_lossy", "reason", ...(content ? ["directive"] : [])];
   const row = (r: AuditRecord) => {
     const cells = [
-      e(iso(timeOf(r))), `${e(r.store)} #${e(r.seq)}`, e(r.op ?? "-"), `<span class="s-${e(String(r.status))}">${e(String(r.status))}</span>`, e(r.spanId ?? "-"),
-      e(r.kind ?? "-"), e(r.mode ?? "-"), e(r.handle ?? "-"), e(r.until === undefined ? "-" : iso(r.until)), r.acceptLossy ? "yes" : "-", e(r.reason ?? "-"),
+      e(iso(timeOf(r))), `${field(r.store)} #${e(r.seq)}`, field(r.op ?? "-"), `<span class="s-${field(String(r.status))}">${field(String(r.status))}</span>`, field(r.spanId ?? "-"),
+      field(r.kind ?? "-"), field(r.mode ?? "-"), field(r.handle ?? "-"), e(r.until === undefined ? "-" : iso(r.until)), r.acceptLossy ? "yes" : "-", field(r.reason ?? "-"),
     ];
-    const directive = content ? `<td class="c">${e(cut(r.directive ?? ""))}</td>` : "";
+    const directive = content ? `<td class="c">${e(cut(r.directive ?? "", CONTENT_CHARS))}</td>` : "";
     return `<tr>${cells.map((c) => `<td>${c}</td>`).join("")}${directive}</tr>`;
   };
   return `<div class="scroll"><table><thead><tr>${head.map((h) => `<th>${h}</th>`).join("")}</tr></thead><tbody>\n${bounded(records, limit, row, head.length)}\n</tbody></table></div>`;
@@ -444,17 +471,30 @@ function spanTable(input: TimelineInput, records: readonly AuditRecord[], limit:
     const status = f?.status ?? "live";
     const fateText = status === "reversible" ? (f?.until !== undefined ? `reversible until ${iso(f.until)}` : "pruned, reversible") : status === "lossy" ? "pruned, lossy" : "live";
     const cells = [
-      e(s.ordinal), e(s.spanId), e(s.kind), e(s.backing ?? "-"), e(iso(c?.createdAt)), e(copy), `<span class="s-${status === "live" ? "found" : e(status)}">${e(fateText)}</span>`,
-      String(f?.rejected ?? 0), f === undefined || f.recalls === 0 ? "0" : `${f.recalls} (last: ${e(f.lastRecall ?? "-")})`,
+      e(s.ordinal), field(s.spanId), field(s.kind), field(s.backing ?? "-"), e(iso(c?.createdAt)), e(copy), `<span class="s-${status === "live" ? "found" : e(status)}">${e(fateText)}</span>`,
+      String(f?.rejected ?? 0), f === undefined || f.recalls === 0 ? "0" : `${f.recalls} (last: ${field(f.lastRecall ?? "-")})`,
     ];
-    const extra = input.content ? `<td class="c">${e(cut(c?.text ?? ""))}</td><td class="c">${e(cut(s.replacement ?? ""))}</td>` : "";
+    const extra = input.content ? `<td class="c">${e(contentCell(c?.text ?? null, c?.textBytes))}</td><td class="c">${e(contentCell(s.replacement ?? null, s.replacementBytes))}</td>` : "";
     return `<tr>${cells.map((x) => `<td>${x}</td>`).join("")}${extra}</tr>`;
   };
   return `<div class="scroll"><table><thead><tr>${head.map((h) => `<th>${h}</th>`).join("")}</tr></thead><tbody>\n${bounded(input.spans, limit, row, head.length)}\n</tbody></table></div>`;
 }
 
-function cut(text: string): string {
-  if (text.length <= CONTENT_CHARS) return text;
+/** `text` cut at `chars` (never inside a surrogate pair), saying how many characters are left out. */
+function cut(text: string, chars: number): string {
+  if (text.length <= chars) return text;
+  const code = text.charCodeAt(chars - 1);
+  const at = code >= 0xd800 && code <= 0xdbff ? chars - 1 : chars;
+  return `${text.slice(0, at)}… (${text.length - at} more characters)`;
+}
+
+/**
+ * Span text or a replacement as a cell shows it. `bytes` is the whole text's length when the reader read only
+ * its start (at least `CONTENT_CHARS` characters of it), or none of it (past `MAX_AUDIT_RECORD_BYTES`).
+ */
+function contentCell(text: string | null, bytes: number | undefined): string {
+  if (bytes === undefined) return cut(text ?? "", CONTENT_CHARS);
+  if (text === null || bytes > MAX_AUDIT_RECORD_BYTES) return `(not read: ${bytes} bytes, over the ${MAX_AUDIT_RECORD_BYTES} bytes pruneguard audit reads of one text)`;
   const code = text.charCodeAt(CONTENT_CHARS - 1);
-  return `${text.slice(0, code >= 0xd800 && code <= 0xdbff ? CONTENT_CHARS - 1 : CONTENT_CHARS)}… (${text.length - CONTENT_CHARS} more characters)`;
+  return `${text.slice(0, code >= 0xd800 && code <= 0xdbff ? CONTENT_CHARS - 1 : CONTENT_CHARS)}… (${bytes} bytes in all)`;
 }

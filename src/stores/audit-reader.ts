@@ -16,6 +16,44 @@
  */
 export const MAX_AUDIT_RECORD_BYTES = 1_048_576;
 
+/**
+ * The longest value of any other column a reader reads (a store or session name, a span id, a kind, a
+ * handle, a status, a hash, a number a SQLite file may hold as text): 1 KiB. pruneguard writes none over a
+ * few dozen bytes but the session id, which the application chooses; a longer value was planted. The
+ * readers ask the engine for its length first, as for a record, and read `NULL` in its place; the column's
+ * length comes back in `oversized`, and `pruneguard audit` reports the row as unreadable instead of showing
+ * it (a 100 MB span id once made a 105 MB page, and a 200 MB kind exhausted the heap).
+ */
+export const MAX_AUDIT_FIELD_BYTES = 1024;
+
+/**
+ * How much of a span's text or replacement a reader reads when asked for content (`--content`): its first
+ * 2,400 bytes on SQLite, 600 characters on PostgreSQL (at most 2,400 bytes), which is what the page shows
+ * of it (600 characters), with the whole text's length beside it. A text longer than
+ * `MAX_AUDIT_RECORD_BYTES` is not read at all (`null`, its length given).
+ */
+export const AUDIT_CONTENT_CHARS = 600;
+export const AUDIT_CONTENT_BYTES = 4 * AUDIT_CONTENT_CHARS;
+
+/**
+ * The most rows (`MAX_AUDIT_ROWS`) and bytes of text (`MAX_AUDIT_TEXT_BYTES`: records, names, content as
+ * read) one reader reads, over every call, so one run of `pruneguard audit`, whatever the store holds: 200,000
+ * rows and 64 MiB. A session pruneguard writes stays far below both (a record is a few hundred bytes); a
+ * planted registry of 10 million rows would not. Before each read the reader asks the engine for the number
+ * of rows and their bytes (lengths only, as for a record), and refuses a read past what is left with
+ * `AuditReadError` (`too-large`): the command stops with exit 2 naming what was too large, having loaded none of it.
+ */
+export const MAX_AUDIT_ROWS = 200_000;
+export const MAX_AUDIT_TEXT_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Columns a reader left in the store because each was longer than `MAX_AUDIT_FIELD_BYTES`: each column's
+ * length in bytes, by its name in the table. Present on a row only when it has one; each such column reads
+ * `null`, whatever the row's type says (as a SQLite column may hold any value), and the row is to be
+ * reported as unreadable, never shown.
+ */
+export type OversizedColumns = Readonly<Record<string, number>>;
+
 /** An audit row as stored: its indexed columns beside the sealed record's exact text. */
 export interface AuditRow {
   readonly seq: number;
@@ -28,6 +66,8 @@ export interface AuditRow {
   readonly record: string | null;
   /** The length of the record's text in bytes, as the engine reports it without reading the text. */
   readonly bytes: number;
+  /** `seq`, `status` or `hash` past `MAX_AUDIT_FIELD_BYTES` (each read as `null`). */
+  readonly oversized?: OversizedColumns;
 }
 
 /** How many audit records one store keeps for one session. */
@@ -35,6 +75,12 @@ export interface AuditChainCount {
   readonly store: string;
   readonly session: string;
   readonly n: number;
+  /**
+   * `store` or `session` past `MAX_AUDIT_FIELD_BYTES`: each reads `null` (whatever the type says), and the
+   * chain is to be reported, not shown. Chains whose names are past the bound are counted by their names'
+   * lengths: two such chains whose names have the same lengths are one entry.
+   */
+  readonly oversized?: OversizedColumns;
 }
 
 /** A session's counter row, as `--verify` cross-checks it against the chain. */
@@ -55,8 +101,15 @@ export interface AuditSpan {
   readonly kind: string;
   /** The store that keeps its copy, `null` for an unbacked kind. */
   readonly backing: string | null;
-  /** The digest or compressed form a prune put in its place: read only when asked for content. */
+  /**
+   * The digest or compressed form a prune put in its place: read only when asked for content, and then only
+   * its start (`AUDIT_CONTENT_BYTES`; `null` past `MAX_AUDIT_RECORD_BYTES`).
+   */
   readonly replacement?: string | null;
+  /** The replacement's whole length in bytes, when `replacement` is not all of it (cut, or not read). */
+  readonly replacementBytes?: number;
+  /** `ordinal`, `span_id`, `kind` or `backing` past `MAX_AUDIT_FIELD_BYTES` (each read as `null`). */
+  readonly oversized?: OversizedColumns;
 }
 
 /** A copy a store keeps (its bytes only when asked for content). */
@@ -68,7 +121,12 @@ export interface AuditCopy {
   readonly expiredAt: number | null;
   readonly held: boolean;
   readonly heldUntil: number | null;
+  /** The copy's text, with content only, and then only its start (as a span's `replacement`). */
   readonly text?: string | null;
+  /** The text's whole length in bytes, when `text` is not all of it (cut, or not read). */
+  readonly textBytes?: number;
+  /** A column past `MAX_AUDIT_FIELD_BYTES` (`store`, `span_id`, `handle`, a time or the hold; each read as `null`). */
+  readonly oversized?: OversizedColumns;
 }
 
 /** A durable store's records, read only. */
@@ -101,11 +159,67 @@ export interface AuditReader {
  * the caller named it; `reason` lets the caller word its own part (a prefix, an exit code).
  */
 export class AuditReadError extends Error {
-  readonly reason: "missing" | "unopenable" | "unreadable" | "not-a-store" | "bad-schema" | "unreachable" | "newer";
+  readonly reason: "missing" | "unopenable" | "unreadable" | "not-a-store" | "bad-schema" | "unreachable" | "newer" | "too-large";
 
   constructor(reason: AuditReadError["reason"], message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = "AuditReadError";
     this.reason = reason;
+  }
+}
+
+/**
+ * SQL for reading `expr` as `as` only up to `limit` bytes, both engines: the value, or `NULL` when it is
+ * longer, beside its length as `<as>_bytes`. Both engines answer `octet_length` of a stored value from its
+ * header, so a longer value is never fetched. (PostgreSQL: for a text column; its typed columns are bounded
+ * by their type.)
+ */
+export function boundedColumn(expr: string, as: string, limit: number = MAX_AUDIT_FIELD_BYTES): string {
+  return `CASE WHEN octet_length(${expr}) <= ${limit} THEN ${expr} END AS ${as}, octet_length(${expr}) AS ${as}_bytes`;
+}
+
+/**
+ * SQL for the bytes a read of the column `as` (a `boundedColumn` of a query aliased `q`) takes: its length
+ * up to `limit`, at most `read` (a content column read in part), and 0 past `limit` or for `NULL` (not read).
+ */
+export function spentBytes(as: string, limit: number = MAX_AUDIT_FIELD_BYTES, read: number = limit): string {
+  const bytes = `q.${as}_bytes`;
+  return `(CASE WHEN ${bytes} > ${limit} THEN 0 WHEN ${bytes} > ${read} THEN ${read} ELSE coalesce(${bytes}, 0) END)`;
+}
+
+/**
+ * The columns of `row` (read with `boundedColumn`) whose `<column>_bytes` is past `limit`, by name; `undefined`
+ * when none is. Lengths come back as numbers, or as text (PostgreSQL's bigints).
+ */
+export function oversizedColumns(row: Readonly<Record<string, unknown>>, columns: readonly string[], limit: number = MAX_AUDIT_FIELD_BYTES): OversizedColumns | undefined {
+  let found: Record<string, number> | undefined;
+  for (const column of columns) {
+    const bytes = Number(row[`${column}_bytes`] ?? 0);
+    if (bytes > limit) (found ??= {})[column] = bytes;
+  }
+  return found;
+}
+
+/**
+ * What one reader has read so far, against `MAX_AUDIT_ROWS` and `MAX_AUDIT_TEXT_BYTES`. `spend` is called
+ * with what the engine says a read will take, before it is made; it throws `AuditReadError` (`too-large`)
+ * when that is past what is left, naming `what` ("the registry of session s in store log"). It returns how
+ * many rows the read may return (a `LIMIT`: rows written since the count are not read).
+ */
+export class AuditReadBudget {
+  #rows = 0;
+  #bytes = 0;
+
+  spend(what: string, rows: number, bytes: number): number {
+    if (this.#rows + rows > MAX_AUDIT_ROWS || this.#bytes + bytes > MAX_AUDIT_TEXT_BYTES) {
+      const before = this.#rows > 0 ? `, after the ${this.#rows} rows (${this.#bytes} bytes) read before it,` : "";
+      throw new AuditReadError(
+        "too-large",
+        `${what} holds ${rows} rows (${bytes} bytes of text)${before} past what pruneguard audit reads in one run (${MAX_AUDIT_ROWS} rows, ${MAX_AUDIT_TEXT_BYTES} bytes of text; pruneguard writes a few hundred bytes a decision): not read`,
+      );
+    }
+    this.#rows += rows;
+    this.#bytes += bytes;
+    return rows;
   }
 }

@@ -10,6 +10,9 @@
  *   records' fields, a foreign record's details, a JSON error quoting the text, the errors naming stores;
  * - memory: a record longer than `MAX_AUDIT_RECORD_BYTES` is never read into the process (its reader asks
  *   the engine for its length first); it is reported as unreadable, and the chain does not verify past it.
+ *   Every other column is bounded the same way (`MAX_AUDIT_FIELD_BYTES`: a kind, a span id, a handle, a
+ *   status, a session name; span text read in part), its row reported, not shown; a store with more rows
+ *   than one run reads (`MAX_AUDIT_ROWS`) is refused with exit 2, none of them loaded.
  *
  * The files are made by a window and edited with node:sqlite, in a temp folder. Most runs are in process
  * (`main`); the memory test spawns the built CLI (`npm run build` first, as `npm test` does) to read its
@@ -21,7 +24,9 @@
  * every text run held raw ESC or BEL (the table, the foreign record's verdict, the JSON error, the session
  * list, both errors naming stores); the reader returned the oversized record's text, and the command's peak
  * resident memory with the 128 MiB record was 953 MiB; no record was refused for its types. The test that
- * passed is a guard over the strings that were escaped already.
+ * passed is a guard over the strings that were escaped already. "A field past its bound" (and its PostgreSQL
+ * case) failed in every test with the readers, audit.run.ts and timeline.ts of before: the page held the 4 MiB
+ * kind whole, the status and session name were read, and the 200,001-row registry was read and shown.
  */
 import { spawnSync } from "node:child_process";
 import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
@@ -33,7 +38,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../compiler/cli/main.js";
 import { ContextWindow, ManualClock, SqliteStore, type BackingStore } from "../../src/index.js";
 import { PostgresStore } from "../../src/postgres.js";
-import { MAX_AUDIT_RECORD_BYTES } from "../../src/stores/audit-reader.js";
+import { AuditReadBudget, MAX_AUDIT_FIELD_BYTES, MAX_AUDIT_RECORD_BYTES, MAX_AUDIT_ROWS, MAX_AUDIT_TEXT_BYTES } from "../../src/stores/audit-reader.js";
 import { openPostgresAuditReader } from "../../src/stores/postgres/postgres-audit.js";
 import { openSqliteAuditReader } from "../../src/stores/sqlite/sqlite-audit.js";
 import { SQLITE_SCHEMA_VERSION } from "../../src/stores/sqlite/sqlite-schema.js";
@@ -291,6 +296,112 @@ describe("a record past the bound", () => {
   });
 });
 
+describe("a field past its bound, and a store too large to read", () => {
+  const MiB = 1024 * 1024;
+  /** A page, a listing or a verdict carrying none of a planted value: well under the value's own size. */
+  const SMALL = 64 * 1024;
+  /** The sentence `pruneguard audit` ends an oversized column's report with. */
+  const over = `over the ${MAX_AUDIT_FIELD_BYTES} bytes pruneguard audit reads of one field (a name, an id, a status, a hash or a number): not read`;
+
+  it("reports a registry row whose kind or span id is past the bound, and shows none of it (the page stays small)", async () => {
+    const file = planted(
+      ["UPDATE pruneguard_spans SET kind = ? WHERE ordinal = 1", "<".repeat(4 * MiB)],
+      ["INSERT INTO pruneguard_spans (store, session, ordinal, span_id, kind, hash, backing) VALUES ('log', 's1', 2, ?, 'tool', 'h', 'log')", "<".repeat(2 * MiB)],
+    );
+    const reader = openSqliteAuditReader(file);
+    try {
+      const spans = await reader.registry("log", "s1", true);
+      expect(spans.map((s) => [s.ordinal, s.oversized, s.kind, s.spanId])).toEqual([[1, { kind: 4 * MiB }, null, "span_1"], [2, { span_id: 2 * MiB }, "tool", null]]);
+    } finally {
+      await reader.close();
+    }
+    for (const extra of [[], ["--content"]]) {
+      const r = await cli(file, "--session", "s1", "--format", "html", ...extra);
+      expect(r.code, r.err).toBe(0);
+      expect(r.out.length).toBeLessThan(SMALL);
+      expectNoInjectedMarkup(r.out);
+      expect(r.out).toContain('data-unreadable="2">✗ 2 rows of the store could not be read and are not shown');
+      expect(r.out).toContain(`registry row for span span_1 at position 1 in store log: its kind column is ${4 * MiB} bytes long, ${over}`);
+      expect(r.out).toContain(`registry row at position 2 in store log: its span_id column is ${2 * MiB} bytes long, ${over}`);
+      expect(r.out).toContain("<h2 id=\"spans\">Spans (0)</h2>");
+    }
+  });
+
+  it("reports a copy whose handle is past the bound, and reads a copy's text only in part (none of it past 1 MiB)", async () => {
+    const handle = planted(["UPDATE pruneguard_records SET handle = ?", "#".repeat(MAX_AUDIT_FIELD_BYTES + 1)]);
+    const page = await cli(handle, "--session", "s1", "--format", "html");
+    expect(page.code, page.err).toBe(0);
+    expect(page.out.length).toBeLessThan(SMALL);
+    expect(page.out).toContain(`copy of span span_1 in store log: its handle column is ${MAX_AUDIT_FIELD_BYTES + 1} bytes long, ${over}`);
+    expect(page.out).toContain("copies held (of 0)");
+
+    const text = planted(["UPDATE pruneguard_records SET text = ?", "<".repeat(3 * MiB)]);
+    const reader = openSqliteAuditReader(text);
+    try {
+      expect(await reader.copies("s1", true)).toMatchObject([{ spanId: "span_1", text: null, textBytes: 3 * MiB }]);
+    } finally {
+      await reader.close();
+    }
+    const shown = await cli(text, "--session", "s1", "--format", "html", "--content");
+    expect(shown.code, shown.err).toBe(0);
+    expect(shown.out.length).toBeLessThan(SMALL);
+    expect(shown.out).toContain(`(not read: ${3 * MiB} bytes, over the ${MAX_AUDIT_RECORD_BYTES} bytes pruneguard audit reads of one text)`);
+    expect(shown.out).not.toContain("data-unreadable");
+
+    // Under the bound, only the start is read: what the page shows of it, and the whole length.
+    const long = planted(["UPDATE pruneguard_records SET text = ?", "é".repeat(100_000)]);
+    const cut = await cli(long, "--session", "s1", "--format", "html", "--content");
+    expect(cut.code, cut.err).toBe(0);
+    expect(cut.out).toContain(`${"é".repeat(600)}… (200000 bytes in all)`);
+    expect(cut.out).not.toContain("é".repeat(601));
+  });
+
+  it("reports an audit row whose status or hash is past the bound as unreadable, in every format", async () => {
+    const file = planted([`UPDATE pruneguard_audit SET status = ? WHERE id = ${key(2)}`, "<".repeat(2 * MiB)]);
+    const expected = `record 2: its status column is ${2 * MiB} bytes long, ${over}`;
+    const text = await cli(file, "--session", "s1", "--verify");
+    expect(text.code).toBe(1);
+    expect(text.out.length).toBeLessThan(SMALL);
+    expect(text.out).toContain(`chain broken at record 2: unreadable: ${expected}`);
+    const json = await cli(file, "--session", "s1", "--verify", "--format", "json");
+    expect(json.code).toBe(1);
+    expect(json.out.length).toBeLessThan(SMALL);
+    expect(JSON.parse(json.out).verify.break).toEqual({ seq: 2, problem: "unreadable", detail: expected });
+    const page = await cli(file, "--session", "s1", "--format", "html");
+    expect(page.code, page.err).toBe(0);
+    expect(page.out.length).toBeLessThan(SMALL);
+    expect(page.out).toContain(`chain broken at record 2: unreadable: ${expected}.`);
+  });
+
+  it("lists a chain whose session name is past the bound by its length, never its name", async () => {
+    const file = planted(["UPDATE pruneguard_chains SET session = ?", "\u001b[2J".repeat(MiB)]);
+    const text = await cli(file);
+    expect(text.code).toBe(0);
+    expect(text.out.length).toBeLessThan(SMALL);
+    expect(text.out).not.toMatch(TERMINAL_CONTROL);
+    expect(text.out).toBe(`no audit records\n1 chain not listed, unreadable:\n  a chain of 3 records in store log: its session column is ${4 * MiB} bytes long, ${over}\n`);
+    const json = JSON.parse((await cli(file, "--format", "json")).out) as { sessions: unknown[]; unlisted: unknown[] };
+    expect(json).toMatchObject({ sessions: [], unlisted: [{ n: 3, oversized: { session: 4 * MiB } }] });
+  });
+
+  it(`refuses a store holding more than ${MAX_AUDIT_ROWS} rows to read, loading none of them`, async () => {
+    const file = planted([
+      `WITH RECURSIVE n(i) AS (SELECT 2 UNION ALL SELECT i + 1 FROM n WHERE i <= ${MAX_AUDIT_ROWS})
+       INSERT INTO pruneguard_spans (store, session, ordinal, span_id, kind, hash) SELECT 'log', 's1', i, 'span_' || i, 'tool', 'h' FROM n`,
+    ]);
+    const r = await cli(file, "--session", "s1", "--format", "html");
+    expect(r.code).toBe(2);
+    expect(r.out).toBe("");
+    expect(r.err).toMatch(new RegExp(`cannot read \\S*planted-\\d+\\.db: the span registry of session s1 in store log holds ${MAX_AUDIT_ROWS + 1} rows \\(\\d+ bytes of text\\), after the \\d+ rows \\(\\d+ bytes\\) read before it, past what pruneguard audit reads in one run \\(${MAX_AUDIT_ROWS} rows, ${MAX_AUDIT_TEXT_BYTES} bytes of text`));
+    // The chain alone is well within the bound: read and verified as before.
+    expect((await cli(file, "--session", "s1")).code).toBe(0);
+    // And so is the text read in all, records included, whatever the rows' count.
+    const budget = new AuditReadBudget();
+    expect(budget.spend("a chain", 10, MAX_AUDIT_TEXT_BYTES - 1)).toBe(10);
+    expect(() => budget.spend("the registry", 1, 2)).toThrow(/the registry holds 1 rows \(2 bytes of text\), after the 10 rows \(67108863 bytes\) read before it, past what/);
+  });
+});
+
 describe("a store of a later format", () => {
   it("is refused by the SQLite reader, saying which format, and the file is left as it was", async () => {
     const later = path.join(dir, "later.db");
@@ -346,6 +457,49 @@ describeWithServer("audit over a planted PostgreSQL schema", { needs: "any" }, (
     expectNoInjectedMarkup(page.out);
     expect(page.out).not.toContain("<img");
     expect(page.out).toContain("2 records could not be read and are not shown.");
+  });
+
+  itWithServer("leaves every field past its bound on the server, reports its row, and refuses a registry too large to read", { needs: "any" }, async () => {
+    const MiB = 1024 * 1024;
+    const schema = await freshSchema(pool, "auditfields", schemas);
+    const clock = new ManualClock(Date.UTC(2026, 11, 6, 9, 0, 0));
+    await session(new PostgresStore({ name: "log", pool, schema, clock }), clock);
+    const q = (table: string) => `${pg.escapeIdentifier(schema)}.${table}`;
+    // A span id past the field bound (and under the btree's own limit for its unique index), a kind, a
+    // status and a copy's text of megabytes.
+    await pool.query(`UPDATE ${q("spans")} SET kind = repeat('<', $1) WHERE ordinal = 1`, [4 * MiB]);
+    await pool.query(`INSERT INTO ${q("spans")} (store, session, ordinal, span_id, kind, hash) VALUES ('log', 's1', 2, repeat('x', $1), 'tool', 'h')`, [MAX_AUDIT_FIELD_BYTES + 1]);
+    await pool.query(`UPDATE ${q("audit")} SET status = repeat('<', $1) WHERE seq = 2`, [2 * MiB]);
+    await pool.query(`UPDATE ${q("records")} SET text = repeat('<', $1)`, [3 * MiB]);
+
+    const reader = await openPostgresAuditReader(PG_URL, schema);
+    try {
+      expect((await reader.registry("log", "s1", true)).map((s) => [s.ordinal, s.oversized, s.kind, s.spanId])).toEqual([
+        [1, { kind: 4 * MiB }, null, "span_1"], [2, { span_id: MAX_AUDIT_FIELD_BYTES + 1 }, "tool", null],
+      ]);
+      expect((await reader.rows("log", "s1")).map((r) => r.oversized ?? null)).toEqual([null, { status: 2 * MiB }, null]);
+      expect(await reader.copies("s1", true)).toMatchObject([{ spanId: "span_1", text: null, textBytes: 3 * MiB }]);
+    } finally {
+      await reader.close();
+    }
+    const over = `over the ${MAX_AUDIT_FIELD_BYTES} bytes pruneguard audit reads of one field`;
+    const args = ["--url", PG_URL, "--schema", schema, "--session", "s1"];
+    const page = await cli(...args, "--format", "html", "--content");
+    expect(page.code, page.err).toBe(0);
+    expect(page.out.length).toBeLessThan(64 * 1024);
+    expectNoInjectedMarkup(page.out);
+    expect(page.out).toContain(`registry row for span span_1 at position 1 in store log: its kind column is ${4 * MiB} bytes long, ${over}`);
+    expect(page.out).toContain(`registry row at position 2 in store log: its span_id column is ${MAX_AUDIT_FIELD_BYTES + 1} bytes long, ${over}`);
+    expect(page.out).toContain(`chain broken at record 2: unreadable: record 2: its status column is ${2 * MiB} bytes long, ${over}`);
+    const text = await cli(...args, "--verify");
+    expect(text.code).toBe(1);
+    expect(text.out.length).toBeLessThan(64 * 1024);
+
+    await pool.query(`INSERT INTO ${q("spans")} (store, session, ordinal, span_id, kind, hash) SELECT 'log', 's1', i, 'span_' || i, 'tool', 'h' FROM generate_series(3, $1::bigint) AS i`, [MAX_AUDIT_ROWS + 2]);
+    const refused = await cli(...args, "--format", "html");
+    expect(refused.code).toBe(2);
+    expect(refused.out).toBe("");
+    expect(refused.err).toContain(`cannot read postgres:${schema}: the span registry of session s1 in store log holds ${MAX_AUDIT_ROWS + 2} rows`);
   });
 
   itWithServer("refuses a schema of a later version, saying which", { needs: "any" }, async () => {

@@ -6,6 +6,7 @@ import { spawn } from "node:child_process";
 import pg from "pg";
 import { afterAll, expect } from "vitest";
 import { PostgresStore } from "../../src/postgres.js";
+import { MAX_AUDIT_FIELD_BYTES, MAX_AUDIT_ROWS } from "../../src/stores/audit-reader.js";
 import { ManualClock } from "../../src/types.js";
 import { ContextWindow } from "../../src/window/window.js";
 import { describeWithServer, dropSchemas, freshSchema, itWithServer, PG_URL, testPool } from "../stores/pg-helpers.js";
@@ -94,6 +95,31 @@ describeWithServer("pruneguard audit --url (PostgreSQL)", { needs: "any" }, () =
     expect(JSON.parse(reset.out).verify).toMatchObject({
       ok: false, break: { seq: 1, problem: "counter-mismatch", detail: expect.stringContaining(`${schema}.sessions.lossy_used`) },
     });
+  }, 60_000);
+
+  // As on SQLite (test/audit/audit-hostile.test.ts): a planted kind of megabytes is left on the server and
+  // its registry row reported, and a registry past the row bound is refused; the built CLI exits cleanly.
+  // Before the fix, the page held the kind whole (a 200 MB one exhausted the heap).
+  itWithServer("reports a registry row whose kind is past the field bound, and refuses a registry past the row bound", { needs: "any" }, async () => {
+    const schema = await freshSchema(pool, "auditbounds", schemas);
+    const store = new PostgresStore({ name: "toolLog", pool, schema });
+    const win = new ContextWindow({ session: "s-5", stores: { toolLog: store }, kinds: { tool: { store: "toolLog", modes: ["drop"], lossy: "with-flag" } } });
+    const a = await win.append({ kind: "tool", text: "GET /deploy -> 500 req_8f3a2c91" });
+    await win.applyDirective({ op: "prune", span_id: a, mode: "drop" });
+    const spans = `${pg.escapeIdentifier(schema)}.spans`;
+    await pool.query(`UPDATE ${spans} SET kind = repeat('<', $1)`, [4 * 1024 * 1024]);
+    const args = ["--url", PG_URL, "--schema", schema, "--session", "s-5", "--format", "html"] as const;
+    const page = await cli(...args);
+    expect(page.code, page.err).toBe(0);
+    expect(page.out.length).toBeLessThan(64 * 1024);
+    expect(page.out).toContain(`registry row for span span_1 at position 1 in store toolLog: its kind column is ${4 * 1024 * 1024} bytes long, over the ${MAX_AUDIT_FIELD_BYTES} bytes`);
+    expect(page.out).not.toContain("&lt;&lt;");
+
+    await pool.query(`INSERT INTO ${spans} (store, session, ordinal, span_id, kind, hash) SELECT 'toolLog', 's-5', i, 'span_' || i, 'tool', 'h' FROM generate_series(2, $1::bigint) AS i`, [MAX_AUDIT_ROWS + 1]);
+    const refused = await cli(...args);
+    expect(refused.code).toBe(2);
+    expect(refused.out).toBe("");
+    expect(refused.err).toContain(`the span registry of session s-5 in store toolLog holds ${MAX_AUDIT_ROWS + 1} rows`);
   }, 60_000);
 
   // As on SQLite (test/reliability/audit-cli.test.ts): a store with copies but no chain is named as such.

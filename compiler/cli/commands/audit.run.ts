@@ -7,14 +7,16 @@
  */
 import * as path from "node:path";
 import { auditRecordTypeProblem, storedAuditProblem, verifyAuditChain, type AuditChainBreak, type AuditRecord } from "../../../src/audit.js";
-import { AuditReadError, MAX_AUDIT_RECORD_BYTES, type AuditReader, type AuditRow, type SessionCounters } from "../../../src/stores/audit-reader.js";
+import {
+  AuditReadError, MAX_AUDIT_FIELD_BYTES, MAX_AUDIT_RECORD_BYTES, type AuditChainCount, type AuditReader, type AuditRow, type OversizedColumns, type SessionCounters,
+} from "../../../src/stores/audit-reader.js";
 import { auditEngine } from "../../../src/stores/engine-adapters.js";
 import { CliError, ExitCode, type CliContext } from "../context.js";
 import type { AuditFlags } from "./audit.js";
 import { wrapHanging } from "../../diagnostics/format.js";
 import { messageWidth, textWidth } from "../report.js";
 import { renderTable } from "../table.js";
-import { DEFAULT_TIMELINE_ROWS, timelineHtml, type TimelineChain, type TimelineSpan } from "../timeline.js";
+import { DEFAULT_TIMELINE_ROWS, timelineHtml, type TimelineChain, type TimelineCopy, type TimelineSpan } from "../timeline.js";
 
 /** A break `--verify` found: the chain's own, or a row whose columns disagree with its sealed record. */
 export interface AuditProblem {
@@ -63,9 +65,14 @@ async function openSource(file: string | undefined, flags: AuditFlags, cli: CliC
  * Reads and prints what the flags ask for. `width.table` is the widest line a table may take (it is fitted
  * to it); `width.message` wraps the verdict line, and is 0 (one line, for grep) when no width is known.
  */
-async function run(source: AuditReader, flags: AuditFlags, out: (t: string) => void, width: { readonly table: number; readonly message: number }): Promise<ExitCode> {
+async function run(
+  source: AuditReader, flags: AuditFlags, out: (t: string) => void, width: { readonly table: number; readonly message: number }, listed?: readonly AuditChainCount[],
+): Promise<ExitCode> {
   const file = source.label;
-  const sessions = await source.sessions();
+  const all = listed ?? await source.sessions();
+  // A chain whose store or session name is past the bound is not listed, nor can it be chosen: it is named by its lengths.
+  const sessions = all.filter((s) => s.oversized === undefined);
+  const unlisted = all.filter((s) => s.oversized !== undefined).map((s) => ({ n: s.n, oversized: s.oversized!, detail: oversizedDetail(unlistedSubject(s), s.oversized!) }));
   const stores = [...new Set(sessions.map((s) => s.store))];
   if (flags.anchor !== undefined && flags.verify !== true) throw new CliError("--anchor needs --verify");
   if (flags.store !== undefined && !stores.includes(flags.store)) await noChain(source, flags.store, stores);
@@ -73,15 +80,18 @@ async function run(source: AuditReader, flags: AuditFlags, out: (t: string) => v
     if (flags.verify === true) throw new CliError("--verify needs --session");
     if (flags.format === "html") throw new CliError("--format html needs --session: the page shows one session");
     const shown = sessions.filter((s) => flags.store === undefined || s.store === flags.store);
-    if (flags.format === "json") out(`${JSON.stringify({ file, sessions: shown }, null, 2)}\n`);
-    else out(`${shown.length === 0 ? "no audit records" : renderTable(["store", "session", "records"], shown.map((s) => [visible(s.store), visible(s.session), String(s.n)]), { maxWidth: width.table })}\n`);
+    if (flags.format === "json") out(`${JSON.stringify({ file, sessions: shown, ...(unlisted.length > 0 ? { unlisted } : {}) }, null, 2)}\n`);
+    else {
+      out(`${shown.length === 0 ? "no audit records" : renderTable(["store", "session", "records"], shown.map((s) => [visible(s.store), visible(s.session), String(s.n)]), { maxWidth: width.table })}\n`);
+      if (unlisted.length > 0) out(problemNote(`${unlisted.length} chain${unlisted.length === 1 ? "" : "s"} not listed, unreadable:`, unlisted.map((u) => u.detail), width.message));
+    }
     return ExitCode.ok;
   }
-  if (flags.format === "html") return timeline(source, flags as AuditFlags & { session: string }, sessions, out);
+  if (flags.format === "html") return timeline(source, flags as AuditFlags & { session: string }, sessions, unlisted.map((u) => u.detail), out);
   let store = flags.store;
   if (store === undefined) {
     const withSession = [...new Set(sessions.filter((s) => s.session === flags.session).map((s) => s.store))];
-    if (withSession.length > 1) throw new CliError(`session ${visible(flags.session)} has records in stores ${withSession.map(visible).join(", ")}; choose one with --store`);
+    if (withSession.length > 1) throw new CliError(`session ${visible(flags.session)} has records in stores ${names(withSession)}; choose one with --store`);
     store = withSession[0] ?? stores[0];
     if (store === undefined) throw new CliError(`${file} holds no audit records`);
   }
@@ -112,11 +122,12 @@ async function run(source: AuditReader, flags: AuditFlags, out: (t: string) => v
       if (odd !== null) uncanonical = { seq: row.seq, problem: "non-canonical", detail: `record ${row.seq}: ${odd}` };
     }
     if (problem !== null) continue;
+    // The record's own strings are cut (`clip`): a record is up to 1 MiB, and a detail is printed whole.
     if (rec.store !== store || rec.session !== flags.session) {
-      problem = { seq: row.seq, problem: "foreign-record", detail: `record ${row.seq} belongs to store ${rec.store}, session ${rec.session}` };
+      problem = { seq: row.seq, problem: "foreign-record", detail: `record ${row.seq} belongs to store ${clip(rec.store)}, session ${clip(rec.session)}` };
     } else if (rec.seq !== row.seq || rec.status !== row.status || rec.hash !== row.hash) {
       const which = rec.seq !== row.seq ? "seq" : rec.status !== row.status ? "status" : "hash";
-      problem = { seq: row.seq, problem: "column-mismatch", detail: `row ${row.seq}: column ${which} disagrees with the sealed record (${JSON.stringify(row[which])} vs ${JSON.stringify(rec[which])})` };
+      problem = { seq: row.seq, problem: "column-mismatch", detail: `row ${row.seq}: column ${which} disagrees with the sealed record (${clip(JSON.stringify(row[which]))} vs ${clip(JSON.stringify(rec[which]))})` };
     }
   }
   if (flags.verify === true) {
@@ -167,10 +178,12 @@ async function run(source: AuditReader, flags: AuditFlags, out: (t: string) => v
  */
 function readRow(row: AuditRow, position: number): { readonly record: AuditRecord; readonly text: string } | AuditProblem {
   const unreadable = (seq: number, detail: string): AuditProblem => ({ seq, problem: "unreadable", detail });
+  if (row.oversized?.seq !== undefined) return unreadable(position, oversizedDetail(`row ${position} (in seq order)`, row.oversized));
   if (!Number.isSafeInteger(row.seq) || row.seq < 1) {
     return unreadable(position, `row ${position} (in seq order): its seq column is ${columnType(row.seq)}, not a whole number from 1`);
   }
   const seq = row.seq;
+  if (row.oversized !== undefined) return unreadable(seq, oversizedDetail(`record ${seq}`, row.oversized));
   for (const column of ["status", "hash"] as const) {
     if (typeof row[column] !== "string") return unreadable(seq, `record ${seq}: its ${column} column is ${columnType(row[column])}, not text`);
   }
@@ -203,12 +216,59 @@ const UNREADABLE_SHOWN = 10;
 /** The records the table leaves out because they could not be read, and what that means for the chain. */
 function unreadableNote(unreadable: readonly AuditProblem[], width: number): string {
   const n = unreadable.length;
+  return problemNote(`${n} record${n === 1 ? "" : "s"} not shown, unreadable; the chain cannot be verified past record ${unreadable[0]!.seq}:`, unreadable.map((p) => p.detail), width);
+}
+
+/** `head`, then the first `UNREADABLE_SHOWN` of `details` one a line, indented, and how many more there are. */
+function problemNote(head: string, details: readonly string[], width: number): string {
+  const n = details.length;
   const lines = [
-    `${n} record${n === 1 ? "" : "s"} not shown, unreadable; the chain cannot be verified past record ${unreadable[0]!.seq}:`,
-    ...unreadable.slice(0, UNREADABLE_SHOWN).map((p) => `  ${p.detail}`),
+    head,
+    ...details.slice(0, UNREADABLE_SHOWN).map((d) => `  ${d}`),
     ...(n > UNREADABLE_SHOWN ? [`  … and ${n - UNREADABLE_SHOWN} more (--format json lists them all)`] : []),
   ];
   return lines.map((line) => `${wrapHanging(visible(line), width)}\n`).join("");
+}
+
+/**
+ * Why a row is not shown: the columns of it its reader left in the store, each past `MAX_AUDIT_FIELD_BYTES`
+ * (the reader asked the engine for their lengths and read `NULL` in their place). `subject` names the row.
+ */
+function oversizedDetail(subject: string, oversized: OversizedColumns): string {
+  const columns = Object.entries(oversized).map(([column, bytes]) => `its ${column} column is ${bytes} bytes long`);
+  return `${subject}: ${columns.join(", ")}, over the ${MAX_AUDIT_FIELD_BYTES} bytes pruneguard audit reads of one field (a name, an id, a status, a hash or a number): not read`;
+}
+
+/** A chain whose store or session name is past the bound, by what can be read of it. */
+function unlistedSubject(c: AuditChainCount): string {
+  const store = c.oversized?.store === undefined ? ` in store ${c.store}` : "";
+  const session = c.oversized?.session === undefined ? ` of session ${c.session}` : "";
+  return `a chain of ${c.n} record${c.n === 1 ? "" : "s"}${session}${store}`;
+}
+
+/** The most characters of one string from a record that a detail, a table cell or a list of names shows. */
+const CLIP_CHARS = 200;
+
+/** `text` cut at `CLIP_CHARS`, saying how much is left out (the JSON output has the whole record). */
+function clip(text: string): string {
+  return clipTo(text, CLIP_CHARS);
+}
+
+/** `text` cut at `chars` (never inside a surrogate pair), saying how much is left out. */
+function clipTo(text: string, chars: number): string {
+  if (text.length <= chars) return text;
+  const code = text.charCodeAt(chars - 1);
+  const cut = code >= 0xd800 && code <= 0xdbff ? chars - 1 : chars;
+  return `${text.slice(0, cut)}… (${text.length - cut} more characters)`;
+}
+
+/** The most names an error lists; the rest are counted. */
+const NAMES_SHOWN = 20;
+
+/** Store names for an error, through `visible`: at most `NAMES_SHOWN` of them. */
+function names(list: readonly string[]): string {
+  const shown = list.slice(0, NAMES_SHOWN).map(visible).join(", ");
+  return list.length > NAMES_SHOWN ? `${shown}, … and ${list.length - NAMES_SHOWN} more` : shown;
 }
 
 /**
@@ -219,6 +279,12 @@ function unreadableNote(unreadable: readonly AuditProblem[], width: number): str
  */
 function counterProblem(counters: SessionCounters | null, records: readonly AuditRecord[]): AuditProblem | null {
   if (counters === null) return null;
+  // A SQLite column holds any value: text where a counter is (past the field bound or not) reads as NaN.
+  const notNumber = (["lossyUsed", "nextSpan", "registered"] as const).find((k) => counters[k] !== null && !Number.isSafeInteger(counters[k]));
+  if (notNumber !== undefined) {
+    const column = notNumber === "lossyUsed" ? `${counters.table}.lossy_used` : notNumber === "nextSpan" ? `${counters.table}.next_span` : "the registry's highest position";
+    return { seq: records.length, problem: "counter-mismatch", detail: `the session's counter ${column} is not a whole number (or is past the ${MAX_AUDIT_FIELD_BYTES} bytes pruneguard audit reads of one field): it was edited` };
+  }
   if (counters.lossyUsed === null || counters.nextSpan === null) {
     // Registering a span creates the row, so a registry without it lost its counters (a session begun
     // before them has no registry either); a store would rebuild them from its records and chain alone.
@@ -252,13 +318,13 @@ function counterProblem(counters: SessionCounters | null, records: readonly Audi
  */
 async function noChain(source: AuditReader, store: string, withChain: readonly string[]): Promise<void> {
   const present = await source.stores();
-  const chains = withChain.length > 0 ? `stores with an audit chain: ${withChain.map(visible).join(", ")}` : `no store in ${source.label} has one yet`;
+  const chains = withChain.length > 0 ? `stores with an audit chain: ${names(withChain)}` : `no store in ${source.label} has one yet`;
   if (present.includes(store)) {
     throw new CliError(
       `store ${visible(store)} in ${source.label} has no audit chain: it holds spans or copies, but no decision was recorded in it (a prune is recorded in the store that keeps the span's copy, every other decision in the window's home store); ${chains}`,
     );
   }
-  if (present.length > 0) throw new CliError(`no store ${visible(store)} in ${source.label} (stores: ${present.map(visible).join(", ")})`);
+  if (present.length > 0) throw new CliError(`no store ${visible(store)} in ${source.label} (stores: ${names(present)})`);
 }
 
 /** A record as a row of the table: every string from the store through `visible`. */
@@ -266,9 +332,10 @@ function describe(r: AuditRecord): string[] {
   // A time past what a Date holds (±8.64e15 ms) is shown as the number it is.
   const date = new Date(r.at);
   const at = Number.isNaN(date.getTime()) ? String(r.at) : date.toISOString();
+  const cell = (text: string) => visible(clip(text));
   return [
-    String(r.seq), at, visible(r.op ?? "-"), visible(r.status), subject(r), visible(r.kind ?? "-"), visible(r.mode ?? "-"), visible(r.handle ?? "-"),
-    r.acceptLossy ? "accept" : "-", visible(r.reason ?? "-"),
+    String(r.seq), at, cell(r.op ?? "-"), cell(r.status), subject(r), cell(r.kind ?? "-"), cell(r.mode ?? "-"), cell(r.handle ?? "-"),
+    r.acceptLossy ? "accept" : "-", cell(r.reason ?? "-"),
   ];
 }
 
@@ -293,7 +360,7 @@ const QUERY_SHOWN = 40;
  * terminal's cursor or break the table's line.
  */
 function subject(r: AuditRecord): string {
-  if (r.op !== "search") return visible(r.spanId ?? "-");
+  if (r.op !== "search") return visible(clip(r.spanId ?? "-"));
   let d: unknown;
   try {
     d = JSON.parse(r.directive ?? "");
@@ -315,34 +382,52 @@ function subject(r: AuditRecord): string {
  * copies and holds.
  */
 async function timeline(
-  source: AuditReader, flags: AuditFlags & { session: string }, sessions: ReadonlyArray<{ store: string; session: string }>, out: (t: string) => void,
+  source: AuditReader, flags: AuditFlags & { session: string }, sessions: readonly AuditChainCount[], unlisted: readonly string[], out: (t: string) => void,
 ): Promise<ExitCode> {
   const rows = flags.rows === undefined ? DEFAULT_TIMELINE_ROWS : Number(flags.rows);
   if (!Number.isInteger(rows) || rows < 0) throw new CliError(`--rows must be a whole number (0: all), got ${flags.rows}`);
   const stores = flags.store !== undefined ? [flags.store] : [...new Set(sessions.filter((s) => s.session === flags.session).map((s) => s.store))];
-  if (stores.length === 0) throw new CliError(`no audit records of session ${flags.session} in ${source.label}`);
-  if (flags.anchor !== undefined && stores.length > 1) throw new CliError(`--anchor checks one chain: session ${flags.session} has chains in ${stores.join(", ")}; choose one with --store`);
+  if (stores.length === 0) throw new CliError(`no audit records of session ${visible(flags.session)} in ${source.label}`);
+  if (flags.anchor !== undefined && stores.length > 1) throw new CliError(`--anchor checks one chain: session ${visible(flags.session)} has chains in ${names(stores)}; choose one with --store`);
   const content = flags.content === true;
   const chains: TimelineChain[] = [];
   const spans: TimelineSpan[] = [];
   for (const store of stores) {
     let json = "";
-    await run(source, { ...flags, store, format: "json", verify: true }, (t) => void (json += t), { table: 0, message: 0 });
+    await run(source, { ...flags, store, format: "json", verify: true }, (t) => void (json += t), { table: 0, message: 0 }, sessions);
     const read = JSON.parse(json) as { records: AuditRecord[]; unreadable: AuditProblem[]; verify: { head: string | null; break: AuditProblem | null } };
     const counters = await source.counters(store, flags.session);
     chains.push({ store, records: read.records, problem: read.verify.break, head: read.verify.head, lossyUsed: counters?.lossyUsed ?? null, unreadable: read.unreadable.length });
   }
+  // Rows of the registry or the copies with a column past the bound are not shown, and said so first: the
+  // chains of the session a store or session name past it hides too.
+  const unreadable = [...unlisted];
   // The registry is the home store's, which may keep no chain of its own for the session: ask every store.
   const seen = new Set<string>();
   for (const store of await source.stores()) {
     for (const span of await source.registry(store, flags.session, content)) {
+      if (span.oversized !== undefined) {
+        const spanId = span.oversized.span_id === undefined ? ` for span ${span.spanId}` : "";
+        const ordinal = span.oversized.ordinal === undefined ? ` at position ${span.ordinal}` : "";
+        unreadable.push(oversizedDetail(`registry row${spanId}${ordinal} in store ${store}`, span.oversized));
+        continue;
+      }
       if (seen.has(span.spanId)) continue;
       seen.add(span.spanId);
       spans.push(span);
     }
   }
+  const copies: TimelineCopy[] = [];
+  for (const copy of await source.copies(flags.session, content)) {
+    if (copy.oversized === undefined) copies.push(copy);
+    else {
+      const spanId = copy.oversized.span_id === undefined ? ` of span ${copy.spanId}` : "";
+      const store = copy.oversized.store === undefined ? ` in store ${copy.store}` : "";
+      unreadable.push(oversizedDetail(`copy${spanId}${store}`, copy.oversized));
+    }
+  }
   out(timelineHtml({
-    source: source.label, session: flags.session, chains, spans: spans.sort((a, b) => a.ordinal - b.ordinal), copies: await source.copies(flags.session, content),
+    source: source.label, session: flags.session, chains, spans: spans.sort((a, b) => a.ordinal - b.ordinal), copies, unreadable,
     content, rows, generatedAt: Date.now(),
   }));
   return flags.verify === true && chains.some((c) => c.problem !== null) ? ExitCode.diagnostics : ExitCode.ok;

@@ -20,7 +20,10 @@
  *
  * The store is untrusted (a file in a pull request is anyone's): a record longer than 1 MiB
  * (`MAX_AUDIT_RECORD_BYTES`) is not read, and one that is not JSON or whose fields are not of their types is
- * not shown; each is reported as unreadable, and the chain does not verify past it. Every string from the
+ * not shown; each is reported as unreadable, and the chain does not verify past it. Every other column is
+ * read only up to its own bound (`MAX_AUDIT_FIELD_BYTES`; span text in part), a row with a column past it
+ * reported as unreadable; a run reads at most `MAX_AUDIT_ROWS` rows and `MAX_AUDIT_TEXT_BYTES` of text, and
+ * exits 2 past them (`src/stores/audit-reader.ts`). Every string from the
  * store is escaped in the page and written with `\uXXXX` escapes for its control characters on the terminal.
  *
  * The engine is the one the runtime's engine table (`ENGINE_ADAPTERS`, `src/stores/engine-adapters.ts`) says

@@ -5,21 +5,13 @@
  */
 import pg from "pg";
 import { errorMessage } from "../../errors.js";
-import { AuditReadError, MAX_AUDIT_RECORD_BYTES, type AuditChainCount, type AuditCopy, type AuditReader, type AuditRow, type AuditSpan } from "../audit-reader.js";
+import {
+  AUDIT_CONTENT_BYTES, AUDIT_CONTENT_CHARS, AuditReadBudget, AuditReadError, boundedColumn, MAX_AUDIT_FIELD_BYTES, MAX_AUDIT_RECORD_BYTES, spentBytes, type AuditCopy,
+  type AuditReader, type AuditSpan,
+} from "../audit-reader.js";
+import { auditCopy, auditRow, auditSpan, chainCount, type AuditRowRead, type ChainRow, type CopyRow, type SpanRow } from "../audit-rows.js";
 import { SCHEMA_VERSION } from "./schema.js";
 import { tablesOf, type Tables } from "./sql.js";
-
-/** A copy's row as PostgreSQL returns it (bigints as text). */
-interface CopyRow {
-  readonly store: string;
-  readonly span_id: string;
-  readonly handle: string;
-  readonly created_at: string;
-  readonly expired_at: string | null;
-  readonly held: boolean;
-  readonly held_until: string | null;
-  readonly text?: string | null;
-}
 
 /**
  * Opens the store tables of `schema` at `url` for reading their audit records. Throws `AuditReadError`
@@ -63,27 +55,46 @@ export async function openPostgresAuditReader(url: string, schema: string): Prom
       | undefined;
     return tables.map((_, i) => row?.[`p${i}`] === true);
   };
+  const budget = new AuditReadBudget();
+  /**
+   * The rows of `select` (its text columns bounded with `boundedColumn`; typed columns are bounded by their
+   * type) in `order`: first counted, with the bytes `spent` says they take (over the query as `q`), against
+   * the reader's budget, then read.
+   */
+  const read = async <R>(what: string, select: string, spent: string, order: string, params: unknown[]): Promise<R[]> => {
+    const total = (await client.query(`SELECT count(*)::text AS n, coalesce(sum(${spent}), 0)::text AS b FROM (${select}) q`, params)).rows[0] as { n: string; b: string };
+    const limit = budget.spend(what, Number(total.n), Number(total.b));
+    return (await client.query(`${select} ORDER BY ${order} LIMIT ${limit}`, params)).rows as R[];
+  };
   return {
     label: `postgres:${schema}`,
+    // A store name past the bound is left out: nothing of it can be asked for by name.
     stores: async () => {
       const names = [t.records, t.handles, t.sessions, t.spans].map((x) => x.text);
       const present = (await client.query("SELECT t FROM unnest($1::text[]) AS t WHERE to_regclass(t) IS NOT NULL", [names])).rows.map((r: { t: string }) => r.t);
-      const union = [...present, t.audit.text].map((x) => `SELECT store FROM ${x}`).join(" UNION ");
-      return (await client.query(`SELECT store FROM (${union}) s ORDER BY store`)).rows.map((r: { store: string }) => r.store);
+      const union = [...present, t.audit.text].map((x) => `SELECT CASE WHEN octet_length(store) <= ${MAX_AUDIT_FIELD_BYTES} THEN store END AS store FROM ${x}`).join(" UNION ");
+      return (await read<{ store: string }>("the list of stores", `SELECT u.store AS store FROM (${union}) u WHERE u.store IS NOT NULL`, "octet_length(q.store)", "u.store", []))
+        .map((r) => r.store);
     },
     // Counts and seqs are bigints: read as text and converted here (an int4 cast fails past 2^31 − 1).
+    // Grouped by the bounded names and their lengths: a name past the bound is never read, even to group it.
     sessions: async () =>
-      ((await client.query(`SELECT store, session, count(*)::text AS n FROM ${t.audit.text} GROUP BY store, session ORDER BY store, session`)).rows as Array<{ store: string; session: string; n: string }>)
-        .map((r): AuditChainCount => ({ store: r.store, session: r.session, n: Number(r.n) })),
+      (await read<ChainRow>(
+        "the list of audit chains",
+        `SELECT * FROM (SELECT ${boundedColumn("store", "store")}, ${boundedColumn("session", "session")}, count(*)::text AS n FROM ${t.audit.text} GROUP BY 1, 2, 3, 4) g`,
+        `${spentBytes("store")} + ${spentBytes("session")}`, "(g.store IS NULL), g.store, (g.session IS NULL), g.session, g.store_bytes, g.session_bytes", [],
+      )).map(chainCount),
     // PostgreSQL answers octet_length() of a text from its header (a long one's TOAST pointer), without
-    // fetching the value: a record past the bound never leaves the server.
+    // fetching the value: a record past the bound never leaves the server, nor does any other text past its own.
     rows: async (store, session) =>
-      ((await client.query(
-        `SELECT seq::text AS seq, status, hash, octet_length(record) AS bytes, CASE WHEN octet_length(record) <= $3 THEN record END AS record
-           FROM ${t.audit.text} WHERE store = $1 AND session = $2 ORDER BY seq`,
-        [store, session, MAX_AUDIT_RECORD_BYTES],
-      )).rows as Array<Omit<AuditRow, "seq"> & { seq: string }>)
-        .map((r): AuditRow => ({ ...r, seq: Number(r.seq) })),
+      (await read<AuditRowRead & { seq: string }>(
+        `the audit chain of session ${session} in store ${store}`,
+        `SELECT seq::text AS seq, ${boundedColumn("status", "status")}, ${boundedColumn("hash", "hash")}, octet_length(record) AS bytes,
+                CASE WHEN octet_length(record) <= ${MAX_AUDIT_RECORD_BYTES} THEN record END AS record
+           FROM ${t.audit.text} a WHERE store = $1 AND session = $2`,
+        `${spentBytes("status")} + ${spentBytes("hash")} + (CASE WHEN q.bytes > ${MAX_AUDIT_RECORD_BYTES} THEN 0 ELSE coalesce(q.bytes, 0) END)`,
+        "a.seq", [store, session],
+      )).map((r) => auditRow({ ...r, seq: Number(r.seq) })),
     counters: async (store, session) => {
       const [sessions, spans] = await exists(t.sessions, t.spans);
       if (sessions !== true) return null;
@@ -101,23 +112,39 @@ export async function openPostgresAuditReader(url: string, schema: string): Prom
     registry: async (store, session, content): Promise<AuditSpan[]> => {
       const [spans] = await exists(t.spans);
       if (spans !== true) return [];
-      const rows = (await client.query(`SELECT ordinal::text AS ordinal, span_id, kind, backing${content ? ", replacement" : ""} FROM ${t.spans.text} WHERE store = $1 AND session = $2 ORDER BY ordinal`, [store, session])).rows as
-        Array<{ ordinal: string; span_id: string; kind: string; backing: string | null; replacement?: string | null }>;
-      return rows.map((r) => ({ ordinal: Number(r.ordinal), spanId: r.span_id, kind: r.kind, backing: r.backing, ...(content ? { replacement: r.replacement ?? null } : {}) }));
+      const text = ["span_id", "kind", "backing"];
+      return (await read<SpanRow>(
+        `the span registry of session ${session} in store ${store}`,
+        `SELECT s.ordinal::text AS ordinal, ${text.map((c) => boundedColumn(`s.${c}`, c)).join(", ")}${content ? `, ${contentColumn("s.replacement", "replacement")}` : ""}
+           FROM ${t.spans.text} s WHERE s.store = $1 AND s.session = $2`,
+        [...text.map((c) => spentBytes(c)), ...(content ? [spentBytes("replacement", MAX_AUDIT_RECORD_BYTES, AUDIT_CONTENT_BYTES)] : [])].join(" + "),
+        "s.ordinal", [store, session],
+      )).map((r) => auditSpan(r, content));
     },
     copies: async (session, content): Promise<AuditCopy[]> => {
-      const rows = (await client.query(
-        `SELECT store, span_id, handle, created_at::text AS created_at, expired_at::text AS expired_at, held, held_until::text AS held_until${content ? ", text" : ""} FROM ${t.records.text} WHERE session = $1 ORDER BY store, created_at`,
-        [session],
-      )).rows as CopyRow[];
-      return rows.map((r) => ({
-        store: r.store, spanId: r.span_id, handle: r.handle, createdAt: Number(r.created_at), expiredAt: r.expired_at === null ? null : Number(r.expired_at),
-        held: r.held === true, heldUntil: r.held_until === null ? null : Number(r.held_until), ...(content ? { text: r.text ?? null } : {}),
-      }));
+      const text = ["store", "span_id", "handle"];
+      return (await read<CopyRow>(
+        `the copies of session ${session}`,
+        `SELECT ${text.map((c) => boundedColumn(`r.${c}`, c)).join(", ")}, r.created_at::text AS created_at, r.expired_at::text AS expired_at, r.held,
+                r.held_until::text AS held_until${content ? `, ${contentColumn("r.text", "text")}` : ""}
+           FROM ${t.records.text} r WHERE r.session = $1`,
+        [...text.map((c) => spentBytes(c)), ...(content ? [spentBytes("text", MAX_AUDIT_RECORD_BYTES, AUDIT_CONTENT_BYTES)] : [])].join(" + "),
+        "r.store, r.created_at", [session],
+      )).map((r) => auditCopy(r, content));
     },
     close: async () => {
       await client.query("ROLLBACK").catch(() => undefined);
       await client.end().catch(() => undefined);
     },
   };
+}
+
+/**
+ * A text column read with content: the whole when it is at most `AUDIT_CONTENT_BYTES`, else its first
+ * `AUDIT_CONTENT_CHARS` characters (at most as many bytes: a character is at most four), none of it past
+ * `MAX_AUDIT_RECORD_BYTES`; its length beside it.
+ */
+function contentColumn(expr: string, as: string): string {
+  return `CASE WHEN octet_length(${expr}) <= ${AUDIT_CONTENT_BYTES} THEN ${expr} WHEN octet_length(${expr}) <= ${MAX_AUDIT_RECORD_BYTES} THEN left(${expr}, ${AUDIT_CONTENT_CHARS}) END AS ${as},
+          octet_length(${expr}) AS ${as}_bytes`;
 }

@@ -3,23 +3,15 @@
  * migrated (a file in the legacy audit schema is read as it is), so auditing changes nothing it audits.
  */
 import { existsSync } from "node:fs";
-import type { DatabaseSync } from "node:sqlite";
+import type { DatabaseSync, SQLInputValue } from "node:sqlite";
 import { errorMessage } from "../../errors.js";
-import { AuditReadError, MAX_AUDIT_RECORD_BYTES, type AuditChainCount, type AuditCopy, type AuditReader, type AuditRow, type AuditSpan } from "../audit-reader.js";
+import {
+  AUDIT_CONTENT_BYTES, AuditReadBudget, AuditReadError, boundedColumn, MAX_AUDIT_FIELD_BYTES, MAX_AUDIT_RECORD_BYTES, spentBytes, type AuditCopy, type AuditReader,
+  type AuditSpan,
+} from "../audit-reader.js";
+import { auditCopy, auditRow, auditSpan, chainCount, COPY_COLUMNS, SPAN_COLUMNS, type AuditRowRead, type ChainRow, type CopyRow, type SpanRow } from "../audit-rows.js";
 import { hasColumn, SEQ_MASK, SQLITE_SCHEMA_VERSION, sqliteAuditRows, type SchemaReader } from "./sqlite-schema.js";
 import { sqliteText } from "./sqlite-text.js";
-
-/** A copy's row as SQLite returns it. */
-interface CopyRow {
-  readonly store: string;
-  readonly span_id: string;
-  readonly handle: string;
-  readonly created_at: number;
-  readonly expired_at: number | null;
-  readonly held: number;
-  readonly held_until: number | null;
-  readonly text?: Uint8Array | string | null;
-}
 
 /** A text column read as bytes, as text again (`null` and absent: `null`). */
 const utf8 = (v: Uint8Array | string | null | undefined): string | null => sqliteText(v) ?? null;
@@ -68,48 +60,83 @@ export function openSqliteAuditReader(path: string, options: { readonly label?: 
   }
   // Tables a file written by an older version lacks are read as empty, not as an error.
   const has = (name: string) => db.prepare("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
+  const budget = new AuditReadBudget();
+  /**
+   * The rows of `select` (its value columns bounded with `boundedColumn`) in `order`: first counted, with the
+   * bytes `spent` says they take (over the query as `q`), against the reader's budget, then read.
+   */
+  const read = <R>(what: string, select: string, spent: string, order: string, ...params: SQLInputValue[]): R[] => {
+    const total = db.prepare(`SELECT count(*) AS n, coalesce(sum(${spent}), 0) AS b FROM (${select}) q`).get(...params) as { n: number; b: number };
+    const limit = budget.spend(what, Number(total.n), Number(total.b));
+    return db.prepare(`${select} ORDER BY ${order} LIMIT ${limit}`).all(...params) as unknown as R[];
+  };
   return {
     label,
+    // A store name past the bound is left out: nothing of it can be asked for by name.
     stores: async () => {
       const tables = ["pruneguard_records", "pruneguard_handles", "pruneguard_spans", "pruneguard_sessions", "pruneguard_chains"].filter(has);
-      const union = [...tables.map((t) => `SELECT store FROM ${t}`), `SELECT store FROM ${audit}`].join(" UNION ");
-      return (db.prepare(`SELECT store FROM (${union}) ORDER BY store`).all() as Array<{ store: string }>).map((r) => r.store);
+      const union = [...tables, audit].map((t) => `SELECT CASE WHEN octet_length(store) <= ${MAX_AUDIT_FIELD_BYTES} THEN store END AS store FROM ${t}`).join(" UNION ");
+      return read<{ store: string }>("the list of stores", `SELECT u.store AS store FROM (${union}) u WHERE u.store IS NOT NULL`, "octet_length(q.store)", "store").map((r) => r.store);
     },
+    // Grouped by the bounded names and their lengths: a name past the bound is never read, even to group it.
     sessions: async () =>
-      db.prepare(`SELECT store, session, count(*) AS n FROM ${audit} GROUP BY store, session ORDER BY store, session`)
-        .all() as unknown as AuditChainCount[],
+      read<ChainRow>(
+        "the list of audit chains",
+        `SELECT * FROM (SELECT ${boundedColumn("store", "store")}, ${boundedColumn("session", "session")}, count(*) AS n FROM ${audit} GROUP BY 1, 2, 3, 4) g`,
+        `${spentBytes("store")} + ${spentBytes("session")}`, "(g.store IS NULL), g.store, (g.session IS NULL), g.session, g.store_bytes, g.session_bytes",
+      ).map(chainCount),
     // SQLite answers octet_length() of a text from the row's header, without reading the text itself (nor
-    // its overflow pages): a record past the bound stays in the file.
+    // its overflow pages): a record past the bound stays in the file, as does any other column past its own.
     rows: async (store, session) =>
-      db.prepare(`SELECT seq, status, hash, octet_length(record) AS bytes, CASE WHEN octet_length(record) <= ${MAX_AUDIT_RECORD_BYTES} THEN record END AS record
-                  FROM ${audit} WHERE store = ? AND session = ? ORDER BY seq`)
-        .all(store, session) as unknown as AuditRow[],
+      read<AuditRowRead>(
+        `the audit chain of session ${session} in store ${store}`,
+        `SELECT ${boundedColumn("a.seq", "seq")}, ${boundedColumn("a.status", "status")}, ${boundedColumn("a.hash", "hash")}, octet_length(a.record) AS bytes,
+                CASE WHEN octet_length(a.record) <= ${MAX_AUDIT_RECORD_BYTES} THEN a.record END AS record
+           FROM ${audit} a WHERE a.store = ? AND a.session = ?`,
+        `${spentBytes("seq")} + ${spentBytes("status")} + ${spentBytes("hash")} + (CASE WHEN q.bytes > ${MAX_AUDIT_RECORD_BYTES} THEN 0 ELSE coalesce(q.bytes, 0) END)`,
+        "a.seq", store, session,
+      ).map(auditRow),
     counters: async (store, session) => {
       // Files written before the counters existed have no such table.
       if (!has("pruneguard_sessions")) return null;
-      const row = db.prepare("SELECT next_span, lossy_used FROM pruneguard_sessions WHERE store = ? AND session = ?").get(store, session) as
-        | { next_span: number; lossy_used: number }
-        | undefined;
+      const row = db.prepare(`SELECT ${boundedColumn("next_span", "next_span")}, ${boundedColumn("lossy_used", "lossy_used")} FROM pruneguard_sessions WHERE store = ? AND session = ?`)
+        .get(store, session) as { next_span: unknown; lossy_used: unknown } | undefined;
       const max = has("pruneguard_spans")
-        ? (db.prepare("SELECT coalesce(max(ordinal), 0) AS n FROM pruneguard_spans WHERE store = ? AND session = ?").get(store, session) as { n: number }).n
+        ? (db.prepare(`SELECT ${boundedColumn("m", "n")} FROM (SELECT coalesce(max(ordinal), 0) AS m FROM pruneguard_spans WHERE store = ? AND session = ?)`).get(store, session) as { n: unknown }).n
         : 0;
       return {
-        table: "pruneguard_sessions", lossyUsed: row === undefined ? null : Number(row.lossy_used),
-        nextSpan: row === undefined ? null : Number(row.next_span), registered: Number(max),
+        table: "pruneguard_sessions", lossyUsed: row === undefined ? null : counter(row.lossy_used),
+        nextSpan: row === undefined ? null : counter(row.next_span), registered: counter(max),
       };
     },
     registry: async (store, session, content): Promise<AuditSpan[]> =>
-      // Text as its bytes (`CAST … AS BLOB`), decoded here: Node 22's node:sqlite reads text only up to a NUL.
-      !has("pruneguard_spans") ? [] : (db.prepare(`SELECT ordinal, span_id, kind, backing${content ? ", CAST(replacement AS BLOB) AS replacement" : ""} FROM pruneguard_spans WHERE store = ? AND session = ? ORDER BY ordinal`)
-        .all(store, session) as Array<{ ordinal: number; span_id: string; kind: string; backing: string | null; replacement?: Uint8Array | string | null }>)
-        .map((r) => ({ ordinal: Number(r.ordinal), spanId: r.span_id, kind: r.kind, backing: r.backing, ...(content ? { replacement: utf8(r.replacement) } : {}) })),
+      !has("pruneguard_spans") ? [] : read<SpanRow>(
+        `the span registry of session ${session} in store ${store}`,
+        `SELECT ${SPAN_COLUMNS.map((c) => boundedColumn(`s.${c}`, c)).join(", ")}${content ? `, ${contentColumn("s.replacement", "replacement")}` : ""}
+           FROM pruneguard_spans s WHERE s.store = ? AND s.session = ?`,
+        [...SPAN_COLUMNS.map((c) => spentBytes(c)), ...(content ? [spentBytes("replacement", MAX_AUDIT_RECORD_BYTES, AUDIT_CONTENT_BYTES)] : [])].join(" + "),
+        "s.ordinal", store, session,
+      ).map((r) => auditSpan({ ...r, replacement: utf8(r.replacement) }, content)),
     copies: async (session, content): Promise<AuditCopy[]> =>
-      !has("pruneguard_records") ? [] : (db.prepare(copiesSql(db, content)).all(session) as unknown as CopyRow[]).map((r) => ({
-        store: r.store, spanId: r.span_id, handle: r.handle, createdAt: Number(r.created_at), expiredAt: r.expired_at === null ? null : Number(r.expired_at),
-        held: r.held === 1, heldUntil: r.held_until === null ? null : Number(r.held_until), ...(content ? { text: utf8(r.text) } : {}),
-      })),
+      !has("pruneguard_records") ? [] : read<CopyRow>(
+        `the copies of session ${session}`, copiesSql(db, content),
+        [...COPY_COLUMNS.map((c) => spentBytes(c)), ...(content ? [spentBytes("text", MAX_AUDIT_RECORD_BYTES, AUDIT_CONTENT_BYTES)] : [])].join(" + "),
+        "r.store, r.created_at", session,
+      ).map((r) => auditCopy({ ...r, text: utf8(r.text) }, content)),
     close: async () => db.close(),
   };
+}
+
+/** A text column read with content: its first `AUDIT_CONTENT_BYTES` as bytes, none of it past `MAX_AUDIT_RECORD_BYTES`. */
+function contentColumn(expr: string, as: string): string {
+  // As bytes (`CAST … AS BLOB`), decoded here: Node 22's node:sqlite reads text only up to a NUL. A cut
+  // inside a character decodes to U+FFFD past the characters the page shows (2,400 bytes hold 600 of them).
+  return `CASE WHEN octet_length(${expr}) <= ${MAX_AUDIT_RECORD_BYTES} THEN substr(CAST(${expr} AS BLOB), 1, ${AUDIT_CONTENT_BYTES}) END AS ${as}, octet_length(${expr}) AS ${as}_bytes`;
+}
+
+/** A counter as a number: `NaN` for a value that is not one (text, or past the bound: a SQLite column holds anything). */
+function counter(value: unknown): number {
+  return value === null || value === undefined ? Number.NaN : Number(value);
 }
 
 /**
@@ -119,17 +146,18 @@ export function openSqliteAuditReader(path: string, options: { readonly label?: 
  * record's. A file of version 0 (read as it is: the reader never migrates) keeps every hold in `held`.
  */
 function copiesSql(db: SchemaReader, content: boolean): string {
-  const text = content ? ", CAST(r.text AS BLOB) AS text" : "";
+  const text = content ? `, ${contentColumn("r.text", "text")}` : "";
+  const common = `${boundedColumn("r.store", "store")}, ${boundedColumn("r.span_id", "span_id")}, ${boundedColumn("r.handle", "handle")}, ${boundedColumn("r.created_at", "created_at")}, ${boundedColumn("r.expired_at", "expired_at")}`;
   if (!(hasColumn(db, "pruneguard_audit", "hold_span") && hasColumn(db, "pruneguard_chains", "folded"))) {
     const held = hasColumn(db, "pruneguard_records", "held_folded") ? "held_folded" : "held";
-    return `SELECT r.store, r.span_id, r.handle, r.created_at, r.expired_at, r.${held} AS held, r.held_until${text} FROM pruneguard_records r WHERE r.session = ?1 ORDER BY r.store, r.created_at`;
+    return `SELECT ${common}, ${boundedColumn(`r.${held}`, "held")}, ${boundedColumn("r.held_until", "held_until")}${text} FROM pruneguard_records r WHERE r.session = ?1`;
   }
-  return `SELECT r.store, r.span_id, r.handle, r.created_at, r.expired_at,
-            CASE WHEN h.hold_span IS NULL THEN r.held_folded ELSE 1 END AS held, CASE WHEN h.hold_span IS NULL THEN r.held_until ELSE h.hold_until END AS held_until${text}
+  return `SELECT ${common},
+            ${boundedColumn("CASE WHEN h.hold_span IS NULL THEN r.held_folded ELSE 1 END", "held")}, ${boundedColumn("CASE WHEN h.hold_span IS NULL THEN r.held_until ELSE h.hold_until END", "held_until")}${text}
           FROM pruneguard_records r
           LEFT JOIN (SELECT c.store, a.hold_span, a.hold_until, max(a.id) FROM pruneguard_chains c
                      JOIN pruneguard_audit a ON a.id BETWEEN (c.chain << 32) + c.folded + 1 AND (c.chain << 32) + ${SEQ_MASK}
                      WHERE c.session = ?1 AND a.hold_span IS NOT NULL GROUP BY c.store, a.hold_span) h
             ON h.store = r.store AND h.hold_span = r.span_id
-          WHERE r.session = ?1 ORDER BY r.store, r.created_at`;
+          WHERE r.session = ?1`;
 }
