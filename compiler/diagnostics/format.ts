@@ -209,13 +209,35 @@ export function formatDiagnostic(d: Diagnostic, options: FormatOptions = {}): st
 }
 
 /** The tsc-style frame: the first line of the span with a `~` underline. */
+/** The most characters of a source line a code frame shows: a longer line is shown around the location, cut with `…`. */
+export const MAX_FRAME_TEXT = 100;
+
+/** The last source split into lines: the diagnostics of one file share it (10,000 of them on one file split it once). */
+let splitCache: { readonly source: string; readonly lines: readonly string[] } | undefined;
+
+function sourceLines(source: string): readonly string[] {
+  if (splitCache?.source !== source) splitCache = { source, lines: source.split(/\r?\n/) };
+  return splitCache.lines;
+}
+
 export function codeFrame(source: string, loc: NonNullable<Diagnostic["location"]>, color = false, category: Diagnostic["category"] = "error"): string {
-  const lines = source.split(/\r?\n/);
-  // One replacement character per control character, so the underline stays under the right columns.
-  const text = (lines[loc.line - 1] ?? "").replace(CONTROL, "\ufffd");
+  const line = sourceLines(source)[loc.line - 1] ?? "";
   const gutter = String(loc.line);
-  const start = Math.min(loc.column - 1, text.length);
-  const end = loc.endLine === loc.line ? Math.max(loc.endColumn - 1, start + 1) : Math.max(text.length, start + 1);
+  let start = Math.min(loc.column - 1, line.length);
+  let end = loc.endLine === loc.line ? Math.max(loc.endColumn - 1, start + 1) : Math.max(line.length, start + 1);
+  // A long line (a minified or planted one) is shown around the location: a frame stays one screen line, and
+  // thousands of diagnostics on one long line cost thousands of short frames, not thousands of copies of it.
+  let from = 0;
+  let to = line.length;
+  if (line.length > MAX_FRAME_TEXT) {
+    from = Math.max(0, Math.min(start - 20, line.length - MAX_FRAME_TEXT));
+    to = Math.min(line.length, from + MAX_FRAME_TEXT);
+  }
+  const before = from > 0 ? "…" : "";
+  // One replacement character per control character, so the underline stays under the right columns.
+  const text = `${before}${line.slice(from, to).replace(CONTROL, "\ufffd")}${to < line.length ? "…" : ""}`;
+  start = start - from + before.length;
+  end = Math.min(end, to) - from + before.length;
   const underline = " ".repeat(start) + "~".repeat(Math.max(1, end - start));
   return `${paint(color, "inverse", gutter)} ${text}\n${paint(color, "inverse", " ".repeat(gutter.length))} ${paint(color, category === "error" ? "redBright" : "yellowBright", underline)}`;
 }

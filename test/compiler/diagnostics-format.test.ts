@@ -4,7 +4,7 @@
 import { stripVTControlCharacters } from "node:util";
 import { describe, expect, it } from "vitest";
 import { formatDiagnostic, formatDiagnostics } from "../../compiler/index.js";
-import { columnsFromEnv, DEFAULT_COLUMNS, MAX_WIDTH, outputColumns, terminalWidth, wrapHanging, wrapLines, wrapText } from "../../compiler/diagnostics/format.js";
+import { codeFrame, columnsFromEnv, DEFAULT_COLUMNS, MAX_FRAME_TEXT, MAX_WIDTH, outputColumns, terminalWidth, wrapHanging, wrapLines, wrapText } from "../../compiler/diagnostics/format.js";
 import { compileOne } from "./helpers.js";
 
 /** A helper call: PG1006 with a suggestion, one of the longest messages (about 250 characters). */
@@ -110,5 +110,31 @@ describe("the one word wrapper (wrapLines, wrapHanging)", () => {
     expect(wrapLines("aaa bbb ccc", 11, { first: 4 })).toEqual(["aaa", "bbb ccc"]);
     expect(wrapHanging("  lead: aaa bbb ccc ddd", 14, { indent: "      " })).toBe("  lead: aaa\n      bbb ccc\n      ddd");
     expect(wrapHanging("x ".repeat(30).trim(), 20, { start: 15, indent: "> " }).split("\n").map((l, i) => (i === 0 ? 15 : 0) + l.length).every((n) => n <= 20)).toBe(true);
+  });
+});
+
+describe("code frames of long lines", () => {
+  it("show a long line around the location, cut with …, with the underline under it", () => {
+    const line = `${"a".repeat(500)}BAD${"b".repeat(500)}`;
+    const frame = codeFrame(line, { file: "p.policy.ts", line: 1, column: 501, endLine: 1, endColumn: 504 });
+    const [text, under] = frame.split("\n") as [string, string];
+    expect(text.length).toBeLessThanOrEqual(2 + MAX_FRAME_TEXT + 2);
+    expect(text).toMatch(/^1 …a+BADb+…$/);
+    expect(text.indexOf("BAD")).toBe(under.indexOf("~~~"));
+    expect(under.trimStart()).toBe("~~~");
+    // Near either end, one ellipsis only.
+    expect(codeFrame(line, { file: "p", line: 1, column: 1, endLine: 1, endColumn: 2 }).split("\n")[0]).toMatch(/^1 a+…$/);
+    expect(codeFrame(line, { file: "p", line: 1, column: 1003, endLine: 1, endColumn: 1004 }).split("\n")[0]).toMatch(/^1 …b+$/);
+  });
+
+  it("keep thousands of diagnostics on one long line to short frames (a 100 KB line crashed the printer)", () => {
+    const line = "x,".repeat(50_000);
+    const ds = Array.from({ length: 10_000 }, (_, i) => ({
+      code: "PG1001", category: "error" as const, message: "m", related: [],
+      location: { file: "p.policy.ts", line: 1, column: 1 + 10 * i, endLine: 1, endColumn: 2 + 10 * i },
+    }));
+    const text = formatDiagnostics(ds, { sources: new Map([["p.policy.ts", line]]), width: 0 });
+    expect(text.length).toBeLessThan(10_000 * 300);
+    expect(Math.max(...text.split("\n").map((l) => l.length))).toBeLessThanOrEqual(2 + 1 + MAX_FRAME_TEXT + 2 + 40);
   });
 });
