@@ -71,7 +71,8 @@ export function chooseHint(span: Pick<Span, "text" | "message">, maxTokens: numb
   if (!(maxTokens > 0)) return null;
   const head = cutUnits(span.text, HINT_SCAN_CHARS);
   const m = span.message;
-  const tool = m !== undefined && "toolName" in m ? clean(m.toolName) : "";
+  // A string by `append`'s check; a session registered before it may hold another value, which names nothing.
+  const tool = m !== undefined && "toolName" in m && typeof m.toolName === "string" ? clean(m.toolName) : "";
   // The first candidate that survives cleaning: a long key argument does not hide a path or an identifier.
   const candidates = [
     () => (m?.role === "tool-call" ? keyArgument(head, span.text.length) : null),

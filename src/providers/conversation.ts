@@ -21,6 +21,7 @@
  *   the same name, so pairs stay pairs; the window keeps the name as the model sent it.
  */
 import { liveBlock, type WindowEntry } from "../window/view.js";
+import { jsonText } from "./provider.js";
 
 /** A text turn: a live span (with its id header and notice) or the line that replaced one. */
 export interface TextTurn {
@@ -125,12 +126,12 @@ function slotOf(e: WindowEntry): Slot {
   if (e.state === "live") {
     const m = e.span.message;
     if (m?.role === "tool-call") {
-      return { role: "tool-call", text: e.span.text, callId: m.callId, toolName: m.toolName, live: true, isError: false, notice: e.notice };
+      return { role: "tool-call", text: e.span.text, callId: textOf(m.callId), toolName: textOf(m.toolName), live: true, isError: false, notice: e.notice };
     }
     // Span text framed exactly as in render(): no tool output can print a runtime line (render/framing.ts).
     const text = liveBlock(e.span, e.notice, `[${e.span.id}]`);
     if (m?.role === "tool-result") {
-      return { role: "tool-result", text, callId: m.callId, toolName: m.toolName, live: true, isError: m.isError === true, notice: null };
+      return { role: "tool-result", text, callId: textOf(m.callId), toolName: textOf(m.toolName), live: true, isError: m.isError === true, notice: null };
     }
     return { role: m?.role ?? "user", text, callId: "", toolName: "", live: true, isError: false, notice: null };
   }
@@ -142,7 +143,16 @@ function slotOf(e: WindowEntry): Slot {
   if (m === null || (m.role !== "tool-call" && m.role !== "tool-result")) {
     return { role: m?.role ?? "user", text: e.text, callId: "", toolName: "", live: false, isError: false, notice: null };
   }
-  return { role: m.role, text: e.text, callId: m.callId, toolName: m.toolName, live: false, isError: m.role === "tool-result" && m.isError === true, notice: null };
+  return { role: m.role, text: e.text, callId: textOf(m.callId), toolName: textOf(m.toolName), live: false, isError: m.role === "tool-result" && m.isError === true, notice: null };
+}
+
+/**
+ * A tool message's id or name as text. `append` refuses any other type; a session a store registered before
+ * that check (or entries built by hand) may hold a number or an object, which renders as its JSON text, made
+ * provider-safe like any id, instead of making every rendering throw.
+ */
+function textOf(value: unknown): string {
+  return typeof value === "string" ? value : jsonText(value);
 }
 
 /** The window as turns every provider accepts (see the module comment for the rules). */
@@ -223,15 +233,58 @@ export function conversation(source: RenderSource): Turn[] {
   return turns;
 }
 
-/** A call's arguments as an object: JSON text that is not an object is passed as `{ raw }`. */
+/**
+ * The deepest nesting a call's arguments are parsed to (the directive reader's bound): deeper JSON is valid,
+ * but an object that deep is one a serialiser may not write back (10,000 levels made `JSON.stringify` of
+ * every later Anthropic and AI SDK request throw), so it is passed as text.
+ */
+export const MAX_ARGS_DEPTH = 64;
+
+/**
+ * A call's arguments as an object: JSON text that is not an object, or nested deeper than `MAX_ARGS_DEPTH`,
+ * is passed as `{ raw }`. Every string in it, keys too, is well-formed (finding 25.9): the text is, but a
+ * JSON escape (`"\ud800"`) parses to a lone surrogate, which a provider refuses.
+ */
 function argsObject(text: string): { readonly [key: string]: unknown } {
-  try {
-    const v = JSON.parse(text) as unknown;
-    if (typeof v === "object" && v !== null && !Array.isArray(v)) return v as { readonly [key: string]: unknown };
-  } catch {
-    // fall through
+  if (!deeperThan(text, MAX_ARGS_DEPTH)) {
+    try {
+      const v = JSON.parse(text) as unknown;
+      if (typeof v === "object" && v !== null && !Array.isArray(v)) {
+        // A lone surrogate can come only from an escape of one (or from text that is not well-formed itself).
+        const lone = !text.isWellFormed() || /\\u[dD][89a-fA-F]/.test(text);
+        return (lone ? wellFormed(v) : v) as { readonly [key: string]: unknown };
+      }
+    } catch {
+      // fall through
+    }
   }
   return { raw: text };
+}
+
+/** Whether JSON text opens more than `max` arrays and objects inside each other (brackets in strings do not count). */
+function deeperThan(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: the next unit is escaped
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
+/** A parsed JSON value with every string and key well-formed; nested at most `MAX_ARGS_DEPTH` deep. */
+function wellFormed(v: unknown): unknown {
+  if (typeof v === "string") return v.toWellFormed();
+  if (Array.isArray(v)) return v.map(wellFormed);
+  // `fromEntries` defines each key as an own property: a `__proto__` key stays a key, as `JSON.parse` made it.
+  if (typeof v === "object" && v !== null) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k.toWellFormed(), wellFormed(x)]));
+  return v;
 }
 
 /** Rendered call ids: the provider's own when safe and not used yet in this rendering, else a derived one. */

@@ -21,8 +21,12 @@ export interface Provider {
   render(source: RenderSource, options?: object): object;
   /** The directive tools in the API's tool shape, with the agent's own tools when given. */
   tools(tools: readonly DirectiveTool[], options: object): object;
-  /** What the model produced in one response, in order, for a transcript to append. */
-  read(response: object): Iterable<ResponsePart>;
+  /**
+   * What the model produced in one response, in order, for a transcript to append: read whole before any of
+   * it is appended, so a response that cannot be read throws `UnreadableResponse` (naming where) and nothing
+   * of it reaches the window.
+   */
+  read(response: object): readonly ResponsePart[];
   /**
    * For a provider whose loop hands the same response over again (the AI SDK's `prepareStep` gets every step
    * so far): the response's key, so a transcript appends it once. Absent: every response is new.
@@ -52,11 +56,49 @@ export type ResponsePart =
   /** The provider cleared tool uses by an edit pruneguard did not build (Anthropic `applied_edits`). */
   | { readonly type: "provider-cleared"; readonly clearing: ProviderClearing };
 
-/** A value as JSON text; one JSON cannot represent (a cycle, a bigint) as its string form. */
+/** A value as JSON text; one JSON cannot represent (a cycle, a bigint) as its string form, or as its type's tag. */
 export function jsonText(value: unknown): string {
   try {
     return JSON.stringify(value) ?? String(value);
   } catch {
-    return String(value);
+    try {
+      return String(value);
+    } catch {
+      // A null-prototype object, or one whose toString throws: nothing of it can be said, but that it was there.
+      return Object.prototype.toString.call(value);
+    }
   }
 }
+
+// ---- reading a response that is not trusted ----------------------------------------------------------
+
+/**
+ * A provider response that cannot be read (a field of the wrong type, where the SDK's types allow none): the
+ * message names the field (`tool_calls[0] is not an object`). A transcript throws it, with its method's name,
+ * before anything of the response is appended.
+ */
+export class UnreadableResponse extends TypeError {}
+
+/** `value` as an object (not null, not an array), or an `UnreadableResponse` naming `path`. */
+export function objectAt(value: unknown, path: string): { readonly [key: string]: unknown } {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new UnreadableResponse(`${path} is not an object`);
+  return value as { readonly [key: string]: unknown };
+}
+
+/** `value` as an array, or an `UnreadableResponse` naming `path`. */
+export function arrayAt(value: unknown, path: string): readonly unknown[] {
+  if (!Array.isArray(value)) throw new UnreadableResponse(`${path} is not an array`);
+  return value;
+}
+
+/** `value` as an array; `null` and `undefined` (the field left out) as none. */
+export function optionalArrayAt(value: unknown, path: string): readonly unknown[] {
+  return value === null || value === undefined ? [] : arrayAt(value, path);
+}
+
+/** `value` as a string, or an `UnreadableResponse` naming `path`. */
+export function stringAt(value: unknown, path: string): string {
+  if (typeof value !== "string") throw new UnreadableResponse(`${path} is not a string`);
+  return value;
+}
+

@@ -4,10 +4,15 @@
  * as spans, with a kind mapping given once; the directive tools' calls are handled by the window.
  *
  * Each provider reads its own responses (its `read`, in the registry); the transcript appends what they
- * hold, the same way for all: `appendResponse(provider, response)` is the one path, and the per-SDK methods
- * (`appendOpenAIChat`, `appendAnthropic`, `appendAISDKSteps`, …) are named shortcuts onto it, kept for
- * their callers. A new provider needs nothing here. Shapes are read structurally, so the runtime depends on
- * no SDK; tests pass each SDK's own objects.
+ * hold, the same way for all: `appendResponse(provider, response)` and the per-SDK methods
+ * (`appendOpenAIChat`, `appendAnthropic`, `appendAISDKSteps`, …, named shortcuts kept for their callers) take
+ * one path. A new provider needs nothing here. Shapes are read structurally, so the runtime depends on no
+ * SDK; tests pass each SDK's own objects.
+ *
+ * Responses are untrusted: each is read whole, and every span it makes is built, before the first is appended.
+ * A response that cannot be read (`tool_calls[0] is not an object`, an id that is not a string) is a
+ * `TypeError` naming the method and the field, with nothing of it in the window — never a call appended and
+ * lost because a later part threw.
  */
 import type { SpanMessage, SpanRef } from "../types.js";
 import type { AppendInput } from "../window/window-options.js";
@@ -22,7 +27,7 @@ import type { AISDKPrompt } from "./ai-sdk/ai-sdk-messages.js";
 import type { AISDKStep } from "./ai-sdk/ai-sdk-provider.js";
 import type { AnthropicContextManagementResponse, AnthropicResponseBlock } from "./anthropic/anthropic-provider.js";
 import type { OpenAIChatMessage, OpenAIChatResponse, OpenAIResponseOutputItem } from "./openai/openai-provider.js";
-import { jsonText, type ModelToolCall, type Provider, type ResponsePart } from "./provider.js";
+import { jsonText, objectAt, UnreadableResponse, type ModelToolCall, type Provider, type ResponsePart } from "./provider.js";
 import { PROVIDERS, type ProviderName, type ProviderResponse } from "./registry.js";
 
 /** Which span kind each part of a conversation is appended as. */
@@ -125,14 +130,12 @@ export class Transcript<K extends string, const M extends KindMapping<K> = KindM
 
   /** Appends a tool call the model made. */
   async toolCall(call: ModelToolCall): Promise<void> {
-    const text = typeof call.arguments === "string" ? call.arguments : jsonText(call.arguments ?? {});
-    await this.#append(kindOf(this.#kinds.toolCall, call.name), text, { role: "tool-call", callId: call.id, toolName: call.name });
+    await this.#window.append(this.#callSpan(call, "toolCall"));
   }
 
   /** Appends a tool's result, paired with its call by position. */
   async toolResult(result: Pick<ModelToolResult, "id" | "name" | "text" | "isError">): Promise<void> {
-    const message: SpanMessage = { role: "tool-result", callId: result.id, toolName: result.name, ...(result.isError ? { isError: true } : {}) };
-    await this.#append(kindOf(this.#kinds.toolResult, result.name), result.text, message);
+    await this.#window.append(this.#resultSpan(result, "toolResult"));
   }
 
   /**
@@ -141,6 +144,9 @@ export class Transcript<K extends string, const M extends KindMapping<K> = KindM
    * error result, so no call is left unanswered.
    */
   async handleToolCalls(calls: readonly ModelToolCall[], run?: ToolRunner): Promise<ModelToolResult[]> {
+    // Every call checked before the first runs: a result that could not be appended would leave its call unanswered.
+    if (!Array.isArray(calls)) throw new TypeError("Transcript.handleToolCalls: calls is not an array");
+    for (const [i, call] of calls.entries()) checkCall(call, `Transcript.handleToolCalls: calls[${i}]`);
     const out: ModelToolResult[] = [];
     for (const call of calls) {
       const directive = await this.#window.handleToolCall(call, this.#tools);
@@ -178,13 +184,7 @@ export class Transcript<K extends string, const M extends KindMapping<K> = KindM
     if (typeof provider !== "string" || !Object.hasOwn(PROVIDERS, provider)) {
       throw new TypeError(`Transcript: no provider ${JSON.stringify(String(provider))}; one of ${Object.keys(PROVIDERS).join(", ")}`);
     }
-    const p: Provider = PROVIDERS[provider];
-    if (p.responseKey !== undefined) {
-      const key = `${provider}:${p.responseKey(response)}`;
-      if (this.#seen.has(key)) return [];
-      this.#seen.add(key);
-    }
-    return this.#appendParts(p.read(response));
+    return this.#appendResponses("appendResponse", provider, [response], null);
   }
 
   // ---- Named shortcuts onto appendResponse, one per SDK entry point ----------------------------------
@@ -196,7 +196,7 @@ export class Transcript<K extends string, const M extends KindMapping<K> = KindM
    * then its function calls. Returns the calls, for `handleToolCalls`.
    */
   async appendOpenAIChat(response: OpenAIChatResponse | OpenAIChatMessage): Promise<ModelToolCall[]> {
-    return this.appendResponse("openai-chat", response);
+    return this.#appendResponses("appendOpenAIChat", "openai-chat", [response], null);
   }
 
   /**
@@ -205,7 +205,7 @@ export class Transcript<K extends string, const M extends KindMapping<K> = KindM
    * every span before it is pruned through the checks, and the item is sent back in their place.
    */
   async appendOpenAIResponse(response: { readonly output: readonly OpenAIResponseOutputItem[] }): Promise<ModelToolCall[]> {
-    return this.appendResponse("openai-responses", response);
+    return this.#appendResponses("appendOpenAIResponse", "openai-responses", [response], null);
   }
 
   /**
@@ -215,7 +215,8 @@ export class Transcript<K extends string, const M extends KindMapping<K> = KindM
    */
   async appendOpenAICompaction(compacted: { readonly output: readonly OpenAIResponseOutputItem[] }): Promise<ProviderCompactionOutcome | null> {
     const before = this.compactions.length;
-    for (const item of compacted.output) if (item.type === "compaction") await this.appendResponse("openai-responses", { output: [item] });
+    // Its compaction items only; the user messages it repeats are the window's own spans.
+    await this.#appendResponses("appendOpenAICompaction", "openai-responses", [compacted], null, (part) => part.type === "compaction");
     return this.compactions.length > before ? this.compactions.at(-1)! : null;
   }
 
@@ -228,7 +229,7 @@ export class Transcript<K extends string, const M extends KindMapping<K> = KindM
    * clearing the response reports (`applied_edits`) is audited and said to the model.
    */
   async appendAnthropic(message: { readonly content: readonly AnthropicResponseBlock[]; readonly context_management?: AnthropicContextManagementResponse | null }): Promise<ModelToolCall[]> {
-    return this.appendResponse("anthropic", message);
+    return this.#appendResponses("appendAnthropic", "anthropic", [message], null);
   }
 
   // ---- Vercel AI SDK ------------------------------------------------------------------------------
@@ -236,10 +237,12 @@ export class Transcript<K extends string, const M extends KindMapping<K> = KindM
   /**
    * Appends AI SDK step results (`result.steps`, or the `steps` a `prepareStep` receives): text, tool
    * calls and their results (the directive tools' results as the window's text; tool errors as errors).
-   * A step already appended is skipped, so passing every step each time is safe.
+   * A step already appended is skipped, so passing every step each time is safe. The steps are read whole
+   * first: one that cannot be read is an error naming it, with none of them appended.
    */
   async appendAISDKSteps(steps: readonly AISDKStep[]): Promise<void> {
-    for (const step of steps) await this.appendResponse("ai-sdk", step);
+    if (!Array.isArray(steps)) throw new TypeError("Transcript.appendAISDKSteps: steps is not an array");
+    await this.#appendResponses("appendAISDKSteps", "ai-sdk", steps, "steps");
   }
 
   /**
@@ -254,38 +257,94 @@ export class Transcript<K extends string, const M extends KindMapping<K> = KindM
     };
   }
 
-  /** Appends a response's parts as its provider read them, in order; returns its tool calls. */
-  async #appendParts(parts: Iterable<ResponsePart>): Promise<ModelToolCall[]> {
+  /**
+   * Appends responses of one provider as it reads them, in order; returns their tool calls. All are read, and
+   * every span they make is built, before the first is appended: a response that cannot be read is a
+   * `TypeError` from `Transcript.<method>` naming the field (`steps[1].content[0] is not an object` when
+   * `many` names the list), and the window is unchanged. `keep` picks the parts to append.
+   */
+  async #appendResponses(method: string, provider: ProviderName, responses: readonly unknown[], many: string | null, keep?: (part: ResponsePart) => boolean): Promise<ModelToolCall[]> {
+    const p: Provider = PROVIDERS[provider];
+    const parts: ResponsePart[] = [];
+    const keys = new Set<string>();
+    for (const [i, response] of responses.entries()) {
+      const at = many === null ? "" : `${many}[${i}]`;
+      let read: readonly ResponsePart[];
+      try {
+        objectAt(response, at === "" ? "the response" : at);
+        if (p.responseKey !== undefined) {
+          const key = `${provider}:${p.responseKey(response as object)}`;
+          if (this.#seen.has(key) || keys.has(key)) continue;
+          keys.add(key);
+        }
+        read = p.read(response as object);
+      } catch (err) {
+        if (!(err instanceof UnreadableResponse)) throw new TypeError(`Transcript.${method}: the response cannot be read (${safeString(err instanceof Error ? err.message : err)})`, { cause: err });
+        throw new TypeError(`Transcript.${method}: ${at !== "" && !err.message.startsWith(at) ? `${at}.` : ""}${err.message}`);
+      }
+      for (const part of read) if (keep === undefined || keep(part)) parts.push(part);
+    }
+    // Every span built before the first append: a kind mapping that throws, or a window that cannot record a
+    // compaction, changes nothing either.
+    const steps: Array<() => Promise<unknown>> = [];
     const calls: ModelToolCall[] = [];
     for (const part of parts) {
       switch (part.type) {
         case "text":
-          if (part.text.trim() !== "") await this.assistant(part.text);
+          if (part.text.trim() !== "") {
+            const span = { kind: this.#kinds.assistant, text: part.text, message: { role: "assistant" } } as const;
+            steps.push(() => this.#window.append(span));
+          }
           break;
-        case "tool-call":
-          await this.toolCall(part.call);
+        case "tool-call": {
+          const span = this.#callSpan(part.call, method);
+          steps.push(() => this.#window.append(span));
           calls.push(part.call);
           break;
-        case "tool-result":
-          await this.toolResult(part);
-          break;
-        case "tool-error":
-          await this.toolResult({ id: part.id, name: part.name, text: errorText(part.error), isError: true });
-          break;
-        case "compaction": {
-          if (this.#window.providerCompacted === undefined) throw new TypeError("Transcript: the response carries a provider's compaction, and this window cannot record one (it has no providerCompacted)");
-          this.compactions.push(await this.#window.providerCompacted(part.compaction));
+        }
+        case "tool-result": {
+          const span = this.#resultSpan(part, method);
+          steps.push(() => this.#window.append(span));
           break;
         }
-        case "provider-cleared":
-          if (this.#window.providerCleared === undefined) throw new TypeError("Transcript: the provider cleared tool uses, and this window cannot record it (it has no providerCleared)");
-          await this.#window.providerCleared(part.clearing);
+        case "tool-error": {
+          const span = this.#resultSpan({ id: part.id, name: part.name, text: errorText(part.error), isError: true }, method);
+          steps.push(() => this.#window.append(span));
           break;
+        }
+        case "compaction": {
+          const record = this.#window.providerCompacted?.bind(this.#window);
+          if (record === undefined) throw new TypeError(`Transcript.${method}: the response carries a provider's compaction, and this window cannot record one (it has no providerCompacted)`);
+          steps.push(async () => this.compactions.push(await record(part.compaction)));
+          break;
+        }
+        case "provider-cleared": {
+          const record = this.#window.providerCleared?.bind(this.#window);
+          if (record === undefined) throw new TypeError(`Transcript.${method}: the provider cleared tool uses, and this window cannot record it (it has no providerCleared)`);
+          steps.push(() => record(part.clearing));
+          break;
+        }
         default:
           unhandled(part);
       }
     }
+    for (const key of keys) this.#seen.add(key);
+    for (const step of steps) await step();
     return calls;
+  }
+
+  /** The span of a tool call: its arguments as given when text, else as JSON text. */
+  #callSpan(call: ModelToolCall, method: string): AppendInput<K> {
+    checkCall(call, `Transcript.${method}: the call`);
+    const text = typeof call.arguments === "string" ? call.arguments : jsonText(call.arguments ?? {});
+    return { kind: kindOf(this.#kinds.toolCall, call.name), text, message: { role: "tool-call", callId: call.id, toolName: call.name } };
+  }
+
+  /** The span of a tool's result. */
+  #resultSpan(result: Pick<ModelToolResult, "id" | "name" | "text" | "isError">, method: string): AppendInput<K> {
+    checkCall(result, `Transcript.${method}: the result`);
+    const message: SpanMessage = { role: "tool-result", callId: result.id, toolName: result.name, ...(result.isError ? { isError: true } : {}) };
+    return { kind: kindOf(this.#kinds.toolResult, result.name), text: result.text, message };
   }
 
   #append(kind: K, text: string, message: SpanMessage): Promise<SpanRef<K, string>> {
@@ -312,8 +371,25 @@ function unhandled(part: never): never {
   throw new TypeError(`unknown response part ${String((part as { readonly type?: unknown }).type)}`);
 }
 
+/** A call (or a result) the window can append: an object whose id and tool name are strings. */
+function checkCall(call: unknown, what: string): void {
+  if (typeof call !== "object" || call === null) throw new TypeError(`${what} is not an object`);
+  const c = call as { readonly id?: unknown; readonly name?: unknown };
+  if (typeof c.id !== "string") throw new TypeError(`${what}'s id is not a string`);
+  if (typeof c.name !== "string") throw new TypeError(`${what}'s name is not a string`);
+}
+
+/** A value as text, whatever it is (a null-prototype object has no string form: its type's tag stands in). */
+function safeString(value: unknown): string {
+  try {
+    return String(value);
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
+}
+
 /** A tool's failure as its result text: the message, bounded, never empty. */
 function errorText(err: unknown): string {
   // Cut on a code point (finding 25.9): a lone surrogate in a tool result makes the provider refuse the request.
-  return cutUnits(String(err instanceof Error ? err.message : err), MAX_ERROR_CHARS) || "tool failed";
+  return cutUnits(safeString(err instanceof Error ? err.message : err), MAX_ERROR_CHARS) || "tool failed";
 }

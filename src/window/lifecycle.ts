@@ -26,6 +26,7 @@ export async function appendSpan(core: WindowCore, input: AppendInput<string>): 
   if (!core.hasKind(input.kind)) throw new TypeError(`ContextWindow.append: unknown kind ${String(input.kind)}`);
   const policy = core.policyOf(input.kind);
   if (typeof input.text !== "string") throw new TypeError("ContextWindow.append: text must be a string");
+  checkPlacement(input);
   // The session's start is kept by the home store (the first window's wins), so every window of the
   // session, resumed or in another process, counts `limits.maxLengthMs` from the same time. Nothing can
   // be pruned before a first append, so nothing was decided with this window's own start.
@@ -39,14 +40,17 @@ export async function appendSpan(core: WindowCore, input: AppendInput<string>): 
   // The home store mints the id and records the span (never its bytes), so a process that resumes the
   // session puts it back in its place or says it was lost; without that record it fails closed.
   const draft = newSpan("span_0", { ...input, ...state.calls.groupFor(input) });
+  // Only a span with a copy that may be dropped becomes an index line: its hint is chosen now, once, not
+  // inside its prune (a range summary's member of another kind gets its hint when it is summarized). Chosen
+  // before the home store registers the span: nothing that can fail comes after the registration but the
+  // copy's persist, which a span survives.
+  const hint = policy.store !== null && policy.modes.includes("drop") ? chooseHint(draft, core.settings.indexHintTokens) : undefined;
   const registered = await core.home.registerSpan(core.session, {
     kind: draft.kind, hash: draft.hash, group: draft.group ?? null, message: draft.message ?? null, store: policy.store,
   });
   const span: Span = { ...draft, id: registered.spanId };
   const entry: LiveEntry = { state: "live", pos: state.entries.length, span, handle: null, store: policy.store, persistError: null, copiedAt: null, notice: null };
-  // Only a span with a copy that may be dropped becomes an index line: its hint is chosen now, once, not
-  // inside its prune (a range summary's member of another kind gets its hint when it is summarized).
-  if (policy.store !== null && policy.modes.includes("drop")) entry.hint = chooseHint(span, core.settings.indexHintTokens);
+  if (hint !== undefined) entry.hint = hint;
   if (policy.store !== null) {
     const store = core.store(policy.store);
     if (store.capabilities.writable) {
@@ -64,6 +68,26 @@ export async function appendSpan(core: WindowCore, input: AppendInput<string>): 
   core.notices = [];
   core.shown.appended(entryView(entry, core.now(), core.settings.tombstone));
   return entry;
+}
+
+const ROLES: ReadonlySet<unknown> = new Set(["system", "user", "assistant", "tool-call", "tool-result"]);
+
+/**
+ * Refuses, before anything changes, a span whose place in a conversation no renderer could send: every
+ * renderer reads a tool message's `callId` and `toolName` as strings (an id of another type made every later
+ * rendering throw, also after a resume), and a group is a string.
+ */
+function checkPlacement(input: AppendInput<string>): void {
+  if (input.group !== undefined && typeof input.group !== "string") throw new TypeError("ContextWindow.append: group must be a string");
+  const m: unknown = input.message;
+  if (m === undefined) return;
+  if (typeof m !== "object" || m === null) throw new TypeError("ContextWindow.append: message must be an object");
+  const { role, callId, toolName, isError } = m as { readonly role?: unknown; readonly callId?: unknown; readonly toolName?: unknown; readonly isError?: unknown };
+  if (!ROLES.has(role)) throw new TypeError("ContextWindow.append: message.role must be system, user, assistant, tool-call or tool-result");
+  if (role !== "tool-call" && role !== "tool-result") return;
+  if (typeof callId !== "string") throw new TypeError(`ContextWindow.append: a ${role} message's callId must be a string`);
+  if (typeof toolName !== "string") throw new TypeError(`ContextWindow.append: a ${role} message's toolName must be a string`);
+  if (role === "tool-result" && isError !== undefined && typeof isError !== "boolean") throw new TypeError("ContextWindow.append: a tool-result message's isError must be a boolean");
 }
 
 /** Puts a resumed session's entries back in place; a restart is a compaction point. */

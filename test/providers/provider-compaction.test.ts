@@ -348,6 +348,27 @@ describe("provider-side compaction, decided by pruneguard", () => {
     await win.end();
   });
 
+  it("a compaction block whose content is neither text nor null (123, {}, []) is no compaction: failed, audited, nothing pruned, not sent back", async () => {
+    // The SDK's BetaCompactionBlockParam.content is `string | null`: such a block was recorded as compacted
+    // (every earlier span pruned) and sent back, for the API to refuse.
+    server = await startCompactionServer(model);
+    for (const content of [123, { text: "x" }, ["s"], true]) {
+      const { win, t } = await setup();
+      const entries = JSON.stringify(win.entries());
+      const audited = (await win.auditLog()).length;
+      await t.appendAnthropic({ content: [{ type: "compaction", content } as never, { type: "text", text: "answer" }] });
+      expect(t.compactions.map((c) => c.status)).toEqual(["failed"]);
+      expect(JSON.stringify(win.entries().slice(0, -1))).toBe(entries);
+      expect(win.entries().map((e) => e.state)).not.toContain("pruned");
+      const blocks = toAnthropicBeta(win).messages.flatMap((m) => (typeof m.content === "string" ? [] : m.content)).filter((b) => b.type === "compaction");
+      expect(blocks).toEqual([]);
+      const records = (await win.auditLog()).slice(audited);
+      expect(records[0]).toMatchObject({ op: "compact", status: "unchanged" });
+      expect(records[0]!.directive).toContain('"failed":true');
+      await win.end();
+    }
+  });
+
   it("refused before anything is sent: a policy that forbids it, clear_tool_uses, no pause with kept spans", async () => {
     server = await startCompactionServer(model);
     const off = await setup("forbid");

@@ -11,13 +11,13 @@ import type { ChatCompletionMessageParam } from "openai/resources/chat/completio
 import type { ResponseInputItem } from "openai/resources/responses/responses";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ContextWindow, ManualClock, MemoryStore, type SpanMessage } from "../../src/index.js";
+import { ContextWindow, ManualClock, MemoryStore, type SpanMessage, type WindowEntry } from "../../src/index.js";
 import { toAISDK, toAnthropic, toOpenAI, toOpenAIResponses } from "../../src/providers/index.js";
-import { historyToolName } from "../../src/providers/conversation.js";
+import { historyToolName, MAX_ARGS_DEPTH } from "../../src/providers/conversation.js";
 import { withoutTrailingSpace } from "../../src/providers/anthropic/anthropic-messages.js";
 import { frameUntrusted } from "../../src/render/framing.js";
 import { fuzzRuns, timeoutFor } from "../reliability/helpers.js";
-import { aiSDKProblems, anthropicProblems, openAIChatProblems, openAIResponsesProblems } from "./rules.js";
+import { aiSDKProblems, anthropicProblems, openAIChatProblems, openAIResponsesProblems, wellFormedProblems } from "./rules.js";
 import { immediate } from "../window/immediate.js";
 
 const kinds = {
@@ -175,6 +175,75 @@ describe("Finding 25.8: tool names in history are names every provider takes", (
     // The window keeps the name as the model sent it.
     expect(win.entries().map((e) => (e.state === "live" ? e.span.message : null)).filter((m) => m?.role === "tool-call").map((m) => m && "toolName" in m ? m.toolName : null)).toEqual(names);
     expect(await allProblems(win)).toEqual([]);
+  });
+});
+
+describe("a call's arguments are untrusted: every rendering of them stays one the SDK can send", () => {
+  /** A window holding one answered call with `args` as its arguments. */
+  async function oneCall(args: string) {
+    const win = newWindow();
+    await win.append({ kind: "chat", text: "go", message: { role: "user" } });
+    await win.append({ kind: "toolCall", text: args, message: { role: "tool-call", callId: "c1", toolName: "get" } });
+    await win.append({ kind: "toolResult", text: "ok", message: { role: "tool-result", callId: "c1", toolName: "get" } });
+    return win;
+  }
+  const inputs = (win: ContextWindow<Kind>) => [
+    ...toAnthropic(win).messages.flatMap((m) => (typeof m.content === "string" ? [] : m.content.flatMap((b) => (b.type === "tool_use" ? [b.input] : [])))),
+    ...toAISDK(win).messages.flatMap((m) => (m.role === "assistant" && typeof m.content !== "string" ? m.content.flatMap((p) => (p.type === "tool-call" ? [p.input] : [])) : [])),
+  ];
+
+  it("arguments nested deeper than 64 levels are passed as text ({ raw }); 64 levels, and brackets inside strings, still parse", async () => {
+    // 10,000 levels (20 KB of valid JSON) made JSON.stringify of every later Anthropic and AI SDK request throw.
+    const nested = (depth: number) => `{"a":${"[".repeat(depth - 1)}${"]".repeat(depth - 1)}}`;
+    for (const depth of [10_000, 100_000, MAX_ARGS_DEPTH + 1]) {
+      const win = await oneCall(nested(depth));
+      expect(inputs(win)).toEqual([{ raw: nested(depth) }, { raw: nested(depth) }]);
+      expect(() => JSON.stringify([toAnthropic(win), toAISDK(win), toOpenAI(win), toOpenAIResponses(win)])).not.toThrow();
+      expect(await allProblems(win)).toEqual([]);
+    }
+    const deepest = JSON.parse(nested(MAX_ARGS_DEPTH)) as unknown;
+    expect(inputs(await oneCall(nested(MAX_ARGS_DEPTH)))).toEqual([deepest, deepest]);
+    const bracketsInText = JSON.stringify({ pattern: "[".repeat(200) + "{".repeat(200), "k[{": "\\\"[" });
+    expect(inputs(await oneCall(bracketsInText))).toEqual(Array(2).fill(JSON.parse(bracketsInText)));
+  });
+
+  it("Finding 25.9: a JSON escape of a lone surrogate, in a value or a key, is rendered well-formed (U+FFFD)", async () => {
+    const win = await oneCall('{"q":"\\ud800","\\udfff":1,"n":{"k\\udbff":["\\udc00x","\\ud83d\\ude00"]},"__proto__":{"polluted":"\\ud800"}}');
+    const expected = JSON.parse('{"q":"\\ufffd","\\ufffd":1,"n":{"k\\ufffd":["\\ufffdx","😀"]},"__proto__":{"polluted":"\\ufffd"}}') as unknown;
+    expect(inputs(win)).toEqual([expected, expected]);
+    for (const input of inputs(win)) {
+      expect(wellFormedProblems(input)).toEqual([]);
+      // A `__proto__` key stays an own key, as JSON.parse made it: no prototype is set from the model's text.
+      expect(Object.getPrototypeOf(input)).toBe(Object.prototype);
+      expect(Object.hasOwn(input as object, "__proto__")).toBe(true);
+    }
+    expect(await allProblems(win)).toEqual([]);
+  });
+
+  it("a session registered before append checked ids (an id or name of another type): every renderer still renders, with string ids", async () => {
+    // Entries as a resumed window would hold them from such a session's registry: a number, an object, null
+    // and an array for ids (every rendering threw `id.replace is not a function`, also after a resume).
+    const win = newWindow();
+    await win.append({ kind: "chat", text: "go", message: { role: "user" } });
+    const odd: unknown[] = [7, { bogus: 1 }, null, ["x"]];
+    for (const [i] of odd.entries()) {
+      await win.append({ kind: "toolCall", text: "{}", message: { role: "tool-call", callId: `c${i}`, toolName: "get" } });
+      await win.append({ kind: "toolResult", text: "ok", message: { role: "tool-result", callId: `c${i}`, toolName: "get" } });
+    }
+    const entries = win.entries().map((e) => {
+      if (e.state !== "live" || e.span.message === undefined || !("callId" in e.span.message)) return e;
+      const i = Number(e.span.message.callId.slice(1));
+      return { ...e, span: { ...e.span, message: { ...e.span.message, callId: odd[i], toolName: i === 1 ? 5 : "get" } } } as unknown as WindowEntry;
+    });
+    const chat = toOpenAI(entries);
+    const ids = chat.flatMap((m) => (m.role === "assistant" ? (m.tool_calls ?? []).map((c) => c.id) : m.role === "tool" ? [m.tool_call_id] : []));
+    expect(ids).toEqual(["7", "7", "__bogus__1_", "__bogus__1_", "null", "null", "__x__", "__x__"]);
+    expect([
+      ...(await aiSDKProblems(toAISDK(entries))),
+      ...openAIChatProblems(chat),
+      ...openAIResponsesProblems(toOpenAIResponses(entries)),
+      ...anthropicProblems(toAnthropic(entries)),
+    ]).toEqual([]);
   });
 });
 

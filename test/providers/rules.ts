@@ -40,13 +40,33 @@ export function toolDefinitionProblems(names: readonly unknown[], provider: "ope
 export function wellFormedProblems(value: unknown, where = "body"): string[] {
   if (typeof value === "string") return value.isWellFormed() ? [] : [`${where}: lone surrogate in ${JSON.stringify(value.slice(0, 80))}`];
   if (Array.isArray(value)) return value.flatMap((v, i) => wellFormedProblems(v, `${where}[${i}]`));
-  if (typeof value === "object" && value !== null) return Object.entries(value).flatMap(([k, v]) => wellFormedProblems(v, `${where}.${k}`));
+  if (typeof value === "object" && value !== null) {
+    // Keys too: a tool call's parsed `input` is sent with its keys as they are.
+    return Object.entries(value).flatMap(([k, v]) => [
+      ...(k.isWellFormed() ? [] : [`${where}: lone surrogate in the key ${JSON.stringify(k.slice(0, 80))}`]),
+      ...wellFormedProblems(v, `${where}.${k.toWellFormed()}`),
+    ]);
+  }
   return [];
+}
+
+/**
+ * A request body the SDK can send: `JSON.stringify` writes it (an `input` nested 10,000 levels deep made it
+ * throw, so every later request failed). Checked first: the other rules walk the body too.
+ */
+export function serialisableProblems(value: unknown, where = "body"): string[] {
+  try {
+    JSON.stringify(value);
+    return [];
+  } catch (err) {
+    return [`${where}: JSON.stringify fails (${err instanceof Error ? err.message : String(err)})`];
+  }
 }
 
 /** AI SDK 7: `standardizePrompt` (no system messages), `modelMessageSchema`, and the tool-result check of `convertToLanguageModelPrompt`. */
 export async function aiSDKProblems(prompt: { instructions?: string; messages: unknown[] }): Promise<string[]> {
-  const problems: string[] = [];
+  const problems: string[] = serialisableProblems(prompt, "prompt");
+  if (problems.length > 0) return problems;
   for (const [i, m] of prompt.messages.entries()) {
     const r = modelMessageSchema.safeParse(m);
     if (!r.success) problems.push(`messages[${i}]: ${r.error.message.slice(0, 200)}`);
@@ -75,7 +95,8 @@ interface ChatMessage {
  * ids are unique in their message and at most 40 characters; `content` is null only beside `tool_calls`.
  */
 export function openAIChatProblems(messages: readonly ChatMessage[]): string[] {
-  const problems: string[] = [];
+  const problems: string[] = serialisableProblems(messages, "messages");
+  if (problems.length > 0) return problems;
   let pending = new Set<string>();
   for (const [i, m] of messages.entries()) {
     const where = `messages[${i}]`;
@@ -120,7 +141,8 @@ interface ResponsesItem {
  * `function_call` has its output ("No tool output found for function call"), call ids are unique.
  */
 export function openAIResponsesProblems(input: readonly ResponsesItem[]): string[] {
-  const problems: string[] = [];
+  const problems: string[] = serialisableProblems(input, "input");
+  if (problems.length > 0) return problems;
   const calls = new Set<string>();
   const answered = new Set<string>();
   for (const [i, item] of input.entries()) {
@@ -167,7 +189,8 @@ interface AnthropicBlockLike {
  * final assistant message does not end with whitespace; every string is well-formed.
  */
 export function anthropicProblems(body: { system?: unknown; messages: ReadonlyArray<{ role?: unknown; content?: unknown }> }): string[] {
-  const problems: string[] = [];
+  const problems: string[] = serialisableProblems(body, "body");
+  if (problems.length > 0) return problems;
   const ids = new Set<string>();
   if (body.system !== undefined && typeof body.system !== "string" && !Array.isArray(body.system)) problems.push("system must be a string or blocks");
   if (typeof body.system === "string" && BLANK.test(body.system)) problems.push("system: text content blocks must contain non-whitespace text");

@@ -6,7 +6,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ContextWindow, ManualClock, MemoryStore, Transcript, type WindowEntry } from "../../src/index.js";
+import { ContextWindow, ManualClock, MemoryStore, refSpanId, Transcript, type WindowEntry } from "../../src/index.js";
 import { toAISDK, toAnthropic, toOpenAI, toOpenAIResponses } from "../../src/providers/index.js";
 import { fuzzRuns } from "../reliability/helpers.js";
 import { aiSDKProblems, anthropicProblems, openAIChatProblems, openAIResponsesProblems } from "./rules.js";
@@ -173,5 +173,109 @@ describe("Transcript", () => {
       }),
       { numRuns: fuzzRuns(400) },
     );
+  });
+});
+
+/** What a call threw: its class and message; `null` when it did not throw. */
+async function thrown(p: Promise<unknown>): Promise<[string, string] | null> {
+  try {
+    await p;
+    return null;
+  } catch (err) {
+    return [(err as Error).constructor.name, (err as Error).message];
+  }
+}
+
+describe("responses are untrusted: read whole before anything is appended, all or nothing", () => {
+  const call = (id: unknown) => ({ id, type: "function", function: { name: "get", arguments: "{}" } });
+  const step = (stepNumber: number, content: unknown) => ({ callId: "gen1", stepNumber, content });
+
+  it("a Chat call whose id or name is not a string is refused, naming it, with nothing appended; the window renders on (p2, p3)", async () => {
+    // Such an id was appended; then every renderer threw `id.replace is not a function`, also after a resume,
+    // and a number id was sent back as a number.
+    for (const id of [7, null, { bogus: 1 }, ["x"], undefined]) {
+      const { win, t } = setup();
+      await t.user("hello");
+      const before = JSON.stringify(win.entries());
+      const response = { choices: [{ message: { content: "calling", tool_calls: [call("c0"), call(id)] } }] };
+      expect(await thrown(t.appendOpenAIChat(response as never))).toEqual(["TypeError", "Transcript.appendOpenAIChat: choices[0].message.tool_calls[1].id is not a string"]);
+      expect(JSON.stringify(win.entries())).toBe(before);
+      expect(toOpenAI(win)).toHaveLength(1);
+    }
+    const { win, t } = setup();
+    for (const name of [undefined, 5, null]) {
+      const message = { content: null, tool_calls: [{ id: "a", type: "function", function: { name, arguments: "{}" } }] };
+      expect(await thrown(t.appendOpenAIChat(message as never))).toEqual(["TypeError", "Transcript.appendOpenAIChat: tool_calls[0].function.name is not a string"]);
+    }
+    // The same rule in every reader.
+    expect(await thrown(t.appendAnthropic({ content: [{ type: "tool_use", id: 7, name: "get", input: {} }] } as never))).toEqual(["TypeError", "Transcript.appendAnthropic: content[0].id is not a string"]);
+    expect(await thrown(t.appendOpenAIResponse({ output: [{ type: "function_call", call_id: "c", name: { n: 1 }, arguments: "{}" }] }))).toEqual(["TypeError", "Transcript.appendOpenAIResponse: output[0].name is not a string"]);
+    expect(await thrown(t.appendAISDKSteps([step(0, [{ type: "tool-call", toolName: "get", input: {} }])] as never))).toEqual(["TypeError", "Transcript.appendAISDKSteps: steps[0].content[0].toolCallId is not a string"]);
+    // And by the transcript's own methods, before the window is asked.
+    expect(await thrown(t.toolCall({ id: 7 as unknown as string, name: "get", arguments: "{}" }))).toEqual(["TypeError", "Transcript.toolCall: the call's id is not a string"]);
+    expect(await thrown(t.toolResult({ id: "a", name: null as unknown as string, text: "ok", isError: false }))).toEqual(["TypeError", "Transcript.toolResult: the result's name is not a string"]);
+    expect(win.entries()).toEqual([]);
+  });
+
+  // [method, response, the error's message after `Transcript.<method>: `]
+  const cases: ReadonlyArray<readonly [string, (t: ReturnType<typeof setup>["t"]) => Promise<unknown>, string]> = [
+    ["anthropic, content null", (t) => t.appendAnthropic({ content: null } as never), "appendAnthropic: content is not an array"],
+    ["anthropic, content missing", (t) => t.appendAnthropic({} as never), "appendAnthropic: content is not an array"],
+    ["anthropic, content a string", (t) => t.appendAnthropic({ content: "hi" } as never), "appendAnthropic: content is not an array"],
+    ["anthropic, no response", (t) => t.appendAnthropic(null as never), "appendAnthropic: the response is not an object"],
+    ["anthropic, null block after text", (t) => t.appendAnthropic({ content: [{ type: "text", text: "partial" }, null] } as never), "appendAnthropic: content[1] is not an object"],
+    ["anthropic, null after a tool_use", (t) => t.appendAnthropic({ content: [{ type: "text", text: "t" }, { type: "tool_use", id: "a", name: "get", input: {} }, null] } as never), "appendAnthropic: content[2] is not an object"],
+    ["anthropic, text not a string", (t) => t.appendAnthropic({ content: [{ type: "text", text: 5 }] } as never), "appendAnthropic: content[0].text is not a string"],
+    ["anthropic, applied_edits not an array", (t) => t.appendAnthropic({ content: [{ type: "text", text: "t" }], context_management: { applied_edits: 5 } } as never), "appendAnthropic: context_management.applied_edits is not an array"],
+    ["anthropic, applied_edits [null]", (t) => t.appendAnthropic({ content: [{ type: "text", text: "t" }], context_management: { applied_edits: [null] } } as never), "appendAnthropic: context_management.applied_edits[0] is not an object"],
+    ["anthropic, a getter that throws", (t) => t.appendAnthropic({ get content(): never { throw new Error("boom"); } }), "appendAnthropic: the response cannot be read (boom)"],
+    ["chat, choices null", (t) => t.appendOpenAIChat({ choices: null } as never), "appendOpenAIChat: choices is not an array"],
+    ["chat, choices [null]", (t) => t.appendOpenAIChat({ choices: [null] } as never), "appendOpenAIChat: choices[0] is not an object"],
+    ["chat, content a number", (t) => t.appendOpenAIChat({ content: 5 } as never), "appendOpenAIChat: content is neither a string nor null"],
+    ["chat, tool_calls a string", (t) => t.appendOpenAIChat({ content: "text first", tool_calls: "abc" } as never), "appendOpenAIChat: tool_calls is not an array"],
+    ["chat, tool_calls [null]", (t) => t.appendOpenAIChat({ content: "text first", tool_calls: [null] } as never), "appendOpenAIChat: tool_calls[0] is not an object"],
+    ["chat, a good call then function null", (t) => t.appendOpenAIChat({ content: "t", tool_calls: [call("a"), { id: "b", type: "function", function: null }] } as never), "appendOpenAIChat: tool_calls[1].function is not an object"],
+    ["responses, output null", (t) => t.appendOpenAIResponse({ output: null } as never), "appendOpenAIResponse: output is not an array"],
+    ["responses, null after a message", (t) => t.appendOpenAIResponse({ output: [{ type: "message", content: [{ type: "output_text", text: "first" }] }, null] } as never), "appendOpenAIResponse: output[1] is not an object"],
+    ["responses, content [null]", (t) => t.appendOpenAIResponse({ output: [{ type: "message", content: [null] }] }), "appendOpenAIResponse: output[0].content[0] is not an object"],
+    ["responses, a good call then call_id 7", (t) => t.appendOpenAIResponse({ output: [{ type: "function_call", call_id: "a", name: "get", arguments: "{}" }, { type: "function_call", call_id: 7, name: "get" }] }), "appendOpenAIResponse: output[1].call_id is not a string"],
+    ["compact, output [null]", (t) => t.appendOpenAICompaction({ output: [null] } as never), "appendOpenAICompaction: output[0] is not an object"],
+    ["ai sdk, steps null", (t) => t.appendAISDKSteps(null as never), "appendAISDKSteps: steps is not an array"],
+    ["ai sdk, step null", (t) => t.appendAISDKSteps([null] as never), "appendAISDKSteps: steps[0] is not an object"],
+    ["ai sdk, content null", (t) => t.appendAISDKSteps([step(0, null)] as never), "appendAISDKSteps: steps[0].content is not an array"],
+    ["ai sdk, a good step then a part null", (t) => t.appendAISDKSteps([step(0, [{ type: "text", text: "hello" }]), step(1, [{ type: "text", text: "more" }, null])] as never), "appendAISDKSteps: steps[1].content[1] is not an object"],
+    ["by name, content null", (t) => t.appendResponse("anthropic", { content: null } as never), "appendResponse: content is not an array"],
+  ];
+
+  it("a response that cannot be read is a TypeError naming the field, and nothing of it (nor of the steps with it) is appended (p1)", async () => {
+    for (const [label, append, message] of cases) {
+      const { win, t } = setup();
+      await t.user("hello");
+      const before = JSON.stringify(win.entries());
+      const audited = (await win.auditLog()).length;
+      expect([label, await thrown(append(t))]).toEqual([label, ["TypeError", `Transcript.${message}`]]);
+      expect([label, JSON.stringify(win.entries())]).toEqual([label, before]);
+      expect((await win.auditLog()).length).toBe(audited);
+      // No id was taken: the next span is the second the session registered.
+      expect(refSpanId(await t.user("after"))).toBe("span_2");
+    }
+  });
+
+  it("AI SDK steps refused together are appended when given again, each once", async () => {
+    const { win, t } = setup();
+    const good = step(0, [{ type: "text", text: "hello" }, { type: "tool-call", toolCallId: "c1", toolName: "get", input: { q: 1 } }]);
+    expect(await thrown(t.appendAISDKSteps([good, step(1, [null])] as never))).not.toBeNull();
+    await t.appendAISDKSteps([good, good] as never);
+    await t.appendAISDKSteps([good] as never);
+    expect(win.entries().map((e) => (e.state === "live" ? e.span.text : ""))).toEqual(["hello", '{"q":1}']);
+  });
+
+  it("handleToolCalls checks every call before running any: an id that is not a string runs nothing, appends nothing", async () => {
+    const { win, t } = setup();
+    const ran: string[] = [];
+    const calls = [{ id: "a", name: "get", arguments: "{}" }, { id: 7, name: "get", arguments: "{}" }] as never;
+    expect(await thrown(t.handleToolCalls(calls, (c) => (ran.push(c.id), "ok")))).toEqual(["TypeError", "Transcript.handleToolCalls: calls[1]'s id is not a string"]);
+    expect(ran).toEqual([]);
+    expect(win.entries()).toEqual([]);
   });
 });

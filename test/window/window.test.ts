@@ -53,6 +53,45 @@ describe("ContextWindow: appending", () => {
   });
 });
 
+describe("ContextWindow: a span's place in a conversation is checked before anything changes", () => {
+  // A tool message whose callId was an object was appended, and every provider rendering threw from then on,
+  // also after a resume (p3); a tool name that was not a string threw from the index hint after the home store
+  // had registered the span, so the live window skipped its id and a resumed one showed it `lost` (p17).
+  const bad: ReadonlyArray<readonly [unknown, string]> = [
+    [{ role: "tool-call", callId: { bogus: 1 }, toolName: "get" }, "a tool-call message's callId must be a string"],
+    [{ role: "tool-call", callId: 7, toolName: "get" }, "a tool-call message's callId must be a string"],
+    [{ role: "tool-result", callId: null, toolName: "get" }, "a tool-result message's callId must be a string"],
+    [{ role: "tool-result", callId: ["x"], toolName: "get" }, "a tool-result message's callId must be a string"],
+    [{ role: "tool-call", callId: "a" }, "a tool-call message's toolName must be a string"],
+    [{ role: "tool-result", callId: "a", toolName: 5 }, "a tool-result message's toolName must be a string"],
+    [{ role: "tool-result", callId: "a", toolName: "get", isError: "yes" }, "a tool-result message's isError must be a boolean"],
+    [{ role: "tool" }, "message.role must be system, user, assistant, tool-call or tool-result"],
+    [null, "message must be an object"],
+    ["user", "message must be an object"],
+  ];
+
+  it("a message of the wrong shape is a TypeError from append; nothing is registered, persisted or audited, and a resume finds nothing lost", async () => {
+    const clock = new ManualClock(10 * HOUR);
+    const toolLog = new MemoryStore({ name: "toolLog", clock });
+    const options = immediate({ session: "s1", clock, stores: { toolLog }, kinds: KINDS as Record<string, KindPolicy> });
+    const win = new ContextWindow(options);
+    await win.append({ kind: "plain", text: "hello", message: { role: "user" } });
+    const before = JSON.stringify(win.entries());
+    const audited = (await win.auditLog()).length;
+    for (const [message, error] of bad) {
+      // `plain` keeps a copy and may be dropped, so the span's index hint is chosen at append.
+      await expect(win.append({ kind: "plain", text: '{"path":"src/a.ts"}', message: message as never })).rejects.toThrow(new TypeError(`ContextWindow.append: ${error}`));
+    }
+    await expect(win.append({ kind: "plain", text: "x", group: 7 as never })).rejects.toThrow(new TypeError("ContextWindow.append: group must be a string"));
+    expect(JSON.stringify(win.entries())).toBe(before);
+    expect((await win.auditLog()).length).toBe(audited);
+    expect(await toolLog.lookup("s1", { spanId: "span_2" })).toEqual({ status: "absent" });
+    expect(refSpanId(await win.append({ kind: "plain", text: "after", message: { role: "tool-call", callId: "c1", toolName: "get" } }))).toBe("span_2");
+    const resumed = await ContextWindow.resume(options);
+    expect(resumed.entries().map((e) => (e.state === "live" ? `${e.span.id} live` : e.state))).toEqual(["span_1 live", "span_2 live"]);
+  });
+});
+
 describe("ContextWindow: its policy is its own", () => {
   it("mutating the kinds object after construction changes nothing", async () => {
     const kinds = { scratch: { store: null, modes: ["drop"], lossy: "forbid" } } as { scratch: { store: null; modes: ("drop" | "summarize")[]; lossy: "forbid" | "with-flag" } };

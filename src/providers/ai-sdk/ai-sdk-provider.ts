@@ -3,7 +3,7 @@
  * and the steps of its loop read back for a `Transcript` (`appendAISDKSteps`, `aiSDKPrepareStep`).
  */
 import type { DirectiveTool } from "../../tools/schemas.js";
-import { jsonText, type Provider, type ResponsePart } from "../provider.js";
+import { arrayAt, jsonText, objectAt, stringAt, type Provider, type ResponsePart } from "../provider.js";
 import { toAISDK } from "./ai-sdk-messages.js";
 import { aiSDKTools, type AISDKToolsOptions, type ToolCallHandler } from "./ai-sdk-tools.js";
 
@@ -25,20 +25,26 @@ export interface AISDKStep {
 
 /**
  * A step's text, tool calls and their results (the directive tools' results as the window's text; tool
- * errors as errors), in order.
+ * errors as errors), in order. Read whole, before any of it is appended: a field of the wrong type is an
+ * `UnreadableResponse` naming it.
  */
-function* readStep(step: AISDKStep): Generator<ResponsePart> {
-  for (const part of step.content) {
-    if (part.type === "text" && typeof part.text === "string") yield { type: "text", text: part.text };
-    else if (part.type === "tool-call" && !part.providerExecuted) {
-      yield { type: "tool-call", call: { id: String(part.toolCallId), name: String(part.toolName), arguments: part.input ?? {} } };
-    } else if (part.type === "tool-result" && !part.providerExecuted) {
-      const { text, isError } = aiSDKOutputText(part.output);
-      yield { type: "tool-result", id: String(part.toolCallId), name: String(part.toolName), text, isError };
-    } else if (part.type === "tool-error" && !part.providerExecuted) {
-      yield { type: "tool-error", id: String(part.toolCallId), name: String(part.toolName), error: part.error };
+function readStep(step: AISDKStep): ResponsePart[] {
+  const parts: ResponsePart[] = [];
+  for (const [i, entry] of arrayAt(objectAt(step, "the step").content, "content").entries()) {
+    const path = `content[${i}]`;
+    const part = objectAt(entry, path);
+    if (part.type === "text") {
+      parts.push({ type: "text", text: stringAt(part.text, `${path}.text`) });
+      continue;
     }
+    if ((part.type !== "tool-call" && part.type !== "tool-result" && part.type !== "tool-error") || part.providerExecuted) continue;
+    const id = stringAt(part.toolCallId, `${path}.toolCallId`);
+    const name = stringAt(part.toolName, `${path}.toolName`);
+    if (part.type === "tool-call") parts.push({ type: "tool-call", call: { id, name, arguments: part.input ?? {} } });
+    else if (part.type === "tool-result") parts.push({ type: "tool-result", id, name, ...aiSDKOutputText(part.output) });
+    else parts.push({ type: "tool-error", id, name, error: part.error });
   }
+  return parts;
 }
 
 /** A tool result's text as the model read it: a directive tool's line, text outputs, else JSON. */

@@ -2,7 +2,7 @@
  * Anthropic Messages: `messages.create({ model, max_tokens, ...toAnthropic(win), tools: anthropicTools() })`,
  * and the `Message` it returns read back for a `Transcript` (`appendAnthropic`).
  */
-import type { Provider, ResponsePart } from "../provider.js";
+import { arrayAt, objectAt, optionalArrayAt, stringAt, type Provider, type ResponsePart } from "../provider.js";
 import { toAnthropic } from "./anthropic-messages.js";
 import { anthropicTools } from "./anthropic-tools.js";
 
@@ -22,23 +22,39 @@ export interface AnthropicContextManagementResponse {
 
 /**
  * An Anthropic `Message` (or `BetaMessage`): its compaction, text and `tool_use` blocks, in order, then the
- * clearing its `context_management` reports.
+ * clearing its `context_management` reports. Read whole, before any of it is appended: a field of the wrong
+ * type is an `UnreadableResponse` naming it.
  */
-function* readMessage(message: { readonly content: readonly AnthropicResponseBlock[]; readonly context_management?: AnthropicContextManagementResponse | null }): Generator<ResponsePart> {
-  for (const block of message.content) {
+function readMessage(message: { readonly content: readonly AnthropicResponseBlock[]; readonly context_management?: AnthropicContextManagementResponse | null }): ResponsePart[] {
+  const m = objectAt(message, "the response");
+  const parts: ResponsePart[] = [];
+  for (const [i, entry] of arrayAt(m.content, "content").entries()) {
+    const path = `content[${i}]`;
+    const block = objectAt(entry, path);
     if (block.type === "compaction") {
-      const content = (block as { readonly content?: unknown }).content;
-      yield { type: "compaction", compaction: { provider: "anthropic", block, summary: typeof content === "string" ? content : null, failed: content === null || content === undefined } };
-    } else if (block.type === "text" && typeof block.text === "string") yield { type: "text", text: block.text };
-    else if (block.type === "tool_use" && typeof block.id === "string" && typeof block.name === "string") {
-      yield { type: "tool-call", call: { id: block.id, name: block.name, arguments: block.input ?? {} } };
+      // The block's content is `string | null` (`BetaCompactionBlockParam`): null says the compaction failed,
+      // and any other value is no summary the API would take back, so it compacts nothing either (failed).
+      const content = block.content;
+      parts.push({ type: "compaction", compaction: { provider: "anthropic", block, summary: typeof content === "string" ? content : null, failed: typeof content !== "string" } });
+    } else if (block.type === "text") parts.push({ type: "text", text: stringAt(block.text, `${path}.text`) });
+    else if (block.type === "tool_use") {
+      parts.push({ type: "tool-call", call: { id: stringAt(block.id, `${path}.id`), name: stringAt(block.name, `${path}.name`), arguments: block.input ?? {} } });
     }
   }
   // Last, so the line that says so is the newest notice when the model reads the window next.
-  for (const edit of message.context_management?.applied_edits ?? []) {
+  const managed = m.context_management;
+  const edits = managed === null || managed === undefined ? [] : optionalArrayAt(objectAt(managed, "context_management").applied_edits, "context_management.applied_edits");
+  for (const [i, entry] of edits.entries()) {
+    const edit = objectAt(entry, `context_management.applied_edits[${i}]`);
     if (edit.type !== "clear_tool_uses_20250919") continue; // thinking blocks are not rendered by pruneguard; clearing them loses nothing of the window
-    yield { type: "provider-cleared", clearing: { provider: "anthropic", edit: edit.type, toolUses: Number(edit.cleared_tool_uses ?? 0), tokens: Number(edit.cleared_input_tokens ?? 0) } };
+    parts.push({ type: "provider-cleared", clearing: { provider: "anthropic", edit: edit.type, toolUses: count(edit.cleared_tool_uses), tokens: count(edit.cleared_input_tokens) } });
   }
+  return parts;
+}
+
+/** A count the API reports: a finite number not below 0, else 0. */
+function count(value: unknown): number {
+  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : 0;
 }
 
 /** Anthropic Messages. */

@@ -4,7 +4,7 @@
  * toOpenAIResponses(win), tools: openAIResponsesTools() })`), and what each returns read back for a
  * `Transcript` (`appendOpenAIChat`, `appendOpenAIResponse`).
  */
-import type { ModelToolCall, Provider, ResponsePart } from "../provider.js";
+import { arrayAt, objectAt, optionalArrayAt, stringAt, UnreadableResponse, type ModelToolCall, type Provider, type ResponsePart } from "../provider.js";
 import { toOpenAI, toOpenAIResponses } from "./openai-messages.js";
 import { openAIChatTools, openAIResponsesTools } from "./openai-tools.js";
 
@@ -28,36 +28,63 @@ export interface OpenAIResponseOutputItem {
   readonly encrypted_content?: unknown;
 }
 
-/** A Chat Completions response (`ChatCompletion`, or its first choice's `message`): its text, then its function calls. */
-function* readChatCompletion(response: OpenAIChatResponse | OpenAIChatMessage): Generator<ResponsePart> {
-  const message = "choices" in response ? response.choices[0]?.message : response;
-  if (!message) return;
-  if (typeof message.content === "string") yield { type: "text", text: message.content };
-  // All calls are read before the first is appended: a malformed entry throws with none of them in the window.
-  const calls: ModelToolCall[] = [];
-  for (const c of message.tool_calls ?? []) {
-    if (c.type !== "function" || !("function" in c) || c.function === undefined) continue;
-    calls.push({ id: c.id, name: c.function.name, arguments: c.function.arguments });
+/**
+ * A Chat Completions response (`ChatCompletion`, or its first choice's `message`): its text, then its function
+ * calls. Read whole, before any of it is appended: a field of the wrong type (a call that is not an object, an
+ * id or a name that is not a string) is an `UnreadableResponse` naming it, never a call appended half-way or
+ * under an id no renderer can send back.
+ */
+function readChatCompletion(response: OpenAIChatResponse | OpenAIChatMessage): ResponsePart[] {
+  const r = objectAt(response, "the response");
+  let message = r;
+  let at = "";
+  if ("choices" in r) {
+    const choices = arrayAt(r.choices, "choices");
+    if (choices.length === 0) return [];
+    message = objectAt(objectAt(choices[0], "choices[0]").message, "choices[0].message");
+    at = "choices[0].message.";
   }
-  for (const call of calls) yield { type: "tool-call", call };
+  const parts: ResponsePart[] = [];
+  const content = message.content;
+  if (typeof content === "string") parts.push({ type: "text", text: content });
+  else if (content !== null && content !== undefined) throw new UnreadableResponse(`${at}content is neither a string nor null`);
+  for (const [i, entry] of optionalArrayAt(message.tool_calls, `${at}tool_calls`).entries()) {
+    const path = `${at}tool_calls[${i}]`;
+    const c = objectAt(entry, path);
+    if (c.type !== "function") continue; // a custom tool's call (`type: "custom"`) is no function call
+    const fn = objectAt(c.function, `${path}.function`);
+    const call: ModelToolCall = { id: stringAt(c.id, `${path}.id`), name: stringAt(fn.name, `${path}.function.name`), arguments: fn.arguments };
+    parts.push({ type: "tool-call", call });
+  }
+  return parts;
 }
 
-/** A Responses API `Response`: its output messages' text and its function calls, in order. */
-function* readResponse(response: { readonly output: readonly OpenAIResponseOutputItem[] }): Generator<ResponsePart> {
-  for (const item of response.output) {
-    if (item.type === "message" && Array.isArray(item.content)) {
-      const parts = item.content as ReadonlyArray<{ readonly type?: unknown; readonly text?: unknown }>;
-      yield { type: "text", text: parts.map((p) => (p.type === "output_text" && typeof p.text === "string" ? p.text : "")).join("") };
+/** A Responses API `Response`: its output messages' text and its function calls, in order, read whole. */
+function readResponse(response: { readonly output: readonly OpenAIResponseOutputItem[] }): ResponsePart[] {
+  const parts: ResponsePart[] = [];
+  for (const [i, entry] of arrayAt(objectAt(response, "the response").output, "output").entries()) {
+    const path = `output[${i}]`;
+    const item = objectAt(entry, path);
+    if (item.type === "message" && typeof item.content !== "string") {
+      // An output message's content is its parts; a message with text for content is an input message
+      // (`responses.compact` repeats the user's), which is the window's own span already.
+      const text = arrayAt(item.content, `${path}.content`).map((c, j) => {
+        const part = objectAt(c, `${path}.content[${j}]`);
+        return part.type === "output_text" ? stringAt(part.text, `${path}.content[${j}].text`) : "";
+      });
+      parts.push({ type: "text", text: text.join("") });
     } else if (item.type === "compaction") {
       // Encrypted: only the API reads its summary. It stands for every item before it. One with no
       // encrypted_content (null, absent or empty) carries nothing and cannot be sent back (the input's
       // compaction item needs the string): a failed compaction, which changes nothing.
       const content = item.encrypted_content;
-      yield { type: "compaction", compaction: { provider: "openai-responses", block: item, summary: null, failed: typeof content !== "string" || content === "" } };
-    } else if (item.type === "function_call" && typeof item.call_id === "string" && typeof item.name === "string") {
-      yield { type: "tool-call", call: { id: item.call_id, name: item.name, arguments: typeof item.arguments === "string" ? item.arguments : "{}" } };
+      parts.push({ type: "compaction", compaction: { provider: "openai-responses", block: item, summary: null, failed: typeof content !== "string" || content === "" } });
+    } else if (item.type === "function_call") {
+      const call: ModelToolCall = { id: stringAt(item.call_id, `${path}.call_id`), name: stringAt(item.name, `${path}.name`), arguments: typeof item.arguments === "string" ? item.arguments : "{}" };
+      parts.push({ type: "tool-call", call });
     }
   }
+  return parts;
 }
 
 /** OpenAI Chat Completions. */
