@@ -40,6 +40,14 @@ export async function diskSide(paths: readonly string[], cwd: string, root: stri
   return { label, policies, result, singleFile: single };
 }
 
+/** How long one git command of `diff --base` may take: it only lists and reads objects the clone has. */
+const GIT_TIMEOUT_MS = 60_000;
+/**
+ * Git reads objects the clone has and asks no one: a partial clone does not fetch a missing object on demand
+ * (git 2.44 and later), and nothing prompts for credentials.
+ */
+const GIT_ENV = { ...process.env, GIT_NO_LAZY_FETCH: "1", GIT_TERMINAL_PROMPT: "0" };
+
 /**
  * `paths` (relative to `cwd`) as git revision `rev` has them; `null`: the policies the revision's own
  * package.json configures (or the default), so a change that moves the policies and repoints package.json
@@ -49,10 +57,11 @@ export function gitSide(rev: string, requested: readonly string[] | null, cwd: s
   /** Git's output; `maxBuffer` bounds it (a listing of a huge tree is an error, not memory exhausted). */
   const git = (args: readonly string[], maxBuffer = MAX_LISTING_BYTES): string => {
     try {
-      return execFileSync("git", [...args], { cwd, encoding: "utf8", maxBuffer, stdio: ["ignore", "pipe", "pipe"] });
+      return execFileSync("git", [...args], { cwd, encoding: "utf8", maxBuffer, stdio: ["ignore", "pipe", "pipe"], timeout: GIT_TIMEOUT_MS, env: GIT_ENV });
     } catch (err) {
       const e = err as { code?: string; stderr?: string };
       if (e.code === "ENOENT") throw new CliError("diff --base needs git, which is not on the PATH");
+      if (e.code === "ETIMEDOUT") throw new CliError(`git ${args[0]} did not finish in ${GIT_TIMEOUT_MS / 1000} s (a partial clone fetching objects?); fetch the base first`);
       if (e.code === "ENOBUFS") throw new CliError(`git ${args[0]} printed more than ${maxBuffer.toLocaleString("en-US")} bytes, more than diff --base reads`);
       throw new CliError(`git ${args[0]}: ${(e.stderr ?? String(err)).trim().split("\n")[0] ?? "failed"}`);
     }
@@ -61,7 +70,7 @@ export function gitSide(rev: string, requested: readonly string[] | null, cwd: s
   // The commit, once: a branch name could move between the reads below, its commit cannot.
   let commit: string;
   try {
-    commit = execFileSync("git", ["rev-parse", "--verify", "--quiet", `${rev}^{commit}`], { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+    commit = execFileSync("git", ["rev-parse", "--verify", "--quiet", `${rev}^{commit}`], { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"], timeout: GIT_TIMEOUT_MS, env: GIT_ENV }).trim();
   } catch {
     throw new CliError(`--base ${rev} is not a commit in this repository (fetch it first, e.g. git fetch origin main)`);
   }
