@@ -30,6 +30,9 @@ export type RuntimeLine =
   | { readonly line: "invalid"; readonly message: string }
   | { readonly line: "map-head"; readonly used: number; readonly limit: number | null; readonly live: number }
   | { readonly line: "map-span"; readonly spanId: string; readonly modes: readonly string[]; readonly prune: string }
+  /** A map that refers to an earlier map's answer (`span_9`), listing the `changed` spans after it. */
+  | { readonly line: "map-same"; readonly answer: string; readonly changed: number }
+  | { readonly line: "map-gone"; readonly spanId: string }
   | { readonly line: "range-summary"; readonly spanId: string; readonly first: string; readonly last: string; readonly count: number }
   | { readonly line: "range-rejected"; readonly from: string; readonly to: string; readonly why: string }
   | { readonly line: "search-head"; readonly query: string; readonly matches: number }
@@ -68,6 +71,8 @@ const APPLIES = re(`applies (?:at the next compaction|before your next request):
 const ADVICE = re(`no need to prune yet: ${TOKENS_SHORT} tokens, pruning pays from ${TOKENS_SHORT}`);
 const COMPACTED = re(`compacted: (?:nothing was pending|[0-9]{1,9} decisions? applied(?:, [0-9]{1,9} calls? folded)?, ${TOKENS_SHORT} tokens freed, ${TOKENS_SHORT} rewritten)`);
 const MAP_SPAN = re(`(${SPAN}) ((?:drop|summarize|compress)(?:,(?:drop|summarize|compress)){0,2}): (reversible(?: for ${REMAINING})?|lossy only with accept_lossy|never \\((?:lossy forbidden|lossy budget spent|tool call group|store unavailable)\\))`);
+const MAP_SAME = re(`as the map in (${SPAN}) says, (?:for every span|but for ([1-9][0-9]{0,8}) spans?:)`);
+const MAP_GONE = re(`(${SPAN}): no longer live`);
 
 // Lines of tool results (search answers, recall answers) and of range summaries.
 const RANGE_SUMMARY = re(`(${SPAN}) summary of (${SPAN})–(${SPAN}) \\(([1-9][0-9]{0,8})\\), recall \\1`);
@@ -123,6 +128,8 @@ export function parseRuntimeLine(line: string, ctx: GrammarContext): RuntimeLine
   if ((m = MAP_HEAD.exec(line))) return { line: "map-head", used: Number(m[1]), limit: m[2] === undefined ? null : Number(m[2]), live: Number(m[3]) };
   if ((m = MAP_SPAN.exec(line))) return { line: "map-span", spanId: m[1]!, modes: m[2]!.split(","), prune: m[3]! };
   if (MAP_PENDING.test(line)) return { line: "map-pending", text: line };
+  if ((m = MAP_SAME.exec(line))) return { line: "map-same", answer: m[1]!, changed: m[2] === undefined ? 0 : Number(m[2]) };
+  if ((m = MAP_GONE.exec(line))) return { line: "map-gone", spanId: m[1]! };
   if (APPLIES.test(line)) return { line: "pending", text: line };
   if (COMPACTED.test(line)) return { line: "compacted", text: line };
   if (ADVICE.test(line)) return { line: "advice", text: line };

@@ -10,6 +10,7 @@ import type { CompactionReport, WhenApplied } from "../outcome.js";
 import type { BackingStore } from "../stores/store.js";
 import type { KindPolicy, PinPattern } from "../types.js";
 import type { Telemetry } from "../telemetry/index.js";
+import { countTokens } from "../tokens.js";
 import type { DirectiveTool } from "../tools/schemas.js";
 import { PendingAudit } from "./audit-queue.js";
 import { ShownWindow } from "./compaction.js";
@@ -205,6 +206,18 @@ export class WindowCore {
   compactAutomatically(): void {
     const { made, applied, folded } = this.compactNow();
     if (made && (applied > 0 || folded > 0)) this.pendingAudit.defer(this.home, { ...compactDraft(null), decided: this.decide(1) });
+  }
+
+  /** The last rendering counted, and its count. */
+  #counted: { readonly text: string; readonly tokens: number } | null = null;
+
+  /**
+   * The tokens of `text`, a rendering of the window (`render()`, the map's count): counted again only when it
+   * differs from the last rendering counted, so maps and `tokens()` with nothing changed in between count once.
+   */
+  renderedTokens(text: string): number {
+    if (this.#counted?.text !== text) this.#counted = { text, tokens: countTokens(text) };
+    return this.#counted.tokens;
   }
 
   /** The window's positions as the model reads them now, applying what is due first. */

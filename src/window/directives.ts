@@ -19,7 +19,6 @@ import { prune } from "./prune.js";
 import { recallSpan, searchWindow } from "./reads.js";
 import { readRef, type RefReading } from "./refs.js";
 import { invalid, refuseForeign } from "./refusals.js";
-import { FOLDED_OPS } from "./state.js";
 import { summarizeRange } from "./summarize.js";
 
 /** The fields of a directive that name a span, and so may hold a ref. */
@@ -28,7 +27,8 @@ const REF_FIELDS = ["span_id", "from", "to"] as const;
 /** One directive operation: its step, and whether it changes the window. */
 interface Step<Op extends Directive["op"]> {
   readonly changesWindow: boolean;
-  run(core: WindowCore, d: Extract<Directive, { op: Op }>, raw: string): Promise<DirectiveOutcome>;
+  /** `callId`: the provider's tool call the directive came in, when it did (a map's answer may refer to an earlier one's). */
+  run(core: WindowCore, d: Extract<Directive, { op: Op }>, raw: string, callId: string | null): Promise<DirectiveOutcome>;
 }
 
 const STEPS: { readonly [Op in Directive["op"]]: Step<Op> } = {
@@ -36,26 +36,26 @@ const STEPS: { readonly [Op in Directive["op"]]: Step<Op> } = {
   summarize_range: { changesWindow: true, run: (core, d, raw) => summarizeRange(core, d.from, d.to, d.digest, raw) },
   compact: { changesWindow: true, run: (core, _d, raw) => compactAsked(core, raw) },
   recall: { changesWindow: false, run: (core, d, raw) => recallSpan(core, d.span_id, raw) },
-  map: { changesWindow: false, run: (core, _d, raw) => mapWindow(core, raw) },
+  map: { changesWindow: false, run: (core, _d, raw, callId) => mapWindow(core, raw, callId) },
   search: { changesWindow: false, run: (core, d, raw) => searchWindow(core, d.query, d.regex === true, raw) },
 };
 
 /** Sends a parsed directive to its step. */
-function runStep<Op extends Directive["op"]>(core: WindowCore, d: Extract<Directive, { op: Op }>, raw: string): Promise<DirectiveOutcome> {
+function runStep<Op extends Directive["op"]>(core: WindowCore, d: Extract<Directive, { op: Op }>, raw: string, callId: string | null): Promise<DirectiveOutcome> {
   const step = STEPS[d.op as Op];
   if (step.changesWindow && core.ended) return invalid(core, d.op, [{ path: "", message: "the session has ended" }], raw);
-  return step.run(core, d, raw);
+  return step.run(core, d, raw, callId);
 }
 
 /**
  * Model output in, an outcome out. Never throws; a bad directive leaves the window unchanged and is
- * audited with its reason.
+ * audited with its reason. `callId`: the provider's tool call it came in (`answerToolCall`), `null` from code.
  */
-export async function applyDirective(core: WindowCore, input: unknown): Promise<DirectiveOutcome> {
+export async function applyDirective(core: WindowCore, input: unknown, callId: string | null = null): Promise<DirectiveOutcome> {
   // An object's size is bounded before it is copied, as a string's length is before it is parsed: what an AI
   // SDK hands over parsed from the model's arguments can hold a million keys (seconds, and a message of megabytes).
   const tooLarge = oversized(input);
-  if (tooLarge !== null) return invalid(core, null, [{ path: "", message: tooLarge }], directiveForAudit("[directive too large]"));
+  if (tooLarge !== null) return invalid(core, null, [{ path: "", message: tooLarge }], TOO_LARGE);
   // Read untrusted input exactly once: a getter must not show the audit log one value and the parser another.
   const given = snapshot(input);
   const raw = directiveForAudit(given);
@@ -65,7 +65,7 @@ export async function applyDirective(core: WindowCore, input: unknown): Promise<
     if (!parsed.ok) return await invalid(core, parsed.op, parsed.issues, raw);
     const d = parsed.directive;
     if (foreign !== null) return await refuseForeign(core, d.op, foreign.reading, foreign.given, raw, d.op === "prune" ? d.mode : "summarize");
-    return await runStep(core, d, raw);
+    return await runStep(core, d, raw, callId);
   } catch (err) {
     // Only a defect in the runtime itself gets here; the model still gets data, not an exception.
     return invalid(core, null, [{ path: "", message: `internal error: ${errorMessage(err)}` }], raw).catch(() => ({
@@ -110,16 +110,20 @@ export function readToolCall(core: WindowCore, call: ToolCall, tools: readonly D
 export async function answerToolCall(
   core: WindowCore,
   call: ToolCallReading,
-  apply: (directive: unknown) => Promise<DirectiveOutcome>,
+  apply: (directive: unknown, callId: string | null) => Promise<DirectiveOutcome>,
   serial: <T>(op: () => Promise<T>) => Promise<T>,
 ): Promise<ToolCallResult> {
   const { tool, id, args } = call;
-  const d = directiveOf(tool, args, core.settings.directiveLimits.maxDirectiveChars);
+  // Sized before `directiveOf` copies it (with its `op`), and refused without serialising it for the audit. Listing
+  // an object's keys costs the engine a pass over all of them however early the count stops (V8 prepares the
+  // whole key list for `for…in` and `Object.keys`): what stays in our control is that it is the only pass.
+  const tooLarge = oversized(args);
+  const d = tooLarge === null ? directiveOf(tool, args, core.settings.directiveLimits.maxDirectiveChars) : { invalid: tooLarge };
   const outcome = "directive" in d
-    ? await apply(d.directive)
-    : await serial(() => decide(core.telemetry, tool.op, () => invalid(core, tool.op, [{ path: "", message: d.invalid }], directiveForAudit(args))));
-  // Search and recall answers stay: they carry text the model asked for.
-  if (typeof id === "string" && FOLDED_OPS.has(tool.op) && outcome.status !== "invalid") core.state.foldable.add(id);
+    ? await apply(d.directive, typeof id === "string" ? id : null)
+    : await serial(() => decide(core.telemetry, tool.op, () => invalid(core, tool.op, [{ path: "", message: d.invalid }], tooLarge === null ? directiveForAudit(args) : TOO_LARGE)));
+  // Prune, map and compact calls fold (`FOLDED_OPS`); search and recall answers stay: they carry text the model asked for.
+  if (typeof id === "string" && outcome.status !== "invalid") core.state.actedOn(tool.op, id);
   return toolCallResult(tool, outcome);
 }
 
@@ -162,6 +166,9 @@ export function localize(core: WindowCore, value: unknown): { readonly value: un
   return { value: out ?? value, foreign };
 }
 
+/** What the audit log keeps of a directive too large to read. */
+const TOO_LARGE = directiveForAudit("[directive too large]");
+
 /** The most values (keys and items, at every depth) a directive given as an object may hold; depth is bounded too. */
 export const MAX_DIRECTIVE_VALUES = 10_000;
 const MAX_DIRECTIVE_DEPTH = 64;
@@ -170,8 +177,11 @@ const MAX_DIRECTIVE_DEPTH = 64;
  * Why an object given as a directive is too large to read, or `null`. Counts what `snapshot`'s copy would
  * hold — own enumerable string keys, array items, Map and Set entries, typed array elements — each container
  * once (a cycle is copied as a cycle), and stops at the first bound passed: a container is sized before its
- * contents are listed (listing a million-item array's keys costs as much as copying it). Reads data
- * properties only: a getter is not called here (`snapshot` reads each property once).
+ * contents are listed (listing a million-item array's keys costs as much as copying it). An object's keys are
+ * counted by a `for…in` that returns at the bound, so at most the bound's worth of keys is read; the engine still
+ * prepares the whole key list before the first (2 million keys: about 1–2 s, as long as building the object
+ * took its caller), which no bound placed in JavaScript avoids. Reads data properties only: a getter is not
+ * called here (`snapshot` reads each property once).
  */
 function oversized(input: unknown): string | null {
   if (input === null || typeof input !== "object") return null;

@@ -6,7 +6,8 @@
  *
  * Advisory only: it runs the same decision functions as a prune (`decideGroup`) over the copy state it
  * knows, but the check at execution time, inside the store's transaction, still decides. Cheap in
- * tokens by design: one head line and one short line per live span (bounds pinned in tests).
+ * tokens by design: one head line and one short line per live span (bounds pinned in tests); a map
+ * answered while an earlier map's answer is still in the window lists only what changed since (`mapping.ts`).
  */
 import { decideGroup, type MemberInput } from "../decision/group.js";
 import type { KeepContext } from "../decision/keep.js";
@@ -62,8 +63,32 @@ const NEVER_WHY: Partial<Record<RejectReason, string>> = {
 export function mapLines(
   tokens: WindowMap["tokens"], spans: readonly SpanForecast[], now: number, pending: PendingState | null = null, advice: string | null = null,
 ): string {
-  const head = `map: ${tokens.used} tokens${tokens.limit === null ? "" : ` of ${tokens.limit}`}, ${spans.length} live span${spans.length === 1 ? "" : "s"}`;
-  return [head, ...(advice === null ? [] : [advice]), ...(pending === null ? [] : [mapPendingLine(pending)]), ...spans.map((s) => `${s.spanId} ${s.modes.join(",")}: ${forecastWords(s, now)}`)].join("\n");
+  return [...mapHeadLines(tokens, spans.length, pending, advice), ...spans.map((s) => mapSpanLine(s, now))].join("\n");
+}
+
+/** The map's head: its token line, then the advice and the pending line when there are. */
+export function mapHeadLines(tokens: WindowMap["tokens"], live: number, pending: PendingState | null, advice: string | null): string[] {
+  const head = `map: ${tokens.used} tokens${tokens.limit === null ? "" : ` of ${tokens.limit}`}, ${live} live span${live === 1 ? "" : "s"}`;
+  return [head, ...(advice === null ? [] : [advice]), ...(pending === null ? [] : [mapPendingLine(pending)])];
+}
+
+/** One live span's line: `span_3 drop,summarize: reversible`. */
+export function mapSpanLine(s: SpanForecast, now: number): string {
+  return `${s.spanId} ${s.modes.join(",")}: ${forecastWords(s, now)}`;
+}
+
+/**
+ * A map that refers to an earlier answer still in the window, unchanged (`mapping.ts`): `as the map in span_9
+ * says, for every span`, or `…, but for 2 spans:` followed by those spans' lines — a span's new line, or
+ * `span_3: no longer live` for one pruned or summarized since.
+ */
+export function mapSameLine(answerSpanId: string, changed: number): string {
+  return `as the map in ${answerSpanId} says, ${changed === 0 ? "for every span" : `but for ${changed} span${changed === 1 ? "" : "s"}:`}`;
+}
+
+/** A span the referred map listed that is no longer live. */
+export function mapGoneLine(spanId: string): string {
+  return `${spanId}: no longer live`;
 }
 
 function forecastWords(s: SpanForecast, now: number): string {

@@ -4,20 +4,27 @@
  * backed span's store for its copy and audits the answer (the `map` directive); `forecastLines` predicts
  * from what the window knows, each copy's age against its store's retention, without asking (`render({ map:
  * true })`). Advisory either way: the check at execution time still decides.
+ *
+ * A map answered to a tool call while the previous one's answer is still in the window, as it was given (the
+ * calls of one response, answered in turn, or a map with nothing changed since), refers to that answer and
+ * lists only the spans whose line changed: N map calls in one response cost about N maps, and add about N
+ * lines to the window, not N² (each full answer lists every span, the previous answers included).
  */
 import { computeCheck, unbackedCheck } from "../stores/check.js";
 import type { RecordState } from "../stores/records.js";
 import type { BackingStore, CheckResult, LookupResult } from "../stores/store.js";
 import type { SpanForecast, WindowMap } from "../outcome.js";
-import { countTokens } from "../tokens.js";
 import { mapDraft } from "./audit-drafts.js";
 import type { WindowCore } from "./core.js";
 import type { LiveEntry } from "./entries.js";
-import { forecastSpan, mapLines } from "./map.js";
+import { forecastSpan, mapGoneLine, mapHeadLines, mapLines, mapSameLine, mapSpanLine } from "./map.js";
 import { renderWindow } from "./view.js";
 
-/** The map as the stores answer it now, audited. `raw` is the directive as audited. */
-export async function mapWindow(core: WindowCore, raw: string): Promise<WindowMap> {
+/**
+ * The map as the stores answer it now, audited. `raw` is the directive as audited; `callId`: the tool call it
+ * answers (its answer may then refer to the previous map's, see the module comment), `null` from code.
+ */
+export async function mapWindow(core: WindowCore, raw: string, callId: string | null = null): Promise<WindowMap> {
   const checks = new Map<LiveEntry, CheckResult | null>();
   for (const e of core.state.entries) {
     if (e.state !== "live") continue;
@@ -46,18 +53,77 @@ export async function mapWindow(core: WindowCore, raw: string): Promise<WindowMa
   }
   const forecasts = spanForecasts(core, (e) => checks.get(e) ?? null, lossyUsed);
   const now = core.now();
-  const tokens = { used: countTokens(renderWindow(core.views(), core.notices)), limit: core.settings.limits.maxTokens ?? null };
+  const tokens = { used: core.renderedTokens(renderWindow(core.views(), core.notices)), limit: core.settings.limits.maxTokens ?? null };
   const seq = await core.audit(core.home, mapDraft(raw));
   const pending = core.shown.pendingState();
-  const line = mapLines(tokens, forecasts, now, pending, core.shown.advice(tokens.used));
+  const advice = core.shown.advice(tokens.used);
+  const line = callId === null
+    ? mapLines(tokens, forecasts, now, pending, advice)
+    : answerLines(core, callId, mapHeadLines(tokens, forecasts.length, pending, advice), forecasts.map((s) => [s.spanId, mapSpanLine(s, now)] as const));
   return { op: "map", status: "mapped", tokens, spans: forecasts, line, auditSeq: seq, pending };
+}
+
+/** The maps answered to tool calls that the next one may refer to: every span's line, and each answer's call and text. */
+interface MapAnswers {
+  /** Each live span's line as the latest answer stands for it (its own lines, or the ones it refers to and its changes). */
+  readonly lines: ReadonlyMap<string, string>;
+  /** The answers the latest builds on, the first one a full map: each must still be in the window, as given. */
+  readonly chain: ReadonlyArray<{ readonly callId: string; readonly text: string }>;
+}
+
+const answered = new WeakMap<WindowCore, MapAnswers>();
+
+/**
+ * A map's answer to tool call `callId`: the full map, or — while the previous answer and every one it builds
+ * on are live in the window with the text they were given — a reference to it and the lines that changed since
+ * (new spans, new fates, spans no longer live), when those are fewer than the full map's. Remembered for the next.
+ */
+function answerLines(core: WindowCore, callId: string, head: readonly string[], spans: ReadonlyArray<readonly [string, string]>): string {
+  const lines = new Map(spans);
+  const previous = answered.get(core);
+  const at = previous === undefined ? null : answerInWindow(core, previous);
+  let text: string | null = null;
+  if (previous !== undefined && at !== null) {
+    const changed: string[] = [];
+    for (const [spanId, line] of spans) if (previous.lines.get(spanId) !== line) changed.push(line);
+    for (const spanId of previous.lines.keys()) if (!lines.has(spanId)) changed.push(mapGoneLine(spanId));
+    if (changed.length < spans.length) text = [...head, mapSameLine(at, changed.length), ...changed].join("\n");
+  }
+  const chain = text === null ? [] : [...previous!.chain];
+  text ??= [...head, ...spans.map(([, line]) => line)].join("\n");
+  chain.push({ callId, text });
+  answered.set(core, { lines, chain });
+  return text;
+}
+
+/**
+ * The span id of the latest map answer remembered, when it and every answer it builds on are live in the
+ * window as tool results of the map tool with the text they were given; else `null` (folded at a compaction
+ * point, pruned, never appended, or another window's).
+ */
+function answerInWindow(core: WindowCore, answers: MapAnswers): string | null {
+  const results = new Map<string, LiveEntry[]>();
+  for (const e of core.state.entries) {
+    const m = e.state === "live" ? e.span.message : undefined;
+    if (m?.role !== "tool-result" || core.state.directiveNames.get(m.toolName) !== "map") continue;
+    const same = results.get(m.callId);
+    if (same === undefined) results.set(m.callId, [e as LiveEntry]);
+    else same.push(e as LiveEntry);
+  }
+  let at: string | null = null;
+  for (const { callId, text } of answers.chain) {
+    const found = results.get(callId)?.find((e) => e.span.text === text);
+    if (found === undefined) return null;
+    at = found.span.id;
+  }
+  return at;
 }
 
 /** The map's lines as the window predicts them without asking any store, for a rendering of `text`. */
 export function forecastLines(core: WindowCore, text: string): string {
   const now = core.now();
   const forecasts = spanForecasts(core, (e) => predictedCheck(e, core.storeOf(e), now), core.state.lossyUsed ?? 0);
-  const tokens = { used: countTokens(text), limit: core.settings.limits.maxTokens ?? null };
+  const tokens = { used: core.renderedTokens(text), limit: core.settings.limits.maxTokens ?? null };
   return mapLines(tokens, forecasts, now, core.shown.pendingState(), core.shown.advice(tokens.used));
 }
 

@@ -124,25 +124,20 @@ function headerOf(entry: SummaryEntry): string {
 export async function recordProviderCompaction(core: WindowCore, input: ProviderCompaction): Promise<ProviderCompactionOutcome> {
   const { provider } = input;
   const base = { op: "provider_compaction" as const, provider, pruned: [], lossy: [], kept: [], members: [] };
-  let block: string;
-  try {
-    block = JSON.stringify(input.block) ?? "null";
-  } catch (err) {
-    block = "";
-    return finish(core, { ...base, status: "refused", spanId: null, line: "", message: `the compaction block is not JSON (${errorMessage(err)}); it is not sent back` });
-  }
-  if (typeof input.block !== "object" || input.block === null || block.length > MAX_BLOCK_CHARS) {
-    const message = block.length > MAX_BLOCK_CHARS
-      ? `the compaction block is ${block.length} characters, over ${MAX_BLOCK_CHARS}; it is not sent back, so the provider reads the whole window again`
-      : "the compaction block is not an object; it is not sent back";
-    return finish(core, { ...base, status: "refused", spanId: null, line: "", message });
-  }
   const allowed = providerCompactionAllowed(core);
-  const audited = directiveForAudit({ op: "provider_compaction", provider, ...(input.failed ? { failed: true } : {}), ...(allowed ? {} : { forbidden: true }) });
+  const given = { op: "provider_compaction", provider, ...(input.failed ? { failed: true } : {}), ...(allowed ? {} : { forbidden: true }) };
+  const audited = directiveForAudit(given);
+  // A block that cannot be sent back is refused, audited like every refusal (a failed one is failed first: it is
+  // not sent back either way).
+  const read = blockText(input);
+  const refuse = (r: BlockRefusal) => unrecorded(core, base, directiveForAudit({ ...given, refused: r.refused }), r.message);
+  if ("refused" in read && read.refused !== NOT_WELL_FORMED.refused) return refuse(read);
   if (input.failed) {
     await core.audit(core.home, compactDraft(audited, false));
     return { ...base, status: "failed", spanId: null, line: "", message: "the provider's compaction failed (no summary): nothing was compacted, and the block is not sent back" };
   }
+  if ("refused" in read) return refuse(read);
+  const { block } = read;
   if (!allowed) {
     // The request was built around pruneguard (its builders refuse under this policy). The provider compacted
     // on its side only: not sending the block back undoes that, and nothing of the window is freed for it.
@@ -201,6 +196,48 @@ export async function recordProviderCompaction(core: WindowCore, input: Provider
   return { op: "provider_compaction", status: "compacted", provider, spanId, members: entry.members.map(spanIdOf), pruned, lossy, kept, line, message };
 }
 
+/**
+ * The block's JSON text, as it is noted and sent back byte for byte, or why it cannot be sent back: not JSON
+ * (100,000 levels deep), not an object, over `MAX_BLOCK_CHARS`, or holding text that is not well-formed (a lone
+ * surrogate) anywhere but in its summary. The summary is the provider's prose, which the window shows
+ * well-formed (`providerSummary`) and sends back as it came; anything else in a block is opaque to the window
+ * (OpenAI's `encrypted_content`, ids, signatures), came from an API that writes well-formed UTF-8 JSON, and
+ * sent back with a lone surrogate cannot be read as text by the provider: refused, so the provider reads the
+ * whole window again, as after a failed compaction.
+ */
+function blockText(input: ProviderCompaction): { readonly block: string } | BlockRefusal {
+  let block: string;
+  let malformed = false;
+  try {
+    // The replacer returns every value as it is: the text is JSON.stringify's own.
+    block = JSON.stringify(input.block, function (key: string, value: unknown) {
+      if (!key.isWellFormed() || (typeof value === "string" && !value.isWellFormed() && value !== input.summary)) malformed = true;
+      return value;
+    }) ?? "null";
+  } catch (err) {
+    return { refused: "not JSON", message: `the compaction block is not JSON (${errorMessage(err)}); it is not sent back` };
+  }
+  if (block.length > MAX_BLOCK_CHARS) {
+    return {
+      refused: "too large",
+      message: `the compaction block is ${block.length} characters, over ${MAX_BLOCK_CHARS}; it is not sent back, so the provider reads the whole window again`,
+    };
+  }
+  if (typeof input.block !== "object" || input.block === null) return { refused: "not an object", message: "the compaction block is not an object; it is not sent back" };
+  return malformed ? NOT_WELL_FORMED : { block };
+}
+
+/** Why a compaction block cannot be sent back: a word for the audit record, a message for the model and the outcome. */
+interface BlockRefusal {
+  readonly refused: string;
+  readonly message: string;
+}
+
+const NOT_WELL_FORMED: BlockRefusal = {
+  refused: "not well-formed",
+  message: "the compaction block holds text that is not well-formed (a lone surrogate) outside its summary, which the provider cannot read back; it is not sent back, so the provider reads the whole window again",
+};
+
 /** What the home store keeps of a provider's compaction: its provider, its summary text, its block's JSON text. */
 interface Noted {
   readonly provider: string;
@@ -230,7 +267,8 @@ export function restoredSummary(spanId: string, note: string | null, hash: strin
 
 /** A summary written by the provider, members filled in by `compactByProvider`. */
 export function providerSummary(spanId: string, provider: { readonly name: string; readonly block: string }, summary: string | null): SummaryEntry {
-  return { state: "summary", spanId, kind: "summary", members: [], digest: summary ?? "", ids: [], text: "", handle: null, store: null, replacement: null, provider };
+  // The text every other renderer, render() and search read is well-formed; the block keeps the provider's bytes.
+  return { state: "summary", spanId, kind: "summary", members: [], digest: summary?.toWellFormed() ?? "", ids: [], text: "", handle: null, store: null, replacement: null, provider };
 }
 
 /** What a renderer other than the block's own provider reads: the header, and the summary framed when it is text. */
@@ -247,7 +285,7 @@ function gone(e: { readonly state: string }): boolean {
 const COVERS_NOTHING = "the provider's compaction covers no span pruneguard may free (every span before it is system text or kept by the policy): "
   + "the block is not sent back, so the provider reads the whole window again; nothing was lost";
 
-/** A compaction not recorded (forbidden, or standing for nothing): audited as changing nothing, its block not sent back. */
+/** A compaction not recorded (a block that cannot be sent back, forbidden, standing for nothing): audited as changing nothing, its block not sent back. */
 async function unrecorded(
   core: WindowCore, base: Omit<ProviderCompactionOutcome, "status" | "spanId" | "line" | "message">, audited: string, message: string,
 ): Promise<ProviderCompactionOutcome> {

@@ -20,6 +20,11 @@ export interface CommittedMember {
 /** Directive operations whose calls fold away once answered: their effect is in the window's own lines. */
 export const FOLDED_OPS: ReadonlySet<string> = new Set(["prune", "map", "compact"]);
 
+/** A directive call's key among the calls that fold: its operation (no colon in one) and its call id. */
+function foldKey(op: string, callId: string): string {
+  return `${op}:${callId}`;
+}
+
 /** A committed copy's keep when the decision gave none (a lossy member, or a keep lost with the reply). */
 const KEPT_UNKNOWN: Keep = Object.freeze({ until: null, keptUntil: null });
 
@@ -37,7 +42,10 @@ export class WindowState {
    * refused one is recalled as never in the session.
    */
   readonly unused = new Set<string>();
-  /** Directive tool calls acted on (prune, map, compact), by call id: folded out at the next compaction point. */
+  /**
+   * Directive tool calls acted on (prune, map, compact), by operation and call id (`foldKey`): folded out at the
+   * next compaction point. A recall or search that shares a call id with one of them does not fold with it.
+   */
   readonly foldable = new Set<string>();
   /** The directive tools' names the window was handed, with their operations: their calls and answers are not searched. */
   readonly directiveNames = new Map<string, string>();
@@ -142,27 +150,31 @@ export class WindowState {
    */
   foldDirectiveCalls(): number {
     if (this.foldable.size === 0) return 0;
-    const foldsWith = (e: Entry) => {
+    // The call or answer's own operation, by its tool's name, with its id: a provider may reuse an id for one of
+    // the agent's own tools, which never folds, or for a recall or search of the same response, which stays.
+    const foldsWith = (e: Entry): { readonly key: string; readonly call: boolean } | null => {
       const m = e.state === "live" ? e.span.message : undefined;
-      // By id and name: a provider may reuse an id for one of the agent's own tools, which never folds.
-      return m !== undefined && "callId" in m && this.foldable.has(m.callId) && this.directiveNames.has(m.toolName) ? m : null;
+      if (m === undefined || !("callId" in m)) return null;
+      const op = this.directiveNames.get(m.toolName);
+      const key = op === undefined ? null : foldKey(op, m.callId);
+      return key !== null && this.foldable.has(key) ? { key, call: m.role === "tool-call" } : null;
     };
     const sides = new Map<string, number>();
     for (const e of this.entries) {
-      const m = foldsWith(e);
-      if (m !== null) sides.set(m.callId, (sides.get(m.callId) ?? 0) | (m.role === "tool-call" ? 1 : 2));
+      const f = foldsWith(e);
+      if (f !== null) sides.set(f.key, (sides.get(f.key) ?? 0) | (f.call ? 1 : 2));
     }
-    const complete = new Set([...sides].filter(([, bits]) => bits === 3).map(([id]) => id));
+    const complete = new Set([...sides].filter(([, bits]) => bits === 3).map(([key]) => key));
     let removed = 0;
     for (let i = this.entries.length - 1; i >= 0; i--) {
       const e = this.entries[i]!;
-      const m = foldsWith(e);
-      if (m === null || !complete.has(m.callId)) continue;
+      const f = foldsWith(e);
+      if (f === null || !complete.has(f.key)) continue;
       this.entries.splice(i, 1);
       this.folded.add(spanIdOf(e));
       removed++;
     }
-    for (const id of complete) this.foldable.delete(id);
+    for (const key of complete) this.foldable.delete(key);
     if (removed > 0) this.#renumber();
     return complete.size;
   }
@@ -173,8 +185,13 @@ export class WindowState {
       const op = this.directiveNames.get(r.toolName);
       if (op === undefined) continue;
       this.resumedResults.delete(callId);
-      if (FOLDED_OPS.has(op) && !r.isError) this.foldable.add(callId);
+      if (!r.isError) this.actedOn(op, callId);
     }
+  }
+
+  /** A directive tool call of `op` the window acted on: folded at the next compaction point when `op` folds (`FOLDED_OPS`). */
+  actedOn(op: string, callId: string): void {
+    if (FOLDED_OPS.has(op)) this.foldable.add(foldKey(op, callId));
   }
 
   /**

@@ -15,7 +15,6 @@ import type {
 } from "../outcome.js";
 import { parseDirective, type SearchDirective, type SummarizeRangeDirective } from "../directive.js";
 import { createTelemetry, decide } from "../telemetry/index.js";
-import { countTokens } from "../tokens.js";
 import type { ToolCall, ToolCallResult } from "../tools/call.js";
 import type { DirectiveTool } from "../tools/schemas.js";
 import type { Span, SpanRef } from "../types.js";
@@ -212,7 +211,8 @@ export class ContextWindow<K extends string = string> {
   async handleToolCall(call: ToolCall, tools?: readonly DirectiveTool[]): Promise<ToolCallResult | null> {
     const reading = readToolCall(this.#core, call, tools);
     if (reading === null) return null;
-    return answerToolCall(this.#core, reading, (d) => this.applyDirective(d), (op) => this.#serial(op));
+    const core = this.#core;
+    return answerToolCall(core, reading, (d, callId) => this.#serial(() => decide(core.telemetry, null, () => applyDirective(core, d, callId))), (op) => this.#serial(op));
   }
 
   /**
@@ -383,7 +383,7 @@ export class ContextWindow<K extends string = string> {
 
   /** Tokens the window costs now, as rendered (o200k_base). */
   tokens(): number {
-    return countTokens(this.render());
+    return this.#core.renderedTokens(this.render());
   }
 
   /**

@@ -62,4 +62,30 @@ describe("a directive given as an object", () => {
     const symbols = Object.fromEntries(Array.from({ length: MAX_DIRECTIVE_VALUES + 1 }, (_, i) => [Symbol(`s${i}`), i]));
     expect(await win.applyDirective({ op: "prune", span_id: "span_1", mode: "drop", ...symbols })).toMatchObject({ status: "reversible" });
   });
+
+  // Red team p10: a tool call's arguments were copied (`{ ...args, op }`) before the bound was checked, and the
+  // refusal serialised them for the audit record: 2 million keys took 9.9 s to refuse. Seen failing with
+  // `directiveOf` before `oversized` in `answerToolCall`: 200,000 properties read, not ~30,000.
+  it("a tool call's arguments are sized before they are copied: at most the bound's worth of properties is read", async () => {
+    const win = new ContextWindow({ session: "s", stores: { log: new MemoryStore({ name: "log" }) }, kinds: { tool: { store: "log", modes: ["drop"], lossy: "with-flag" } } });
+    await win.append({ kind: "tool", text: "one" });
+    const before = win.render();
+    const target = Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`k${i}`, i]));
+    let read = 0;
+    // Counts every property read (the engine still lists the keys once: that is not in the runtime's hands).
+    const counting = new Proxy(target, {
+      get: (t, k, r) => (read++, Reflect.get(t, k, r)),
+      getOwnPropertyDescriptor: (t, k) => (read++, Reflect.getOwnPropertyDescriptor(t, k)),
+    });
+    for (const send of [() => win.handleToolCall({ id: "c1", name: "prune", arguments: counting }), () => win.applyDirective(counting)]) {
+      read = 0;
+      const r = await send();
+      const outcome = r !== null && "outcome" in r ? r.outcome : r;
+      expect(outcome).toMatchObject({ status: "invalid" });
+      expect(JSON.stringify(outcome)).toContain(`more than ${MAX_DIRECTIVE_VALUES} values`);
+      expect(read).toBeLessThanOrEqual(3 * (MAX_DIRECTIVE_VALUES + 1));
+      expect(win.render().startsWith(before)).toBe(true);
+      expect((await win.auditLog()).at(-1)).toMatchObject({ status: "invalid", directive: "[directive too large]" });
+    }
+  });
 });

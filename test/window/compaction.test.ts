@@ -261,6 +261,30 @@ describe("the runtime's own traffic folds away at the compaction point", () => {
     const s = await win.search("no-such-text-anywhere");
     expect(s.status === "no-match" && s.coverage.holes).toEqual([]);
   });
+
+  it("a recall or search sharing a call id with a prune or map stays: the fold is by the call's own operation", async () => {
+    const { win } = setup({ compaction: { minFreedTokens: 50_000, atTokens: null } });
+    const t = new Transcript(win, { user: "turn", assistant: "turn", toolCall: "toolCall", toolResult: "toolResult" });
+    await t.user("secret token: req_8f3a2c91");
+    await t.assistant("noted");
+    // One id for four calls (a provider that reuses ids, or a hostile response): each keeps its own fate.
+    const calls = await t.appendOpenAIChat({
+      content: null,
+      tool_calls: [
+        { id: "call_X", type: "function", function: { name: "prune", arguments: '{"span_id":"span_1","mode":"drop"}' } },
+        { id: "call_X", type: "function", function: { name: "recall", arguments: '{"span_id":"span_1"}' } },
+        { id: "call_X", type: "function", function: { name: "map", arguments: "{}" } },
+        { id: "call_X", type: "function", function: { name: "search", arguments: '{"query":"req_8f3a2c91"}' } },
+      ],
+    });
+    const answers = await t.handleToolCalls(calls);
+    expect(answers.map((a) => a.isError)).toEqual([false, false, false, false]);
+    const tools = () => win.entries().flatMap((e) => (e.state === "live" && e.span.message && "toolName" in e.span.message ? [`${e.span.message.role}:${e.span.message.toolName}`] : []));
+    expect(await win.compact()).toMatchObject({ folded: 2 });
+    expect(tools()).toEqual(["tool-call:recall", "tool-call:search", "tool-result:recall", "tool-result:search"]);
+    // The recall's answer still shows the bytes it recalled.
+    expect(win.render()).toContain("│ span_1 recalled (#1):\n│ │ secret token: req_8f3a2c91");
+  });
 });
 
 describe("renderings are prefix-stable between compaction points", () => {
