@@ -98,6 +98,7 @@ export function restore(core: WindowCore, restored: Restored): void {
   core.startSettled = true;
   const { state } = core;
   for (const id of restored.unused) state.unused.add(id);
+  for (const id of restored.summaries) state.summariesBefore.add(id);
   for (const e of restored.entries) {
     state.push(e);
     // Tool call/result pairing goes on where it stopped: a result for a call made before the restart joins it.

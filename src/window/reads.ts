@@ -26,6 +26,7 @@ export async function recallSpan(core: WindowCore, query: string, raw: string): 
     stores: () => core.distinctStores(),
     auditStore: core.home,
     unused: (q) => state.unused.has(q),
+    summaryBefore: (q) => state.summariesBefore.has(q),
     audit: (store, draft) => core.audit(store, draft),
     copyLost: (entry) => {
       state.markCopyLost(entry);
@@ -56,7 +57,7 @@ export async function searchWindow(core: WindowCore, text: string, regex: boolea
       if (home.sessionSpanCount !== undefined && state.knowsSpans(await home.sessionSpanCount(core.session))) return [];
       return (await home.sessionSpans(core.session)).map((s) => s.spanId).filter((id) => {
         const e = state.get(id);
-        return !state.folded.has(id) && !state.unused.has(id) && (e === undefined || !state.isDirectiveTraffic(e));
+        return !state.folded.has(id) && !state.unused.has(id) && !state.summariesBefore.has(id) && (e === undefined || !state.isDirectiveTraffic(e));
       });
     },
   });

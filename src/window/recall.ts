@@ -32,6 +32,8 @@ export interface RecallContext {
   readonly auditStore: BackingStore;
   /** Whether `query` is an id the session minted for this window that stands for nothing shown (a refused summary). */
   unused(query: string): boolean;
+  /** Whether `query` is a range summary's id from before a restart (its text was never recorded). */
+  summaryBefore(query: string): boolean;
   /** Appends an audit record (kept for retry when the store fails); the record's seq, if written. */
   audit(store: BackingStore, draft: AuditDraft): Promise<number | null>;
   /** Tells the window a reversibly pruned span's copy is gone or altered, so its line stops offering a recall. */
@@ -107,6 +109,16 @@ async function recallFromStores(
   if (ctx.unused(query)) {
     const seq = await ctx.audit(ctx.auditStore, draft("unknown", null));
     return { op: "recall", status: "unknown", query, line: `${quotedQuery(query)}: never in this session`, auditSeq: seq };
+  }
+  // A range summary of the session before a restart: the digest was the model's own text, never recorded; what
+  // it stood for is each member's, in its place, recalled by its own id. Neither "never existed" nor a lossy prune.
+  if (ctx.summaryBefore(query)) {
+    const seq = await ctx.audit(ctx.auditStore, draft("lost", { code: "recall-lost" }));
+    return {
+      op: "recall", status: "lost", spanId: query, kind: "summary",
+      line: `${query} was a range summary before a restart: its digest was not recorded; its members are in the window, each recalled by its own id`,
+      auditSeq: seq,
+    };
   }
   if (key !== null) {
     for (const store of ctx.stores()) {

@@ -59,6 +59,8 @@ export interface Restored {
   readonly startedAt: number;
   /** Ids minted for a provider's compaction that stands for nothing (it covered no span pruneguard may free). */
   readonly unused: readonly string[];
+  /** Range summaries' ids from before the restart: their text was never recorded, their members come back on their own. */
+  readonly summaries: readonly string[];
   /** The policy the session's latest window wrote under (`op: "start"` records), `null` when none named one. */
   readonly policy: string | null;
 }
@@ -121,8 +123,12 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
   let earliest = Math.floor(firstDecided / 1000);
   const counts = { live: 0, pruned: 0, tombstones: 0, lost: 0 };
   const unused: string[] = [];
+  const summaries: string[] = [];
   for (const reg of registered) {
-    if (reg.kind === SUMMARY_KIND) continue;
+    if (reg.kind === SUMMARY_KIND) {
+      summaries.push(reg.spanId);
+      continue;
+    }
     if (reg.kind === PROVIDER_COMPACTION_KIND) {
       // The provider's compaction is drawn again as it was: what it covered that is no longer live is its
       // members, what is still live is said again after it (`WindowState.compactByProvider`). A note gone or
@@ -192,7 +198,7 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
     h.entry.keptUntil = released ? h.entry.retainedUntil : keptUntilOf(h.store, h.createdAt, horizon);
     if (released && h.entry.keptUntil !== null) h.entry.until = h.entry.keptUntil;
   }
-  return { entries, counts, lastDecided, startedAt, unused, policy };
+  return { entries, counts, lastDecided, startedAt, unused, summaries, policy };
 }
 
 /** A record's place in decision order: the decision clock (µs), else when its store wrote it. */

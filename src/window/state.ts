@@ -43,6 +43,11 @@ export class WindowState {
    */
   readonly unused = new Set<string>();
   /**
+   * Range summaries' ids from before a restart (`restore`): their text was never recorded, so they are not drawn
+   * again (their members are, each in its place). A recall says so; a search does not count them as another window's.
+   */
+  readonly summariesBefore = new Set<string>();
+  /**
    * Directive tool calls acted on (prune, map, compact), by operation and call id (`foldKey`): folded out at the
    * next compaction point. A recall or search that shares a call id with one of them does not fold with it.
    */

@@ -120,11 +120,14 @@ describe.each(variants)("ContextWindow.resume after range summaries and with los
     for (const [id, text] of [[a, "step one req_aaaa1111"], [b, "step two"], [c, "step three"]] as const) {
       expect(await resumed.recall(id)).toMatchObject({ status: "found", source: "store", text });
     }
-    expect(await resumed.recall("span_5")).not.toMatchObject({ status: "unknown" });
+    // The summary's own id: not "never existed", not a lossy prune — its digest was never recorded, its members are back.
+    expect(await resumed.recall("span_5")).toMatchObject({ status: "lost", spanId: "span_5", line: expect.stringMatching(/^span_5 was a range summary before a restart: .*members are in the window/) });
     expect(await resumed.recall(gone)).toMatchObject({ status: "lost" });
 
     const found = await resumed.search("req_aaaa1111");
     expect(found).toMatchObject({ status: "match", matches: [expect.objectContaining({ spanId: refSpanId(a), source: "copy" })] });
+    // The summary is not another window's span, as the search once counted it.
+    expect(found.status === "match" ? found.text : "").not.toMatch(/another window/);
     const missing = await resumed.search("req_lost9999");
     expect(missing).toMatchObject({ status: "no-match" });
     if (!("coverage" in missing)) throw new Error("expected a search answer");
