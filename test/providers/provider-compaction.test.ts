@@ -348,15 +348,18 @@ describe("provider-side compaction, decided by pruneguard", () => {
     await win.end();
   });
 
-  it("a compaction block whose content is neither text nor null (123, {}, []) is no compaction: failed, audited, nothing pruned, not sent back", async () => {
+  it("a compaction block whose content is neither text nor null (123, {}, []), or that carries cache_control, is no compaction: failed, audited, nothing pruned, not sent back", async () => {
     // The SDK's BetaCompactionBlockParam.content is `string | null`: such a block was recorded as compacted
     // (every earlier span pruned) and sent back, for the API to refuse.
     server = await startCompactionServer(model);
-    for (const content of [123, { text: "x" }, ["s"], true]) {
+    const given = [123, { text: "x" }, ["s"], true].map((content) => ({ type: "compaction", content }));
+    // A response's block never carries cache_control: sent back, it would be one breakpoint too many.
+    given.push({ type: "compaction", content: "a summary", cache_control: { type: "ephemeral" } } as never);
+    for (const block of given) {
       const { win, t } = await setup();
       const entries = JSON.stringify(win.entries());
       const audited = (await win.auditLog()).length;
-      await t.appendAnthropic({ content: [{ type: "compaction", content } as never, { type: "text", text: "answer" }] });
+      await t.appendAnthropic({ content: [block as never, { type: "text", text: "answer" }] });
       expect(t.compactions.map((c) => c.status)).toEqual(["failed"]);
       expect(JSON.stringify(win.entries().slice(0, -1))).toBe(entries);
       expect(win.entries().map((e) => e.state)).not.toContain("pruned");

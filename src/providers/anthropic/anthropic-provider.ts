@@ -33,9 +33,12 @@ function readMessage(message: { readonly content: readonly AnthropicResponseBloc
     const block = objectAt(entry, path);
     if (block.type === "compaction") {
       // The block's content is `string | null` (`BetaCompactionBlockParam`): null says the compaction failed,
-      // and any other value is no summary the API would take back, so it compacts nothing either (failed).
+      // and any other value is no summary the API would take back, so it compacts nothing either (failed). A
+      // response's block carries no `cache_control` (a request's may): one that does is not the API's, and sent
+      // back as it came it would add a fifth cache breakpoint to a request that has four, which the API refuses.
       const content = block.content;
-      parts.push({ type: "compaction", compaction: { provider: "anthropic", block, summary: typeof content === "string" ? content : null, failed: typeof content !== "string" } });
+      const failed = typeof content !== "string" || Object.hasOwn(block, "cache_control");
+      parts.push({ type: "compaction", compaction: { provider: "anthropic", block, summary: typeof content === "string" ? content : null, failed } });
     } else if (block.type === "text") parts.push({ type: "text", text: stringAt(block.text, `${path}.text`) });
     else if (block.type === "tool_use") {
       parts.push({ type: "tool-call", call: { id: stringAt(block.id, `${path}.id`), name: stringAt(block.name, `${path}.name`), arguments: block.input ?? {} } });
