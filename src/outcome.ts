@@ -317,6 +317,12 @@ export interface RangeSummaryOutcome {
   readonly members: readonly string[];
   /** Members that were live until now, with the handles that recall their bytes. */
   readonly pruned: ReadonlyArray<{ readonly spanId: string; readonly handle: string; readonly repersisted: boolean }>;
+  /**
+   * A time (ms): the earliest any member's copy (at any depth) is kept until, when that is before the
+   * session's horizon — the summary's line says `recall span_9 until 17:05Z`, and from then on that copies may
+   * be lost. `null` when every member's copy is kept for the session.
+   */
+  readonly until: number | null;
   readonly line: string;
   readonly tokensFreed: number;
   readonly pinsCarried: readonly string[];

@@ -33,7 +33,11 @@ export type RuntimeLine =
   /** A map that refers to an earlier map's answer (`span_9`), listing the `changed` spans after it. */
   | { readonly line: "map-same"; readonly answer: string; readonly changed: number }
   | { readonly line: "map-gone"; readonly spanId: string }
-  | { readonly line: "range-summary"; readonly spanId: string; readonly first: string; readonly last: string; readonly count: number }
+  /** A summary's header: until when its members' copies are kept (the earliest), or that copies may be lost. */
+  | {
+      readonly line: "range-summary"; readonly spanId: string; readonly first: string; readonly last: string; readonly count: number;
+      readonly until: string | null; readonly mayBeLost: boolean;
+    }
   | { readonly line: "range-rejected"; readonly from: string; readonly to: string; readonly why: string }
   | { readonly line: "search-head"; readonly query: string; readonly matches: number }
   | { readonly line: "search-match"; readonly spanId: string; readonly kind: string; readonly where: string }
@@ -41,7 +45,10 @@ export type RuntimeLine =
   | { readonly line: "search-coverage"; readonly text: string }
   | { readonly line: "recalled"; readonly spanId: string; readonly handle: string | null }
   | { readonly line: "expanded"; readonly spanId: string }
-  | { readonly line: "fold"; readonly first: string; readonly last: string; readonly pruned: number; readonly unrecoverable: number }
+  | {
+      readonly line: "fold"; readonly first: string; readonly last: string; readonly pruned: number; readonly until: string | null;
+      readonly mayBeLost: number; readonly unrecoverable: number;
+    }
   | { readonly line: "recall-answer"; readonly text: string }
   | { readonly line: "opening" }
   | { readonly line: "lost"; readonly spanId: string }
@@ -75,7 +82,7 @@ const MAP_SAME = re(`as the map in (${SPAN}) says, (?:for every span|but for ([1
 const MAP_GONE = re(`(${SPAN}): no longer live`);
 
 // Lines of tool results (search answers, recall answers) and of range summaries.
-const RANGE_SUMMARY = re(`(${SPAN}) summary of (${SPAN})–(${SPAN}) \\(([1-9][0-9]{0,8})\\), recall \\1`);
+const RANGE_SUMMARY = re(`(${SPAN}) summary of (${SPAN})–(${SPAN}) \\(([1-9][0-9]{0,8})\\), (?:(copies may be lost), recall \\1|recall \\1(?: until ${CLOCK})?)`);
 const RANGE_REJECTED = re(`(${SPAN})–(${SPAN}) kept: summary rejected \\(([^\\n]{1,200})\\)`);
 /** The query is quoted on one line (`oneLine`): JSON for a substring, slashes for a regex. */
 const SEARCH_HEAD = re(`search ("[^\\n]{0,160}"|/[^\\n]{0,64}/): (?:no match|([1-9][0-9]{0,8}) spans? match)`);
@@ -85,7 +92,10 @@ const SEARCH_COVERAGE = re(`(?:no match in|searched) [0-9]{1,9} live and [0-9]{1
 const RECALLED = re(`(${SPAN}) recalled(?: \\((${HANDLE})\\))?:`);
 const EXPANDED = re(`(${SPAN}(?:-${SPAN})?) expanded:`);
 /** A run of index lines and tombstones folded into one line (`fold.ts` foldLine). */
-const FOLD = re(`(${SPAN})-(${SPAN}): (?:([1-9][0-9]{0,8}) pruned \\(((?:[1-9][0-9]{0,8} ${KIND}, ){0,3}[1-9][0-9]{0,8} ${KIND})\\))?(?:, )?(?:([1-9][0-9]{0,8}) unrecoverable)?; recall \\1-\\2 to list them`);
+const FOLD = re(
+  `(${SPAN})-(${SPAN}): (?:([1-9][0-9]{0,8}) pruned \\(((?:[1-9][0-9]{0,8} ${KIND}, ){0,3}[1-9][0-9]{0,8} ${KIND})\\)(?: until ${CLOCK})?)?(?:, )?` +
+    `(?:([1-9][0-9]{0,8}) (?:copy|copies) may be lost)?(?:, )?(?:([1-9][0-9]{0,8}) unrecoverable)?; recall \\1-\\2 to list them`,
+);
 /** Recall's one-line answers that are not window lines: unreachable store, lost copy, never seen. */
 const RECALL_ANSWER = re(`(?:${SPAN} pruned, copy unreachable now; retry|${SPAN} pruned, copy lost, contents unknown|[^\\n]{1,40}: (?:store unreachable now; retry|never in this session))`);
 
@@ -134,7 +144,9 @@ export function parseRuntimeLine(line: string, ctx: GrammarContext): RuntimeLine
   if (COMPACTED.test(line)) return { line: "compacted", text: line };
   if (ADVICE.test(line)) return { line: "advice", text: line };
   if ((m = LOST.exec(line))) return { line: "lost", spanId: m[1]! };
-  if ((m = RANGE_SUMMARY.exec(line))) return { line: "range-summary", spanId: m[1]!, first: m[2]!, last: m[3]!, count: Number(m[4]) };
+  if ((m = RANGE_SUMMARY.exec(line))) {
+    return { line: "range-summary", spanId: m[1]!, first: m[2]!, last: m[3]!, count: Number(m[4]), until: m[6] ?? null, mayBeLost: m[5] !== undefined };
+  }
   if ((m = RANGE_REJECTED.exec(line))) return { line: "range-rejected", from: m[1]!, to: m[2]!, why: m[3]! };
   if ((m = SEARCH_HEAD.exec(line))) return { line: "search-head", query: m[1]!, matches: m[2] === undefined ? 0 : Number(m[2]) };
   if ((m = SEARCH_MATCH.exec(line))) return { line: "search-match", spanId: m[1]!, kind: m[2]!, where: m[3]! };
@@ -142,7 +154,10 @@ export function parseRuntimeLine(line: string, ctx: GrammarContext): RuntimeLine
   if (SEARCH_COVERAGE.test(line)) return { line: "search-coverage", text: line };
   if ((m = RECALLED.exec(line))) return { line: "recalled", spanId: m[1]!, handle: m[2] ?? null };
   if ((m = EXPANDED.exec(line))) return { line: "expanded", spanId: m[1]! };
-  if ((m = FOLD.exec(line))) return { line: "fold", first: m[1]!, last: m[2]!, pruned: m[3] === undefined ? 0 : Number(m[3]), unrecoverable: m[5] === undefined ? 0 : Number(m[5]) };
+  if ((m = FOLD.exec(line))) {
+    const count = (at: number) => (m![at] === undefined ? 0 : Number(m![at]));
+    return { line: "fold", first: m[1]!, last: m[2]!, pruned: count(3), until: m[5] ?? null, mayBeLost: count(6), unrecoverable: count(7) };
+  }
   if (RECALL_ANSWER.test(line)) return { line: "recall-answer", text: line };
   if (PROVIDER_NOT_RECORDED.test(line)) return { line: "provider-not-recorded", text: line };
   if (PROVIDER_CLEARED.test(line)) return { line: "provider-cleared", text: line };

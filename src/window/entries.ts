@@ -89,7 +89,7 @@ export interface SummaryEntry {
   kind: "summary";
   /** The entries it replaced, in window order: pruned spans (index lines) and lower summaries. */
   members: Entry[];
-  /** The model's digest with every pinned identifier of the members carried. */
+  /** The model's digest with the members' pinned identifiers carried (at most `MAX_SUMMARY_IDS`; the rest are found by a search of the members). */
   digest: string;
   /** Every pinned identifier of the members, carried up to the next level. */
   ids: readonly string[];

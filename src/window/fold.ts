@@ -22,10 +22,18 @@
  * changes when the promise lapses), a copy found lost, a digest or compressed form (text the model reads),
  * and a member of a tool call group whose other members are not in the same run (a call and its result
  * fold together or not at all).
+ *
+ * A member's promise can change after it folded: the session's horizon passes (its hold lapses with its
+ * retention), `end()` releases its hold (it is kept until a time from then on), or a recall finds its copy
+ * lost. The fold line follows the index line's rule (`goneLine`) for each member: it counts the copies
+ * that may be lost (a promise lapsed) and those found lost or never kept (unrecoverable) apart from the
+ * recoverable ones, and says until when the first recoverable one is kept when that is before the horizon.
+ * It is drawn at a time and redrawn when read past the first moment it would change (`foldText`), so the
+ * live window says what a resumed one does.
  */
 import type { Entry, FoldEntry, GoneEntry } from "./entries.js";
 import { spanIdOf } from "./entries.js";
-import { summaryRole } from "./view.js";
+import { formatUntil } from "../render/lines.js";
 
 /** Most members one fold lists. */
 export const FANOUT = 16;
@@ -57,6 +65,29 @@ function* leaves(e: Entry): Generator<GoneEntry> {
   else if (e.state === "pruned" || e.state === "tombstone") yield e;
 }
 
+/**
+ * The role a summary or fold renders in: its members', when they agree on one speaker; tool traffic is the
+ * model's. A lower summary's members count as its own (the same answer as asking it first, without
+ * recursion: a chain of summaries may be thousands deep); a fold's role was worked out when it was made.
+ */
+export function summaryRole(members: readonly Entry[]): "system" | "user" | "assistant" {
+  let only: "system" | "user" | "assistant" | null = null;
+  const stack: Entry[] = [...members];
+  while (stack.length > 0) {
+    const m = stack.pop()!;
+    if (m.state === "summary" && m.members.length > 0) {
+      for (const n of m.members) stack.push(n);
+      continue;
+    }
+    const message = m.state === "live" ? m.span.message : m.state === "fold" ? { role: m.role } : m.state === "summary" ? undefined : (m.message ?? undefined);
+    const raw = message?.role ?? "user";
+    const role = raw === "tool-call" || raw === "tool-result" ? "assistant" : raw;
+    if (only === null) only = role;
+    else if (only !== role) return "user";
+  }
+  return only ?? "user";
+}
+
 function firstLeaf(e: Entry): string {
   return e.state === "fold" ? firstLeaf(e.members[0]!) : spanIdOf(e);
 }
@@ -72,16 +103,36 @@ function labelOf(e: GoneEntry): string {
   return LABEL.test(name) ? name : "tool";
 }
 
-/** The fold line of `members`. */
-export function foldLine(key: string, members: readonly Entry[]): string {
+const DAY_MS = 86_400_000;
+
+/** A fold line as drawn at a time, and the first time after it that the line would read otherwise. */
+interface Drawn {
+  readonly text: string;
+  readonly redrawAt: number;
+}
+
+/**
+ * The fold line of `members` at `now`: `span_3-span_90: 44 pruned (20 read_file, 12 grep, 12 turn) until
+ * 17:05Z, 3 copies may be lost, 2 unrecoverable; recall span_3-span_90 to list them`. Each member counts as
+ * its index line reads at `now` (`goneLine`): found lost or a tombstone is unrecoverable, a promise that
+ * lapsed (`keptUntil` passed) may be lost, and the rest are pruned, with the earliest `until` among them when
+ * one is kept only until a time.
+ */
+export function foldLine(key: string, members: readonly Entry[], now: number): string {
+  return drawFold(key, members, now).text;
+}
+
+function drawFold(key: string, members: readonly Entry[], now: number): Drawn {
   const counts = new Map<string, number>();
   const groups = new Set<string>();
   let pruned = 0;
+  let mayBeLost = 0;
   let holes = 0;
+  let until: number | null = null;
+  let redrawAt = Number.POSITIVE_INFINITY;
   for (const m of members) {
     for (const leaf of leaves(m)) {
-      // A copy found lost since it folded counts as unrecoverable (`WindowState.refreshFolds` redraws the line).
-      if (leaf.state === "tombstone" || leaf.copyLost) {
+      if (leaf.state === "tombstone" || leaf.copyLost || leaf.handle === null) {
         holes++;
         continue;
       }
@@ -90,49 +141,89 @@ export function foldLine(key: string, members: readonly Entry[]): string {
         if (groups.has(leaf.group)) continue;
         groups.add(leaf.group);
       }
+      if (leaf.keptUntil !== null && now >= leaf.keptUntil) {
+        mayBeLost++;
+        continue;
+      }
+      if (leaf.keptUntil !== null && leaf.keptUntil < redrawAt) redrawAt = leaf.keptUntil;
+      if (leaf.until !== null && (until === null || leaf.until < until)) until = leaf.until;
       pruned++;
       const label = labelOf(leaf);
       counts.set(label, (counts.get(label) ?? 0) + 1);
     }
   }
+  // `formatUntil` names the day until the time is less than a day away: the line changes then too.
+  if (until !== null && until - DAY_MS >= now) redrawAt = Math.min(redrawAt, until - DAY_MS + 1);
   const parts: string[] = [];
   if (pruned > 0) {
     const ranked = [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
     const shown = ranked.slice(0, 3).map(([label, n]) => `${n} ${label}`);
     const rest = ranked.slice(3).reduce((n, [, k]) => n + k, 0);
-    parts.push(`${pruned} pruned (${[...shown, ...(rest > 0 ? [`${rest} other`] : [])].join(", ")})`);
+    const kept = until === null ? "" : ` until ${formatUntil(until, now)}`;
+    parts.push(`${pruned} pruned (${[...shown, ...(rest > 0 ? [`${rest} other`] : [])].join(", ")})${kept}`);
   }
+  if (mayBeLost > 0) parts.push(`${mayBeLost} ${mayBeLost === 1 ? "copy" : "copies"} may be lost`);
   if (holes > 0) parts.push(`${holes} unrecoverable`);
-  return `${key}: ${parts.join(", ")}; recall ${key} to list them`;
+  return { text: `${key}: ${parts.join(", ")}; recall ${key} to list them`, redrawAt };
+}
+
+/** When each fold's line was drawn to change next (absent: redraw at the next read). */
+const redrawAt = new WeakMap<FoldEntry, number>();
+
+/**
+ * A fold's line as of `now`: the one drawn, or — once `now` reaches the first moment a member's promise
+ * lapses, or after `staleFold` — drawn again from its members. Lower folds are redrawn when they are read.
+ */
+export function foldText(e: FoldEntry, now: number): string {
+  const at = redrawAt.get(e);
+  if (at === undefined || now >= at) {
+    const drawn = drawFold(e.spanId, e.members, now);
+    e.text = drawn.text;
+    redrawAt.set(e, drawn.redrawAt);
+  }
+  return e.text;
+}
+
+/** A member of `e` changed in a way time does not tell (a copy found lost, a hold released): its line is drawn again when next read. */
+export function staleFold(e: FoldEntry): void {
+  redrawAt.delete(e);
 }
 
 /** Folds made before, by key: a chunk with the same key and as many members is the same chunk. */
 export type KnownFolds = (key: string) => Entry | undefined;
 
-function makeFold(members: Entry[], known: KnownFolds): FoldEntry {
+/** A fold of `members` under `key`, its line drawn at `now`. */
+export function newFold(key: string, members: Entry[], now: number, role: FoldEntry["role"] = summaryRole(members)): FoldEntry {
+  const drawn = drawFold(key, members, now);
+  const fold: FoldEntry = { state: "fold", spanId: key, kind: "fold", members, text: drawn.text, role, handle: null, store: null, replacement: null, group: null };
+  redrawAt.set(fold, drawn.redrawAt);
+  return fold;
+}
+
+function makeFold(members: Entry[], known: KnownFolds, now: number): FoldEntry {
   const key = `${firstLeaf(members[0]!)}-${lastLeaf(members.at(-1)!)}`;
   const before = known(key);
   if (before?.state === "fold" && before.members.length === members.length && before.members.every((m, i) => m === members[i])) return before;
-  return { state: "fold", spanId: key, kind: "fold", members, text: foldLine(key, members), role: summaryRole(members), handle: null, store: null, replacement: null, group: null };
+  return newFold(key, members, now);
 }
 
 /** A run's index lines and tombstones as one balanced fold: chunked by `FANOUT` from the start, level by level. */
-export function foldLeaves(lines: readonly Entry[], known: KnownFolds): FoldEntry {
+export function foldLeaves(lines: readonly Entry[], known: KnownFolds, now: number): FoldEntry {
   let level: Entry[] = [...lines];
   while (level.length > FANOUT) {
     const next: Entry[] = [];
     for (let i = 0; i < level.length; i += FANOUT) {
       const chunk = level.slice(i, i + FANOUT);
-      next.push(chunk.length === 1 ? chunk[0]! : makeFold(chunk, known));
+      next.push(chunk.length === 1 ? chunk[0]! : makeFold(chunk, known, now));
     }
     level = next;
   }
-  return makeFold(level, known);
+  return makeFold(level, known, now);
 }
 
 /** One fold of a run: the balanced tree over every index line and tombstone in it (earlier folds opened up). */
-function foldRun(run: readonly Entry[], known: KnownFolds): FoldEntry {
-  return foldLeaves(run.flatMap((e) => [...leaves(e)]), known);
+function foldRun(run: readonly Entry[], known: KnownFolds, now: number): FoldEntry {
+  return foldLeaves(run.flatMap((e) => [...leaves(e)]), known, now);
 }
 
 /** The tool call groups of `entries` (leaves included) and how many positions each has. */
@@ -175,7 +266,7 @@ export function foldIndex(
         out.push(...run);
         continue;
       }
-      const fold = foldRun(run, known);
+      const fold = foldRun(run, known, now);
       folds.push(fold);
       out.push(fold);
     }

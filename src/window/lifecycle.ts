@@ -191,11 +191,17 @@ function releaseKeeps(core: WindowCore, now: number): boolean {
     if (kept !== null) e.until = kept;
     changed = true;
   }
+  // A folded member's line now says until when (or that its copy may be lost): its fold's line is drawn again.
+  if (changed) core.state.foldsStale = true;
   return changed;
 }
 
-/** The index lines and tombstones under a summary or fold, depth first. */
+/** The index lines and tombstones under a summary or fold, depth first (an explicit stack: summaries nest thousands deep). */
 function* leavesOf(e: Entry): Generator<GoneEntry> {
-  if (e.state === "pruned" || e.state === "tombstone") yield e;
-  else if (e.state === "summary" || e.state === "fold") for (const m of e.members) yield* leavesOf(m);
+  const stack: Entry[] = [e];
+  while (stack.length > 0) {
+    const m = stack.pop()!;
+    if (m.state === "pruned" || m.state === "tombstone") yield m;
+    else if (m.state === "summary" || m.state === "fold") for (let i = m.members.length - 1; i >= 0; i--) stack.push(m.members[i]!);
+  }
 }

@@ -115,9 +115,9 @@ function backed(e: LiveEntry, policy: KindPolicy): boolean {
   return policy.store !== null && (e.handle !== null || policy.repersist === true);
 }
 
-/** The one line the model reads beside the block: the summary's header (a runtime line). */
-function headerOf(entry: SummaryEntry): string {
-  return summaryHeader(entry.spanId, entry.members);
+/** The one line the model reads beside the block: the summary's header (a runtime line), as of `now`. */
+function headerOf(entry: SummaryEntry, now: number): string {
+  return summaryHeader(entry.spanId, entry.members, now);
 }
 
 /** Records a provider's compaction from its response (see the module comment). Never throws for the block's content. */
@@ -187,10 +187,10 @@ export async function recordProviderCompaction(core: WindowCore, input: Provider
   });
   const entry = providerSummary(spanId, { name: provider, block }, input.summary);
   core.state.compactByProvider(entry, core.now());
-  entry.text = providerSummaryText(entry);
+  entry.text = providerSummaryText(entry, core.now());
   // The provider rewrote its prompt from the start: a compaction point now costs no cache it still had.
   core.compactAutomatically();
-  const line = headerOf(entry);
+  const line = headerOf(entry, core.now());
   const message = `${provider} compacted ${entry.members.length} position${entry.members.length === 1 ? "" : "s"}: ${pruned.length} span${pruned.length === 1 ? "" : "s"} pruned with copies held` +
     `${lossy.length > 0 ? `, ${lossy.length} lost as the policy allows` : ""}${kept.length > 0 ? `, ${kept.length} kept and said again after the block` : ""}`;
   return { op: "provider_compaction", status: "compacted", provider, spanId, members: entry.members.map(spanIdOf), pruned, lossy, kept, line, message };
@@ -272,8 +272,8 @@ export function providerSummary(spanId: string, provider: { readonly name: strin
 }
 
 /** What a renderer other than the block's own provider reads: the header, and the summary framed when it is text. */
-export function providerSummaryText(entry: SummaryEntry): string {
-  const header = headerOf(entry);
+export function providerSummaryText(entry: SummaryEntry, now: number): string {
+  const header = headerOf(entry, now);
   return entry.digest === "" ? header : `${header}\n${frameUntrusted(entry.digest)}`;
 }
 

@@ -4,17 +4,39 @@
  * the run, verifies the copies of members pruned earlier and builds the summary entry; `summarize.ts`
  * commits the live members through the prune's own commit step (checked and held in one store
  * transaction, all or nothing); a member that is already a summary or an index line has its copies held
- * already. Pins are carried at each level: the new digest carries every pinned
- * identifier of its members (their text, their replacements, the identifiers lower summaries carried).
+ * already. Pins are carried at each level: the new digest carries the pinned identifiers of its members
+ * (their text, their replacements, the identifiers lower summaries carried), at most `MAX_SUMMARY_IDS` of
+ * them; past that the first and last halves, in window order, and the ids line says there are more, which
+ * search finds in the members' copies and digests.
  *
  * A run that holds a tombstone is refused: a digest over a hole would hide it.
+ *
+ * A summary's header says what its members' copies are promised, as an index line does, worked out at every
+ * rendering from the members at any depth: until when the first of them is kept (`recall span_21 until
+ * 17:05Z`) when that is before the session's horizon, and that copies may be lost once a promise lapsed or
+ * a copy was found lost.
  */
-import { carryScanned, findPins } from "../pin-carry.js";
+import { CARRIED_PINS_PREFIX, carryScanned, findPins } from "../pin-carry.js";
+import { formatUntil } from "../render/lines.js";
 import { frameUntrusted } from "../render/framing.js";
 import { contentHash } from "../hash.js";
 import type { LookupResult } from "../stores/store.js";
 import type { KindPolicy, PinPattern } from "../types.js";
 import { goneText, kindOf, spanIdOf, type Entry, type GoneEntry, type LiveEntry, type SummaryEntry } from "./entries.js";
+import { foldText } from "./fold.js";
+
+/**
+ * Most pinned identifiers one range summary carries (and hands up to the summary above it): two spans'
+ * worth at the per-span cap (`DEFAULT_MAX_MATCHES_PER_PATTERN`). Past it, the first and the last half in
+ * window order, and the ids line ends with `MORE_IDS`.
+ */
+export const MAX_SUMMARY_IDS = 100;
+
+/** What ends the ids line of a summary that carries only some of its members' ids. */
+export const MORE_IDS = "…; more in its members (search)";
+
+/** Summaries that carry only some of their members' ids (the marker climbs with them). */
+const partial = new WeakSet<SummaryEntry>();
 
 /** A run the window can summarize. */
 export interface RangePlan {
@@ -25,8 +47,10 @@ export interface RangePlan {
   readonly live: readonly LiveEntry[];
   /** Members pruned earlier: their copies are read before the run commits (`verifyPrunedMembers`). */
   readonly pruned: readonly GoneEntry[];
-  /** Every pinned identifier of the members, in order. */
+  /** Every pinned identifier of the members, in order (lower summaries give the ones they carry). */
   readonly ids: readonly string[];
+  /** Whether a lower summary carried only some of its members' ids. */
+  readonly partial: boolean;
 }
 
 /** Why a run cannot be summarized, as data. */
@@ -56,13 +80,15 @@ export function planRange(ctx: RangeContext, from: string, to: string): { readon
   const live: LiveEntry[] = [];
   const pruned: GoneEntry[] = [];
   const ids: string[] = [];
+  let partialIds = false;
   let store: string | null | undefined;
   for (const e of members) {
     if (e.state === "tombstone") {
       return { refusal: { reason: "range", message: `${e.spanId} is unrecoverable; a summary over it would hide the hole` } };
     }
     if (e.state === "summary") {
-      ids.push(...e.ids);
+      for (const id of e.ids) ids.push(id);
+      if (partial.has(e)) partialIds = true;
       continue;
     }
     if (e.state === "fold") {
@@ -81,7 +107,7 @@ export function planRange(ctx: RangeContext, from: string, to: string): { readon
       if (e.copyLost || e.handle === null || e.store === null || (e.keptUntil !== null && e.keptUntil <= ctx.now)) {
         return { refusal: { reason: "range", message: `${e.spanId}'s copy is lost; a summary over it would hide the hole` } };
       }
-      if (e.replacement !== null) ids.push(...findPins(e.replacement, pins));
+      if (e.replacement !== null) for (const id of findPins(e.replacement, pins)) ids.push(id);
       pruned.push(e);
       continue;
     }
@@ -100,9 +126,9 @@ export function planRange(ctx: RangeContext, from: string, to: string): { readon
       if (outside) return { refusal: { reason: "group", message: `${e.span.id} is grouped with ${spanIdOf(outside)}, outside the range` } };
     }
     live.push(e);
-    ids.push(...findPins(e.span.text, pins));
+    for (const id of findPins(e.span.text, pins)) ids.push(id);
   }
-  return { plan: { start, members, live, pruned, ids: [...new Set(ids)] } };
+  return { plan: { start, members, live, pruned, ids: [...new Set(ids)], partial: partialIds } };
 }
 
 /** A fold in a run: its index lines are pruned members (their copies verified before the run commits), a tombstone refuses the run. */
@@ -138,35 +164,108 @@ export async function verifyPrunedMembers(
       e.copyLost = true;
       return { refusal: { reason: "range", message: `${e.spanId}'s copy is lost; a summary over it would hide the hole` } };
     }
-    ids.push(...findPins(found.text, ctx.pinsFor(e.kind)));
+    for (const id of findPins(found.text, ctx.pinsFor(e.kind))) ids.push(id);
   }
   return { ids };
 }
 
-/** The header of a summary: which run it replaced and how to expand it. */
-export function summaryHeader(spanId: string, members: readonly Entry[]): string {
-  const first = spanIdOf(members[0]!);
-  const last = spanIdOf(members.at(-1)!);
-  return `${spanId} summary of ${first}–${last} (${members.length}), recall ${spanId}`;
-}
-
-/** The summary entry that replaces a committed run (live members already rewritten in `members`), and the ids it carried. */
-export function summaryEntry(spanId: string, members: Entry[], digest: string, ids: readonly string[]): { entry: SummaryEntry; carried: readonly string[] } {
-  const carried = carryScanned({ ids, capped: false }, digest);
-  return {
-    entry: {
-      state: "summary", spanId, kind: "summary", members, digest: carried.text, ids, handle: null, store: null, replacement: null,
-      // The digest is the model's text: framed, like every digest, so it can never read as a runtime line.
-      text: `${summaryHeader(spanId, members)}\n${frameUntrusted(carried.text)}`,
-    },
-    carried: carried.carried,
-  };
+/** What a summary's members' copies are promised at a time: the earliest `until`, and whether any may be lost. */
+export interface SummaryPromise {
+  /** The earliest time a member's copy is kept until, when that is before the session's horizon; `null` when none is. */
+  readonly until: number | null;
+  /** A member's promise lapsed (`keptUntil` passed), or its copy was found lost. */
+  readonly mayBeLost: boolean;
 }
 
 /**
- * One level of a summary: each member as the window would show it now (an index line as of `now`, or a
- * lower summary with its digest framed).
+ * The promise of `members` at `now`, over every index line under them (lower summaries and folds opened, at
+ * any depth, with an explicit stack: a chain of summaries of summaries may be thousands deep). The rule is
+ * the index line's (`goneLine`): a copy found lost, or whose `keptUntil` passed, may be lost; otherwise its
+ * `until`, when it has one, is what the line says. Tombstones say so on their own lines.
+ */
+export function summaryPromise(members: readonly Entry[], now: number): SummaryPromise {
+  let until: number | null = null;
+  let mayBeLost = false;
+  const stack: Entry[] = [...members];
+  while (stack.length > 0) {
+    const e = stack.pop()!;
+    if (e.state === "summary" || e.state === "fold") {
+      for (const m of e.members) stack.push(m);
+      continue;
+    }
+    if (e.state !== "pruned" || e.handle === null) continue;
+    if (e.copyLost || (e.keptUntil !== null && now >= e.keptUntil)) mayBeLost = true;
+    else if (e.until !== null && (until === null || e.until < until)) until = e.until;
+  }
+  return { until, mayBeLost };
+}
+
+/**
+ * The header of a summary: which run it replaced and how to expand it — with, at `now`, until when its
+ * members' copies are kept (the earliest), or that copies may be lost (`summaryPromise`). Without `now`, the
+ * plain form.
+ */
+export function summaryHeader(spanId: string, members: readonly Entry[], now?: number): string {
+  const first = spanIdOf(members[0]!);
+  const last = spanIdOf(members.at(-1)!);
+  const head = `${spanId} summary of ${first}–${last} (${members.length})`;
+  if (now === undefined) return `${head}, recall ${spanId}`;
+  const promise = summaryPromise(members, now);
+  if (promise.mayBeLost) return `${head}, copies may be lost, recall ${spanId}`;
+  return promise.until === null ? `${head}, recall ${spanId}` : `${head}, recall ${spanId} until ${formatUntil(promise.until, now)}`;
+}
+
+/** A summary as the model reads it at `now`: its header as of then (`summaryHeader`, or `header` when worked out already), then what was under it. */
+export function summaryText(e: SummaryEntry, now: number, header = summaryHeader(e.spanId, e.members, now)): string {
+  const nl = e.text.indexOf("\n");
+  return `${header}${nl < 0 ? "" : e.text.slice(nl)}`;
+}
+
+/**
+ * The ids a summary carries up: all of them up to `MAX_SUMMARY_IDS`, else the first and the last half (the
+ * oldest and the newest: a tool output puts its errors last, and a rolling summary's newest span is its
+ * last), and whether any were left out.
+ */
+export function boundIds(ids: readonly string[]): { readonly ids: readonly string[]; readonly partial: boolean } {
+  if (ids.length <= MAX_SUMMARY_IDS) return { ids, partial: false };
+  const half = MAX_SUMMARY_IDS / 2;
+  return { ids: [...ids.slice(0, half), ...ids.slice(ids.length - half)], partial: true };
+}
+
+/**
+ * The summary entry that replaces a committed run (live members already rewritten in `members`), and the ids
+ * it carried: at most `MAX_SUMMARY_IDS` (`boundIds`); when some were left out here or below, the ids line
+ * says so (`MORE_IDS`).
+ */
+export function summaryEntry(
+  spanId: string, members: Entry[], digest: string, all: readonly string[], now: number, partialBelow = false,
+): { entry: SummaryEntry; carried: readonly string[] } {
+  const bounded = boundIds(all);
+  const more = bounded.partial || partialBelow;
+  const carried = carryScanned({ ids: bounded.ids, capped: more }, digest);
+  let text = carried.text;
+  if (more) {
+    const lead = carried.carried.length > 0 ? ", " : `${text.length === 0 || text.endsWith("\n") ? "" : text.includes("\r\n") ? "\r\n" : "\n"}${CARRIED_PINS_PREFIX}`;
+    text = `${text}${lead}${MORE_IDS}`;
+  }
+  const entry: SummaryEntry = {
+    state: "summary", spanId, kind: "summary", members, digest: text, ids: bounded.ids, handle: null, store: null, replacement: null,
+    // The digest is the model's text: framed, like every digest, so it can never read as a runtime line.
+    text: `${summaryHeader(spanId, members, now)}\n${frameUntrusted(text)}`,
+  };
+  if (more) partial.add(entry);
+  return { entry, carried: carried.carried };
+}
+
+/**
+ * One level of a summary: each member as the window would show it now (an index line as of `now`, a lower
+ * summary with its header as of `now` and its digest framed, a fold's line as of `now`).
  */
 export function expandLines(summary: { readonly members: readonly Entry[] }, now: number, tombstone: string): string[] {
-  return summary.members.map((m) => (m.state === "live" ? `[${m.span.id} ${m.span.kind}]` : m.state === "summary" || m.state === "lost" || m.state === "fold" ? m.text : goneText(m, now, tombstone)));
+  return summary.members.map((m) =>
+    m.state === "live" ? `[${m.span.id} ${m.span.kind}]`
+    : m.state === "summary" ? summaryText(m, now)
+    : m.state === "fold" ? foldText(m, now)
+    : m.state === "lost" ? m.text
+    : goneText(m, now, tombstone));
 }

@@ -21,7 +21,7 @@ export async function recallSpan(core: WindowCore, query: string, raw: string): 
     session: core.session,
     tombstone: core.settings.tombstone,
     now: () => core.now(),
-    find: (q) => state.get(q) ?? (HANDLE.test(q) ? state.byHandle(q) : FOLD_KEY.test(q) ? state.foldFor(q) : undefined),
+    find: (q) => state.get(q) ?? (HANDLE.test(q) ? state.byHandle(q) : FOLD_KEY.test(q) ? state.foldFor(q, core.now()) : undefined),
     storeOf: (e) => core.storeOf(e) ?? core.home,
     stores: () => core.distinctStores(),
     auditStore: core.home,

@@ -154,7 +154,7 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
         continue;
       }
       summary.members = foldIndex(members, null, ctx.now, () => undefined)?.entries ?? members;
-      summary.text = providerSummaryText(summary);
+      summary.text = providerSummaryText(summary, ctx.now);
       entries.splice(0, entries.length, summary, ...kept);
       for (const [i, e] of entries.entries()) if (e.state === "live") e.pos = i;
       continue;

@@ -64,6 +64,11 @@ export async function search(query: SearchQuery, raw: string, ctx: SearchContext
     found.set(spanId, { spanId, handle, kind, source, snippet: snippetOf(text, at.start, at.end) });
     return true;
   };
+  /**
+   * The positions to visit, last first, with an explicit stack (a chain of summaries of summaries may be
+   * thousands deep, past what recursion takes): an entry, or a summary's id to place in `order` after its members.
+   */
+  const todo: Array<Entry | { readonly after: string }> = [];
   const visit = (e: Entry): void => {
     order.push(spanIdOf(e));
     switch (e.state) {
@@ -94,19 +99,24 @@ export async function search(query: SearchQuery, raw: string, ctx: SearchContext
         // The digest is in the window; its members are searched like any other position.
         match(e.spanId, e.kind, null, "replacement", e.digest);
         order.pop();
-        for (const m of e.members) visit(m);
-        order.push(e.spanId);
+        todo.push({ after: e.spanId });
+        for (let i = e.members.length - 1; i >= 0; i--) todo.push(e.members[i]!);
         break;
       case "fold":
         // A fold is only a line: its members are searched as the positions they are.
         order.pop();
-        for (const m of e.members) visit(m);
+        for (let i = e.members.length - 1; i >= 0; i--) todo.push(e.members[i]!);
         break;
       default:
         assertNever(e);
     }
   };
-  for (const e of entries) visit(e);
+  for (let i = entries.length - 1; i >= 0; i--) todo.push(entries[i]!);
+  while (todo.length > 0) {
+    const next = todo.pop()!;
+    if ("after" in next) order.push(next.after);
+    else visit(next);
+  }
   let pruned = 0;
   for (const [name, byHandle] of byStore) {
     const store = ctx.store(name);

@@ -8,7 +8,7 @@ import type { Keep } from "../decision/keep.js";
 import type { PruneCommitItem } from "../stores/store.js";
 import type { PruneMode } from "../types.js";
 import { CallGroups, goneTokens, prunedEntry, spanIdOf, type Entry, type FoldEntry, type GoneEntry, type LiveEntry, type SummaryEntry } from "./entries.js";
-import { foldIndex, foldLeaves, foldLine } from "./fold.js";
+import { foldIndex, foldLeaves, newFold, staleFold } from "./fold.js";
 
 /** A live span as a commit replaces it: its mode and the body that stands in its place (`null`: an index line). */
 export interface CommittedMember {
@@ -86,12 +86,14 @@ export class WindowState {
     if (entry.state === "summary") for (const m of this.#nested(entry)) if (!this.#byId.has(spanIdOf(m))) this.#byId.set(spanIdOf(m), m);
   }
 
-  /** The members of a summary or fold, depth first. */
+  /** The members of a summary or fold, depth first (an explicit stack: summaries of summaries may be thousands deep). */
   *#nested(e: Entry): Generator<Entry> {
     if (e.state !== "summary" && e.state !== "fold") return;
-    for (const m of e.members) {
+    const stack: Entry[] = [...e.members].reverse();
+    while (stack.length > 0) {
+      const m = stack.pop()!;
       yield m;
-      yield* this.#nested(m);
+      if (m.state === "summary" || m.state === "fold") for (let i = m.members.length - 1; i >= 0; i--) stack.push(m.members[i]!);
     }
   }
 
@@ -221,18 +223,17 @@ export class WindowState {
     this.foldsStale = true;
   }
 
-  /** Set when a folded member's copy may have been found lost: the fold lines are redrawn at the next compaction point. */
+  /**
+   * Set when a folded member changed in a way the clock does not tell (a copy found lost, a hold released by
+   * `end()`): the fold lines are redrawn at the next compaction point. A promise that lapses with time needs
+   * no flag: each fold line is redrawn when read past its first member's lapse (`foldText`).
+   */
   foldsStale = false;
 
-  /** Redraws every fold line from its members (a copy found lost counts as unrecoverable). */
+  /** Has every fold line drawn again from its members when it is next read (`foldText`, at the rendering that follows). */
   refreshFolds(): void {
     this.foldsStale = false;
-    const redraw = (e: Entry): void => {
-      if (e.state !== "fold") return;
-      for (const m of e.members) redraw(m);
-      e.text = foldLine(e.spanId, e.members);
-    };
-    for (const e of this.entries) redraw(e);
+    for (const e of this.all()) if (e.state === "fold") staleFold(e);
   }
 
   /**
@@ -241,7 +242,7 @@ export class WindowState {
    * now over every index line and tombstone in that range, so the answer is the truth, never "never had it".
    * `undefined` when the range holds none.
    */
-  foldFor(key: string): FoldEntry | undefined {
+  foldFor(key: string, now: number): FoldEntry | undefined {
     const made = this.#byId.get(key);
     if (made?.state === "fold") return made;
     const m = /^span_([0-9]+)-span_([0-9]+)$/.exec(key);
@@ -258,10 +259,8 @@ export class WindowState {
     }
     if (lines.length === 0) return undefined;
     lines.sort((a, b) => Number(spanIdOf(a).slice(5)) - Number(spanIdOf(b).slice(5)));
-    if (lines.length === 1) {
-      return { state: "fold", spanId: key, kind: "fold", members: lines, text: foldLine(key, lines), role: "user", handle: null, store: null, replacement: null, group: null };
-    }
-    const fold = foldLeaves(lines, (k) => this.#byId.get(k));
+    if (lines.length === 1) return newFold(key, lines, now, "user");
+    const fold = foldLeaves(lines, (k) => this.#byId.get(k), now);
     this.#registerFold(fold);
     return { ...fold, spanId: key };
   }

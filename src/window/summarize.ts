@@ -15,7 +15,8 @@ import { countTokens } from "../tokens.js";
 import { commitDecision, type CommitInDoubt } from "./commit-step.js";
 import type { WindowCore } from "./core.js";
 import { goneTokens, spanIdOf, type Entry } from "./entries.js";
-import { planRange, summaryEntry, verifyPrunedMembers, type RangePlan } from "./range.js";
+import { foldText } from "./fold.js";
+import { planRange, summaryEntry, summaryPromise, summaryText, verifyPrunedMembers, type RangePlan } from "./range.js";
 import { refuseRange } from "./refusals.js";
 import { SUMMARY_KIND } from "./resume.js";
 
@@ -98,8 +99,9 @@ function applyRange(
   // Committed: now, and only now, rewrite the window.
   const now = core.now();
   const { tombstone, indexHintTokens } = core.settings;
+  // Each member as it reads now (a summary's or fold's line says its members' promise as of now).
   const before = plan.members.reduce(
-    (n, e) => n + (e.state === "live" ? e.span.tokens : e.state === "summary" || e.state === "lost" || e.state === "fold" ? countTokens(e.text) : goneTokens(e, now, tombstone)),
+    (n, e) => n + (e.state === "live" ? e.span.tokens : e.state === "summary" ? countTokens(summaryText(e, now)) : e.state === "fold" ? countTokens(foldText(e, now)) : e.state === "lost" ? countTokens(e.text) : goneTokens(e, now, tombstone)),
     0,
   );
   const pruned: Array<{ spanId: string; handle: string; repersisted: boolean }> = [];
@@ -111,12 +113,14 @@ function applyRange(
     pruned.push({ spanId: gone.spanId, handle: gone.handle!, repersisted: item.decision.status === "reversible" && item.decision.repersist });
     return gone;
   });
-  const { entry, carried } = summaryEntry(summaryId, members, digest, plan.ids);
+  const { entry, carried } = summaryEntry(summaryId, members, digest, plan.ids, now, plan.partial);
   core.state.replaceRun(plan.start, plan.members.length, entry);
   const tokensFreed = before - countTokens(entry.text);
   const applies = core.decided([summaryId, ...members.map(spanIdOf)], tokensFreed);
   return {
     op: "summarize_range", status: "summarized", spanId: summaryId, members: members.map(spanIdOf), pruned,
+    // As a prune's: until when the first of its members' copies is kept, when that is before the horizon.
+    until: summaryPromise(members, now).until,
     line: entry.text, tokensFreed, pinsCarried: carried, auditSeq, applies,
   };
 }

@@ -2,7 +2,8 @@
 import { frameUntrusted } from "../render/framing.js";
 import type { PruneMode, Span, SpanMessage } from "../types.js";
 import { goneLine, goneText, spanIdOf, type Entry, type ProviderBlock } from "./entries.js";
-import { summaryHeader } from "./range.js";
+import { foldText, summaryRole } from "./fold.js";
+import { summaryHeader, summaryText } from "./range.js";
 
 /**
  * What the window shows in one position, for renderers of provider message shapes. `text` is the
@@ -52,13 +53,16 @@ export type WindowEntry =
 export function entryView(e: Entry, now: number, tombstone: string): WindowEntry {
   if (e.state === "live") return { state: "live", span: e.span, handle: e.handle, notice: e.notice };
   if (e.state === "summary") {
+    // Its header says what its members' copies are promised as of now (`summaryHeader`), as an index line does.
+    const line = summaryHeader(e.spanId, e.members, now);
     return {
       state: "summary", spanId: e.spanId, kind: "summary", members: e.members.map(spanIdOf), message: { role: summaryRole(e.members) },
-      line: summaryHeader(e.spanId, e.members), text: e.text, ...(e.provider !== undefined ? { provider: e.provider } : {}),
+      line, text: summaryText(e, now, line), ...(e.provider !== undefined ? { provider: e.provider } : {}),
     };
   }
   if (e.state === "fold") {
-    return { state: "fold", spanId: e.spanId, kind: "fold", members: e.members.map(spanIdOf), message: { role: e.role }, line: e.text, text: e.text };
+    const line = foldText(e, now);
+    return { state: "fold", spanId: e.spanId, kind: "fold", members: e.members.map(spanIdOf), message: { role: e.role }, line, text: line };
   }
   if (e.state === "lost") return { state: "lost", spanId: e.spanId, kind: e.kind, group: e.group, message: e.message, line: e.text, text: e.text };
   const common = {
@@ -66,16 +70,6 @@ export function entryView(e: Entry, now: number, tombstone: string): WindowEntry
   };
   if (e.state === "pruned") return { state: "pruned", ...common, handle: e.handle!, until: e.until };
   return { state: "tombstone", ...common };
-}
-
-/** The role a summary renders in: its members', when they agree on one speaker; tool traffic is the model's. */
-export function summaryRole(members: readonly Entry[]): "system" | "user" | "assistant" {
-  const roles = new Set(members.map((m): "system" | "user" | "assistant" => {
-    const message = m.state === "live" ? m.span.message : m.state === "fold" ? { role: m.role } : m.state === "summary" ? { role: summaryRole(m.members) } : (m.message ?? undefined);
-    const role = message?.role ?? "user";
-    return role === "tool-call" || role === "tool-result" ? "assistant" : role;
-  }));
-  return roles.size === 1 ? [...roles][0]! : "user";
 }
 
 /** A live span as the model reads it: its header line, its text framed, its notice (a runtime line). */

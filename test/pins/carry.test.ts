@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { countTokens } from "../../src/tokens.js";
 import { describe, expect, it } from "vitest";
 import { pin, pins } from "../../dsl/pins.js";
-import { CARRIED_PINS_PREFIX, carryPins, containsPin, findPins } from "../../src/pin-carry.js";
+import { CARRIED_PINS_PREFIX, carryPins, carryScanned, containsPin, findPins } from "../../src/pin-carry.js";
 import { ALL_PRESETS, EXPECTED_PINS, LOSSY_DIGEST, loadCorpus } from "./corpus.js";
 
 describe("findPins", () => {
@@ -134,6 +134,55 @@ describe("carryPins", () => {
         { numRuns: 200, seed: 7 },
       );
     });
+  });
+});
+
+/** What `carryScanned` carried before it was linear: every missing id compared with every other. */
+function pairwiseCarried(ids: readonly string[], replacement: string): string[] {
+  const missing = ids.filter((id) => !containsPin(replacement, id));
+  return missing.filter((id) => !missing.some((other) => other !== id && containsPin(other, id)));
+}
+
+/** Calls of `String.prototype.indexOf` (what `containsPin` compares with) while `f` runs. */
+function indexOfCalls(f: () => void): number {
+  const original = String.prototype.indexOf;
+  let calls = 0;
+  String.prototype.indexOf = function (this: string, ...args: Parameters<typeof original>) {
+    calls++;
+    return original.apply(this, args);
+  };
+  try {
+    f();
+  } finally {
+    String.prototype.indexOf = original;
+  }
+  return calls;
+}
+
+describe("carryScanned over many identifiers (a range summary's)", () => {
+  const piece = fc.constantFrom("E1042", "req_8f3a2c", "src", "a", "x.ts", "é", "😀", "HTTP 503", "1:2", "log");
+  const sep = fc.constantFrom("/", ".", ":", " ", "-", "_", "", "(", "é");
+  const id = fc.array(fc.tuple(piece, sep), { minLength: 1, maxLength: 4 }).map((parts) => parts.map(([p, s]) => p + s).join("")).filter((s) => s.length > 0);
+
+  it("property: carries exactly what comparing every pair carried (an id inside another carried one is not repeated)", () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(id, { maxLength: 30 }), fc.constantFrom("", "saw E1042", "digest with src/x.ts"), (ids, replacement) => {
+        expect(carryScanned({ ids, capped: false }, replacement).carried).toEqual(pairwiseCarried(ids, replacement));
+      }),
+      { numRuns: 400, seed: 20260601 },
+    );
+  });
+
+  it("is linear: 6,000 ids cost a few comparisons each, not one per pair (36 million)", () => {
+    const ids = Array.from({ length: 6_000 }, (_, i) => (i % 3 === 0 ? `src/mod${i}/E${i}.ts:${i}:2` : i % 3 === 1 ? `E${i - 1}` : `req_${(0x10000000 + i).toString(16)}`));
+    let carried: readonly string[] = [];
+    const calls = indexOfCalls(() => {
+      carried = carryScanned({ ids, capped: false }, "access logs").carried;
+    });
+    // Each E<n> is inside src/mod<n>/E<n>.ts:<n>:2: carried once, in the path.
+    expect(carried).toHaveLength(4_000);
+    expect(carried.some((c) => /^E\d+$/.test(c))).toBe(false);
+    expect(calls).toBeLessThan(4 * ids.length);
   });
 });
 

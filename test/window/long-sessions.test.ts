@@ -194,16 +194,24 @@ describe("review findings on folds, lapses and lines (issue 34)", () => {
     const clock = new ManualClock(Date.UTC(2026, 11, 5, 9, 0));
     const store = new MemoryStore({ name: "log", clock, retentionMs: HOUR, holds: false });
     const win = new ContextWindow<Kind>({ session: "s", clock, stores: { log: store }, kinds: KINDS, limits: { compaction: { minFreedTokens: 50_000, atTokens: null } } });
-    for (let i = 1; i <= 6; i++) await win.append({ kind: "toolResult", text: output(i, 300) });
-    for (const id of ["span_1", "span_2", "span_3"]) await win.applyDirective({ op: "prune", span_id: id, mode: "drop" });
-    await win.applyDirective({ op: "summarize_range", from: "span_1", to: "span_3", digest: "three outputs" });
+    for (let i = 1; i <= 3; i++) await win.append({ kind: "toolResult", text: output(i, 300) });
+    clock.advance(HOUR / 2);
+    for (let i = 4; i <= 6; i++) await win.append({ kind: "toolResult", text: output(i, 300) });
+    for (const id of ["span_1", "span_2", "span_3", "span_4"]) await win.applyDirective({ op: "prune", span_id: id, mode: "drop" });
+    await win.applyDirective({ op: "summarize_range", from: "span_1", to: "span_4", digest: "four outputs" });
     await win.compact();
+    // The summary's line says until when the first of its members' copies is kept, as an index line would.
+    expect(win.render()).toContain("span_7 summary of span_1–span_4 (4), recall span_7 until 10:00Z");
     const points = win.compactionPoints;
-    clock.advance(2 * HOUR); // the members' copies are no longer promised; no line shows them
+    clock.advance(HOUR / 2 + 60_000); // span_1–span_3's copies are no longer promised: the summary's line says so
+    expect(win.render()).toContain("span_7 summary of span_1–span_4 (4), copies may be lost, recall span_7");
+    expect(win.compactionPoints).toBe(points + 1);
+    clock.advance(HOUR / 2); // span_4's lapses too: the line already says it, nothing shown changes
     win.render();
+    expect(win.compactionPoints).toBe(points + 1);
     await win.applyDirective({ op: "prune", span_id: "span_5", mode: "drop" });
     expect(win.render()).toContain("[span_5 toolResult]"); // deferred: 50k are not pending
-    expect(win.compactionPoints).toBe(points);
+    expect(win.compactionPoints).toBe(points + 1);
   });
 
   it("a fold is a balanced tree: at most 16 members a level, logarithmic depth, full chunks kept as they were", async () => {
@@ -221,11 +229,11 @@ describe("review findings on folds, lapses and lines (issue 34)", () => {
     const depth = (e: import("../../src/window/entries.js").Entry): number => (e.state === "fold" ? 1 + Math.max(...e.members.map(depth)) : 0);
     const widest = (e: import("../../src/window/entries.js").Entry): number => (e.state === "fold" ? Math.max(e.members.length, ...e.members.map(widest)) : 0);
     const lines = Array.from({ length: 5_000 }, (_, i) => line(i + 1));
-    const fold = foldLeaves(lines, (k) => known.get(k));
+    const fold = foldLeaves(lines, (k) => known.get(k), 0);
     remember(fold);
     expect(widest(fold)).toBeLessThanOrEqual(FANOUT);
     expect(depth(fold)).toBe(4); // 16^3 < 5,000 <= 16^4
-    const grown = foldLeaves([...lines, ...Array.from({ length: 15 }, (_, i) => line(5_001 + i))], (k) => known.get(k));
+    const grown = foldLeaves([...lines, ...Array.from({ length: 15 }, (_, i) => line(5_001 + i))], (k) => known.get(k), 0);
     const first = (e: import("../../src/window/entries.js").Entry): import("../../src/window/entries.js").Entry => (e.state === "fold" && e.members[0]!.state === "fold" ? first(e.members[0]!) : e);
     expect(first(grown)).toBe(first(fold)); // the first full chunk is the same object
     expect(grown.spanId).toBe("span_1-span_5015");
@@ -255,6 +263,53 @@ describe("review findings on folds, lapses and lines (issue 34)", () => {
     log.lookup = async (session, key) => ("handle" in key && key.handle === "#5" ? { status: "absent" } : lookup(session, key));
     expect(await win.checkCopies()).toBe(1);
     expect(win.entries().find((e) => e.state === "fold")?.text).toMatch(/^span_1-span_18: 17 pruned \(17 toolResult\), 1 unrecoverable; recall/);
+  });
+
+  // F3 (red team, semantic round): past the session's horizon and retention (or after end()), rotation deleted
+  // every folded copy while the fold line went on counting them as pruned, recoverable; a resumed window showed
+  // each as `copy lost`.
+  it("a fold line counts members whose promise lapsed as copies that may be lost, redrawn when the clock passes it, as a resumed window says", async () => {
+    const clock = new ManualClock(Date.UTC(2026, 11, 5, 9, 0));
+    const log = new MemoryStore({ name: "log", clock, retentionMs: 2 * HOUR });
+    const options = open(log, clock, { limits: { maxLengthMs: 4 * HOUR, compaction: { minFreedTokens: 1_000_000, atTokens: null } } });
+    const win = new ContextWindow<Kind>(options);
+    for (let i = 1; i <= 20; i++) await win.append({ kind: "toolResult", text: output(i, 100) });
+    await win.append({ kind: "toolResult", text: "tail" });
+    for (let i = 1; i <= 20; i++) await win.applyDirective({ op: "prune", span_id: `span_${i}`, mode: "drop" });
+    await win.compact();
+    expect(win.render().split("\n")[0]).toBe("span_1-span_20: 20 pruned (20 toolResult); recall span_1-span_20 to list them");
+    const points = win.compactionPoints;
+    clock.advance(4 * HOUR + 60_000); // past the horizon (holds lapse) and the copies' retention
+    const line = win.render().split("\n")[0]!;
+    // No decision in between: the lapse itself is a compaction point, because a shown line changed.
+    expect(win.compactionPoints).toBe(points + 1);
+    expect(line).toBe("span_1-span_20: 20 copies may be lost; recall span_1-span_20 to list them");
+    expect(parseRuntimeLine(line, { tombstone: DEFAULT_TOMBSTONE })).toMatchObject({ line: "fold", pruned: 0, mayBeLost: 20, unrecoverable: 0 });
+    await log.rotate();
+    // A window resumed now says no copy can be recalled either: each line says its copy is lost.
+    const resumed = await ContextWindow.resume<Kind>(options);
+    const lines = resumed.render().split("\n").filter((l) => /^span_\d+ pruned/.test(l));
+    expect(lines).toHaveLength(20);
+    expect(lines.every((l) => l.includes("copy lost"))).toBe(true);
+  });
+
+  it("after end() a fold line says until when its members are kept, then that their copies may be lost", async () => {
+    const clock = new ManualClock(Date.UTC(2026, 11, 5, 9, 0));
+    const log = new MemoryStore({ name: "log", clock, retentionMs: 2 * HOUR });
+    const win = new ContextWindow<Kind>(open(log, clock, { limits: { compaction: { minFreedTokens: 1_000_000, atTokens: null } } }));
+    for (let i = 1; i <= 20; i++) await win.append({ kind: "toolResult", text: output(i, 100) });
+    await win.append({ kind: "toolResult", text: "tail" });
+    for (let i = 1; i <= 20; i++) await win.applyDirective({ op: "prune", span_id: `span_${i}`, mode: "drop" });
+    await win.compact();
+    clock.advance(HOUR);
+    await win.end(); // the holds are released: each copy is kept by its retention alone, until 11:00Z
+    expect(win.render().split("\n")[0]).toBe("span_1-span_20: 20 pruned (20 toolResult) until 11:00Z; recall span_1-span_20 to list them");
+    expect(parseRuntimeLine(win.render().split("\n")[0]!, { tombstone: DEFAULT_TOMBSTONE })).toMatchObject({ line: "fold", pruned: 20, until: "11:00Z" });
+    clock.advance(HOUR + 60_000);
+    await log.rotate();
+    expect(win.render().split("\n")[0]).toBe("span_1-span_20: 20 copies may be lost; recall span_1-span_20 to list them");
+    const listed = await win.recall("span_1-span_20");
+    expect(listed.status === "expanded" && listed.text.split("\n")[0]).toBe("span_1-span_16: 16 copies may be lost; recall span_1-span_16 to list them");
   });
 
   it("a fold key shown before a restart still lists its lines after it, never 'never in this session'", async () => {

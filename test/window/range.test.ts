@@ -7,6 +7,9 @@ import type { DirectiveOutcome, RangeSummaryOutcome, RecallOutcome, SearchOutcom
 import { MemoryStore } from "../../src/stores/memory.js";
 import { ManualClock, type KindPolicy } from "../../src/types.js";
 import { ContextWindow } from "../../src/window/window.js";
+import { DEFAULT_TOMBSTONE } from "../../src/render/lines.js";
+import { parseRuntimeLine } from "../../src/render/grammar.js";
+import { MAX_SUMMARY_IDS, MORE_IDS } from "../../src/window/range.js";
 import { immediate } from "./immediate.js";
 import { sqliteFile } from "./sqlite-file.js";
 
@@ -168,5 +171,105 @@ describe("range summaries over members pruned earlier", () => {
     expect([...r.pinsCarried].sort()).toEqual(["req_2b2b2b2b", "req_3c3c3c3c"]);
     expect(win.render()).toContain("req_2b2b2b2b");
     await log.close();
+  });
+});
+
+// F4 (red team, semantic round): one summary over 400 spans of 50 request ids each took 33 s, carrying all
+// 20,000 ids; summaries of summaries carried them all again at each level.
+describe("the ids a range summary carries are bounded", () => {
+  const ids = (from: number, n: number) => Array.from({ length: n }, (_, k) => `req_${(0x10000000 + from + k).toString(16)}`);
+  const output = (from: number) => ids(from, 50).map((id) => `GET /api/x 200 X-Request-Id: ${id}`).join("\n");
+
+  it(`carries at most ${MAX_SUMMARY_IDS} (the first and the last half), says there are more, and search finds the rest`, async () => {
+    const { win } = setup();
+    for (let i = 0; i < 60; i++) await win.append({ kind: "tool", text: output(i * 50) });
+    const r = summarized(await win.applyDirective({ op: "summarize_range", from: "span_1", to: "span_60", digest: "access logs, all 200" }));
+    const all = ids(0, 3_000);
+    expect(r.pinsCarried).toEqual([...all.slice(0, MAX_SUMMARY_IDS / 2), ...all.slice(-MAX_SUMMARY_IDS / 2)]);
+    expect(r.line.split("\n").at(-1)).toBe(`│ ids: ${r.pinsCarried.join(", ")}, ${MORE_IDS}`);
+    // An id left out is in its member's copy: search reads it there.
+    const s = (await win.search(all[1_500]!)) as SearchOutcome;
+    expect(s.matches.map((m) => [m.spanId, m.source])).toEqual([["span_31", "copy"]]);
+  });
+
+  it("a rolling summary (the last summary and the next span, level after level) carries no more at any level, and keeps the newest ids", async () => {
+    const { win } = setup();
+    await win.append({ kind: "tool", text: output(0) });
+    let top = "span_1";
+    let carried = 0;
+    for (let level = 1; level <= 12; level++) {
+      const span = await win.append({ kind: "tool", text: output(level * 50) });
+      const r = summarized(await win.summarizeRange({ from: top, to: span.split("@")[0]!, digest: `level ${level}` }));
+      expect(r.pinsCarried.length).toBeLessThanOrEqual(MAX_SUMMARY_IDS);
+      carried += r.pinsCarried.length;
+      top = r.spanId;
+      expect(r.line).toContain(ids(level * 50, 50).at(-1)!); // the newest span's last id
+      if (level >= 2) expect(r.line.endsWith(MORE_IDS)).toBe(true);
+    }
+    // Every level re-carried everything below it before: 50 + 100 + … + 650 = 4,550 ids.
+    expect(carried).toBeLessThanOrEqual(12 * MAX_SUMMARY_IDS);
+    // Level 6's span (span_12) is in no digest above level 7: search reads it in its copy.
+    const s = (await win.search(ids(300, 1)[0]!)) as SearchOutcome;
+    expect(s.matches.map((m) => [m.spanId, m.source])).toContainEqual(["span_12", "copy"]);
+  });
+
+  it("a digest that already names every id carries none, and still says when there are more", async () => {
+    const { win } = setup();
+    for (let i = 0; i < 3; i++) await win.append({ kind: "tool", text: output(i * 50) });
+    const all = ids(0, 150);
+    const kept = [...all.slice(0, 50), ...all.slice(-50)];
+    const r = summarized(await win.summarizeRange({ from: "span_1", to: "span_3", digest: kept.join(" ") }));
+    expect(r.pinsCarried).toEqual([]);
+    expect(r.line.split("\n").at(-1)).toBe(`│ ids: ${MORE_IDS}`);
+  });
+});
+
+// F2 (red team, semantic round): a range summary over copies kept only until a time said nothing of it, and
+// went on offering its recall after the copies were rotated out.
+describe("a range summary says until when its members' copies are kept", () => {
+  function unheld() {
+    const clock = new ManualClock(Date.UTC(2026, 5, 1, 0, 0));
+    const store = new MemoryStore({ name: "log", retentionMs: 2 * HOUR, clock, holds: false });
+    const win = new ContextWindow(immediate({ session: "s", clock, stores: { log: store }, kinds: KINDS, limits: { lossyBudget: 0 } }));
+    return { win, clock, store };
+  }
+
+  it("as an index line does: the earliest of its members', on its line and outcome; past it, copies may be lost", async () => {
+    const { win, clock, store } = unheld();
+    await win.append({ kind: "tool", text: "one req_aaaaaaaa11" });
+    clock.advance(HOUR / 2);
+    await win.append({ kind: "tool", text: "two" });
+    await win.append({ kind: "tool", text: "tail" });
+    const single = await win.applyDirective({ op: "prune", span_id: "span_3", mode: "drop" });
+    expect(single).toMatchObject({ line: "span_3 pruned, recall #3 until 02:30Z" });
+    const r = summarized(await win.applyDirective({ op: "summarize_range", from: "span_1", to: "span_2", digest: "two outputs" }));
+    expect(r.until).toBe(Date.UTC(2026, 5, 1, 2, 0));
+    expect(r.line.split("\n")[0]).toBe("span_4 summary of span_1–span_2 (2), recall span_4 until 02:00Z");
+    expect(parseRuntimeLine(r.line.split("\n")[0]!, { tombstone: DEFAULT_TOMBSTONE })).toMatchObject({ line: "range-summary", until: "02:00Z", mayBeLost: false });
+    const audit = (await win.auditLog()).filter((a) => a.op === "prune" && (a.spanId === "span_1" || a.spanId === "span_2"));
+    expect(Math.min(...audit.map((a) => a.until!))).toBe(r.until);
+    // A summary over it (and span_3, kept until 02:30Z) says the earliest of every member's, at any depth.
+    await win.append({ kind: "tool", text: "later" });
+    const up = summarized(await win.summarizeRange({ from: "span_4", to: "span_5", digest: "all" }));
+    expect(up.until).toBe(r.until);
+    expect(up.line.split("\n")[0]).toBe("span_6 summary of span_4–span_5 (3), recall span_6 until 02:00Z");
+    // Past it the line no longer offers the recall as certain, with no other decision to make it change.
+    clock.advance(2 * HOUR);
+    await store.rotate();
+    const head = win.render().split("\n")[0]!;
+    expect(head).toBe("span_6 summary of span_4–span_5 (3), copies may be lost, recall span_6");
+    expect(parseRuntimeLine(head, { tombstone: DEFAULT_TOMBSTONE })).toMatchObject({ line: "range-summary", until: null, mayBeLost: true });
+    const level = (await win.recall("span_6")) as Extract<RecallOutcome, { status: "expanded" }>;
+    expect(level.text.split("\n")[0]).toBe("span_4 summary of span_1–span_2 (2), copies may be lost, recall span_4");
+    expect(await win.recall("span_1")).toMatchObject({ status: "pruned-unrecoverable", reason: "copy-lost" });
+  });
+
+  it("says nothing more when every copy is held for the session", async () => {
+    const { win } = setup();
+    await win.append({ kind: "tool", text: "a" });
+    await win.append({ kind: "tool", text: "b" });
+    const r = summarized(await win.summarizeRange({ from: "span_1", to: "span_2", digest: "d" }));
+    expect(r.until).toBeNull();
+    expect(r.line.split("\n")[0]).toBe("span_3 summary of span_1–span_2 (2), recall span_3");
   });
 });
