@@ -150,12 +150,17 @@ function units(paragraph: string, room: number): string[] {
   const out: string[] = [];
   let unit = "";
   let quoted = false;
-  for (const ch of paragraph) {
-    if (ch === "`") quoted = !quoted;
-    if (ch === " " && !quoted) {
+  // Word by word (a character loop built each unit one concatenation at a time): the space before a word
+  // belongs to the unit when a backtick span is open, and the span's state flips with each backtick.
+  const words = paragraph.split(" ");
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i]!;
+    if (i > 0 && quoted) unit += ` ${word}`;
+    else {
       if (unit !== "") out.push(unit);
-      unit = "";
-    } else unit += ch;
+      unit = word;
+    }
+    for (let at = word.indexOf("`"); at >= 0; at = word.indexOf("`", at + 1)) quoted = !quoted;
   }
   if (unit !== "") out.push(unit);
   return out.flatMap((u) => (u.length > room && u.includes(" ") ? u.split(" ").filter((w) => w !== "") : [u]));
