@@ -195,7 +195,7 @@ export interface StaleFile {
  * header) that no policy emits any more. `outputs` names every file the policies emit when `files` holds
  * only some of them (an incremental build's re-emitted ones; the rest are known fresh).
  */
-export async function staleFiles(outDir: string, files: readonly EmittedFile[], outputs: readonly string[] = files.map((f) => f.path)): Promise<StaleFile[]> {
+export async function staleFiles(outDir: string, files: readonly EmittedFile[], outputs: readonly string[] = files.map((f) => f.path), scope?: OrphanScope): Promise<StaleFile[]> {
   // Anything larger than twice the expected bytes differs without being read whole; a link is never followed.
   const current = await mapConcurrently(files, async (f) => {
     const file = path.join(outDir, f.path);
@@ -210,7 +210,7 @@ export async function staleFiles(outDir: string, files: readonly EmittedFile[], 
   files.forEach((f, i) => {
     if (current[i] !== f.contents) stale.push({ path: f.path, state: current[i] === undefined ? "missing" : "differs" });
   });
-  for (const p of await orphanedFiles(outDir, outputs.map((path) => ({ path })))) stale.push({ path: p, state: "orphaned" });
+  for (const p of await orphanedFiles(outDir, outputs.map((path) => ({ path })), scope)) stale.push({ path: p, state: "orphaned" });
   return stale;
 }
 
@@ -220,8 +220,21 @@ const IR_MARKS = [`"generated":"${IR_GENERATED}"`, `"generated": "${IR_GENERATED
 /** A generated file larger than this is not one pruneguard wrote (the largest, 5,000 kinds' IR, is ~2 MB). */
 const MAX_ORPHAN_BYTES = 64 * 1024 * 1024;
 
-/** Files in `outDir` that pruneguard generated but that `files` no longer contains. */
-export async function orphanedFiles(outDir: string, files: ReadonlyArray<Pick<EmittedFile, "path">>): Promise<string[]> {
+/**
+ * The policies a run was asked about when the command line named them (`compile policies/org.policy.ts`):
+ * the output of a policy file that still exists and was not among them is another policy's, neither
+ * orphaned nor stale. Without a scope (the configured or default policies: the whole set) every generated
+ * file no policy emits is an orphan.
+ */
+export interface OrphanScope {
+  /** The folder the generated files' source paths are relative to (the run's working directory). */
+  readonly cwd: string;
+  /** The policy files the run read as entries: absolute, `/`-separated. */
+  readonly entries: readonly string[];
+}
+
+/** Files in `outDir` that pruneguard generated but that `files` no longer contains (within `scope`, when given). */
+export async function orphanedFiles(outDir: string, files: ReadonlyArray<Pick<EmittedFile, "path">>, scope?: OrphanScope): Promise<string[]> {
   const wanted = new Set(files.map((f) => f.path));
   let names: string[];
   try {
@@ -233,14 +246,38 @@ export async function orphanedFiles(outDir: string, files: ReadonlyArray<Pick<Em
   for (const name of names.sort()) {
     if (wanted.has(name) || !/\.(types\.ts|guard\.ts|ir\.json)$/.test(name)) continue;
     const text = (await readBounded(path.join(outDir, name), MAX_ORPHAN_BYTES)) ?? "";
-    if (text.startsWith(GENERATED_MARK) || IR_MARKS.some((m) => text.includes(m))) out.push(name);
+    if (!(text.startsWith(GENERATED_MARK) || IR_MARKS.some((m) => text.includes(m)))) continue;
+    if (scope === undefined || !anotherPolicys(text, scope)) out.push(name);
   }
   return out;
 }
 
+/** `// policy team-payments (extends org), from policies/team-payments.policy.ts`: a generated module's second line. */
+const SOURCE_LINE = /^\/\/ policy [^\n]*?, from ([^\n]+)$/m;
+
+/**
+ * Whether a generated file belongs to a policy the scoped run did not read: its source (the module's header
+ * line, or the IR's `policy.file`) is a file that exists and is not one of the run's entries. A file whose
+ * source cannot be read from it, was one of the entries (the policy was renamed there) or is gone is an orphan.
+ */
+function anotherPolicys(text: string, scope: OrphanScope): boolean {
+  let source: unknown = SOURCE_LINE.exec(text.slice(0, 4096))?.[1];
+  if (source === undefined) {
+    try {
+      source = (JSON.parse(text) as { policy?: { file?: unknown } }).policy?.file;
+    } catch {
+      return false;
+    }
+  }
+  if (typeof source !== "string" || source === "") return false;
+  const abs = path.resolve(scope.cwd, source).split(path.sep).join("/");
+  if (scope.entries.includes(abs)) return false;
+  return fs.statSync(abs, { throwIfNoEntry: false })?.isFile() === true;
+}
+
 /** Deletes generated files no policy emits any more (a policy was renamed or removed). */
-export async function removeOrphans(outDir: string, files: ReadonlyArray<Pick<EmittedFile, "path">>): Promise<string[]> {
-  const orphans = await orphanedFiles(outDir, files);
+export async function removeOrphans(outDir: string, files: ReadonlyArray<Pick<EmittedFile, "path">>, scope?: OrphanScope): Promise<string[]> {
+  const orphans = await orphanedFiles(outDir, files, scope);
   for (const name of orphans) await fsp().rm(path.join(outDir, name));
   return orphans;
 }

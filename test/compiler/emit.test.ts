@@ -160,6 +160,45 @@ describe("pruneguard check (drift)", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it("with policy files named, compiles and checks those alone: another policy's output is neither removed nor stale", async () => {
+    const dir = await project();
+    const before = readFileSync(path.join(dir, "generated/team-search.guard.ts"), "utf8");
+    const c = await run(["compile", "policies/team-payments.policy.ts"], dir);
+    expect(c.code, c.stderr).toBe(0);
+    expect(c.stdout).not.toContain("Removed");
+    expect(readFileSync(path.join(dir, "generated/team-search.guard.ts"), "utf8")).toBe(before);
+    const k = await run(["check", "policies/team-payments.policy.ts"], dir);
+    expect(k.code, k.stderr).toBe(0);
+    expect(k.stderr).not.toContain("stale");
+    // The whole set still passes: nothing of the other policies went missing.
+    expect((await run(["check"], dir)).code).toBe(0);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("with policy files named, an output of a policy renamed in one of them, or of a policy file deleted, is an orphan", async () => {
+    const dir = await project();
+    const file = path.join(dir, "policies/team-search.policy.ts");
+    writeFileSync(file, readFileSync(file, "utf8").replace('name: "team-search"', 'name: "team-find"'));
+    cpSync(path.join(dir, "generated/org.guard.ts"), path.join(dir, "generated/gone.guard.ts"));
+    const gone = path.join(dir, "generated/gone.guard.ts");
+    writeFileSync(gone, readFileSync(gone, "utf8").replace(", from policies/org.policy.ts", ", from policies/gone.policy.ts"));
+    const k = await run(["check", "policies/team-search.policy.ts", "--format", "json"], dir);
+    expect(k.code).toBe(1);
+    expect((JSON.parse(k.stdout) as { stale: Array<{ path: string; state: string }> }).stale.filter((f) => f.state === "orphaned").map((f) => f.path)).toEqual([
+      "generated/gone.guard.ts",
+      "generated/team-search.guard.ts",
+      "generated/team-search.ir.json",
+      "generated/team-search.types.ts",
+    ]);
+    const c = await run(["compile", "policies/team-search.policy.ts"], dir);
+    expect(c.code, c.stderr).toBe(0);
+    expect(c.stdout).toContain("Removed generated/team-search.guard.ts");
+    expect(c.stdout).toContain("Removed generated/gone.guard.ts");
+    expect(c.stdout).not.toContain("Removed generated/org.");
+    expect((await run(["check"], dir)).code).toBe(0);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it("rejects a malformed package.json config with exit 2", async () => {
     const dir = await project();
     writeFileSync(path.join(dir, "package.json"), JSON.stringify({ pruneguard: { out: 3 } }));

@@ -33,7 +33,7 @@ export async function runCheck(inputs: string[], flags: CheckFlags, cli: CliCont
     emit: { runtimeImport: flags.runtimeImport ?? config.runtimeImport },
     force: flags.force === true,
   });
-  const stale = flags.drift && !r.hasErrors ? await staleFiles(outDir, r.emitted, r.outputs) : [];
+  const stale = flags.drift && !r.hasErrors ? await staleFiles(outDir, r.emitted, r.outputs, inputs.length > 0 ? { cwd: io.cwd, entries } : undefined) : [];
   const shown = (f: StaleFile) => path.posix.join(out.split(path.sep).join("/"), f.path);
   printDiagnostics(io, r, flags.format, flags.drift ? { stale: stale.map((f) => ({ path: shown(f), state: f.state })) } : {});
   if (flags.format === "pretty") {
