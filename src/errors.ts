@@ -38,6 +38,28 @@ export class OutcomeUnknownError<T = unknown> extends StoreError {
   }
 }
 
+/**
+ * An optional peer dependency a feature needs is not installed (`pg` for the PostgreSQL store): the message
+ * says what needs it and how to install it, instead of Node's `Cannot find package 'pg' imported from …`.
+ */
+export class MissingPeerError extends Error {
+  override readonly name = "MissingPeerError";
+  readonly packageName: string;
+  constructor(packageName: string, feature: string, options?: { cause?: unknown }) {
+    super(`${feature} needs the package \`${packageName}\`, an optional peer dependency that is not installed: run \`npm install ${packageName}\``, options);
+    this.packageName = packageName;
+  }
+}
+
+/** Whether `err` is Node's failure to find `packageName` (and not a module of its own that is missing). */
+export function isMissingPackage(err: unknown, packageName: string): boolean {
+  return (
+    err instanceof Error &&
+    (err as { code?: unknown }).code === "ERR_MODULE_NOT_FOUND" &&
+    err.message.startsWith(`Cannot find package '${packageName}' `)
+  );
+}
+
 export function errorMessage(err: unknown): string {
   if (err instanceof Error) return err.message;
   return String(err);

@@ -57,7 +57,7 @@ export { openStores, checkStoreDeclarations, storeMismatches } from "./stores/op
 export type { OpenStoresOptions, StoreMismatch } from "./stores/open.js";
 export type { Engine, StoreDeclaration } from "./policy/stores.js";
 export type { BackingStore, StoreCapabilities } from "./stores/store.js";
-export { IrreversiblePruneError, StoreError } from "./errors.js";
+export { IrreversiblePruneError, MissingPeerError, StoreError } from "./errors.js";
 export { parseDirective, directiveSchema, DEFAULT_LIMITS, SPAN_ID, HANDLE } from "./directive.js";
 export type {
   Directive, DirectiveLimits, MapDirective, ParsedDirective, PruneDirective, RecallDirective, SearchDirective, SummarizeRangeDirective,

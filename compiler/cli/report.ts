@@ -103,7 +103,9 @@ export function errorJson(message: string): string {
  * `CliError`), the same as JSON on stdout under `--format json`, exit code 2. Never a stack trace.
  */
 export function reportFailure(io: CliIO, argv: readonly string[], error: unknown): ExitCode {
-  const message = `${error instanceof CliError ? "" : "internal error: "}${error instanceof Error ? error.message : String(error)}`;
+  // A missing optional peer (`pg`) says what to install; it is the user's setup, not the CLI's bug.
+  const expected = error instanceof CliError || (error instanceof Error && error.name === "MissingPeerError");
+  const message = `${expected ? "" : "internal error: "}${error instanceof Error ? error.message : String(error)}`;
   // A message may quote what a pull request planted (a pattern, a path): no escape sequence reaches the terminal.
   io.stderr(`${fitMessage(io, `pruneguard: ${printable(message)}`)}\n`);
   if (wantsJson(argv)) io.stdout(errorJson(message));

@@ -101,7 +101,7 @@ export const ENGINE_ADAPTERS = Object.freeze({
    */
   postgres: {
     open: async (store, place: PostgresPlace = {}): Promise<BackingStore> => {
-      const { PostgresStore } = await import("./postgres/postgres-store.js");
+      const { PostgresStore } = await (await import("./postgres/load.js")).loadPostgresStore();
       return PostgresStore.connect({
         ...store,
         ...(place.pool !== undefined ? { pool: place.pool as NonNullable<Parameters<typeof PostgresStore.connect>[0]["pool"]> } : {}),
@@ -114,7 +114,8 @@ export const ENGINE_ADAPTERS = Object.freeze({
       by: "url",
       form: "postgres://user[:password]@host[:port]/database",
       open: async (url, { schema }) => {
-        const [{ openPostgresAuditReader }, { DEFAULT_SCHEMA }] = await Promise.all([import("./postgres/postgres-audit.js"), import("./postgres/postgres-store.js")]);
+        const { loadPostgresAudit, loadPostgresStore } = await import("./postgres/load.js");
+        const [{ openPostgresAuditReader }, { DEFAULT_SCHEMA }] = await Promise.all([loadPostgresAudit(), loadPostgresStore()]);
         return openPostgresAuditReader(url, schema ?? DEFAULT_SCHEMA);
       },
     },

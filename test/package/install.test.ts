@@ -134,6 +134,19 @@ await win.prune({ span: ref, mode: "drop" });
 `,
     );
     run(path.join(dir, "node_modules", ".bin", "tsc"), ["-p", "."], dir);
+
+    // No `pg` here (an optional peer): the PostgreSQL commands say what to install, not Node's module error.
+    expect(existsSync(path.join(dir, "node_modules", "pg"))).toBe(false);
+    const env = { ...process.env, NO_COLOR: "1", PRUNEGUARD_PG_URL: "" };
+    const noUrl = spawnSync(bin, ["migrate"], { cwd: dir, encoding: "utf8", env });
+    expect([noUrl.status, noUrl.stderr.replace(/\n +/g, " ").trim()]).toEqual([2, "pruneguard: migrate: no server URL; pass --url or set PRUNEGUARD_PG_URL"]);
+    for (const args of [["migrate", "--url", "postgres://127.0.0.1:1/x"], ["audit", "--url", "postgres://127.0.0.1:1/x", "--session", "s1"]]) {
+      const r = spawnSync(bin, args, { cwd: dir, encoding: "utf8", env });
+      expect(r.status, r.stderr).toBe(2);
+      expect(r.stderr.replace(/\n +/g, " ").trim()).toBe(
+        "pruneguard: the PostgreSQL store needs the package `pg`, an optional peer dependency that is not installed: run `npm install pg`",
+      );
+    }
   });
 
   it("exports pruneguard-cli/testing: a policy test type-checks strictly and runs, with no test runner installed", () => {

@@ -1,6 +1,6 @@
 /** The implementation of `pruneguard migrate`, loaded only when the command runs (see `migrate.ts`). */
 import { errorMessage } from "../../../src/errors.js";
-import { migrate, PG_URL_ENV } from "../../../src/stores/postgres/postgres-store.js";
+import { loadPostgresStore, PG_URL_ENV } from "../../../src/stores/postgres/load.js";
 import { CliError, ExitCode, type CliContext } from "../context.js";
 import type { MigrateFlags } from "./migrate.js";
 
@@ -9,6 +9,8 @@ export async function runMigrate(flags: MigrateFlags, cli: CliContext): Promise<
   const url = flags.url ?? process.env[PG_URL_ENV];
   if (url === undefined || url === "") throw new CliError(`migrate: no server URL; pass --url or set ${PG_URL_ENV}`);
   checkUrl(url, flags.url === undefined ? PG_URL_ENV : "--url");
+  // After the URL is checked: without `pg` installed, a missing URL is still the first thing said.
+  const { migrate } = await loadPostgresStore();
   let result: { from: number; to: number };
   try {
     result = await migrate(url, { schema: flags.schema });

@@ -17,6 +17,7 @@ import * as registry from "./postgres-registry.js";
 import { migrateWith, SCHEMA_VERSION, schemaVersion } from "./schema.js";
 import { RawSql, sql, tablesOf, type Tables } from "./sql.js";
 import { checkSession, copySearchAnswer, lookupAnswer, readOnly, SESSION_SCAN_COPIES, spanTaken, storeLiteral } from "../records.js";
+import { PG_URL_ENV } from "./load.js";
 import type {
   BackingStore, CopySearch, CopySearchRequest, LookupKey, LookupResult, PersistInput, Persisted, PruneCommit, PruneTransaction, RegisteredSpan,
   RotateReport, SpanRegistration,
@@ -27,7 +28,7 @@ export { SCHEMA_VERSION } from "./schema.js";
 export type { DriverStats as PostgresStoreStats, PgQueryable, PoolOptions } from "./driver.js";
 
 /** The environment variable a store and `pruneguard migrate` read the server URL from. */
-export const PG_URL_ENV = "PRUNEGUARD_PG_URL";
+export { PG_URL_ENV };
 
 /** The schema the tables live in unless told otherwise. */
 export const DEFAULT_SCHEMA = "pruneguard";
