@@ -33,7 +33,11 @@ export function helperValue(name: string, declared: Location, fn: ts.FunctionLik
     if (returned === undefined || params.some((p) => p === undefined)) return undefined;
     const values = new Map<string, string>();
     params.forEach((p, i) => values.set(p!.name, args[i] ?? (p!.fallback ? p!.fallback.getText(file.sourceFile) : "undefined")));
-    const text = substitute(returned, values, file).replace(/\s+/g, " ").trim();
+    const substituted = substitute(returned, values, file);
+    // `hours(team.length)` with `"payments"` is `hours("payments".length)`: computed from the argument, not
+    // a value a policy may hold, so no text is suggested for it.
+    if (substituted === undefined) return undefined;
+    const text = substituted.replace(/\s+/g, " ").trim();
     return text.length > LONGEST_INLINE ? undefined : text;
   };
   return { t: "function", name, declared, params: fn.parameters.length, inline, constable: isLiteral(returned), location: declared };
@@ -53,11 +57,16 @@ function isLiteral(e: ts.Expression | undefined): boolean {
   return e !== undefined && (ts.isObjectLiteralExpression(e) || ts.isArrayLiteralExpression(e) || ts.isStringLiteralLike(e) || ts.isNumericLiteral(e));
 }
 
-/** The source text of `e` with every reference to a parameter replaced by that parameter's value. */
-function substitute(e: ts.Expression, values: ReadonlyMap<string, string>, file: ParsedFile): string {
+/**
+ * The source text of `e` with every reference to a parameter replaced by that parameter's value; `undefined`
+ * when a parameter is computed with (`team.length`, `n * 2`, `` `${team}-log` ``), which a policy, read and
+ * never run, cannot hold.
+ */
+function substitute(e: ts.Expression, values: ReadonlyMap<string, string>, file: ParsedFile): string | undefined {
   const sf = file.sourceFile;
   const start = e.getStart(sf);
   const edits: Array<{ start: number; end: number; text: string }> = [];
+  let computed = false;
   // Each node is visited with its parent (the parser sets no parent pointers: `host.ts`); `e` is an arrow's
   // body or a `return`'s expression, whose parent is never one that makes an identifier a name.
   const visit = (node: ts.Node, parent: ts.Node | undefined): void => {
@@ -66,15 +75,27 @@ function substitute(e: ts.Expression, values: ReadonlyMap<string, string>, file:
       return;
     }
     if (ts.isIdentifier(node) && values.has(node.text) && (parent === undefined || isReference(node, parent))) {
+      if (parent !== undefined && computedWith(node, parent)) computed = true;
       edits.push({ start: node.getStart(sf), end: node.getEnd(), text: values.get(node.text)! });
       return;
     }
     ts.forEachChild(node, (child) => visit(child, node));
   };
   visit(e, undefined);
+  if (computed) return undefined;
   let text = e.getText(sf);
   for (const edit of edits.sort((a, b) => b.start - a.start)) text = text.slice(0, edit.start - start) + edit.text + text.slice(edit.end - start);
   return text;
+}
+
+/** Whether a parameter's reference `id` (under `p`) is an operand: read from, called, or combined with something. */
+function computedWith(id: ts.Identifier, p: ts.Node): boolean {
+  if (ts.isPropertyAccessExpression(p) || ts.isElementAccessExpression(p)) return true;
+  if (ts.isCallExpression(p) || ts.isNewExpression(p)) return p.expression === id;
+  return (
+    ts.isBinaryExpression(p) || ts.isTemplateSpan(p) || ts.isPrefixUnaryExpression(p) || ts.isPostfixUnaryExpression(p) ||
+    ts.isConditionalExpression(p) || ts.isTaggedTemplateExpression(p)
+  );
 }
 
 /** An identifier (under `p`) that reads a binding, not a property's name (`{ store: s }`, `a.store`). */

@@ -114,6 +114,16 @@ describe("PG1006 a call to a function the policy declares", () => {
     expect(second!.message).toContain('write what this call returns here, `{ store: "toolLog", modes: ["drop"], lossy: "with-flag", note: { store: "with-flag" }.store }`');
   });
 
+  it("suggests no text computed from an argument, which would not be static either (`\"payments\".length`)", () => {
+    for (const body of ["team.length", "`${team}Log`", "team + \"Log\"", "team ? \"toolLog\" : \"x\""]) {
+      const helper = `const storeFor = (team: string) => ${body};\n`;
+      const kinds = `  kinds: { toolResult: { store: storeFor("tool"), modes: ["drop"], lossy: "forbid" } },`;
+      const d = expectDiagnostic(compileOne(withKinds(helper, kinds)), "PG1006", 6, col(kinds, "storeFor("));
+      expect(d.message, body).toContain("write what `storeFor` returns here, as a literal or a const the compiler can read");
+      expect(d.message, body).not.toContain('"tool"');
+    }
+  });
+
   it("says what to do without the text when the helper's body is more than one return", () => {
     const helper = `function kind(store: string) {\n  const modes = ["drop"];\n  return { store, modes, lossy: "forbid" };\n}\n`;
     const kinds = `  kinds: { toolResult: kind("toolLog") },`;
