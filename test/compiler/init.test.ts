@@ -3,6 +3,7 @@
 // ignore rule, after which check passes with no other step; it never overwrites a file, so a second run
 // writes nothing and says what it kept, and a project whose policies were renamed does not get the starting
 // one back. (test/package/install.test.ts runs the same from the packed tarballs, with tsc and the test.)
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
@@ -58,7 +59,7 @@ describe("pruneguard init", () => {
     expect(init.stdout).toMatch(/^written test\/org\.policy\.test\.ts: a test of the starting policy, in node:test$/m);
     expect(init.stdout).toMatch(/^added {3}package\.json: a test script, "pruneguard": \{"policies":\["policies"\],"out":"generated"\}$/m);
     expect(init.stdout).toMatch(/^written tsconfig\.json: NodeNext, strict, "types": \["node"\], no emit; it checks policies, generated,/m);
-    expect(init.stdout).toMatch(/^written \.gitignore: ignores \.pruneguard-manifest\.json/m);
+    expect(init.stdout).toMatch(/^written \.gitignore: ignores node_modules\/ and \.pruneguard-manifest\.json/m);
     // What to install, the CI steps (printed, not written), and what to run next.
     expect(init.stdout).toContain("  npm install pruneguard\n  npm install --save-dev pruneguard-cli typescript @types/node\n");
     expect(init.stdout).toContain("CI (printed, not written)");
@@ -206,6 +207,30 @@ describe("pruneguard init", () => {
       expect(json.packageType).toBe("commonjs");
       expect(json.warnings).toHaveLength(1);
     });
+  });
+
+  it("a package.json as `npm init -y` writes it: its \"commonjs\" becomes \"module\" while the project has no code; with code, it stays", async () => {
+    const dir = folder();
+    execFileSync("npm", ["init", "-y"], { cwd: dir, stdio: "ignore" });
+    const npm = JSON.parse(read(dir, "package.json")) as Record<string, unknown>;
+    const r = await run(["init"], dir);
+    expect(r.code, r.all).toBe(0);
+    expect(r.stdout.replace(/\n +/g, " ")).toContain("Then commit policies/, generated/, test/, package.json, package-lock.json, tsconfig.json and .gitignore.");
+    const after = JSON.parse(read(dir, "package.json")) as Record<string, unknown>;
+    expect(after).toMatchObject({ type: "module", scripts: { test: "node --experimental-strip-types --test test/org.policy.test.ts" } });
+    // The other members, and their order, are npm's.
+    expect(Object.keys(after)).toEqual([...Object.keys(npm), "pruneguard"]);
+    expect(read(dir, ".gitignore").split("\n")[0]).toBe("node_modules/");
+    if (npm["type"] === "commonjs") {
+      // An npm that writes "commonjs" (npm 11): with the file `main` names, the project has code, and the type stays.
+      const withCode = folder();
+      writeFileSync(path.join(withCode, "package.json"), JSON.stringify(npm, null, 2));
+      writeFileSync(path.join(withCode, "index.js"), "module.exports = 1;\n");
+      const k = await run(["init"], withCode);
+      expect(k.code, k.all).toBe(1);
+      expect(k.stdout).toContain('warning: package.json has "type": "commonjs", which init left as it is.');
+      expect(JSON.parse(read(withCode, "package.json"))).toMatchObject({ type: "commonjs" });
+    }
   });
 
   it("never overwrites tsconfig.json: it is kept byte for byte, and the settings it lacks are named", async () => {

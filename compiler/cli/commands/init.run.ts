@@ -171,7 +171,8 @@ export async function runInit(flags: InitFlags, cli: CliContext): Promise<void> 
     notes.push(`npm test does not run ${testRel}: package.json has a test script of its own; add \`${testScript}\` to it.`);
   }
   const next = [...(compiled ? [] : ["npx pruneguard compile"]), "npx tsc --noEmit -p .", "npx pruneguard check", ...(testCommand === undefined ? [] : [testCommand])];
-  const packageType = pkg === undefined || pkg["type"] === undefined ? "module" : String(pkg["type"]);
+  const typeSet = pkgPlan.planned.action.status === "added" && (pkg?.["type"] === undefined || freshFromNpmInit(pkg, io.cwd));
+  const packageType = pkg === undefined || typeSet ? "module" : String(pkg["type"]);
 
   if (flags.format === "json") {
     const notRead = tsconfig.notRead === undefined ? {} : { tsconfigNotRead: tsconfig.notRead };
@@ -202,7 +203,8 @@ export async function runInit(flags: InitFlags, cli: CliContext): Promise<void> 
     // Lines to paste into a workflow file, as they are (the longest is 105 columns).
     lines.push(...CI_STEPS.map((s) => `  ${s}`));
     lines.push("", ...wrap(`Next: ${next.join(" && ")}`, "  "));
-    lines.push(...wrap(`Then commit ${policies}/, ${out}/, ${testThere ? "test/, " : ""}package.json, tsconfig.json and .gitignore.`, "  "));
+    // `npm ci`, the CI job's first step, needs the lock file `npm install` writes.
+    lines.push(...wrap(`Then commit ${policies}/, ${out}/, ${testThere ? "test/, " : ""}package.json, package-lock.json, tsconfig.json and .gitignore.`, "  "));
     // Warnings and notes quote package.json and tsconfig.json, which a pull request can plant: no control or bidirectional character reaches the terminal.
     io.stdout(`${printable(lines.join("\n"))}\n`);
   }
@@ -310,6 +312,11 @@ function planPackage(
     next = insertAfter(next, ["description", "version", "name"], "type", "module");
     added.push('"type": "module"');
   } else if (type === "module") kept.push('"type": "module"');
+  else if (freshFromNpmInit(pkg, cwd)) {
+    // npm 11's `npm init -y` writes "commonjs" into a project with no code yet: nothing relies on it.
+    next = { ...next, type: "module" };
+    added.push(`"type": "module" (for npm init's "commonjs": the project has no code yet)`);
+  }
   else {
     warnings.push(
       `package.json has "type": ${JSON.stringify(type)}, which init left as it is. The policy test and the guards are ES modules, and ` +
@@ -433,6 +440,26 @@ function packageName(cwd: string): string {
   return name === "" || name === "node_modules" || name === "favicon.ico" ? "agents" : name;
 }
 
+/** The members `npm init -y` writes (npm 11), and nothing else. */
+const NPM_INIT_KEYS = new Set(["name", "version", "description", "main", "scripts", "keywords", "author", "license", "type"]);
+
+/**
+ * Whether package.json is what `npm init -y` wrote, untouched, in a project with no code yet: its members are
+ * npm's, its test script npm's placeholder and nothing else, no dependency, and its `main` names no file.
+ * Its `"type": "commonjs"` is then npm's default, not a choice anything relies on.
+ */
+function freshFromNpmInit(pkg: Record<string, unknown>, cwd: string): boolean {
+  if (pkg["type"] !== "commonjs" || !Object.keys(pkg).every((k) => NPM_INIT_KEYS.has(k))) return false;
+  const scripts = pkg["scripts"];
+  if (typeof scripts !== "object" || scripts === null || Array.isArray(scripts)) return false;
+  const entries = Object.entries(scripts);
+  if (entries.length !== 1 || entries[0]![0] !== "test" || entries[0]![1] !== NPM_PLACEHOLDER_TEST) return false;
+  const main = pkg["main"] ?? "index.js";
+  // Only a plain name in the project is looked up; anything else is not what npm writes.
+  if (typeof main !== "string" || !/^[\w.-]+$/.test(main)) return false;
+  return !existsSync(path.join(cwd, main));
+}
+
 /** The manifest's ignore rule in .gitignore: a line of its own, appended when no rule names it. */
 function planIgnore(root: ProjectRoot, state: PathState, out: string): Planned {
   const text = state.kind === "file" ? root.read(".gitignore", state.stats) : undefined;
@@ -440,7 +467,11 @@ function planIgnore(root: ProjectRoot, state: PathState, out: string): Planned {
   if (text !== undefined && text.split(/\r?\n/).some((l) => rules.has(l.trim()))) return { action: { file: ".gitignore", status: "kept", detail: `it ignores ${MANIFEST_IGNORE}` } };
   const rule = `# pruneguard compile's incremental cache (local to this machine)\n${MANIFEST_IGNORE}\n`;
   if (state.kind === "absent" || text === undefined) {
-    return { action: { file: ".gitignore", status: "written", detail: `ignores ${MANIFEST_IGNORE}, compile's local cache` }, write: () => root.create(".gitignore", rule) };
+    // A project without a .gitignore gets the one every npm project needs, too.
+    return {
+      action: { file: ".gitignore", status: "written", detail: `ignores node_modules/ and ${MANIFEST_IGNORE}, compile's local cache` },
+      write: () => root.create(".gitignore", `node_modules/\n${rule}`),
+    };
   }
   const stats = state.stats;
   return {
