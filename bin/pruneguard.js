@@ -56,6 +56,17 @@ if (unsupported !== null) {
   process.exit(2);
 }
 
+// Node 22 warns once per process that `node:sqlite` is experimental (Node 24 does not). A library's caller
+// decides about its own warnings; the CLI is the process, and this one says nothing its user can act on
+// (the store's behaviour is tested on Node 22 too). Every other warning is printed as Node prints it.
+const emitWarning = process.emitWarning;
+process.emitWarning = function (warning, ...rest) {
+  const type = typeof rest[0] === "string" ? rest[0] : rest[0]?.type;
+  const text = typeof warning === "string" ? warning : warning?.message;
+  if (type === "ExperimentalWarning" && typeof text === "string" && text.startsWith("SQLite is an experimental feature")) return;
+  return emitWarning.call(this, warning, ...rest);
+};
+
 const setting = process.env.PRUNEGUARD_COMPILE_CACHE;
 if (typeof module.enableCompileCache === "function" && setting !== "off" && setting !== "0") {
   try {

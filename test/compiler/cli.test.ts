@@ -1,7 +1,7 @@
 // The CLI end to end, in this process: `main(argv)` with captured output (helpers.ts `runCli`). Exit codes
 // 0 clean, 1 errors, 2 usage/I-O. Two tests spawn `bin/pruneguard.js` itself (`npm test` builds first).
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -277,6 +277,28 @@ describe("bin/pruneguard.js, spawned", () => {
     const r = spawn(["--version"], process.cwd(), {});
     expect(r.code).toBe(0);
     expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+  it("on Node 22, audit of a SQLite file prints no ExperimentalWarning for node:sqlite; other warnings still print", async () => {
+    const node22 = path.resolve("node_modules/node22/bin/node");
+    const dir = mkdtempSync(path.join(tmpdir(), "pruneguard-warn-"));
+    const file = path.join(dir, "agent.db");
+    const { ContextWindow, SqliteStore } = await import("../../src/index.js");
+    const store = new SqliteStore({ name: "log", path: file });
+    const win = new ContextWindow({ session: "s1", stores: { log: store }, kinds: { t: { store: "log", modes: ["drop"], lossy: "forbid" } } });
+    const span = await win.append({ kind: "t", text: "hello" });
+    expect((await win.applyDirective(JSON.stringify({ op: "prune", span_id: span.split("@")[0], mode: "drop" }))).status).toBe("reversible");
+    await store.close();
+    const audit = spawnSync(node22, [BIN, "audit", file, "--session", "s1"], { encoding: "utf8" });
+    expect(audit.status, audit.stderr).toBe(0);
+    expect(audit.stdout).toContain("store log, session s1");
+    expect(audit.stderr).toBe("");
+    // The filter is for that one warning: the same process still prints any other.
+    const hook = path.join(dir, "warn.mjs");
+    writeFileSync(hook, 'process.nextTick(() => process.emitWarning("other feature", "ExperimentalWarning"));\n');
+    const other = spawnSync(node22, ["--import", hook, BIN, "audit", file, "--session", "s1"], { encoding: "utf8" });
+    expect(other.stderr).toContain("ExperimentalWarning: other feature");
+    expect(other.stderr).not.toContain("SQLite");
+    rmSync(dir, { recursive: true, force: true });
   });
   it("loads the tokenizer only to check a policy's tombstone", () => {
     // A module hook in the spawned process reports every file of gpt-tokenizer that is loaded.
