@@ -322,8 +322,8 @@ function evaluateQuietly(node: ts.Expression, ctx: EvalContext): SValue | undefi
 
 function evaluateObject(node: ts.ObjectLiteralExpression, location: Location, ctx: EvalContext): SValue {
   const byKey = new Map<string, ObjectEntry>();
-  const duplicates: ObjectEntry[] = [];
-  const literalKeys = new Set<string>();
+  const duplicates: Array<ObjectEntry & { readonly first: Location }> = [];
+  const literalKeys = new Map<string, Location>();
   let ok = true;
   for (const prop of node.properties) {
     if (ts.isSpreadAssignment(prop)) {
@@ -365,8 +365,9 @@ function evaluateObject(node: ts.ObjectLiteralExpression, location: Location, ct
       continue;
     }
     const e: ObjectEntry = { key, keyLocation, value };
-    if (literalKeys.has(key)) duplicates.push(e);
-    literalKeys.add(key);
+    const first = literalKeys.get(key);
+    if (first !== undefined) duplicates.push({ ...e, first });
+    else literalKeys.set(key, keyLocation);
     byKey.set(key, e);
     if (byKey.size > MAX_ITEMS) return tooManyProperties(location, ctx);
   }

@@ -191,7 +191,7 @@ function readObject(
       ok = false;
     }
   }
-  for (const d of v.duplicates) report(diagnostic("PG2002", d.keyLocation, { what: "property", name: d.key }));
+  for (const d of v.duplicates) report(diagnostic("PG2002", d.keyLocation, { what: "property", name: d.key }, firstDeclared(d)));
   for (const r of required) {
     if (!v.entries.some((e) => e.key === r)) {
       report(diagnostic("PG1013", v.location, { where, name: r }));
@@ -208,9 +208,12 @@ function readMap(e: ObjectEntry | undefined, what: "kind" | "store", report: Rep
     report(diagnostic("PG1011", e.value.location, { message: `\`${e.key}\` must be an object of ${what} declarations, not ${describe(e.value)}` }));
     return undefined;
   }
-  for (const d of e.value.duplicates) report(diagnostic("PG2002", d.keyLocation, { what, name: d.key }));
+  for (const d of e.value.duplicates) report(diagnostic("PG2002", d.keyLocation, { what, name: d.key }, firstDeclared(d)));
   return e.value.entries;
 }
+
+/** PG2002's related location: where the key was first written (the later one wins, as in JavaScript). */
+const firstDeclared = (d: { readonly key: string; readonly first: Location }) => [{ message: `\`${d.key}\` is first declared here; the later one wins`, location: d.first }];
 
 function readStores(e: ObjectEntry | undefined, report: Report): StoreIR[] | undefined {
   const entries = readMap(e, "store", report);

@@ -20,11 +20,14 @@ export type SValue =
   | { readonly t: "undefined"; readonly location: Location }
   | { readonly t: "regex"; readonly source: string; readonly flags: string; readonly location: Location }
   | { readonly t: "array"; readonly items: readonly SValue[]; readonly location: Location }
-  /** `duplicates` are literal keys written twice in one object literal (the last one wins, as in JS). */
+  /**
+   * `duplicates` are literal keys written twice in one object literal (the last one wins, as in JS), each with
+   * where the key was first written.
+   */
   | {
       readonly t: "object";
       readonly entries: readonly ObjectEntry[];
-      readonly duplicates: readonly ObjectEntry[];
+      readonly duplicates: ReadonlyArray<ObjectEntry & { readonly first: Location }>;
       readonly location: Location;
     }
   /** A DSL export that has not been called yet: `definePolicy`, `store.sqlite`, `pins`. */

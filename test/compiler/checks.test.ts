@@ -53,7 +53,15 @@ describe("PG2001 unknown store", () => {
 describe("PG2002 duplicate declarations", () => {
   it("fails on a kind declared twice", () => {
     const r = compileOne(policy(`    a: { store: "toolLog", modes: ["drop"], lossy: "forbid" },\n    a: { store: "toolLog", modes: ["drop"], lossy: "forbid" },`));
-    expectDiagnostic(r, "PG2002", 7, 5);
+    const d = expectDiagnostic(r, "PG2002", 7, 5);
+    // The first declaration is named, as tsc names the other declaration of a duplicate identifier.
+    expect(d.related).toEqual([{ message: "`a` is first declared here; the later one wins", location: expect.objectContaining({ line: 6, column: 5 }) }]);
+  });
+  it("names where each repeated key was first written, also for a property", () => {
+    const r = compileOne(policy(`    a: { store: "toolLog", modes: ["drop"], lossy: "forbid", lossy: "with-flag" },`));
+    const d = expectDiagnostic(r, "PG2002", 6, 62);
+    expect(d.message).toBe("property `lossy` is declared more than once");
+    expect(d.related[0]).toMatchObject({ location: { line: 6, column: 45 } });
   });
   it("passes with distinct kinds", () => {
     expectClean(compileOne(policy(`    a: { store: "toolLog", modes: ["drop"], lossy: "forbid" },\n    b: { store: "toolLog", modes: ["drop"], lossy: "forbid" },`)));
