@@ -4,12 +4,13 @@
  * cannot be added to the DSL without teaching the compiler, nor listed here without the DSL having it.
  */
 import { forever } from "../../src/policy/durations.js";
+import { LOSSY_RULES, PRUNE_MODES } from "../../src/policy/kinds.js";
 import { presetPins } from "../../src/policy/pins.js";
 import { ENGINES, isEngine } from "../../src/policy/stores.js";
 import { diagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
 import type { Location } from "../ir/location.js";
 import { applyDefinePolicy, applyDuration, applyExtendPolicy, applyPin, applyStore } from "./extract.js";
-import { memberHint } from "./suggest.js";
+import { didYouMean, memberHint } from "./suggest.js";
 import type { SValue } from "./values.js";
 
 /** Module specifiers that mean the DSL. */
@@ -30,6 +31,20 @@ export const POLICY_EXPORTS = [
   "pin",
 ] as const;
 
+/**
+ * PG1010's hint for a name `pruneguard/dsl` does not export: the nearest export when one is close, and for
+ * an enum-like name an author may expect from other libraries (`Lossy.Forbid`, `PruneMode.Drop`), that the
+ * values are plain strings. `nearest` is the hint without it (a namespace's lists the exports too).
+ */
+export function exportHint(name: string, nearest: (name: string) => string = (n) => didYouMean(n, POLICY_EXPORTS)): string {
+  const hint = nearest(name);
+  if (didYouMean(name, POLICY_EXPORTS) !== "") return hint;
+  if (/^lossy/i.test(name)) return ` (a lossy rule is a string: ${LOSSY_RULES.map((r) => `\`lossy: "${r}"\``).join(" or ")})`;
+  if (/^(prune)?modes?$/i.test(name)) return ` (modes are strings: \`modes: [${PRUNE_MODES.map((m) => `"${m}"`).join(", ")}]\`)`;
+  if (/^(engines?|stores?)$/i.test(name)) return ` (a store is made by \`store.<engine>(...)\`: ${ENGINES.map((e) => `\`store.${e}\``).join(", ")})`;
+  return hint;
+}
+
 export function isDslExport(name: string): boolean {
   return (POLICY_EXPORTS as readonly string[]).includes(name);
 }
@@ -43,7 +58,7 @@ export function dslBinding(name: string, location: Location): SValue {
 export function dslMember(namespace: string, member: string, location: Location, report: (d: Diagnostic) => void): SValue {
   if (namespace === "*") {
     if (isDslExport(member)) return dslBinding(member, location);
-    report(diagnostic("PG1010", location, { name: member, hint: memberHint(member, POLICY_EXPORTS, "exports") }));
+    report(diagnostic("PG1010", location, { name: member, hint: exportHint(member, (n) => memberHint(n, POLICY_EXPORTS, "exports")) }));
     return { t: "invalid", location };
   }
   if (namespace === "store") {

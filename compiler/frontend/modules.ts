@@ -10,13 +10,12 @@
 import * as path from "node:path";
 import { diagnostic, type Diagnostic } from "../diagnostics/diagnostic.js";
 import type { Location } from "../ir/location.js";
-import { callDsl, dslBinding, dslMember, DSL_SPECIFIERS, isDslExport, POLICY_EXPORTS } from "./dsl-table.js";
+import { callDsl, dslBinding, dslMember, DSL_SPECIFIERS, exportHint, isDslExport, POLICY_EXPORTS } from "./dsl-table.js";
 import { evaluate, locate, snippet, type EvalContext } from "./evaluate.js";
 import { functionOf, helperValue, type FunctionValue } from "./functions.js";
 import { flattenMessage, MAX_HELD_POLICY_BYTES, MAX_NESTING, MAX_POLICY_BYTES, ts, type ParsedFile, type SourceHost } from "./host.js";
 import { displayPath } from "./paths.js";
 import type { ModuleResolution } from "./resolution.js";
-import { didYouMean } from "./suggest.js";
 import type { SValue } from "./values.js";
 
 export interface ModuleRecord {
@@ -335,7 +334,7 @@ export class ModuleLoader {
       if (target.kind === "dsl") {
         if (isDslExport(imported)) value = dslBinding(imported, at);
         else {
-          report(diagnostic("PG1010", at, { name: imported, hint: didYouMean(imported, POLICY_EXPORTS) }));
+          report(diagnostic("PG1010", at, { name: imported, hint: exportHint(imported) }));
           value = { t: "invalid", location: at };
         }
       } else if (!target.module) value = { t: "invalid", location: at };
@@ -383,7 +382,7 @@ export class ModuleLoader {
       for (const l of locals) {
         if (l.imported === "*" || isDslExport(l.imported)) bindings.set(l.local, { kind: "dsl", name: l.imported });
         else {
-          report(diagnostic("PG1010", l.location, { name: l.imported, hint: didYouMean(l.imported, POLICY_EXPORTS) }));
+          report(diagnostic("PG1010", l.location, { name: l.imported, hint: exportHint(l.imported) }));
           bindings.set(l.local, { kind: "invalid" });
         }
       }

@@ -232,6 +232,12 @@ describe("imports", () => {
     const d = expectDiagnostic(r, "PG1010", 1, 10);
     expect(d.message).toContain("did you mean `definePolicy`");
   });
+  it("PG1010: an enum-like name another library would export says the values are strings", () => {
+    const lossy = compile({ "p.policy.ts": `import { Lossy } from "pruneguard/dsl";\n${ok}` });
+    expect(expectDiagnostic(lossy, "PG1010", 1, 10).message).toBe('`pruneguard/dsl` has no export `Lossy` (a lossy rule is a string: `lossy: "forbid"` or `lossy: "with-flag"`)');
+    const modes = compile({ "p.policy.ts": `import * as dsl from "pruneguard/dsl";\nconst m = dsl.PruneMode;\n${ok}` });
+    expect(expectDiagnostic(modes, "PG1010", 2, 11).message).toBe('`pruneguard/dsl` has no export `PruneMode` (modes are strings: `modes: ["drop", "summarize", "compress"]`)');
+  });
   it("accepts a namespace import of the DSL", () => {
     expectClean(compile({ "p.policy.ts": `import * as pg from "pruneguard/dsl";\nexport default pg.definePolicy({ name: "p", stores: { s: pg.store.sqlite({ retention: pg.days(1) }) }, kinds: { a: { store: "s", modes: ["drop"], lossy: "forbid", pins: [pg.pins.uuid] } } });\n` }));
   });
