@@ -213,6 +213,7 @@ describe("audit's text output over a planted file", () => {
       notJsonListed: await cli(notJson, "--session", "s1"),
       sessions: await cli(names),
       twoStores: await cli(names, "--session", "s1"),
+      twoStoresJson: await cli(names, "--session", "s1", "--format", "json"),
       noStore: await cli(names, "--session", "s1", "--store", "nope"),
     };
     for (const [name, r] of Object.entries(runs)) {
@@ -233,8 +234,12 @@ describe("audit's text output over a planted file", () => {
     expect(runs.notJsonListed.out).toContain("1 record not shown, unreadable; the chain cannot be verified past record 3:\n  record 3 is not valid JSON (");
     expect(runs.sessions.out).toContain(String.raw`log\u001b[2J\u001b[H`);
     expect(runs.sessions.out).toContain(String.raw`s2\u001b]0;pwned\u0007`);
-    expect(runs.twoStores.code).toBe(2);
-    expect(runs.twoStores.err).toContain(String.raw`session s1 has records in stores log, log\u001b[2J\u001b[H; choose one with --store`);
+    // Every store's chain of the session, one after the other, each named as the terminal should print it.
+    expect(runs.twoStores.code).toBe(0);
+    expect(runs.twoStores.out).toMatch(/^store log, session s1: \d+ records$/m);
+    expect(runs.twoStores.out).toContain(String.raw`store log\u001b[2J\u001b[H, session s1: 0 records`);
+    expect(runs.twoStoresJson.code).toBe(2);
+    expect(runs.twoStoresJson.err).toContain(String.raw`session s1 has records in stores log, log\u001b[2J\u001b[H; --format json reads one chain: choose one with --store`);
     expect(runs.noStore.err).toContain(String.raw`(stores: log, log\u001b[2J\u001b[H)`);
   });
 });

@@ -108,6 +108,15 @@ describe("the SQLite audit reader", () => {
     }
   });
 
+  it("pruneguard audit --session without --store prints every store's chain of the session, each verified", async () => {
+    const r = await cli("agent.db", "--session", "s-1", "--verify");
+    expect(r.code, r.err).toBe(0);
+    expect(r.out.match(/^store \S+, session s-1: \d+ records?$/gm)).toEqual(["store toolLog, session s-1: 2 records", "store transcript, session s-1: 4 records"]);
+    expect(r.out.match(/^chain ok: /gm)).toHaveLength(2);
+    const json = await cli("agent.db", "--session", "s-1", "--format", "json");
+    expect([json.code, json.err.trim()]).toEqual([2, "pruneguard: session s-1 has records in stores toolLog, transcript; --format json reads one chain: choose one with --store"]);
+  });
+
   it("never creates a missing file, and says so as the command does", () => {
     const missing = join(dir, "missing.db");
     expect(() => openSqliteAuditReader(missing, { label: "missing.db" })).toThrow(new AuditReadError("missing", "no such file: missing.db"));
@@ -211,7 +220,7 @@ describeWithServer("the PostgreSQL audit reader, and the audit command over eith
     const sqliteArgs = ["agent.db"];
     const postgresArgs = ["--url", PG_URL, "--schema", schema];
     const runs: string[][] = [
-      [], ["--format", "json"], ["--store", "toolLog"], ["--session", "s-1"],
+      [], ["--format", "json"], ["--store", "toolLog"], ["--session", "s-1"], ["--session", "s-1", "--verify"],
       ["--session", "s-1", "--store", "transcript", "--verify"], ["--session", "s-1", "--store", "transcript", "--verify", "--format", "json"],
       ["--session", "s-2", "--verify"], ["--session", "s-1", "--store", "toolLog", "--verify", "--anchor", "0".repeat(64)],
       ["--session", "s-1", "--format", "html", "--content", "--verify"], ["--session", "s-2", "--store", "transcript"], ["--session", "s-1", "--store", "nope"],

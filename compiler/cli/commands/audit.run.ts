@@ -88,13 +88,30 @@ async function run(
     return ExitCode.ok;
   }
   if (flags.format === "html") return timeline(source, flags as AuditFlags & { session: string }, sessions, unlisted.map((u) => u.detail), out);
-  let store = flags.store;
-  if (store === undefined) {
+  let chosen: readonly string[];
+  if (flags.store !== undefined) chosen = [flags.store];
+  else {
+    // Every store's chain of the session, one after the other; JSON reads one chain (its shape is one chain's).
     const withSession = [...new Set(sessions.filter((s) => s.session === flags.session).map((s) => s.store))];
-    if (withSession.length > 1) throw new CliError(`session ${visible(flags.session)} has records in stores ${names(withSession)}; choose one with --store`);
-    store = withSession[0] ?? stores[0];
-    if (store === undefined) throw new CliError(`${file} holds no audit records`);
+    if (withSession.length > 1 && flags.format === "json") {
+      throw new CliError(`session ${visible(flags.session)} has records in stores ${names(withSession)}; --format json reads one chain: choose one with --store`);
+    }
+    chosen = withSession.length > 0 ? withSession : stores.slice(0, 1);
+    if (chosen.length === 0) throw new CliError(`${file} holds no audit records`);
   }
+  let code: ExitCode = ExitCode.ok;
+  for (const [i, store] of chosen.entries()) {
+    if (i > 0) out("\n");
+    if ((await chain(source, store, flags as AuditFlags & { session: string }, out, width)) !== ExitCode.ok) code = ExitCode.diagnostics;
+  }
+  return code;
+}
+
+/** One store's chain of the session: its records (and, with `--verify`, whether the chain holds). */
+async function chain(
+  source: AuditReader, store: string, flags: AuditFlags & { session: string }, out: (t: string) => void, width: { readonly table: number; readonly message: number },
+): Promise<ExitCode> {
+  const file = source.label;
   const rows = await source.rows(store, flags.session);
   const records: AuditRecord[] = [];
   /** The row each parsed record came from, so a break is named by the row a reader can find. */

@@ -60,7 +60,7 @@ export const registerAudit: RegisterCommand = (program, cli) => {
     .argument("[sqlite-file]", "the SQLite file a SqliteStore writes (or --url for a PostgreSQL store)")
     .option("--url <url>", "read a PostgreSQL store instead: its connection URL (read only)")
     .option("--schema <schema>", "with --url: the schema that holds the store's tables", "pruneguard")
-    .option("--store <name>", "the store whose chain to read (default: the only store in the file)")
+    .option("--store <name>", "the store whose chain to read (default: each store's chain of the session in turn; json: the only one)")
     .option("--session <id>", "the session to list (without it: list the sessions in the file)")
     .option("--verify", "check the chain: exit 1 naming the first edited, dropped or reordered record")
     .option("--anchor <hash>", "with --verify: a head hash recorded earlier that must still be in the chain (detects a cut tail)")
