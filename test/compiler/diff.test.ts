@@ -71,6 +71,15 @@ describe("pruneguard diff", () => {
     expect(p.fates).toEqual([{ kind: "toolResult", fromMs: hours(2), toMs: hours(8), old: "reversible", new: "lossy-with-flag", direction: "loosening", pastSessionOf: null }]);
   });
 
+  it("a fate that stops prunes altogether says so: nothing can be lost, but the spans stay in the window", async () => {
+    // userTurn forbids lossy: past its copy's retention, a prune of it is refused (its fate is `never`).
+    const dir = project({ "old/org.policy.ts": org(), "new/org.policy.ts": org().replace("retention: days(30)", "retention: hours(4)") });
+    const r = await run(["diff", "old/org.policy.ts", "new/org.policy.ts"], dir);
+    expect(r.stdout.replace(/\n +/g, " ")).toContain("kind userTurn fate 4h–8h after append: reversible → never (neutral: nothing can be lost, but such spans can no longer be pruned)");
+    const md = await run(["diff", "old/org.policy.ts", "new/org.policy.ts", "--format", "markdown"], dir);
+    expect(md.stdout).toContain("| reversible | never | neutral: nothing can be lost, but such spans can no longer be pruned |");
+  });
+
   it("a lengthened retention is tightening: exit 0, and still reported", async () => {
     const dir = project({ "old/org.policy.ts": org({ retention: "hours(2)" }), "new/org.policy.ts": org({ retention: "hours(24)" }) });
     const r = await run(["diff", "old/org.policy.ts", "new/org.policy.ts"], dir);

@@ -56,6 +56,14 @@ export function summaryLine(d: PolicySetDiff): string {
   return `${d.loosens ? "loosens" : "nothing loosens"}: ${parts.join(", ")}`;
 }
 
+/**
+ * A fate change's verdict by the overlay rule; a neutral one that stops prunes altogether says so, since
+ * nothing can be lost but the window keeps those spans (`reversible → never`, which a reviewer may miss).
+ */
+function fateVerdict(f: FateChange): string {
+  return f.direction === "neutral" && f.new === "never" && f.old !== "never" ? "neutral: nothing can be lost, but such spans can no longer be pruned" : f.direction;
+}
+
 export function diffText(d: PolicySetDiff, width = TEXT_WIDTH): string {
   const fit = (line: string, indent: number) => wrapIndented(line, width, indent);
   const out = [`pruneguard diff: ${d.labels.old} → ${d.labels.new}`];
@@ -72,7 +80,7 @@ export function diffText(d: PolicySetDiff, width = TEXT_WIDTH): string {
       out.push(fit(`  ${changeLine(was === undefined ? c : { ...c, name: `${c.name} (was ${was})` })}`, 4));
       for (const r of c.direction === "neutral" ? [] : c.rules) out.push(fit(`      ${c.direction === "loosening" ? "refused by the overlay rule" : "going back would be refused"}: ${r.message} (${r.code})`, 2));
     }
-    for (const f of p.fates) out.push(fit(`  kind ${f.kind} ${fateSubject(f)}: ${describePhase(f.old)} → ${describePhase(f.new)} (${f.direction})`, 4));
+    for (const f of p.fates) out.push(fit(`  kind ${f.kind} ${fateSubject(f)}: ${describePhase(f.old)} → ${describePhase(f.new)} (${fateVerdict(f)})`, 4));
     for (const f of p.findings) out.push(fit(`  the changes together: ${f.message} (${f.code}, loosening)`, 4));
   }
   if (d.moves.length > 0) {
@@ -128,7 +136,7 @@ export function diffMarkdown(d: PolicySetDiff): string {
         isRename(c) ? "renamed" : c.change === "changed" ? effect(c.direction) : c.change,
         isRename(c) ? pairedBy(c) : c.rules.map((r) => `${c.direction === "tightening" ? "going back would be refused: " : ""}${r.message} (${r.code})`).join("; "),
       ]),
-      ...p.fates.map((f) => [mdCode(p.name), `kind ${f.kind}`, fateSubject(f), describePhase(f.old), describePhase(f.new), effect(f.direction), ""]),
+      ...p.fates.map((f) => [mdCode(p.name), `kind ${f.kind}`, fateSubject(f), describePhase(f.old), describePhase(f.new), effect(fateVerdict(f)), ""]),
       ...p.findings.map((f) => [mdCode(p.name), "the changes together", "", "", "", effect("loosening"), `${f.message} (${f.code})`]),
     ];
   });
