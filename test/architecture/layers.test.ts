@@ -164,7 +164,8 @@ const LAYERS: readonly LayerRule[] = [
       "src/stores/store.ts",
       "src/stores/audit-reader.ts",
       "src/stores/engine-adapters.ts",
-      "src/stores/postgres/postgres-store.ts",
+      // The PostgreSQL store's loader (for migrate): it imports pg only when called, and says to install it.
+      "src/stores/postgres/load.ts",
     ],
     packages: CLI_PACKAGES,
   },

@@ -23,6 +23,7 @@ describe("entry points", () => {
       "IrreversiblePruneError",
       "ManualClock",
       "MemoryStore",
+      "MissingPeerError",
       "PRUNE_MODES",
       "RefError",
       "SPAN_ID",

@@ -5,8 +5,7 @@
  */
 import { isMissingPackage, MissingPeerError } from "../../errors.js";
 
-/** The environment variable the PostgreSQL server's URL is read from when none is given. */
-export const PG_URL_ENV = "PRUNEGUARD_PG_URL";
+export { PG_URL_ENV } from "./env.js";
 
 /** The PostgreSQL store module (`PostgresStore`, `migrate`). */
 export const loadPostgresStore = () => load(() => import("./postgres-store.js"));

@@ -17,7 +17,7 @@ import * as registry from "./postgres-registry.js";
 import { migrateWith, SCHEMA_VERSION, schemaVersion } from "./schema.js";
 import { RawSql, sql, tablesOf, type Tables } from "./sql.js";
 import { checkSession, copySearchAnswer, lookupAnswer, readOnly, SESSION_SCAN_COPIES, spanTaken, storeLiteral } from "../records.js";
-import { PG_URL_ENV } from "./load.js";
+import { PG_URL_ENV } from "./env.js";
 import type {
   BackingStore, CopySearch, CopySearchRequest, LookupKey, LookupResult, PersistInput, Persisted, PruneCommit, PruneTransaction, RegisteredSpan,
   RotateReport, SpanRegistration,
