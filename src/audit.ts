@@ -10,6 +10,12 @@ export type AuditStatus =
   | "reversible"
   | "lossy"
   | "rejected"
+  /**
+   * A prune decided earlier (`reversible` or `lossy`) that was not applied: its copy stopped being promised
+   * before the compaction point that would have applied it, so the span stayed live. Its reason says why
+   * (`not-applied:lapsed`, `not-applied:lost`, `not-applied:group`).
+   */
+  | "kept"
   | "invalid"
   | "found"
   | "pruned-unrecoverable"
@@ -76,6 +82,14 @@ export interface AuditRecord {
   readonly decided?: number | undefined;
   readonly prevHash: string;
   readonly hash: string;
+}
+
+/**
+ * Whether a record is a prune decision about a span that `prunesOf` returns: committed (`reversible`,
+ * `lossy`), or not applied after all (`kept`: the span stayed live).
+ */
+export function isPruneDecision(r: Pick<AuditRecord, "op" | "status">): boolean {
+  return r.op === "prune" && (r.status === "reversible" || r.status === "lossy" || r.status === "kept");
 }
 
 /** The part of a record the guard decides; the store fills in position, time and the chain. */

@@ -35,6 +35,11 @@ export interface CompactionReport {
   readonly freedTokens: number;
   /** Tokens of the rendering from the first change on: what the next request sends uncached. */
   readonly rewrittenTokens: number;
+  /**
+   * Decisions this compaction point did not apply: a copy they freed stopped being promised before it (a hold
+   * that lapsed, retention, `end()`, a copy found lost), so their spans stay live (`window/lapse.ts`).
+   */
+  readonly notApplied: number;
 }
 
 /** What is pending, for the map: how many decisions, the tokens they free, what applying them now rewrites. */

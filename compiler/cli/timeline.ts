@@ -6,7 +6,8 @@
  *
  * What it shows: each chain's verification result first (a page built from a tampered chain says so before
  * anything else); counts; the decisions over time, one lane per kind of answer (prunes reversible, reversible
- * until a time, lossy, rejected; recalls found or not; searches with and without a match; maps; compaction
+ * until a time, lossy, rejected, not applied — `kept`: decided, then its copy stopped being promised before its
+ * compaction point, so the span stayed live; recalls found or not; searches with and without a match; maps; compaction
  * points, asked for and the window's own; invalid directives); the session's spans by position and time (each
  * prune and recall at its span's position); the lossy budget spent over time; then the decisions and the spans
  * as tables (copies, holds, each span's fate). A compaction point the window made by itself is a `compact`
@@ -103,6 +104,7 @@ const LANES = [
   { id: "prune-until", label: "prune: reversible until", color: "#9e9d24" },
   { id: "prune-lossy", label: "prune: lossy (tombstone)", color: "#c62828" },
   { id: "prune-rejected", label: "prune: rejected", color: "#ef6c00" },
+  { id: "prune-kept", label: "prune: not applied (copy no longer promised; kept live)", color: "#ad1457" },
   { id: "recall-found", label: "recall: found", color: "#1565c0" },
   { id: "recall-missing", label: "recall: not found", color: "#6a1b9a" },
   { id: "search-match", label: "search: match", color: "#00838f" },
@@ -122,6 +124,7 @@ function laneOf(r: AuditRecord): Lane {
   switch (r.op) {
     case "prune":
     case "summarize_range":
+      if (r.status === "kept") return "prune-kept";
       return r.status === "reversible" ? (r.until !== undefined ? "prune-until" : "prune-reversible") : r.status === "lossy" ? "prune-lossy" : "prune-rejected";
     case "recall":
       return r.status === "found" ? "recall-found" : "recall-missing";
@@ -143,7 +146,7 @@ function laneOf(r: AuditRecord): Lane {
 
 /** Whether a decision is one a reader looks at first: anything lost, refused, not found or failed. */
 function needsAttention(r: AuditRecord): boolean {
-  return r.status === "lossy" || r.status === "rejected" || r.status === "invalid" || r.status === "pruned-unrecoverable" ||
+  return r.status === "lossy" || r.status === "rejected" || r.status === "kept" || r.status === "invalid" || r.status === "pruned-unrecoverable" ||
     r.status === "lost" || r.status === "unavailable" || r.status === "unknown" || (r.op === "search" && r.reason !== null && r.reason !== "search:complete");
 }
 
@@ -173,6 +176,7 @@ tr.gap td { text-align: center; color: #777; font-style: italic; }
 .s-reversible, .s-found, .s-match, .s-compacted, .s-mapped { color: #2e7d32; }
 .s-lossy, .s-pruned-unrecoverable, .s-lost { color: #c62828; font-weight: 600; }
 .s-rejected, .s-unavailable, .s-unknown, .s-no-match { color: #ef6c00; }
+.s-kept { color: #ad1457; font-weight: 600; }
 .s-invalid { color: #757575; }
 .note { color: #555; font-size: 12.5px; }
 `;
@@ -227,6 +231,7 @@ export function timelineHtml(input: TimelineInput): string {
     card(byLane.get("prune-until") ?? 0, "reversible until a time"),
     card(byLane.get("prune-lossy") ?? 0, "lossy (tombstones)"),
     card(byLane.get("prune-rejected") ?? 0, "rejected"),
+    card(byLane.get("prune-kept") ?? 0, "not applied (kept live)"),
     card(count((r) => r.op === "recall"), `recalls (${byLane.get("recall-found") ?? 0} found)`),
     card(count((r) => r.op === "search"), `searches (${count((r) => r.op === "search" && r.reason === "search:holes")} with holes)`),
     card((byLane.get("compact") ?? 0) + (byLane.get("compact-auto") ?? 0), `compaction points (${byLane.get("compact") ?? 0} asked for)`),
@@ -328,6 +333,7 @@ const SPAN_MARKS = [
   { id: "reversible", label: "pruned, reversible", color: "#2e7d32" },
   { id: "until", label: "pruned, reversible until a time", color: "#9e9d24" },
   { id: "rejected", label: "prune rejected", color: "#ef6c00" },
+  { id: "kept", label: "prune not applied (copy no longer promised)", color: "#ad1457" },
   { id: "missing", label: "recall: not found", color: "#6a1b9a" },
   { id: "lossy", label: "pruned, lossy", color: "#c62828" },
 ] as const;
@@ -347,7 +353,7 @@ function spanChart(records: readonly AuditRecord[], spans: readonly TimelineSpan
     if (r.status === "invalid" || r.status === "unknown") return [];
     const p = posOf(r.spanId);
     if (p === null) return [];
-    const mark = r.op === "recall" ? (r.status === "found" ? 0 : 4) : r.status === "lossy" ? 5 : r.status === "rejected" ? 3 : r.until !== undefined ? 2 : 1;
+    const mark = r.op === "recall" ? (r.status === "found" ? 0 : 5) : r.status === "lossy" ? 6 : r.status === "kept" ? 4 : r.status === "rejected" ? 3 : r.until !== undefined ? 2 : 1;
     return [{ t: timeOf(r), p, mark }];
   });
   if (marked.length === 0) return '<p class="note">No prune or recall of a span.</p>';
@@ -456,6 +462,10 @@ function spanTable(input: TimelineInput, records: readonly AuditRecord[], limit:
       if (r.status === "reversible" || r.status === "lossy") {
         f.status = r.status;
         if (r.until !== undefined) f.until = r.until;
+      } else if (r.status === "kept") {
+        // Decided, then not applied: the span stayed live.
+        f.status = "kept";
+        delete f.until;
       } else if (r.status === "rejected") f.rejected++;
     } else if (r.op === "recall") {
       const f = of(r.spanId);
@@ -469,7 +479,7 @@ function spanTable(input: TimelineInput, records: readonly AuditRecord[], limit:
     const f = fate.get(s.spanId);
     const copy = c === undefined ? (s.backing === null ? "none (no store)" : "none") : c.held ? (holdInForce(c, input.generatedAt) ? `held${c.heldUntil === null ? "" : ` until ${iso(c.heldUntil)}`}` : `hold lapsed ${iso(c.heldUntil)}, kept until rotation`) : c.expiredAt !== null ? `expired ${iso(c.expiredAt)}` : "kept (not held)";
     const status = f?.status ?? "live";
-    const fateText = status === "reversible" ? (f?.until !== undefined ? `reversible until ${iso(f.until)}` : "pruned, reversible") : status === "lossy" ? "pruned, lossy" : "live";
+    const fateText = status === "reversible" ? (f?.until !== undefined ? `reversible until ${iso(f.until)}` : "pruned, reversible") : status === "lossy" ? "pruned, lossy" : status === "kept" ? "live (prune not applied)" : "live";
     const cells = [
       e(s.ordinal), field(s.spanId), field(s.kind), field(s.backing ?? "-"), e(iso(c?.createdAt)), e(copy), `<span class="s-${status === "live" ? "found" : e(status)}">${e(fateText)}</span>`,
       String(f?.rejected ?? 0), f === undefined || f.recalls === 0 ? "0" : `${f.recalls} (last: ${field(f.lastRecall ?? "-")})`,

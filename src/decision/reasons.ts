@@ -56,6 +56,13 @@ export type EarlyRejectReason = Exclude<RejectReason, LossyRefusal>;
 /** Why a recall answered `pruned-unrecoverable` although the prune was reversible. */
 export type CopyLoss = "altered" | "expired" | "absent";
 
+/**
+ * Why a prune decided earlier was not applied at its compaction point: its copy's promise lapsed (a hold at the
+ * session's horizon, retention, `end()`), its copy was found lost, or another member of the same decision (its
+ * tool call group, its range summary) was not applied for one of those.
+ */
+export type NotAppliedCause = "lapsed" | "lost" | "group";
+
 /** Why a decision came out as it did. Clean successes (a verified reversible prune, a recall from the store) carry `null` instead. */
 export type DecisionReason =
   /** The check failed and a lossy commitment was refused. */
@@ -83,6 +90,8 @@ export type DecisionReason =
   | { readonly code: "recall-summary" }
   /** Recall of a reversibly pruned span whose copy is gone or altered. */
   | { readonly code: "copy-lost"; readonly loss: CopyLoss }
+  /** A prune decided earlier and not applied (status `kept`): the span stayed live. */
+  | { readonly code: "not-applied"; readonly cause: NotAppliedCause }
   /**
    * What a search could cover: `complete` (every span the window knows of was searched), `holes` (some
    * were pruned unrecoverably or their copies are lost or unreachable), `partial` (a store had more
@@ -108,6 +117,7 @@ export type AuditReason =
   | "recall-lost"
   | "summary"
   | `copy-lost:${CopyLoss}`
+  | `not-applied:${NotAppliedCause}`
   | `search:${SearchCoverageCode}`;
 
 /** The code an audit record stores for `reason`; the format is part of every stored record's hash, so it never changes. */
@@ -136,6 +146,8 @@ export function auditReason(reason: DecisionReason | null): AuditReason | null {
       return "summary";
     case "copy-lost":
       return `copy-lost:${reason.loss}`;
+    case "not-applied":
+      return `not-applied:${reason.cause}`;
     case "search":
       return `search:${reason.coverage}`;
     case "mode-not-allowed":
@@ -186,6 +198,7 @@ export function rejectReasonOf(reason: DecisionReason): RejectReason {
     case "recall-lost":
     case "recall-summary":
     case "copy-lost":
+    case "not-applied":
     case "search":
       throw new TypeError(`not a refusal: ${reason.code}`);
     default:

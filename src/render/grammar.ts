@@ -26,6 +26,11 @@ export type RuntimeLine =
   | { readonly line: "unrecoverable"; readonly spanId: string; readonly what: "pruned" | "summary" | "compressed" }
   | { readonly line: "copy-uncertain"; readonly spanId: string; readonly what: "pruned" | "summary" | "compressed"; readonly copy: "may be lost" | "lost" }
   | { readonly line: "rejected"; readonly spanId: string; readonly live: boolean; readonly why: string; readonly lossyHint: boolean }
+  /**
+   * A prune decided earlier and not applied (its copy, or `cause`'s — a member of its tool call group — lapsed
+   * or was found lost): the span is live.
+   */
+  | { readonly line: "not-applied"; readonly spanId: string; readonly cause: string | null; readonly copy: "lapsed" | "lost" }
   | { readonly line: "grew"; readonly spanId: string; readonly tokens: number }
   | { readonly line: "invalid"; readonly message: string }
   | { readonly line: "map-head"; readonly used: number; readonly limit: number | null; readonly live: number }
@@ -39,6 +44,8 @@ export type RuntimeLine =
       readonly until: string | null; readonly mayBeLost: boolean;
     }
   | { readonly line: "range-rejected"; readonly from: string; readonly to: string; readonly why: string }
+  /** A range summary decided earlier and not applied: `member`'s copy lapsed or was found lost; the run is as it was. */
+  | { readonly line: "range-not-applied"; readonly from: string; readonly to: string; readonly summaryId: string; readonly member: string; readonly copy: "lapsed" | "lost" }
   | { readonly line: "search-head"; readonly query: string; readonly matches: number }
   | { readonly line: "search-match"; readonly spanId: string; readonly kind: string; readonly where: string }
   | { readonly line: "search-more"; readonly text: string }
@@ -69,6 +76,7 @@ const INDEX = re(`(${SPAN}) (pruned|summary|compressed), recall (${HANDLE})(?: u
 const UNRECOVERABLE = re(`(${SPAN}) (summary|compressed), original unrecoverable`);
 const UNCERTAIN = re(`(${SPAN}) (pruned|summary|compressed), copy (may be lost|lost)(?:, contents unknown)?${HINT}`);
 const REJECTED = re(`(${SPAN})( kept)?: prune rejected \\(([^()\\n]{1,200})\\)(; accept_lossy to force)?`);
+const NOT_APPLIED = re(`(${SPAN}) kept: prune not applied \\((?:(${SPAN})'s )?copy (lapsed|lost)\\)`);
 const GREW = re(`(${SPAN}) pruned, but its replacement costs ([1-9][0-9]{0,8}) more tokens`);
 const INVALID = re(`directive ignored: ([^\\n]{1,200})`);
 const MAP_HEAD = re(`map: ([0-9]{1,12}) tokens(?: of ([0-9]{1,12}))?, ([0-9]{1,9}) live spans?`);
@@ -76,13 +84,14 @@ const TOKENS_SHORT = "~(?:[0-9]{1,3}|[0-9]\\.[0-9]k|[1-9][0-9]{1,9}k)";
 const MAP_PENDING = re(`pending: ([1-9][0-9]{0,8}) decisions? free ${TOKENS_SHORT} of ${TOKENS_SHORT.slice(1)} tokens; compacting now rewrites ${TOKENS_SHORT} cached tokens`);
 const APPLIES = re(`applies (?:at the next compaction|before your next request): ${TOKENS_SHORT} of ${TOKENS_SHORT.slice(1)} tokens pending; compacting now rewrites ${TOKENS_SHORT} cached tokens`);
 const ADVICE = re(`no need to prune yet: ${TOKENS_SHORT} tokens, pruning pays from ${TOKENS_SHORT}`);
-const COMPACTED = re(`compacted: (?:nothing was pending|[0-9]{1,9} decisions? applied(?:, [0-9]{1,9} calls? folded)?, ${TOKENS_SHORT} tokens freed, ${TOKENS_SHORT} rewritten)`);
+const COMPACTED = re(`compacted: (?:nothing was pending|[0-9]{1,9} decisions? applied(?:, [0-9]{1,9} not applied)?(?:, [0-9]{1,9} calls? folded)?, ${TOKENS_SHORT} tokens freed, ${TOKENS_SHORT} rewritten)`);
 const MAP_SPAN = re(`(${SPAN}) ((?:drop|summarize|compress)(?:,(?:drop|summarize|compress)){0,2}): (reversible(?: for ${REMAINING})?|lossy only with accept_lossy|never \\((?:lossy forbidden|lossy budget spent|tool call group|store unavailable)\\))`);
 const MAP_SAME = re(`as the map in (${SPAN}) says, (?:for every span|but for ([1-9][0-9]{0,8}) spans?:)`);
 const MAP_GONE = re(`(${SPAN}): no longer live`);
 
 // Lines of tool results (search answers, recall answers) and of range summaries.
 const RANGE_SUMMARY = re(`(${SPAN}) summary of (${SPAN})–(${SPAN}) \\(([1-9][0-9]{0,8})\\), (?:(copies may be lost), recall \\1|recall \\1(?: until ${CLOCK})?)`);
+const RANGE_NOT_APPLIED = re(`(${SPAN})–(${SPAN}) kept: summary (${SPAN}) not applied \\((${SPAN})'s copy (lapsed|lost)\\)`);
 const RANGE_REJECTED = re(`(${SPAN})–(${SPAN}) kept: summary rejected \\(([^\\n]{1,200})\\)`);
 /** The query is quoted on one line (`oneLine`): JSON for a substring, slashes for a regex. */
 const SEARCH_HEAD = re(`search ("[^\\n]{0,160}"|/[^\\n]{0,64}/): (?:no match|([1-9][0-9]{0,8}) spans? match)`);
@@ -133,6 +142,7 @@ export function parseRuntimeLine(line: string, ctx: GrammarContext): RuntimeLine
   if ((m = tombstonePattern(ctx.tombstone).exec(line))) return { line: "unrecoverable", spanId: m[1]!, what: "pruned" };
   if ((m = UNCERTAIN.exec(line))) return { line: "copy-uncertain", spanId: m[1]!, what: m[2] as "pruned", copy: m[3] as "lost" };
   if ((m = REJECTED.exec(line))) return { line: "rejected", spanId: m[1]!, live: m[2] !== undefined, why: m[3]!, lossyHint: m[4] !== undefined };
+  if ((m = NOT_APPLIED.exec(line))) return { line: "not-applied", spanId: m[1]!, cause: m[2] ?? null, copy: m[3] as "lapsed" };
   if ((m = GREW.exec(line))) return { line: "grew", spanId: m[1]!, tokens: Number(m[2]) };
   if ((m = INVALID.exec(line))) return { line: "invalid", message: m[1]! };
   if ((m = MAP_HEAD.exec(line))) return { line: "map-head", used: Number(m[1]), limit: m[2] === undefined ? null : Number(m[2]), live: Number(m[3]) };
@@ -146,6 +156,9 @@ export function parseRuntimeLine(line: string, ctx: GrammarContext): RuntimeLine
   if ((m = LOST.exec(line))) return { line: "lost", spanId: m[1]! };
   if ((m = RANGE_SUMMARY.exec(line))) {
     return { line: "range-summary", spanId: m[1]!, first: m[2]!, last: m[3]!, count: Number(m[4]), until: m[6] ?? null, mayBeLost: m[5] !== undefined };
+  }
+  if ((m = RANGE_NOT_APPLIED.exec(line))) {
+    return { line: "range-not-applied", from: m[1]!, to: m[2]!, summaryId: m[3]!, member: m[4]!, copy: m[5] as "lapsed" };
   }
   if ((m = RANGE_REJECTED.exec(line))) return { line: "range-rejected", from: m[1]!, to: m[2]!, why: m[3]! };
   if ((m = SEARCH_HEAD.exec(line))) return { line: "search-head", query: m[1]!, matches: m[2] === undefined ? 0 : Number(m[2]) };

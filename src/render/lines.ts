@@ -185,6 +185,20 @@ export function rejectionLine(spanId: string, why: string, lossyPossible: boolea
   return lossyPossible ? `${head}; accept_lossy to force` : head;
 }
 
+/**
+ * The line under a span whose prune was decided but not applied: before the compaction point that would have
+ * applied it, its copy's promise lapsed (`copy lapsed`) or its copy was found lost (`copy lost`) — or that of
+ * `cause`, another member of the same decision (its tool call group). The span stays live.
+ */
+export function notAppliedLine(spanId: string, copy: "lapsed" | "lost", cause: string | null = null): string {
+  return `${spanId} kept: prune not applied (${cause === null ? "" : `${cause}'s `}copy ${copy})`;
+}
+
+/** A range summary decided but not applied, for the same reason (`member`'s copy): its run stays as it was. */
+export function rangeNotAppliedLine(from: string, to: string, summaryId: string, member: string, copy: "lapsed" | "lost"): string {
+  return `${from}–${to} kept: summary ${summaryId} not applied (${member}'s copy ${copy})`;
+}
+
 /** A range summary refused: the run stays as it was; the message is cut to one line (it may quote a store's error). */
 export function rangeRejectionLine(from: string, to: string, message: string): string {
   return `${oneLine(from, 24)}–${oneLine(to, 24)} kept: summary rejected (${oneLine(message, 180)})`;

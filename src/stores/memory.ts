@@ -1,4 +1,4 @@
-import { EMPTY_CHAIN, sealChain, type AuditDraft, type AuditRecord } from "../audit.js";
+import { EMPTY_CHAIN, isPruneDecision, sealChain, type AuditDraft, type AuditRecord } from "../audit.js";
 import { commitResult, lossySpent, planCommit } from "./commit.js";
 import { StoreBase } from "./store-options.js";
 import { copySearchAnswer, lookupAnswer, readOnly, spanTaken, storeLiteral } from "./records.js";
@@ -129,7 +129,7 @@ export class MemoryStore extends StoreBase implements BackingStore {
 
   async prunesOf(session: string, id: string): Promise<AuditRecord[]> {
     return (this.#sessions.get(session)?.audit ?? []).filter(
-      (r) => r.op === "prune" && (r.status === "reversible" || r.status === "lossy") && (r.spanId === id || (r.handle !== null && r.handle === id)),
+      (r) => isPruneDecision(r) && (r.spanId === id || (r.handle !== null && r.handle === id)),
     );
   }
 

@@ -225,9 +225,10 @@ export interface BackingStore {
   appendAudit(session: string, draft: AuditDraft): Promise<AuditRecord>;
   auditLog(session: string): Promise<AuditRecord[]>;
   /**
-   * The session's committed prunes in this store's chain (`op: "prune"`, status `reversible` or `lossy`)
-   * whose span id or handle is `id`, in chain order: what recall reads for a span the window does not hold.
-   * Optional: the SQL adapters answer it by index; without it the window reads the whole `auditLog`.
+   * The session's prune decisions in this store's chain (`op: "prune"`, status `reversible` or `lossy`, or
+   * `kept` for one not applied after all: `isPruneDecision`) whose span id or handle is `id`, in chain order:
+   * what recall reads for a span the window does not hold. Optional: the SQL adapters answer it by index;
+   * without it the window reads the whole `auditLog`.
    */
   prunesOf?(session: string, id: string): Promise<AuditRecord[]>;
   /** Number of lossy commitments already logged for the session (the lossy budget counts these). */

@@ -3,7 +3,7 @@
  * same shape and its reason comes from the decision's tagged data.
  */
 import type { AuditDraft } from "../audit.js";
-import { auditReason, type DecisionReason } from "../decision/reasons.js";
+import { auditReason, type DecisionReason, type NotAppliedCause } from "../decision/reasons.js";
 import type { SpanDecision } from "../decision/span.js";
 import { HANDLE, SPAN_ID } from "../directive.js";
 import type { Conditions, PruneMode } from "../types.js";
@@ -57,6 +57,17 @@ export function refusedPruneDraft(input: {
     op: "prune", status: "rejected", spanId: input.spanId, kind: input.kind, mode: input.mode, conditions: input.conditions,
     handle: input.handle, repersisted: false, acceptLossy: false, reason: auditReason(input.reason), pinsCarried: 0,
     directive: input.directive,
+  };
+}
+
+/**
+ * A prune decided earlier and not applied at its compaction point (`lapse.ts`): the span stayed live. Written
+ * in the chain of the decision's own records, so a resumed window reads it after them and shows the span live.
+ */
+export function keptDraft(subject: { readonly spanId: string; readonly kind: string; readonly mode: PruneMode; readonly handle: string | null; readonly hash: string | null }, cause: NotAppliedCause): AuditDraft {
+  return {
+    op: "prune", status: "kept", spanId: subject.spanId, kind: subject.kind, mode: subject.mode, conditions: null, handle: subject.handle,
+    repersisted: false, acceptLossy: false, reason: auditReason({ code: "not-applied", cause }), pinsCarried: 0, spanHash: subject.hash, directive: null,
   };
 }
 

@@ -17,6 +17,7 @@ import type { BackingStore, PruneCommit, PruneItem } from "../stores/store.js";
 import type { PruneSubject } from "./audit-drafts.js";
 import type { WindowCore } from "./core.js";
 import { decider, type Decided, type DecideInput } from "./decide.js";
+import { keepOf } from "../decision/keep.js";
 
 /** A decision ready to commit: its members as the store and the decision step read them. */
 export interface CommitRequest {
@@ -97,7 +98,15 @@ export async function commitDecision(core: WindowCore, req: CommitRequest): Prom
         resolve: () => error.resolve() as Promise<PruneCommit | null>,
         settle: async (committed) => {
           await giveBack(committed === null ? 0 : lossyCount(committed));
-          if (committed !== null) await restoreCopies(session, req.store, req.items, committed);
+          if (committed === null) return last;
+          // A copy written back is kept by its retention from now (the hold the commit placed lapsed before it
+          // was rotated out): that is its promise now, not the decision's, which has run out (and on which
+          // `lapse.ts` would not apply the decision).
+          const now = core.now();
+          for (const i of await restoreCopies(session, req.store, req.items, committed)) {
+            if (last.keeps[i] == null) continue;
+            last.keeps[i] = keepOf({ now, holdUntil: core.holdUntil() }, { holds: req.store.capabilities.holds, retentionMs: req.store.retentionMs }, { expiresAt: null }, true);
+          }
           return last;
         },
       };
@@ -115,10 +124,12 @@ export async function commitDecision(core: WindowCore, req: CommitRequest): Prom
  * Before a decision settled late is applied: the window kept the bytes while it was in doubt, and the hold
  * the commit placed may have lapsed meanwhile (an outage past the session's horizon) and the copy been
  * rotated out. A copy no longer there as committed is written again from those bytes (`persist` revives an
- * emptied copy under its handle), so the window dropping them loses nothing. Where that fails, the line says
- * the copy may be lost when a recall finds it so, as for any copy lost behind the window.
+ * emptied copy under its handle), so the window dropping them loses nothing. Where that fails, the decision's
+ * promise has run out with its hold, and the decision is not applied (`lapse.ts`): the span stays live. Returns
+ * the items written again.
  */
-async function restoreCopies(session: string, store: BackingStore, items: readonly PruneItem[], commit: PruneCommit): Promise<void> {
+async function restoreCopies(session: string, store: BackingStore, items: readonly PruneItem[], commit: PruneCommit): Promise<number[]> {
+  const written: number[] = [];
   for (const [i, item] of items.entries()) {
     const handle = commit.items[i]?.handle ?? null;
     if (commit.items[i]?.decision.status !== "reversible" || handle === null) continue;
@@ -126,10 +137,12 @@ async function restoreCopies(session: string, store: BackingStore, items: readon
       const found = await store.lookup(session, { handle });
       if (found.status === "found" && found.hash === item.hash) continue;
       await store.persist({ session, spanId: item.spanId, kind: item.kind, text: item.text, hash: item.hash });
+      written.push(i);
     } catch {
       // Not written again (a read-only store, a copy altered in place, a failing store): see above.
     }
   }
+  return written;
 }
 
 function lossyCount(commit: PruneCommit): number {

@@ -13,6 +13,9 @@
  *
  * Nothing is lost by the deferral: the decided state (recall, search, map, range summaries) is the
  * window's, and a pending span's copy is already held; the deferral changes only when its line appears.
+ * Unless the copy's promise ends before the compaction point (a hold lapsing at the session's horizon,
+ * retention, `end()`, a copy found lost): then the decision is not applied at all and the span stays live
+ * (`lapse.ts`).
  */
 import { DEFAULT_COMPACTION, type CompactionPolicy } from "../policy/kinds.js";
 import { countTokens } from "../tokens.js";
@@ -55,11 +58,15 @@ export function mapPendingLine(p: PendingState): string {
   return `pending: ${p.decisions} decision${p.decisions === 1 ? "" : "s"} free ~${tokensShort(p.pendingTokens)} of ${tokensShort(p.thresholdTokens)} tokens; compacting now rewrites ~${tokensShort(p.rewriteTokens)} cached tokens`;
 }
 
-/** `compacted: 3 decisions applied, 2 calls folded, ~11k tokens freed, ~48k rewritten`. */
+/**
+ * `compacted: 3 decisions applied, 2 calls folded, ~11k tokens freed, ~48k rewritten`; with `, 1 not applied`
+ * after the decisions when a copy stopped being promised first (each such span says so on its own line).
+ */
 export function compactedLine(r: CompactionReport): string {
-  if (r.applied === 0 && r.folded === 0) return "compacted: nothing was pending";
+  if (r.applied === 0 && r.folded === 0 && r.notApplied === 0) return "compacted: nothing was pending";
+  const notApplied = r.notApplied === 0 ? "" : `, ${r.notApplied} not applied`;
   const folded = r.folded === 0 ? "" : `, ${r.folded} call${r.folded === 1 ? "" : "s"} folded`;
-  return `compacted: ${r.applied} decision${r.applied === 1 ? "" : "s"} applied${folded}, ~${tokensShort(r.freedTokens)} tokens freed, ~${tokensShort(r.rewrittenTokens)} rewritten`;
+  return `compacted: ${r.applied} decision${r.applied === 1 ? "" : "s"} applied${notApplied}${folded}, ~${tokensShort(r.freedTokens)} tokens freed, ~${tokensShort(r.rewrittenTokens)} rewritten`;
 }
 
 /** The rendered tokens of a view, about: a live span's count plus its header, a line by the tokenizer. */
@@ -201,6 +208,13 @@ export class ShownWindow {
       if (at !== undefined && at < this.#firstPending) this.#firstPending = at;
     }
     this.#pendingTokens += freed;
+  }
+
+  /** Decisions over `spanIds` that will not be applied after all (`lapse.ts`): their `freed` tokens are no longer pending. */
+  undecided(spanIds: readonly string[], freed: number): void {
+    for (const id of spanIds) this.#pending.delete(id);
+    this.#pendingTokens = this.#pending.size === 0 ? 0 : Math.max(0, this.#pendingTokens - freed);
+    if (this.#pending.size === 0) this.#firstPending = Number.POSITIVE_INFINITY;
   }
 
   isPending(spanId: string): boolean {

@@ -15,7 +15,8 @@ import type { DirectiveTool } from "../tools/schemas.js";
 import { PendingAudit } from "./audit-queue.js";
 import { ShownWindow } from "./compaction.js";
 import { Doubts } from "./doubts.js";
-import { spanIdOf, type Entry, type LiveEntry } from "./entries.js";
+import { PendingDecisions, type PendingDecision } from "./lapse.js";
+import { copyUnpromised, spanIdOf, type Entry, type LiveEntry } from "./entries.js";
 import { kindPins, type WindowSettings } from "./window-options.js";
 import type { PlanContext } from "./plan.js";
 import type { WindowIdentity } from "./refs.js";
@@ -36,6 +37,10 @@ export class WindowCore {
   readonly shown: ShownWindow;
   readonly pendingAudit: PendingAudit;
   readonly doubts = new Doubts();
+  /** The decisions since the last compaction point, with what they replaced: not applied if a copy's promise ends first (`lapse.ts`). */
+  readonly pendingDecisions = new PendingDecisions();
+  /** Live entries with a line under them (`noticeUnder`): each is cleared at the compaction point after the one that showed it. */
+  readonly #noticed = new Set<LiveEntry>();
   /** OpenTelemetry spans and metrics of the decisions (src/telemetry/index.ts); `null`: none, at no cost. */
   telemetry: Telemetry | null = null;
   /**
@@ -149,17 +154,46 @@ export class WindowCore {
    * the end of the window until then (a line inserted mid-window would rewrite every cached token after it).
    */
   noticeOn(entry: LiveEntry, line: string): void {
-    entry.notice = line;
+    this.noticeUnder(entry, line);
     if (this.shown.immediate) this.compactNow();
     else this.notice(line);
   }
 
   /**
+   * Puts `line` under a live span: the next compaction point renders it there, and the one after clears it
+   * (it would otherwise be re-sent with every request for the rest of the session). Both are compaction
+   * points, where the rendering is rewritten from the first changed position anyway; in between, the line
+   * stays as it was rendered, so the prefix stays byte-identical.
+   */
+  noticeUnder(entry: LiveEntry, line: string): void {
+    entry.notice = line;
+    entry.noticeAt = this.shown.count;
+    this.#noticed.add(entry);
+  }
+
+  /** Clears every line under a span that a compaction point before this one rendered already. */
+  #clearShownNotices(): void {
+    for (const e of this.#noticed) {
+      if ((e.noticeAt ?? 0) >= this.shown.count) continue;
+      e.notice = null;
+      delete e.noticeAt;
+      this.#noticed.delete(e);
+    }
+  }
+
+  /** Pending decisions whose copies are no longer promised are not applied (`lapse.ts`); between compaction points. */
+  settleLapses(): void {
+    if (this.pendingDecisions.size > 0) this.pendingDecisions.settle(this, false);
+  }
+
+  /**
    * After a decision changed `spanIds` (freeing `freed` tokens when applied): applied now when every
    * decision is a compaction point ("immediate"), else at the next compaction point — at the latest the
-   * next rendering once the pending decisions are due.
+   * next rendering once the pending decisions are due. `pending` is what it replaced, kept until it is
+   * applied: a decision whose copy's promise ends first is not (`lapse.ts`).
    */
-  decided(spanIds: readonly string[], freed: number): WhenApplied {
+  decided(spanIds: readonly string[], freed: number, pending: PendingDecision | null): WhenApplied {
+    if (pending !== null) this.pendingDecisions.record(pending);
     this.shown.decided(spanIds, freed);
     if (!this.shown.immediate) return this.shown.applied();
     this.compactNow();
@@ -175,6 +209,12 @@ export class WindowCore {
    */
   compactNow(): CompactionReport & { readonly made: boolean } {
     const now = this.now();
+    // Lines under spans a compaction point showed already go; then pending decisions whose copies are no
+    // longer promised are put back live, with a line that this compaction point shows (`lapse.ts`).
+    if (this.#noticed.size > 0) this.#clearShownNotices();
+    const notApplied = this.pendingDecisions.size > 0 ? this.pendingDecisions.settle(this, true) : 0;
+    // Everything still pending is applied now.
+    this.pendingDecisions.clear();
     const pending = this.shown.pendingCount;
     const folded = this.state.foldDirectiveCalls();
     // Runs of index lines a pending decision touched fold into one line each (every run after a resume);
@@ -186,13 +226,13 @@ export class WindowCore {
     if (firstChange < 0) {
       // A promise that lapsed where no line shows it (a folded or summarized member): the next lapse is later.
       this.shown.unchanged(this.shown.lapsed(now) ? nextLapse(this.state.all(), now) : null);
-      return { applied: pending, folded, freedTokens: 0, rewrittenTokens: 0, made: false };
+      return { applied: pending, folded, freedTokens: 0, rewrittenTokens: 0, notApplied, made: false };
     }
     const shownBefore = this.shown.views().length;
     const before = this.shown.totalTokens;
     const rewritten = this.shown.tokensFrom(firstChange);
     this.shown.reset(views, nextLapse(this.state.all(), now));
-    const report = { applied: pending, folded, freedTokens: shownBefore === 0 ? 0 : before - this.shown.totalTokens, rewrittenTokens: rewritten };
+    const report = { applied: pending, folded, freedTokens: shownBefore === 0 ? 0 : before - this.shown.totalTokens, rewrittenTokens: rewritten, notApplied };
     this.telemetry?.compaction(report, this.shown.count);
     return { ...report, made: true };
   }
@@ -222,6 +262,8 @@ export class WindowCore {
 
   /** The window's positions as the model reads them now, applying what is due first. */
   views(): readonly WindowEntry[] {
+    // A pending decision whose copy is no longer promised is not applied: its span stays as it is shown.
+    this.settleLapses();
     // Due (the pending decisions pay for the rewrite, or the window is at its limit): applied now, once for
     // every decision since the last rendering, so a batch of prune calls is one rewrite. A shown line whose
     // promise lapsed would offer a recall that can no longer be honoured: rewritten now too.
@@ -234,7 +276,7 @@ export class WindowCore {
 export function nextLapse(entries: Iterable<Entry>, now: number): number {
   let next = Number.POSITIVE_INFINITY;
   for (const e of entries) {
-    if (e.state === "pruned" && !e.copyLost && e.keptUntil !== null && e.keptUntil > now && e.keptUntil < next) next = e.keptUntil;
+    if (e.state === "pruned" && e.keptUntil !== null && e.keptUntil < next && !copyUnpromised(e, now)) next = e.keptUntil;
   }
   return next;
 }

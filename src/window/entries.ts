@@ -18,7 +18,13 @@ export interface LiveEntry {
   persistError: string | null;
   /** When the store wrote its copy (the start of its retention), if it did. */
   copiedAt: number | null;
+  /** A runtime line under the span (a refusal, a prune not applied), shown until a compaction point clears it. */
   notice: string | null;
+  /**
+   * How many compaction points the window had made when `notice` was set: the first compaction point after
+   * that shows it under the span, the next one clears it (`WindowCore.compactNow`). Absent with no notice.
+   */
+  noticeAt?: number;
   /**
    * The hint its index line will carry if it is dropped, chosen when it was appended (`chooseHint`: a
    * regex scan and a token count, ~2–4 µs, paid once per span so a prune does not); `null` for none,
@@ -51,6 +57,11 @@ export interface GoneEntry {
   retainedUntil?: number | null;
   /** A recall found the copy gone or altered: the line says so from then on. */
   copyLost: boolean;
+  /**
+   * A reading of the clock found the promise lapsed (`promiseLapsed`): it stays lapsed, whatever the clock
+   * says later (an NTP step back does not bring a copy back). Absent until then.
+   */
+  lapsed?: true;
   /** What a dropped span held, in a few words of the hint alphabet, shown on its index line; `null` for none. */
   hint: string | null;
   /** The tokens `: hint` adds to the index line, counted when the hint was chosen (0 without one). */
@@ -223,6 +234,25 @@ export function prunedEntry(
 }
 
 /**
+ * Whether nothing promises a reversibly pruned span's copy any longer at `now`: its `keptUntil` (the hold's
+ * end, or its retention's, whichever is later) has come. The one test of a lapse, for every line, fold,
+ * summary header, range plan and pending decision. A lapse once found is remembered on the entry (`lapsed`):
+ * a clock stepping back (an NTP correction) does not make a line offer a recall again. A copy found lost is
+ * not a lapse (its line says `lost`); callers that treat both alike test `copyLost` too.
+ */
+export function promiseLapsed(e: Pick<GoneEntry, "keptUntil" | "lapsed">, now: number): boolean {
+  if (e.lapsed === true) return true;
+  if (e.keptUntil === null || now < e.keptUntil) return false;
+  e.lapsed = true;
+  return true;
+}
+
+/** Whether a line's copy can no longer be recalled as pruned: found lost, or its promise lapsed (`promiseLapsed`). */
+export function copyUnpromised(e: GoneEntry, now: number): boolean {
+  return e.copyLost || promiseLapsed(e, now);
+}
+
+/**
  * The runtime line that stands in a pruned span's place at time `now`: it offers a recall only while
  * something still promises the copy (a hold, or retention), and says how long when that ends before the
  * session's horizon. Computed at every render, from the clock, so a lapsed hold is never shown as a recall.
@@ -235,7 +265,7 @@ export function goneLine(e: GoneEntry, now: number, tombstone: string): string {
     return bare ? tombstoneLine(e.spanId, tombstone) : replacementHeader(e.spanId, e.mode as Exclude<PruneMode, "drop">, null);
   }
   if (e.copyLost) return uncertainCopyLine(e.spanId, mode, "lost", e.hint);
-  if (e.keptUntil !== null && now >= e.keptUntil) return uncertainCopyLine(e.spanId, mode, "may be lost", e.hint);
+  if (promiseLapsed(e, now)) return uncertainCopyLine(e.spanId, mode, "may be lost", e.hint);
   const until = e.until === null ? null : formatUntil(e.until, now);
   return bare ? indexLine(e.spanId, e.handle, e.hint, until) : replacementHeader(e.spanId, e.mode as Exclude<PruneMode, "drop">, e.handle, until);
 }
@@ -245,8 +275,7 @@ export function goneLine(e: GoneEntry, now: number, tombstone: string): string {
  * common case on the prune path), anything else by the tokenizer.
  */
 export function goneTokens(e: GoneEntry, now: number, tombstone: string): number {
-  const plainIndex = e.state === "pruned" && e.replacement === null && e.handle !== null && !e.copyLost && e.until === null &&
-    (e.keptUntil === null || now < e.keptUntil);
+  const plainIndex = e.state === "pruned" && e.replacement === null && e.handle !== null && !e.copyLost && e.until === null && !promiseLapsed(e, now);
   return plainIndex ? indexLineTokens(e.spanId, e.handle!, e.hint, e.hintTokens) : countTokens(goneText(e, now, tombstone));
 }
 

@@ -32,7 +32,7 @@
  * live window says what a resumed one does.
  */
 import type { Entry, FoldEntry, GoneEntry } from "./entries.js";
-import { spanIdOf } from "./entries.js";
+import { copyUnpromised, promiseLapsed, spanIdOf } from "./entries.js";
 import { formatUntil } from "../render/lines.js";
 
 /** Most members one fold lists. */
@@ -56,7 +56,7 @@ const LABEL = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
 function foldable(e: Entry, now: number): e is GoneEntry | FoldEntry {
   if (e.state === "fold") return true;
   if (e.state === "tombstone") return e.replacement === null;
-  return e.state === "pruned" && e.replacement === null && !e.copyLost && e.until === null && e.handle !== null && (e.keptUntil === null || now < e.keptUntil);
+  return e.state === "pruned" && e.replacement === null && e.until === null && e.handle !== null && !copyUnpromised(e, now);
 }
 
 /** The leaves of a fold (index lines and tombstones), depth first. */
@@ -115,7 +115,7 @@ interface Drawn {
  * The fold line of `members` at `now`: `span_3-span_90: 44 pruned (20 read_file, 12 grep, 12 turn) until
  * 17:05Z, 3 copies may be lost, 2 unrecoverable; recall span_3-span_90 to list them`. Each member counts as
  * its index line reads at `now` (`goneLine`): found lost or a tombstone is unrecoverable, a promise that
- * lapsed (`keptUntil` passed) may be lost, and the rest are pruned, with the earliest `until` among them when
+ * lapsed (`promiseLapsed`) may be lost, and the rest are pruned, with the earliest `until` among them when
  * one is kept only until a time.
  */
 export function foldLine(key: string, members: readonly Entry[], now: number): string {
@@ -141,7 +141,7 @@ function drawFold(key: string, members: readonly Entry[], now: number): Drawn {
         if (groups.has(leaf.group)) continue;
         groups.add(leaf.group);
       }
-      if (leaf.keptUntil !== null && now >= leaf.keptUntil) {
+      if (promiseLapsed(leaf, now)) {
         mayBeLost++;
         continue;
       }

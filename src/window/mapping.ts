@@ -25,6 +25,8 @@ import { renderWindow } from "./view.js";
  * answers (its answer may then refer to the previous map's, see the module comment), `null` from code.
  */
 export async function mapWindow(core: WindowCore, raw: string, callId: string | null = null): Promise<WindowMap> {
+  // A span whose pending prune will not be applied (its copy is no longer promised) is mapped as the live span it is.
+  core.settleLapses();
   const checks = new Map<LiveEntry, CheckResult | null>();
   for (const e of core.state.entries) {
     if (e.state !== "live") continue;

@@ -83,6 +83,8 @@ export function providerCompactionAllowed(core: WindowCore): boolean {
 
 /** What a provider's compaction would free, lose and keep (see the module comment). Reads the lossy budget's counter. */
 export async function planProviderCompaction(core: WindowCore): Promise<ProviderCompactionPlan> {
+  // A pending prune whose copy is no longer promised is not applied: its span is planned as the live span it is.
+  core.settleLapses();
   const budget = core.settings.limits.lossyBudget ?? null;
   let left = budget === null ? Number.POSITIVE_INFINITY : budget - (await core.home.lossySpent(core.session));
   const reversible: string[] = [];

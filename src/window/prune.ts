@@ -15,6 +15,7 @@ import type { PruneMode } from "../types.js";
 import { commitDecision, type CommitInDoubt } from "./commit-step.js";
 import type { WindowCore } from "./core.js";
 import type { Decided } from "./decide.js";
+import type { PendingDecision, Replaced } from "./lapse.js";
 import { goneText, type GoneEntry, type LiveEntry } from "./entries.js";
 import { committedOutcome, rejectedOutcome } from "./outcomes.js";
 import { planPrune, type PrunePlan } from "./plan.js";
@@ -22,6 +23,8 @@ import { refuseChecked, refuseEarly, storeFailed } from "./refusals.js";
 
 /** Prunes `spanId` in `mode` (a checked span id; refs were read before). `raw` is the directive as audited. */
 export async function prune(core: WindowCore, spanId: string, mode: PruneMode, digest: string | null, acceptLossy: boolean, raw: string): Promise<PruneOutcome> {
+  // A pending prune of it whose copy is no longer promised is not applied: the span is live again, and this is a new decision.
+  core.settleLapses();
   // No decision in doubt (the common case): no promise to await. Otherwise every span the prune would take
   // is settled first, its group's members too: a member that joined the group after the decision in doubt
   // (a result whose call was pruned) is not held by that doubt, and pruning it again would commit twice.
@@ -91,16 +94,22 @@ export async function joinGroupFate(core: WindowCore, entry: LiveEntry): Promise
   await decide(core.telemetry, "prune", () => prune(core, entry.span.id, "drop", null, lossy, raw));
 }
 
-/** Applies each member the store committed to the state; returns the tokens they free. */
-function applyMembers(core: WindowCore, plan: PrunePlan, commit: PruneCommit, decided: Decided, onlyUnchanged: boolean): number {
+/**
+ * Applies each member the store committed to the state; returns the tokens they free and the decision as it
+ * is kept until a compaction point applies it (`lapse.ts`).
+ */
+function applyMembers(core: WindowCore, plan: PrunePlan, commit: PruneCommit, decided: Decided, onlyUnchanged: boolean): { readonly freed: number; readonly pending: PendingDecision } {
   const now = core.now();
   let freed = 0;
+  const members: Replaced[] = [];
   for (const [i, p] of plan.members.entries()) {
     // A decision settled late applies only to members still as they were when it was made.
     if (onlyUnchanged && core.state.get(p.entry.span.id) !== p.entry) continue;
-    freed += core.state.applyCommitted(p, commit.items[i]!, decided.keeps[i] ?? null, now, core.settings.tombstone, core.settings.indexHintTokens).freed;
+    const applied = core.state.applyCommitted(p, commit.items[i]!, decided.keeps[i] ?? null, now, core.settings.tombstone, core.settings.indexHintTokens);
+    freed += applied.freed;
+    members.push({ live: p.entry, gone: applied.gone });
   }
-  return freed;
+  return { freed, pending: { type: "prune", store: plan.store, members, freed } };
 }
 
 /** The outcome of a prune the store committed (or refused inside its transaction); rewrites the window. */
@@ -108,12 +117,12 @@ function committed(core: WindowCore, plan: PrunePlan, mode: PruneMode, commit: P
   const lead = commit.items[plan.lead]!;
   if (decided.refusal !== null) return refuseChecked(core, plan, mode, lead, commit.items, decided.refusal);
   // Committed: now, and only now, rewrite the window.
-  const tokensFreed = applyMembers(core, plan, commit, decided, false);
+  const { freed: tokensFreed, pending } = applyMembers(core, plan, commit, decided, false);
   const now = core.now();
   const { tombstone } = core.settings;
   const spanId = plan.target.span.id;
   const gone = core.state.get(spanId) as GoneEntry;
-  const applies = core.decided(plan.members.map((p) => p.entry.span.id), tokensFreed);
+  const applies = core.decided(plan.members.map((p) => p.entry.span.id), tokensFreed, pending);
   return committedOutcome(
     {
       spanId, kind: gone.kind, mode, line: goneText(gone, now, tombstone), tokensFreed, applies,
@@ -151,7 +160,10 @@ function holdInDoubt(core: WindowCore, plan: PrunePlan, mode: PruneMode, raw: st
       }
       // Apply what committed, as the original directive would have; the refusal of a group member
       // committed only audit records, so nothing changes in the window.
-      if (commit.items.every((it) => it.decision.status !== "rejected")) core.decided(spanIds, applyMembers(core, plan, commit, decided, true));
+      if (commit.items.every((it) => it.decision.status !== "rejected")) {
+        const { freed, pending } = applyMembers(core, plan, commit, decided, true);
+        core.decided(spanIds, freed, pending);
+      }
     },
   });
   const outcome = rejectedOutcome({

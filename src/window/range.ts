@@ -22,7 +22,7 @@ import { frameUntrusted } from "../render/framing.js";
 import { contentHash } from "../hash.js";
 import type { LookupResult } from "../stores/store.js";
 import type { KindPolicy, PinPattern } from "../types.js";
-import { goneText, kindOf, spanIdOf, type Entry, type GoneEntry, type LiveEntry, type SummaryEntry } from "./entries.js";
+import { copyUnpromised, goneText, kindOf, spanIdOf, type Entry, type GoneEntry, type LiveEntry, type SummaryEntry } from "./entries.js";
 import { foldText } from "./fold.js";
 
 /**
@@ -104,7 +104,7 @@ export function planRange(ctx: RangeContext, from: string, to: string): { readon
     const pins = ctx.pinsFor(policy);
     if (e.state !== "live") {
       // A member whose copy is known lost, or no longer promised, is a hole a digest would hide.
-      if (e.copyLost || e.handle === null || e.store === null || (e.keptUntil !== null && e.keptUntil <= ctx.now)) {
+      if (e.handle === null || e.store === null || copyUnpromised(e, ctx.now)) {
         return { refusal: { reason: "range", message: `${e.spanId}'s copy is lost; a summary over it would hide the hole` } };
       }
       if (e.replacement !== null) for (const id of findPins(e.replacement, pins)) ids.push(id);
@@ -138,7 +138,7 @@ function planFoldMembers(fold: Entry, ctx: RangeContext, pruned: GoneEntry[], id
     if (m.state === "fold") {
       const refusal = planFoldMembers(m, ctx, pruned, ids);
       if (refusal !== null) return refusal;
-    } else if (m.state === "pruned" && m.handle !== null && m.store !== null && !m.copyLost && (m.keptUntil === null || m.keptUntil > ctx.now)) {
+    } else if (m.state === "pruned" && m.handle !== null && m.store !== null && !copyUnpromised(m, ctx.now)) {
       pruned.push(m);
     } else {
       return { reason: "range", message: `${spanIdOf(m)} is unrecoverable; a summary over it would hide the hole` };
@@ -173,14 +173,14 @@ export async function verifyPrunedMembers(
 export interface SummaryPromise {
   /** The earliest time a member's copy is kept until, when that is before the session's horizon; `null` when none is. */
   readonly until: number | null;
-  /** A member's promise lapsed (`keptUntil` passed), or its copy was found lost. */
+  /** A member's promise lapsed (`promiseLapsed`), or its copy was found lost. */
   readonly mayBeLost: boolean;
 }
 
 /**
  * The promise of `members` at `now`, over every index line under them (lower summaries and folds opened, at
  * any depth, with an explicit stack: a chain of summaries of summaries may be thousands deep). The rule is
- * the index line's (`goneLine`): a copy found lost, or whose `keptUntil` passed, may be lost; otherwise its
+ * the index line's (`goneLine`): a copy found lost, or whose promise lapsed (`promiseLapsed`), may be lost; otherwise its
  * `until`, when it has one, is what the line says. Tombstones say so on their own lines.
  */
 export function summaryPromise(members: readonly Entry[], now: number): SummaryPromise {
@@ -194,7 +194,7 @@ export function summaryPromise(members: readonly Entry[], now: number): SummaryP
       continue;
     }
     if (e.state !== "pruned" || e.handle === null) continue;
-    if (e.copyLost || (e.keptUntil !== null && now >= e.keptUntil)) mayBeLost = true;
+    if (copyUnpromised(e, now)) mayBeLost = true;
     else if (e.until !== null && (until === null || e.until < until)) until = e.until;
   }
   return { until, mayBeLost };

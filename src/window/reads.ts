@@ -16,6 +16,8 @@ export async function recallSpan(core: WindowCore, query: string, raw: string): 
   // A span whose prune is in doubt is still live here: try to settle it, and answer from the window if
   // the store still cannot say (the bytes are the window's either way).
   await core.doubts.settle(query);
+  // A pending prune whose copy is no longer promised is not applied: its span is live, and answers from the window.
+  core.settleLapses();
   const { state } = core;
   return recall(query, raw, {
     session: core.session,
@@ -30,7 +32,8 @@ export async function recallSpan(core: WindowCore, query: string, raw: string): 
     audit: (store, draft) => core.audit(store, draft),
     copyLost: (entry) => {
       state.markCopyLost(entry);
-      // Its line must stop offering the recall now, not at the next compaction point.
+      // Its line must stop offering the recall now, not at the next compaction point; a prune of it still
+      // pending is not applied (`lapse.ts`): the span is live again, and the recall answers from its bytes.
       core.compactNow();
     },
   });
@@ -40,6 +43,8 @@ export async function recallSpan(core: WindowCore, query: string, raw: string): 
 export async function searchWindow(core: WindowCore, text: string, regex: boolean, raw: string): Promise<SearchOutcome | InvalidOutcome> {
   const compiled = compileQuery(text, regex, core.settings.directiveLimits.maxQueryChars);
   if (!compiled.ok) return invalid(core, "search", [{ path: "query", message: compiled.message }], raw);
+  // A pending prune whose copy is no longer promised is not applied: its bytes are the window's, and searched as live.
+  core.settleLapses();
   const { state } = core;
   return search(compiled.query, raw, {
     session: core.session,

@@ -4,7 +4,7 @@
  * (a tombstone, or a copy that vanished despite its handle) and `unknown` (this session never had it) —
  * plus `unavailable` when the store failed and the copy may still exist.
  */
-import type { AuditDraft, AuditRecord } from "../audit.js";
+import { isPruneDecision, type AuditDraft, type AuditRecord } from "../audit.js";
 import type { DecisionReason } from "../decision/reasons.js";
 import { HANDLE, SPAN_ID } from "../directive.js";
 import { errorMessage } from "../errors.js";
@@ -90,6 +90,12 @@ export async function recall(query: string, raw: string, ctx: RecallContext): Pr
     return { op: "recall", status: "found", spanId: entry.spanId, handle: entry.handle, text: found.text, source: "store", auditSeq: seq };
   }
   ctx.copyLost(entry);
+  // A prune still pending is not applied once its copy is found lost: the span is live again, its bytes the window's.
+  const again = ctx.find(query);
+  if (again?.state === "live") {
+    const seq = await ctx.audit(ctx.storeOf(again), draft("found", { code: "recall-live" }, again));
+    return { op: "recall", status: "found", spanId: again.span.id, handle: again.handle, text: again.span.text, source: "window", auditSeq: seq };
+  }
   const seq = await ctx.audit(store, draft("pruned-unrecoverable", { code: "copy-lost", loss: found.status === "found" ? "altered" : found.status }, entry));
   return {
     op: "recall", status: "pruned-unrecoverable", spanId: entry.spanId, handle: entry.handle, reason: "copy-lost",
@@ -142,7 +148,9 @@ async function recallFromStores(
         const seq = await ctx.audit(store, draft("found", { code: "recall-store-only" }));
         return { op: "recall", status: "found", spanId: r.spanId, handle: r.handle, text: r.text, source: "store", auditSeq: seq };
       }
-      if (r.status === "expired") {
+      // A span whose prune was not applied (`kept`) was never pruned: its copy rotated out like any live span's,
+      // and it is lost (below), not pruned.
+      if (r.status === "expired" && !(await keptLast(store, ctx.session, r.spanId))) {
         const seq = await ctx.audit(store, draft("pruned-unrecoverable", { code: "copy-lost", loss: "expired" }));
         return {
           op: "recall", status: "pruned-unrecoverable", spanId: r.spanId, handle: r.handle, reason: "copy-lost", replacement: null,
@@ -160,6 +168,7 @@ async function recallFromStores(
       failed = store;
       continue;
     }
+    if (pruned?.status === "kept") break; // not applied: the span stayed live where it was
     if (pruned) {
       const seq = await ctx.audit(store, draft("pruned-unrecoverable", pruned.status === "lossy" ? { code: "recall-lossy" } : { code: "copy-lost", loss: "absent" }));
       return {
@@ -217,14 +226,21 @@ async function prunedHash(store: BackingStore, session: string, spanId: string):
   return pruned.findLast((r) => r.status === "reversible" && r.spanId === spanId)?.spanHash ?? null;
 }
 
+/** Whether the last prune decision a store's chain holds for `spanId` was not applied (`kept`); a store that fails says no. */
+async function keptLast(store: BackingStore, session: string, spanId: string): Promise<boolean> {
+  try {
+    return (await prunesOf(store, session, spanId)).at(-1)?.status === "kept";
+  } catch {
+    return false;
+  }
+}
+
 /**
- * A store's committed prunes (reversible or lossy) naming `id` as their span id or handle, in chain order:
- * by the store's index when it has one (`prunesOf`), else by reading its whole chain. Either way the same
- * records, so the answer does not depend on which.
+ * A store's prune decisions that committed (reversible or lossy) or were not applied after all (`kept`),
+ * naming `id` as their span id or handle, in chain order: by the store's index when it has one (`prunesOf`),
+ * else by reading its whole chain. Either way the same records, so the answer does not depend on which.
  */
 function prunesOf(store: BackingStore, session: string, id: string): Promise<AuditRecord[]> {
   if (store.prunesOf !== undefined) return store.prunesOf(session, id);
-  return store.auditLog(session).then((log) =>
-    log.filter((r) => r.op === "prune" && (r.status === "lossy" || r.status === "reversible") && (r.spanId === id || (r.handle !== null && r.handle === id))),
-  );
+  return store.auditLog(session).then((log) => log.filter((r) => isPruneDecision(r) && (r.spanId === id || (r.handle !== null && r.handle === id))));
 }

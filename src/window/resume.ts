@@ -104,6 +104,9 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
       if (r.op === "prune" && (r.status === "reversible" || r.status === "lossy") && r.spanId !== null && !committed.has(r.spanId)) {
         committed.set(r.spanId, r);
       }
+      // A prune decided and not applied (its copy stopped being promised before its compaction point): the span
+      // stayed live. The record follows the prune's in the same chain; a later prune of the span is a new decision.
+      if (r.op === "prune" && r.status === "kept" && r.spanId !== null && committed.get(r.spanId)?.store === r.store) committed.delete(r.spanId);
       if (r.op === "prune" && r.spanId !== null && typeof r.spanHash === "string") sealed.set(r.spanId, r.spanHash);
       // The session's ends and starts are in the home store's chain: its order (seq) says which came last,
       // and what a hold released by an end was placed before it, whatever two windows' clocks said.

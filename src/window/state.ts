@@ -125,6 +125,46 @@ export class WindowState {
     return { gone, freed: member.entry.span.tokens - goneTokens(gone, now, tombstone) };
   }
 
+  /**
+   * A span whose prune was decided and is not applied after all (`lapse.ts`): `live`, the entry the prune
+   * replaced, takes the place of `gone` again, and recall, search and the map read it as live. Its group's fate
+   * is forgotten when no member of the group is pruned any more. Returns whether `gone` was in the window (a
+   * member of a range summary is put back by `unsummarize` first).
+   */
+  reinstate(live: LiveEntry, gone: GoneEntry): boolean {
+    const at = this.entries.indexOf(gone);
+    if (at < 0) return false;
+    this.entries[at] = live;
+    live.pos = at;
+    this.#byId.set(live.span.id, live);
+    this.#groupLiveAgain(live.span.group);
+    return true;
+  }
+
+  /** A group's fate is forgotten once none of its members is pruned: a member that arrives later stays live. */
+  #groupLiveAgain(group: string | undefined): void {
+    if (group === undefined || !this.prunedGroups.has(group)) return;
+    for (const e of this.all()) if ((e.state === "pruned" || e.state === "tombstone") && e.group === group) return;
+    this.prunedGroups.delete(group);
+  }
+
+  /**
+   * A range summary decided and not applied after all (`lapse.ts`): the run it replaced, `before` (as it was
+   * when the summary was decided: live entries, index lines, lower summaries, folds), takes its place again.
+   * The summary stays known by its id, with `before` as its members: a recall of it lists them as they stand.
+   * Returns whether the summary was in the window.
+   */
+  unsummarize(summary: SummaryEntry, before: readonly Entry[]): boolean {
+    const at = this.entries.indexOf(summary);
+    if (at < 0) return false;
+    this.entries.splice(at, 1, ...before);
+    for (const e of before) this.#byId.set(spanIdOf(e), e);
+    summary.members = [...before];
+    this.#renumber();
+    for (const e of before) if (e.state === "live") this.#groupLiveAgain(e.span.group);
+    return true;
+  }
+
   /** A summary in the place of the run of `count` positions from `start` (its members already committed). */
   replaceRun(start: number, count: number, summary: SummaryEntry): void {
     this.entries.splice(start, count, summary);

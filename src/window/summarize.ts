@@ -18,6 +18,7 @@ import { goneTokens, spanIdOf, type Entry } from "./entries.js";
 import { foldText } from "./fold.js";
 import { planRange, summaryEntry, summaryPromise, summaryText, verifyPrunedMembers, type RangePlan } from "./range.js";
 import { refuseRange } from "./refusals.js";
+import type { Replaced } from "./lapse.js";
 import { SUMMARY_KIND } from "./resume.js";
 
 /** Summarizes the run `from`…`to` (checked span ids) under `digest`. `raw` is the directive as audited. */
@@ -26,6 +27,8 @@ export async function summarizeRange(core: WindowCore, from: string, to: string,
   const refuse = (reason: RangeRejectedOutcome["reason"], message: string, auditSeq?: number | null) => refuseRange(core, from, to, raw, reason, message, auditSeq);
   // A prune or summary in doubt over any span: read back what committed before planning over it.
   const unsettled = await core.doubts.settleAll();
+  // Pending decisions over its members whose copies are no longer promised are not applied: the run is planned as it stands.
+  core.settleLapses();
   const planned = planRange(
     { entries: core.state.entries, now: core.now(), policyOf: (kind) => core.policyOf(kind), pinsFor: (policy) => core.pinsFor(policy) },
     from, to,
@@ -105,18 +108,23 @@ function applyRange(
     0,
   );
   const pruned: Array<{ spanId: string; handle: string; repersisted: boolean }> = [];
+  const replaced: Replaced[] = [];
   const members = plan.members.map((e): Entry => {
     if (e.state !== "live") return e;
     const i = plan.live.indexOf(e);
     const item = commit!.items[i]!;
     const { gone } = core.state.applyCommitted({ entry: e, mode: "summarize", body: null }, item, keeps[i] ?? KEPT_FOR_SESSION, now, tombstone, indexHintTokens);
     pruned.push({ spanId: gone.spanId, handle: gone.handle!, repersisted: item.decision.status === "reversible" && item.decision.repersist });
+    replaced.push({ live: e, gone });
     return gone;
   });
   const { entry, carried } = summaryEntry(summaryId, members, digest, plan.ids, now, plan.partial);
   core.state.replaceRun(plan.start, plan.members.length, entry);
   const tokensFreed = before - countTokens(entry.text);
-  const applies = core.decided([summaryId, ...members.map(spanIdOf)], tokensFreed);
+  const store = plan.live.length === 0 ? null : core.store(core.policyOf(plan.live[0]!.span.kind).store!);
+  const applies = core.decided([summaryId, ...members.map(spanIdOf)], tokensFreed, {
+    type: "summary", store, summary: entry, before: plan.members, members: replaced, freed: tokensFreed,
+  });
   return {
     op: "summarize_range", status: "summarized", spanId: summaryId, members: members.map(spanIdOf), pruned,
     // As a prune's: until when the first of its members' copies is kept, when that is before the horizon.
@@ -152,13 +160,17 @@ function holdInDoubt(
       // The run is no longer whole: each live member still shows what the store committed for it.
       const now = core.now();
       let freed = 0;
+      const members: Replaced[] = [];
       for (const [i, e] of plan.live.entries()) {
         if (core.state.get(e.span.id) !== e) continue;
-        freed += core.state.applyCommitted(
+        const applied = core.state.applyCommitted(
           { entry: e, mode: "summarize", body: null }, commit.items[i]!, decided.keeps[i] ?? null, now, core.settings.tombstone, core.settings.indexHintTokens,
-        ).freed;
+        );
+        freed += applied.freed;
+        members.push({ live: e, gone: applied.gone });
       }
-      core.decided(plan.live.map((e) => e.span.id), freed);
+      const store = core.store(core.policyOf(plan.live[0]!.span.kind).store!);
+      core.decided(plan.live.map((e) => e.span.id), freed, { type: "prune", store, members, freed });
     },
   });
   const message = `${from}–${to} kept for now: the store may have committed the summary, but its answer was lost (${errorMessage(err)}); the next directive for its spans reads back what committed first`;

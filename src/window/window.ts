@@ -160,6 +160,8 @@ export class ContextWindow<K extends string = string> {
 
   /** The refs of the live spans, in window order: after `resume`, every span that came back, with no cast. */
   refs(): SpanRef<K>[] {
+    // A span whose pending prune will not be applied (its copy is no longer promised) is live.
+    this.#core.settleLapses();
     const out: SpanRef<K>[] = [];
     for (const e of this.#core.state.entries) if (e.state === "live") out.push(mintRef(this.#core.self, e.span.id) as SpanRef<K>);
     return out;
@@ -377,6 +379,7 @@ export class ContextWindow<K extends string = string> {
   span(id: string): Span | undefined {
     const spanId = readingId(this.#core, id);
     if (spanId === null) return undefined;
+    this.#core.settleLapses();
     const e = this.#core.state.get(spanId);
     return e?.state === "live" ? e.span : undefined;
   }

@@ -82,6 +82,8 @@ describe("search", () => {
     const kept = await win.append({ kind: "tool", text: "kept output" });
     await win.prune({ span: lossy, mode: "drop", acceptLossy: true });
     await win.prune({ span: lost, mode: "drop" });
+    // Applied now: a prune still pending when its copy lapses is not applied at all (its bytes stay live, test/window/lapse.test.ts).
+    await win.compact();
     // No holds in this store: the copy of span_2 ages out like any other record.
     clock.advance(2 * HOUR + 1);
     await inner.rotate();
@@ -389,6 +391,8 @@ describe("search coverage never hides a hole the window or a store knows of", ()
     const refs = [];
     for (const t of ["alpha req_aaaaaa01", "beta req_bbbbbb02", "gamma req_cccccc03"]) refs.push(await win.append({ kind: "tool", text: t }));
     for (const r of refs) await win.prune({ span: r, mode: "drop" });
+    // Applied now: a prune still pending when its copy is found lost is not applied at all (test/window/lapse.test.ts).
+    await win.compact();
     sql("DELETE FROM pruneguard_records WHERE span_id = ?", "span_1");
     sql("UPDATE pruneguard_records SET text = 'forged', hash = ? WHERE span_id = ?", "0".repeat(64), "span_2");
     const r = searched(await win.search("req_"));

@@ -6,7 +6,7 @@
  */
 import pg from "pg";
 import type { Pool } from "pg";
-import type { AuditDraft, AuditRecord } from "../../audit.js";
+import { isPruneDecision, type AuditDraft, type AuditRecord } from "../../audit.js";
 import { StoreError } from "../../errors.js";
 import { commitResult, lossySpent } from "../commit.js";
 import { StoreBase, type StoreOptions } from "../store-options.js";
@@ -362,20 +362,30 @@ export class PostgresStore extends StoreBase implements BackingStore {
   /**
    * By index (`audit_span`): the chain's committed prunes of the span `id` names — by span id, or by the
    * handle of its record here (a handle is minted in the store whose chain records the span's prunes, and
-   * its record is never deleted, only emptied by rotation).
+   * its record is never deleted, only emptied by rotation) — and, when there is one, the `kept` records of
+   * prunes not applied after all. Those are few and have no index of their own: they are read, from the
+   * session's chain, only for a span that has a committed prune, so the common answer (none: an id the
+   * session never pruned) stays one indexed read.
    */
   async prunesOf(session: string, id: string): Promise<AuditRecord[]> {
     checkSession(this.name, session, NO_NUL);
     if (id.includes("\0")) return [];
     const { audit: A, records: R } = this.#t;
     const own = new RawSql(sql`store = ${this.name} AND session = ${session}`);
-    const [rows] = await this.#access.run("prunes", () =>
-      this.#driver.script([sql`SELECT record FROM ${A} WHERE ${own} AND status IN ('reversible', 'lossy')
-        AND span_id IN (${id}, (SELECT span_id FROM ${R} WHERE ${own} AND handle = ${id})) ORDER BY seq`], this.#timeoutMs),
+    const spans = new RawSql(sql`span_id IN (${id}, (SELECT span_id FROM ${R} WHERE ${own} AND handle = ${id}))`);
+    const read = (statuses: RawSql) => this.#access.run("prunes", () =>
+      this.#driver.script([sql`SELECT seq, record FROM ${A} WHERE ${own} AND ${statuses} AND ${spans} ORDER BY seq`], this.#timeoutMs),
     );
-    return (rows ?? [])
+    const [committed] = await read(new RawSql("status IN ('reversible', 'lossy')"));
+    const rows = committed ?? [];
+    if (rows.length > 0) {
+      const [kept] = await read(new RawSql("status = 'kept'"));
+      rows.push(...(kept ?? []));
+      rows.sort((a, b) => Number(a["seq"]) - Number(b["seq"]));
+    }
+    return rows
       .map((r) => JSON.parse(String(r["record"])) as AuditRecord)
-      .filter((r) => r.op === "prune" && (r.status === "reversible" || r.status === "lossy") && (r.spanId === id || (r.handle !== null && r.handle === id)));
+      .filter((r) => isPruneDecision(r) && (r.spanId === id || (r.handle !== null && r.handle === id)));
   }
 
   async sessionStart(session: string, start: number): Promise<number> {

@@ -92,8 +92,9 @@ export function prepareStatements(db: DatabaseSync, wholeTextReads: boolean) {
     countLossy: prep<[number], { n: number }>(
       `SELECT count(*) AS n FROM pruneguard_audit WHERE id BETWEEN (?1 << 32) + 1 AND (?1 << 32) + ${SEQ_MASK} AND status = 'lossy'`,
     ),
-    // The chain's committed prunes naming span ?2: those through `indexed` by `pruneguard_audit_spans`, those
-    // after it (at most `INDEX_TAIL`) by the rowid range; one statement, so both halves read one snapshot.
+    // The chain's prune decisions naming span ?2 (committed, or `kept`: not applied after all): those through
+    // `indexed` by `pruneguard_audit_spans`, those after it (at most `INDEX_TAIL`) by the rowid range; one
+    // statement, so both halves read one snapshot.
     prunesOfSpan: prep<[number, string], AuditRow & { seq: number }>(
       `WITH c AS (SELECT indexed FROM pruneguard_chains WHERE chain = ?1)
        SELECT a.id & ${SEQ_MASK} AS seq, a.record FROM pruneguard_audit_spans s JOIN pruneguard_audit a ON a.id = (s.chain << 32) + s.seq
@@ -101,16 +102,17 @@ export function prepareStatements(db: DatabaseSync, wholeTextReads: boolean) {
        UNION ALL
        SELECT a.id & ${SEQ_MASK} AS seq, a.record FROM pruneguard_audit a, c
          WHERE a.id BETWEEN (?1 << 32) + c.indexed + 1 AND (?1 << 32) + ${SEQ_MASK}
-         AND a.status IN ('reversible', 'lossy') AND json_extract(a.record, '$.spanId') = ?2
+         AND a.status IN ('reversible', 'lossy', 'kept') AND json_extract(a.record, '$.spanId') = ?2
        ORDER BY seq`,
     ),
     chainIndexed: prep<[number], { indexed: number }>("SELECT indexed FROM pruneguard_chains WHERE chain = ?"),
-    // Indexes the chain's committed prunes after `indexed` (a rowid range: each row is indexed once).
+    // Indexes the chain's prune decisions after `indexed` (a rowid range: each row is indexed once). `kept`
+    // records did not exist before a prune could be left unapplied: rows indexed earlier hold none to miss.
     indexSpans: prep<[number, number]>(
       `INSERT OR IGNORE INTO pruneguard_audit_spans (chain, span_id, seq)
        SELECT ?1, json_extract(record, '$.spanId'), id & ${SEQ_MASK} FROM pruneguard_audit
        WHERE id BETWEEN (?1 << 32) + CAST(?2 AS INTEGER) + 1 AND (?1 << 32) + ${SEQ_MASK}
-       AND status IN ('reversible', 'lossy') AND json_extract(record, '$.spanId') IS NOT NULL`,
+       AND status IN ('reversible', 'lossy', 'kept') AND json_extract(record, '$.spanId') IS NOT NULL`,
     ),
     setIndexed: prep<[number, number]>("UPDATE pruneguard_chains SET indexed = ? WHERE chain = ?"),
     spanOfHandle: prep<[string, string, string], { spanId: string }>(

@@ -7,7 +7,7 @@
 import { statSync } from "node:fs";
 import type { DatabaseSync } from "node:sqlite";
 import { StoreError } from "../../errors.js";
-import { EMPTY_CHAIN, sealChainJson, type AuditDraft, type AuditRecord, type ChainHead } from "../../audit.js";
+import { EMPTY_CHAIN, isPruneDecision, sealChainJson, type AuditDraft, type AuditRecord, type ChainHead } from "../../audit.js";
 import { commitResult, lossySpent, planCommit } from "../commit.js";
 import { StoreBase, type StoreOptions } from "../store-options.js";
 import { checkSession, copySearchAnswer, lookupAnswer, readOnly, registeredSpan, SESSION_SCAN_COPIES, spanTaken, storeLiteral } from "../records.js";
@@ -250,7 +250,7 @@ export class SqliteStore extends StoreBase implements BackingStore {
   }
 
   /**
-   * By index: the chain's committed prunes of the span `id` names (by span id, or by the handle of its
+   * By index: the chain's prune decisions (committed, or `kept`) of the span `id` names (by span id, or by the handle of its
    * record here — a handle is minted in the store whose chain records the span's prunes, and its record is
    * never deleted, only emptied by rotation). The index (`pruneguard_audit_spans`) is not written by the
    * prunes, which would cost each one a second B-tree: the rows appended since it was last brought up to
@@ -274,7 +274,7 @@ export class SqliteStore extends StoreBase implements BackingStore {
     const rows = [...spans].flatMap((spanId) => this.#q.prunesOfSpan.all(chain, spanId)).sort((a, b) => a.seq - b.seq);
     return rows
       .map((r) => JSON.parse(r.record) as AuditRecord)
-      .filter((r) => r.op === "prune" && (r.status === "reversible" || r.status === "lossy") && (r.spanId === id || (r.handle !== null && r.handle === id)));
+      .filter((r) => isPruneDecision(r) && (r.spanId === id || (r.handle !== null && r.handle === id)));
   }
 
   /** Brings the chain's span index up to its last row, in a write transaction of its own, when it can. */
