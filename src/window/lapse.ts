@@ -91,8 +91,38 @@ function whyNot(d: PendingDecision, now: number): Why | null {
   return null;
 }
 
+/**
+ * When `e`'s copy stops being promised, as far as the clock tells: `-Infinity` when it already has (or was
+ * found lost), `Infinity` when nothing about it can lapse (a live span, a tombstone, a copy kept forever).
+ */
+function lapseAt(e: Entry): number {
+  if (e.state === "fold") {
+    let at = Infinity;
+    for (const leaf of foldLeaves(e)) at = Math.min(at, lapseAt(leaf));
+    return at;
+  }
+  if (e.state !== "pruned" || e.handle === null) return Infinity;
+  if (e.copyLost || e.lapsed === true) return -Infinity;
+  return e.keptUntil ?? Infinity;
+}
+
+/** The earliest time a copy `d` relies on stops being promised (what `whyNot` looks at). */
+function earliestLapse(d: PendingDecision): number {
+  let at = Infinity;
+  for (const m of d.members) at = Math.min(at, lapseAt(m.gone));
+  if (d.type === "summary") for (const e of d.before) at = Math.min(at, lapseAt(e));
+  return at;
+}
+
 export class PendingDecisions {
   #list: PendingDecision[] = [];
+  /**
+   * The earliest lapse among the pending decisions' copies, and the state's `promiseEpoch` it was computed at:
+   * until the clock reaches it, or a copy's promise changes otherwise, no decision can be found unpromised,
+   * so `settle` (run at every read of the window) costs a comparison, not a walk of every pending decision.
+   */
+  #earliest = Infinity;
+  #epoch = -1;
 
   get size(): number {
     return this.#list.length;
@@ -101,11 +131,13 @@ export class PendingDecisions {
   /** A decision made since the last compaction point, before anything applies it. */
   record(d: PendingDecision): void {
     this.#list.push(d);
+    this.#earliest = Math.min(this.#earliest, earliestLapse(d));
   }
 
   /** A compaction point applied every decision left. */
   clear(): void {
     if (this.#list.length > 0) this.#list = [];
+    this.#earliest = Infinity;
   }
 
   /**
@@ -117,12 +149,16 @@ export class PendingDecisions {
   settle(core: WindowCore, inCompaction: boolean): number {
     if (this.#list.length === 0) return 0;
     const now = core.now();
+    if (this.#epoch === core.state.promiseEpoch && now < this.#earliest) return 0;
     const undo = new Map<PendingDecision, Why>();
     for (const d of this.#list) {
       const why = whyNot(d, now);
       if (why !== null) undo.set(d, why);
     }
-    if (undo.size === 0) return 0;
+    if (undo.size === 0) {
+      this.#remember(core);
+      return 0;
+    }
     // A decision over what an undone one made (a summary over its index line), or in the same tool call group.
     for (let grew = true; grew; ) {
       grew = false;
@@ -153,7 +189,23 @@ export class PendingDecisions {
     }
     this.#list = this.#list.filter((d) => !undo.has(d));
     for (const [store, draft] of drafts) core.pendingAudit.defer(store, { ...draft, decided: core.decide(1) });
+    this.#remember(core);
     return undo.size;
+  }
+
+  /**
+   * After a walk: the earliest lapse among the decisions left, at the state's current epoch. A decision left
+   * with a copy already unpromised (one that stays applied: `#undo` returned false) is not counted, or every
+   * read would walk again for nothing.
+   */
+  #remember(core: WindowCore): void {
+    let at = Infinity;
+    for (const d of this.#list) {
+      const t = earliestLapse(d);
+      if (t !== -Infinity) at = Math.min(at, t);
+    }
+    this.#earliest = at;
+    this.#epoch = core.state.promiseEpoch;
   }
 
   /** Undoes one decision in the state; `false` when its entries are no longer where it left them (then it stays applied). */

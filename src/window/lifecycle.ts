@@ -192,7 +192,10 @@ function releaseKeeps(core: WindowCore, now: number): boolean {
     changed = true;
   }
   // A folded member's line now says until when (or that its copy may be lost): its fold's line is drawn again.
-  if (changed) core.state.foldsStale = true;
+  if (changed) {
+    core.state.foldsStale = true;
+    core.state.promiseEpoch++;
+  }
   return changed;
 }
 

@@ -261,7 +261,15 @@ export class WindowState {
   markCopyLost(e: GoneEntry): void {
     e.copyLost = true;
     this.foldsStale = true;
+    this.promiseEpoch++;
   }
+
+  /**
+   * Counts the changes to a copy's promise the clock does not tell (a copy found lost, holds released by
+   * `end()`): the pending decisions (`lapse.ts`) look at their copies again after one, and otherwise only
+   * once the clock passes the earliest promise among them.
+   */
+  promiseEpoch = 0;
 
   /**
    * Set when a folded member changed in a way the clock does not tell (a copy found lost, a hold released by

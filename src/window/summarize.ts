@@ -51,6 +51,7 @@ export async function summarizeRange(core: WindowCore, from: string, to: string,
   }
   if ("refusal" in verified) {
     core.state.foldsStale = true; // the member whose copy was found lost may be folded: its fold's line says so
+    core.state.promiseEpoch++; // and a pending decision over it looks at its copies again (`lapse.ts`)
     return refuse(verified.refusal.reason, verified.refusal.message);
   }
   plan = { ...plan, ids: [...new Set([...plan.ids, ...verified.ids])] };
