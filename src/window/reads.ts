@@ -46,7 +46,8 @@ export async function searchWindow(core: WindowCore, text: string, regex: boolea
   // A pending prune whose copy is no longer promised is not applied: its bytes are the window's, and searched as live.
   core.settleLapses();
   const { state } = core;
-  return search(compiled.query, raw, {
+  let lost = 0;
+  const outcome = await search(compiled.query, raw, {
     session: core.session,
     // The directive tools' own calls and answers are the runtime's traffic, not what the model looks for.
     entries: () => (state.directiveNames.size === 0 ? state.entries : state.entries.filter((e) => !state.isDirectiveTraffic(e))),
@@ -65,5 +66,15 @@ export async function searchWindow(core: WindowCore, text: string, regex: boolea
         return !state.folded.has(id) && !state.unused.has(id) && !state.summariesBefore.has(id) && (e === undefined || !state.isDirectiveTraffic(e));
       });
     },
+    // A copy found gone while its prune is still pending: marked lost, so the prune is not applied (its bytes
+    // are still the window's) — as a recall or `checkCopies` finding it would. An applied prune's line is
+    // left to those, which say so where the model reads it.
+    lost: (e) => {
+      if (!core.shown.isPending(e.spanId) || e.copyLost) return;
+      state.markCopyLost(e);
+      lost++;
+    },
   });
+  if (lost > 0) core.settleLapses();
+  return outcome;
 }

@@ -39,6 +39,8 @@ export interface SearchContext {
   audit(store: BackingStore, draft: AuditDraft): Promise<number | null>;
   /** The session's span ids as the home store registered them, from every window of the session. */
   sessionSpans(): Promise<readonly string[]>;
+  /** A pruned entry whose copy the store no longer has as pruned (deleted, rotated out, altered): found lost. */
+  lost?(e: GoneEntry): void;
 }
 
 /** Runs a compiled query over the session and audits the answer. */
@@ -138,7 +140,9 @@ export async function search(query: SearchQuery, raw: string, ctx: SearchContext
       // Rotated out, deleted or re-hashed behind the runtime: the store no longer has the bytes pruned.
       for (const handle of answer.gone) {
         const e = byHandle.get(handle);
-        if (e !== undefined) holes.set(e.spanId, "copy-lost");
+        if (e === undefined) continue;
+        holes.set(e.spanId, "copy-lost");
+        ctx.lost?.(e);
       }
       for (const c of answer.candidates) {
         const e = byHandle.get(c.handle);
@@ -146,6 +150,7 @@ export async function search(query: SearchQuery, raw: string, ctx: SearchContext
         if (e === undefined || holes.has(e.spanId)) continue;
         if (e.spanId !== c.spanId || c.hash !== e.hash || contentHash(c.text) !== e.hash) {
           holes.set(e.spanId, "copy-lost");
+          ctx.lost?.(e);
           continue;
         }
         verified.add(e.spanId);

@@ -76,6 +76,13 @@ const STORES: readonly StoreCase[] = [
         const r = await lookup(session, key);
         return r.status === "found" && deleted.has(r.spanId) ? { status: "absent" } : r;
       };
+      // And a search reads it as gone.
+      const searchCopies = store.searchCopies.bind(store);
+      store.searchCopies = async (session, request) => {
+        const r = await searchCopies(session, request);
+        const dropped = r.candidates.filter((c) => deleted.has(c.spanId));
+        return { ...r, candidates: r.candidates.filter((c) => !deleted.has(c.spanId)), gone: [...r.gone, ...dropped.map((c) => c.handle)] };
+      };
       return { store, deleteCopy: async (spanId) => void deleted.add(spanId) };
     },
   },
@@ -184,6 +191,23 @@ for (const c of STORES) {
       await win.compact();
       expect(win.render()).toContain("result req_feedbeef01");
       expect(statuses(await win.auditLog())).toContain("prune:kept:not-applied:lost");
+    });
+
+    it("a search that finds the pending copy gone marks it lost: the prune is not applied, its bytes stay", async () => {
+      const clock = new ManualClock(NINE);
+      const opened = await c.open(clock, 30 * MIN);
+      const win = await pendingPrune(opened, clock);
+      await opened.deleteCopy("span_1");
+      // Nothing else looks at the copy first: the search is what finds it gone.
+      const found = await win.search("no such text anywhere");
+      expect(found).toMatchObject({ status: "no-match", coverage: { holes: [{ spanId: "span_1", why: "copy-lost" }] } });
+      await win.compact();
+      const text = win.render();
+      expectWellFormed(text);
+      expect(text).toContain("result req_feedbeef01");
+      expect(text).toContain("span_1 kept: prune not applied (copy lost)");
+      expect(statuses(await win.auditLog())).toContain("prune:kept:not-applied:lost");
+      expect(await win.recall("span_1")).toMatchObject({ status: "found", source: "window" });
     });
 
     it("a recall that finds the pending copy gone answers from the window's bytes", async () => {

@@ -22,6 +22,8 @@ const KINDS: Record<string, KindPolicy> = { tool: { store: "log", modes: ["drop"
 async function tampered(store: BackingStore, clock: ManualClock, tamper: () => Promise<void>): Promise<ContextWindow> {
   const win = new ContextWindow({ session: "s", clock, stores: { log: store }, kinds: KINDS });
   for (const text of ["alpha req_aaaaaa01", "beta req_bbbbbb02", "gamma req_cccccc03"]) await win.prune({ span: await win.append({ kind: "tool", text }), mode: "drop" });
+  // Applied: a search that finds a pending prune's copy gone keeps its span live instead (test/window/lapse.test.ts).
+  await win.compact();
   await tamper();
   return win;
 }
