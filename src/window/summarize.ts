@@ -19,6 +19,7 @@ import { foldText } from "./fold.js";
 import { planRange, summaryEntry, summaryPromise, summaryText, verifyPrunedMembers, type RangePlan } from "./range.js";
 import { refuseRange } from "./refusals.js";
 import type { Replaced } from "./lapse.js";
+import { keptDraft } from "./audit-drafts.js";
 import { SUMMARY_KIND } from "./resume.js";
 
 /** Summarizes the run `from`…`to` (checked span ids) under `digest`. `raw` is the directive as audited. */
@@ -71,7 +72,7 @@ export async function summarizeRange(core: WindowCore, from: string, to: string,
       op: "prune", status: "reversible", spanId: summaryId, kind: "summary", mode: "summarize", conditions: null, handle: null,
       repersisted: false, acceptLossy: false, reason: null, pinsCarried: 0, directive: raw,
     });
-    return applyRange(core, plan, summaryId, digest, null, [], auditSeq);
+    return applyRange(core, plan, summaryId, digest, null, [], auditSeq) ?? runChanged(core, plan, summaryId, null, refuse, auditSeq);
   }
   // The same commit step as a prune's: every live member in mode summarize, never lossy, one record each.
   const store = core.store(core.policyOf(plan.live[0]!.span.kind).store!);
@@ -93,13 +94,54 @@ export async function summarizeRange(core: WindowCore, from: string, to: string,
     const why = rejectionWhy(decided.refusal.reason, refusing.check, "summarize");
     return refuse(decided.refusal.reason, `${plan.live[decided.refusal.member]!.span.id}: ${why}`, commit.items[0]!.audit.seq);
   }
-  return applyRange(core, plan, summaryId, digest, commit, decided.keeps, commit.items[0]!.audit.seq);
+  return applyRange(core, plan, summaryId, digest, commit, decided.keeps, commit.items[0]!.audit.seq) ??
+    runChanged(core, plan, summaryId, commit, refuse, commit.items[0]!.audit.seq);
 }
 
-/** A range summary the store committed (or that touched no copy): rewrites the window. */
+/**
+ * The run is no longer where it was planned: while the summary was committed, a rendering or another read put
+ * a pending decision over one of its members back (its copy's promise ended: `lapse.ts`), or folded index
+ * lines around it. What the store committed is not applied — exactly as a pending decision not applied: a
+ * `kept` record for the summary and each member it pruned, the run left as it stands — and the model is told
+ * to summarize again.
+ */
+function runChanged(
+  core: WindowCore, plan: RangePlan, summaryId: string, commit: PruneCommit | null,
+  refuse: (reason: RangeRejectedOutcome["reason"], message: string, auditSeq?: number | null) => Promise<RangeRejectedOutcome>, auditSeq: number | null,
+): Promise<RangeRejectedOutcome> {
+  core.pendingAudit.defer(core.home, { ...keptDraft({ spanId: summaryId, kind: "summary", mode: "summarize", handle: null, hash: null }, "group"), decided: core.decide(1) });
+  if (commit !== null) {
+    const store = core.store(core.policyOf(plan.live[0]!.span.kind).store!);
+    plan.live.forEach((e, i) => {
+      const item = commit.items[i]!;
+      core.pendingAudit.defer(store, {
+        ...keptDraft({ spanId: e.span.id, kind: e.span.kind, mode: "summarize", handle: item.handle, hash: e.span.hash }, "group"),
+        decided: core.decide(1),
+      });
+    });
+  }
+  return refuse("range", "the run changed while the summary was committed (a pending decision over a member was not applied); nothing was summarized: summarize it again", auditSeq);
+}
+
+/** Where the planned run stands now, by identity: `null` when a member moved, or was replaced, meanwhile. */
+function runStart(core: WindowCore, plan: RangePlan): number | null {
+  const { entries } = core.state;
+  const start = plan.members.length === 0 ? -1 : entries.indexOf(plan.members[0]!);
+  if (start < 0) return null;
+  for (let i = 1; i < plan.members.length; i++) if (entries[start + i] !== plan.members[i]) return null;
+  return start;
+}
+
+/**
+ * A range summary the store committed (or that touched no copy): rewrites the window. `null` when the run is
+ * no longer as planned (`runStart`): then nothing is rewritten.
+ */
 function applyRange(
   core: WindowCore, plan: RangePlan, summaryId: string, digest: string, commit: PruneCommit | null, keeps: readonly (Keep | null)[], auditSeq: number | null,
-): RangeSummaryOutcome {
+): RangeSummaryOutcome | null {
+  // The awaits before this let synchronous reads (a rendering) settle pending decisions, which can move the run.
+  const start = runStart(core, plan);
+  if (start === null) return null;
   // Committed: now, and only now, rewrite the window.
   const now = core.now();
   const { tombstone, indexHintTokens } = core.settings;
@@ -120,7 +162,7 @@ function applyRange(
     return gone;
   });
   const { entry, carried } = summaryEntry(summaryId, members, digest, plan.ids, now, plan.partial);
-  core.state.replaceRun(plan.start, plan.members.length, entry);
+  core.state.replaceRun(start, plan.members.length, entry);
   const tokensFreed = before - countTokens(entry.text);
   const store = plan.live.length === 0 ? null : core.store(core.policyOf(plan.live[0]!.span.kind).store!);
   const applies = core.decided([summaryId, ...members.map(spanIdOf)], tokensFreed, {

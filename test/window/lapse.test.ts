@@ -340,6 +340,67 @@ describe("F1, neighbours", () => {
   });
 });
 
+describe("a rendering while a range summary waits on its store", () => {
+  /** A MemoryStore whose registration of a summary's id moves the clock to 10:01 and renders the window meanwhile. */
+  function racing(clock: ManualClock): { store: MemoryStore; arm(win: ContextWindow<Kind>): void } {
+    const store = new MemoryStore({ name: "log", clock, retentionMs: 30 * MIN });
+    let armed: ContextWindow<Kind> | null = null;
+    const register = store.registerSpan.bind(store);
+    store.registerSpan = async (session, input) => {
+      if (armed !== null && input.kind === "(range summary)") {
+        clock.set(NINE + HOUR + MIN); // the session's holds lapse while the store answers
+        armed.render(); // a host rendering is synchronous, not queued behind the summary
+      }
+      return register(session, input);
+    };
+    return { store, arm: (win) => void (armed = win) };
+  }
+
+  it("a member's pending prune put back live meanwhile: the summary is not applied, its members are kept", async () => {
+    const clock = new ManualClock(NINE);
+    const { store, arm } = racing(clock);
+    const win = new ContextWindow<Kind>(options(store, clock));
+    await win.append({ kind: "toolResult", text: output("req_0000aaa1") });
+    clock.set(NINE + 10 * MIN);
+    expect(await win.applyDirective({ op: "prune", span_id: "span_1", mode: "drop" })).toMatchObject({ status: "reversible" });
+    clock.set(NINE + 55 * MIN);
+    for (const m of ["req_0000aaa2", "req_0000aaa3"]) await win.append({ kind: "toolResult", text: output(m) });
+    clock.set(NINE + 59 * MIN);
+    arm(win);
+    const summary = await win.summarizeRange({ from: "span_1", to: "span_3", digest: "three reads" });
+    expect(summary).toMatchObject({ status: "rejected", reason: "range" });
+    expect(win.entries().slice(0, 3).map((e) => e.state)).toEqual(["live", "live", "live"]);
+    await win.compact();
+    const text = win.render();
+    expectWellFormed(text);
+    for (const m of ["req_0000aaa1", "req_0000aaa2", "req_0000aaa3"]) expect(text).toContain(`result ${m}`);
+    expect(statuses(await win.auditLog())).toEqual(expect.arrayContaining(["prune:kept:not-applied:lapsed", "prune:kept:not-applied:group"]));
+    // A window resumed from the store reads every member live, as this one shows them.
+    const resumed = await ContextWindow.resume<Kind>(options(store, clock));
+    expect(resumed.entries().slice(0, 3).map((e) => e.state)).toEqual(["live", "live", "live"]);
+  });
+
+  it("an earlier summary put back meanwhile moves the run: the summary is applied where its members are now", async () => {
+    const clock = new ManualClock(NINE);
+    const { store, arm } = racing(clock);
+    const win = new ContextWindow<Kind>(options(store, clock));
+    for (let i = 1; i <= 3; i++) await win.append({ kind: "toolResult", text: output(`req_0000aaa${i}`) });
+    clock.set(NINE + 10 * MIN);
+    expect(await win.summarizeRange({ from: "span_1", to: "span_3", digest: "one" })).toMatchObject({ status: "summarized" });
+    clock.set(NINE + 55 * MIN);
+    for (let i = 5; i <= 8; i++) await win.append({ kind: "toolResult", text: output(`req_0000bbb${i}`) });
+    clock.set(NINE + 59 * MIN);
+    arm(win);
+    expect(await win.summarizeRange({ from: "span_6", to: "span_7", digest: "two" })).toMatchObject({ status: "summarized", members: ["span_6", "span_7"] });
+    await win.compact();
+    const text = win.render();
+    expectWellFormed(text);
+    // The first summary was not applied (its copies lapsed), and the second took span_6 and span_7 only.
+    for (const m of ["aaa1", "aaa2", "aaa3", "bbb5", "bbb8"]) expect(text).toContain(`result req_0000${m}`);
+    for (const m of ["bbb6", "bbb7"]) expect(text).not.toContain(`result req_0000${m}`);
+  });
+});
+
 describe("F6: a refusal notice under a span is cleared at the compaction point after the one that showed it", () => {
   it("shown at the end until a compaction point, under the span from it until the next; the prefix stays byte-identical in between", async () => {
     const clock = new ManualClock(NINE);
