@@ -47,7 +47,7 @@ export async function searchWindow(core: WindowCore, text: string, regex: boolea
   core.settleLapses();
   const { state } = core;
   let lost = 0;
-  const outcome = await search(compiled.query, raw, {
+  return search(compiled.query, raw, {
     session: core.session,
     // The directive tools' own calls and answers are the runtime's traffic, not what the model looks for.
     entries: () => (state.directiveNames.size === 0 ? state.entries : state.entries.filter((e) => !state.isDirectiveTraffic(e))),
@@ -74,7 +74,10 @@ export async function searchWindow(core: WindowCore, text: string, regex: boolea
       state.markCopyLost(e);
       lost++;
     },
+    again: () => {
+      if (lost === 0) return false;
+      core.settleLapses();
+      return true;
+    },
   });
-  if (lost > 0) core.settleLapses();
-  return outcome;
 }

@@ -41,6 +41,12 @@ export interface SearchContext {
   sessionSpans(): Promise<readonly string[]>;
   /** A pruned entry whose copy the store no longer has as pruned (deleted, rotated out, altered): found lost. */
   lost?(e: GoneEntry): void;
+  /**
+   * Asked once the copies are read: `true` when what `lost` was told put spans back in the window (a pending
+   * prune not applied after all). The search then runs again, unaudited the first time, so it reads those
+   * spans as the live spans they now are rather than naming them as holes.
+   */
+  again?(): boolean;
 }
 
 /** Runs a compiled query over the session and audits the answer. */
@@ -164,6 +170,10 @@ export async function search(query: SearchQuery, raw: string, ctx: SearchContext
       }
     }
     for (const e of byHandle.values()) if (verified.has(e.spanId) && !holes.has(e.spanId) && !unread.has(e.spanId)) pruned++;
+  }
+  if (ctx.again?.() === true) {
+    const { lost: _lost, again: _again, ...once } = ctx;
+    return search(query, raw, once);
   }
   for (const id of found.keys()) unread.delete(id);
   // Spans another window of the session appended (and may have pruned under a tombstone): not here to read.

@@ -198,9 +198,11 @@ for (const c of STORES) {
       const opened = await c.open(clock, 30 * MIN);
       const win = await pendingPrune(opened, clock);
       await opened.deleteCopy("span_1");
-      // Nothing else looks at the copy first: the search is what finds it gone.
-      const found = await win.search("no such text anywhere");
-      expect(found).toMatchObject({ status: "no-match", coverage: { holes: [{ spanId: "span_1", why: "copy-lost" }] } });
+      // Nothing else looks at the copy first: the search is what finds it gone, and then reads the span as the
+      // live span it is again (not as a hole that "may have held it").
+      const found = await win.search("req_feedbeef01");
+      expect(found).toMatchObject({ status: "match", matches: [{ spanId: "span_1", source: "live" }], coverage: { holes: [] } });
+      expect(statuses(await win.auditLog()).filter((s) => s.startsWith("search:"))).toHaveLength(1);
       await win.compact();
       const text = win.render();
       expectWellFormed(text);
