@@ -113,6 +113,8 @@ describe("the SQLite audit reader", () => {
     expect(r.code, r.err).toBe(0);
     expect(r.out.match(/^store \S+, session s-1: \d+ records?$/gm)).toEqual(["store toolLog, session s-1: 2 records", "store transcript, session s-1: 4 records"]);
     expect(r.out.match(/^chain ok: /gm)).toHaveLength(2);
+    const anchored = await cli("agent.db", "--session", "s-1", "--verify", "--anchor", "0".repeat(64));
+    expect([anchored.code, anchored.err.trim()]).toEqual([2, "pruneguard: session s-1 has records in stores toolLog, transcript; --anchor is one chain's head: choose its store with --store"]);
     const json = await cli("agent.db", "--session", "s-1", "--format", "json");
     expect([json.code, json.err.trim()]).toEqual([2, "pruneguard: session s-1 has records in stores toolLog, transcript; --format json reads one chain: choose one with --store"]);
   });

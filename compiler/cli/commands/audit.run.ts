@@ -96,6 +96,10 @@ async function run(
     if (withSession.length > 1 && flags.format === "json") {
       throw new CliError(`session ${visible(flags.session)} has records in stores ${names(withSession)}; --format json reads one chain: choose one with --store`);
     }
+    // An anchor is the head of one chain: checked against every store's, the others would read as cut.
+    if (withSession.length > 1 && flags.anchor !== undefined) {
+      throw new CliError(`session ${visible(flags.session)} has records in stores ${names(withSession)}; --anchor is one chain's head: choose its store with --store`);
+    }
     chosen = withSession.length > 0 ? withSession : stores.slice(0, 1);
     if (chosen.length === 0) throw new CliError(`${file} holds no audit records`);
   }
