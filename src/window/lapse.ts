@@ -188,6 +188,10 @@ export class PendingDecisions {
       if (!this.#undo(core, d, why, now, inCompaction, drafts)) undo.delete(d);
     }
     this.#list = this.#list.filter((d) => !undo.has(d));
+    // What each decision not applied had made pending, except what a decision still pending made pending too
+    // (an index line a summary not applied was over, whose own prune stands).
+    const still = new Set(this.#list.flatMap(pendingIds));
+    for (const d of undo.keys()) core.shown.undecided(pendingIds(d).filter((id) => !still.has(id)), d.freed);
     for (const [store, draft] of drafts) core.pendingAudit.defer(store, { ...draft, decided: core.decide(1) });
     this.#remember(core);
     return undo.size;
@@ -231,9 +235,13 @@ export class PendingDecisions {
       if (first !== undefined) tell(core, first, line, inCompaction);
       else core.notice(line);
     }
-    core.shown.undecided([...(d.type === "summary" ? [d.summary.spanId] : []), ...d.members.map((m) => m.live.span.id)], d.freed);
     return true;
   }
+}
+
+/** The ids a decision made pending (`WindowCore.decided`): a prune's members; a summary's id and its run. */
+function pendingIds(d: PendingDecision): string[] {
+  return d.type === "prune" ? d.members.map((m) => m.live.span.id) : [d.summary.spanId, ...d.before.map(spanIdOf)];
 }
 
 /** The line under a span put back live: from the next compaction point on, and at the end of the window until then. */

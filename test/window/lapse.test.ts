@@ -342,6 +342,36 @@ describe("F1, neighbours", () => {
   });
 });
 
+describe("a summary not applied leaves nothing pending of its own", () => {
+  it("over an applied index line: nothing is pending after; over a pending prune: that prune stays pending", async () => {
+    for (const pendingFirst of [false, true]) {
+      const clock = new ManualClock(NINE);
+      const opened = await STORES[0]!.open(clock, null);
+      const win = new ContextWindow<Kind>(options(opened.store, clock, { maxLengthMs: null }));
+      for (const m of ["req_0000aaa1", "req_0000aaa2", "req_0000aaa3"]) await win.append({ kind: "toolResult", text: output(m) });
+      await win.append({ kind: "turn", text: "tail" });
+      await win.applyDirective({ op: "prune", span_id: "span_1", mode: "drop" });
+      if (!pendingFirst) await win.compact();
+      expect(await win.summarizeRange({ from: "span_1", to: "span_3", digest: "three reads" })).toMatchObject({ status: "summarized" });
+      await opened.deleteCopy("span_2");
+      // The search finds span_2's copy gone: the summary is not applied.
+      expect(await win.search("req_0000aaa2")).toMatchObject({ status: "match" });
+      const map = await win.map();
+      const compacted = await win.compact();
+      if (pendingFirst) {
+        // span_1's own prune is still decided, and applies.
+        expect(map.pending).toMatchObject({ decisions: 1 });
+        expect(compacted.line).toMatch(/^compacted: 1 decision applied/);
+        expect(win.render()).not.toContain("result req_0000aaa1");
+      } else {
+        expect(map.pending).toBeNull();
+        expect(compacted.line).toMatch(/^compacted: nothing was pending|^compacted: 0 decisions applied/);
+      }
+      expect(win.render()).toContain("result req_0000aaa2");
+    }
+  });
+});
+
 describe("a rendering while a range summary waits on its store", () => {
   /** A MemoryStore whose registration of a summary's id moves the clock to 10:01 and renders the window meanwhile. */
   function racing(clock: ManualClock): { store: MemoryStore; arm(win: ContextWindow<Kind>): void } {
