@@ -227,8 +227,12 @@ const MAX_ORPHAN_BYTES = 64 * 1024 * 1024;
  * file no policy emits is an orphan.
  */
 export interface OrphanScope {
-  /** The folder the generated files' source paths are relative to (the run's working directory). */
+  /**
+   * The folders a generated file's source path may be relative to: the run's working directory, and the
+   * project root (a compile run from elsewhere in the project wrote paths relative to where it ran).
+   */
   readonly cwd: string;
+  readonly root?: string;
   /** The policy files the run read as entries: absolute, `/`-separated. */
   readonly entries: readonly string[];
 }
@@ -270,9 +274,9 @@ function anotherPolicys(text: string, scope: OrphanScope): boolean {
     }
   }
   if (typeof source !== "string" || source === "") return false;
-  const abs = path.resolve(scope.cwd, source).split(path.sep).join("/");
-  if (scope.entries.includes(abs)) return false;
-  return fs.statSync(abs, { throwIfNoEntry: false })?.isFile() === true;
+  const candidates = [...new Set([scope.cwd, ...(scope.root === undefined ? [] : [scope.root])])].map((dir) => path.resolve(dir, source).split(path.sep).join("/"));
+  if (candidates.some((abs) => scope.entries.includes(abs))) return false;
+  return candidates.some((abs) => fs.statSync(abs, { throwIfNoEntry: false })?.isFile() === true);
 }
 
 /** Deletes generated files no policy emits any more (a policy was renamed or removed). */

@@ -1,6 +1,6 @@
 // The types and guard emitters: deterministic bytes, the header with the IR hash, the runtime import
 // option, the JSON Schema kept equal to the zod schema, and the drift check (`pruneguard check`) end to end, in process.
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -172,6 +172,12 @@ describe("pruneguard check (drift)", () => {
     expect(k.stderr).not.toContain("stale");
     // The whole set still passes: nothing of the other policies went missing.
     expect((await run(["check"], dir)).code).toBe(0);
+    // Run from another folder of the project: the headers' paths are relative to where the first compile ran.
+    mkdirSync(path.join(dir, "tools"));
+    const elsewhere = await run(["compile", "../policies/team-payments.policy.ts", "--out", "../generated", "--root", ".."], path.join(dir, "tools"));
+    expect(elsewhere.code, elsewhere.all).toBe(0);
+    expect(elsewhere.stdout).not.toContain("Removed");
+    expect(readFileSync(path.join(dir, "generated/team-search.guard.ts"), "utf8")).toBe(before);
     rmSync(dir, { recursive: true, force: true });
   });
 

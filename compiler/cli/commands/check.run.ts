@@ -25,15 +25,16 @@ export async function runCheck(inputs: string[], flags: CheckFlags, cli: CliCont
   const refused = outDirProblem(io.cwd, outDir, flags.out === undefined);
   if (refused !== null) throw new CliError(`cannot check ${printable(out)}: ${printable(refused)}`);
   const entries = await resolveInputs(inputs, io.cwd, config.policies);
+  const root = await projectRoot(io.cwd, flags.root, config);
   // Entries the manifest shows unchanged have outputs on disk with the bytes it recorded: fresh by construction.
   const r = await buildPolicies(entries, {
     cwd: io.cwd,
-    root: await projectRoot(io.cwd, flags.root, config),
+    root,
     outDir,
     emit: { runtimeImport: flags.runtimeImport ?? config.runtimeImport },
     force: flags.force === true,
   });
-  const stale = flags.drift && !r.hasErrors ? await staleFiles(outDir, r.emitted, r.outputs, inputs.length > 0 ? { cwd: io.cwd, entries } : undefined) : [];
+  const stale = flags.drift && !r.hasErrors ? await staleFiles(outDir, r.emitted, r.outputs, inputs.length > 0 ? { cwd: io.cwd, root: path.resolve(io.cwd, root), entries } : undefined) : [];
   const shown = (f: StaleFile) => path.posix.join(out.split(path.sep).join("/"), f.path);
   printDiagnostics(io, r, flags.format, flags.drift ? { stale: stale.map((f) => ({ path: shown(f), state: f.state })) } : {});
   if (flags.format === "pretty") {

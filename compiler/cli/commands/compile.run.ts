@@ -64,7 +64,7 @@ async function compileOnce(s: Settings, cli: CliContext, host?: SourceHost): Pro
   try {
     changed = await writeEmitted(outDir, r.emitted);
     // Policy files named on the command line: another policy's output is left as it is.
-    removed = await removeOrphans(outDir, r.outputs.map((p) => ({ path: p })), s.inputs.length > 0 ? { cwd: io.cwd, entries } : undefined);
+    removed = await removeOrphans(outDir, r.outputs.map((p) => ({ path: p })), s.inputs.length > 0 ? { cwd: io.cwd, root: path.resolve(io.cwd, s.root), entries } : undefined);
     // Last, so a manifest never describes outputs that are not on disk.
     if (r.manifest && r.key) await writeManifest(outDir, r.manifest, r.key);
   } catch (error) {
