@@ -79,7 +79,9 @@ function substitute(e: ts.Expression, values: ReadonlyMap<string, string>, file:
       edits.push({ start: node.getStart(sf), end: node.getEnd(), text: values.get(node.text)! });
       return;
     }
-    ts.forEachChild(node, (child) => visit(child, node));
+    // Through parentheses and type assertions, a reference's parent is what it is an operand of: `(team).length`.
+    const wrapper = ts.isParenthesizedExpression(node) || ts.isAsExpression(node) || ts.isSatisfiesExpression(node) || ts.isNonNullExpression(node) || ts.isTypeAssertionExpression(node);
+    ts.forEachChild(node, (child) => visit(child, wrapper && parent !== undefined ? parent : node));
   };
   visit(e, undefined);
   if (computed) return undefined;
@@ -94,7 +96,8 @@ function computedWith(id: ts.Identifier, p: ts.Node): boolean {
   if (ts.isCallExpression(p) || ts.isNewExpression(p)) return p.expression === id;
   return (
     ts.isBinaryExpression(p) || ts.isTemplateSpan(p) || ts.isPrefixUnaryExpression(p) || ts.isPostfixUnaryExpression(p) ||
-    ts.isConditionalExpression(p) || ts.isTaggedTemplateExpression(p)
+    ts.isConditionalExpression(p) || ts.isTaggedTemplateExpression(p) || ts.isTypeOfExpression(p) || ts.isVoidExpression(p) ||
+    ts.isDeleteExpression(p) || ts.isAwaitExpression(p)
   );
 }
 

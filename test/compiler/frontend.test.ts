@@ -115,7 +115,7 @@ describe("PG1006 a call to a function the policy declares", () => {
   });
 
   it("suggests no text computed from an argument, which would not be static either (`\"payments\".length`)", () => {
-    for (const body of ["team.length", "`${team}Log`", "team + \"Log\"", "team ? \"toolLog\" : \"x\""]) {
+    for (const body of ["team.length", "(team).length", "(team as string).length", "typeof team", "`${team}Log`", "team + \"Log\"", "team ? \"toolLog\" : \"x\""]) {
       const helper = `const storeFor = (team: string) => ${body};\n`;
       const kinds = `  kinds: { toolResult: { store: storeFor("tool"), modes: ["drop"], lossy: "forbid" } },`;
       const d = expectDiagnostic(compileOne(withKinds(helper, kinds)), "PG1006", 6, col(kinds, "storeFor("));
