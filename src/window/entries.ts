@@ -244,8 +244,15 @@ export function promiseLapsed(e: Pick<GoneEntry, "keptUntil" | "lapsed">, now: n
   if (e.lapsed === true) return true;
   if (e.keptUntil === null || now < e.keptUntil) return false;
   e.lapsed = true;
+  lapsesFound++;
   return true;
 }
+
+/**
+ * How many lapses `promiseLapsed` has found, in this process: a reader that found one at a later clock than
+ * the pending decisions last looked at (`lapse.ts`) makes them look again, even if the clock then steps back.
+ */
+export let lapsesFound = 0;
 
 /** Whether a line's copy can no longer be recalled as pruned: found lost, or its promise lapsed (`promiseLapsed`). */
 export function copyUnpromised(e: GoneEntry, now: number): boolean {

@@ -27,7 +27,7 @@ import { notAppliedLine, rangeNotAppliedLine } from "../render/lines.js";
 import type { BackingStore } from "../stores/store.js";
 import { keptDraft } from "./audit-drafts.js";
 import type { WindowCore } from "./core.js";
-import { promiseLapsed, spanIdOf, type Entry, type GoneEntry, type LiveEntry, type SummaryEntry } from "./entries.js";
+import { lapsesFound, promiseLapsed, spanIdOf, type Entry, type GoneEntry, type LiveEntry, type SummaryEntry } from "./entries.js";
 
 /** A live span a decision replaced, and what replaced it. */
 export interface Replaced {
@@ -123,6 +123,8 @@ export class PendingDecisions {
    */
   #earliest = Infinity;
   #epoch = -1;
+  /** `lapsesFound` when the decisions were last looked at. */
+  #lapses = -1;
 
   get size(): number {
     return this.#list.length;
@@ -149,7 +151,7 @@ export class PendingDecisions {
   settle(core: WindowCore, inCompaction: boolean): number {
     if (this.#list.length === 0) return 0;
     const now = core.now();
-    if (this.#epoch === core.state.promiseEpoch && now < this.#earliest) return 0;
+    if (this.#epoch === core.state.promiseEpoch && this.#lapses === lapsesFound && now < this.#earliest) return 0;
     const undo = new Map<PendingDecision, Why>();
     for (const d of this.#list) {
       const why = whyNot(d, now);
@@ -210,6 +212,7 @@ export class PendingDecisions {
     }
     this.#earliest = at;
     this.#epoch = core.state.promiseEpoch;
+    this.#lapses = lapsesFound;
   }
 
   /** Undoes one decision in the state; `false` when its entries are no longer where it left them (then it stays applied). */
