@@ -192,10 +192,7 @@ function releaseKeeps(core: WindowCore, now: number): boolean {
     changed = true;
   }
   // A folded member's line now says until when (or that its copy may be lost): its fold's line is drawn again.
-  if (changed) {
-    core.state.foldsStale = true;
-    core.state.promiseEpoch++;
-  }
+  if (changed) core.state.promiseChanged();
   return changed;
 }
 

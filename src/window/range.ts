@@ -40,8 +40,7 @@ const partial = new WeakSet<SummaryEntry>();
 
 /** A run the window can summarize. */
 export interface RangePlan {
-  /** Index of the first member in the window's entries. */
-  readonly start: number;
+  /** The run, in window order (its members are found again by identity when it is applied: `summarize.ts`). */
   readonly members: readonly Entry[];
   /** The live members: the ones the store checks and holds. */
   readonly live: readonly LiveEntry[];
@@ -128,7 +127,7 @@ export function planRange(ctx: RangeContext, from: string, to: string): { readon
     live.push(e);
     for (const id of findPins(e.span.text, pins)) ids.push(id);
   }
-  return { plan: { start, members, live, pruned, ids: [...new Set(ids)], partial: partialIds } };
+  return { plan: { members, live, pruned, ids: [...new Set(ids)], partial: partialIds } };
 }
 
 /** A fold in a run: its index lines are pruned members (their copies verified before the run commits), a tombstone refuses the run. */
@@ -155,13 +154,13 @@ function planFoldMembers(fold: Entry, ctx: RangeContext, pruned: GoneEntry[], id
  */
 export async function verifyPrunedMembers(
   plan: RangePlan,
-  ctx: { lookup(store: string, handle: string): Promise<LookupResult>; pinsFor(kind: string): readonly PinPattern[] },
+  ctx: { lookup(store: string, handle: string): Promise<LookupResult>; pinsFor(kind: string): readonly PinPattern[]; lost(e: GoneEntry): void },
 ): Promise<{ readonly refusal: RangeRefusal } | { readonly ids: readonly string[] }> {
   const ids: string[] = [];
   for (const e of plan.pruned) {
     const found = await ctx.lookup(e.store!, e.handle!);
     if (found.status !== "found" || found.hash !== e.hash || contentHash(found.text) !== e.hash) {
-      e.copyLost = true;
+      ctx.lost(e);
       return { refusal: { reason: "range", message: `${e.spanId}'s copy is lost; a summary over it would hide the hole` } };
     }
     for (const id of findPins(found.text, ctx.pinsFor(e.kind))) ids.push(id);

@@ -260,14 +260,21 @@ export class WindowState {
    */
   markCopyLost(e: GoneEntry): void {
     e.copyLost = true;
+    this.promiseChanged();
+  }
+
+  /**
+   * A copy's promise changed in a way the clock does not tell (a copy found lost, holds released by `end()`):
+   * the fold lines are redrawn at the next compaction point, and the pending decisions look at their copies again.
+   */
+  promiseChanged(): void {
     this.foldsStale = true;
     this.promiseEpoch++;
   }
 
   /**
-   * Counts the changes to a copy's promise the clock does not tell (a copy found lost, holds released by
-   * `end()`): the pending decisions (`lapse.ts`) look at their copies again after one, and otherwise only
-   * once the clock passes the earliest promise among them.
+   * Counts `promiseChanged`: the pending decisions (`lapse.ts`) look at their copies again after one, and
+   * otherwise only once the clock passes the earliest promise among them.
    */
   promiseEpoch = 0;
 

@@ -46,13 +46,13 @@ export async function summarizeRange(core: WindowCore, from: string, to: string,
     verified = await verifyPrunedMembers(plan, {
       lookup: (store, handle) => core.store(store).lookup(core.session, { handle }),
       pinsFor: (kind) => core.pinsFor(core.policyOf(kind)),
+      // Its line, its fold's, and a pending decision over it say so from now on.
+      lost: (e) => core.state.markCopyLost(e),
     });
   } catch (err) {
     return refuse("store-error", `the store failed before the summary (${errorMessage(err)}); nothing was committed`);
   }
   if ("refusal" in verified) {
-    core.state.foldsStale = true; // the member whose copy was found lost may be folded: its fold's line says so
-    core.state.promiseEpoch++; // and a pending decision over it looks at its copies again (`lapse.ts`)
     return refuse(verified.refusal.reason, verified.refusal.message);
   }
   plan = { ...plan, ids: [...new Set([...plan.ids, ...verified.ids])] };
@@ -193,13 +193,9 @@ function holdInDoubt(
       const decided = await doubt.settle(commit);
       // Nothing committed, or the store refused a member inside its transaction: the run stays as it is.
       if (commit === null || decided.refusal !== null) return;
-      // The doubt kept every member from changing, but positions before the run may have (another summary).
-      const entries = core.state.entries;
-      const start = entries.indexOf(plan.members[0]!);
-      if (start >= 0 && plan.members.every((m, i) => entries[start + i] === m)) {
-        applyRange(core, { ...plan, start }, summaryId, digest, commit, decided.keeps, commit.items[0]!.audit.seq);
-        return;
-      }
+      // The doubt kept every member from changing, but positions before the run may have (another summary):
+      // `applyRange` finds the run where it stands.
+      if (applyRange(core, plan, summaryId, digest, commit, decided.keeps, commit.items[0]!.audit.seq) !== null) return;
       // The run is no longer whole: each live member still shows what the store committed for it.
       const now = core.now();
       let freed = 0;
