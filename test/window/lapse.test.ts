@@ -125,6 +125,16 @@ function expectWellFormed(text: string): void {
   expect(readRendered(text, { tombstone: DEFAULT_TOMBSTONE }).stray).toEqual([]);
 }
 
+/** span_1's prune was not applied: its bytes are in the rendering, the line says why, and so does its `kept` record. */
+async function expectKeptLive(win: ContextWindow<Kind>, copy: "lapsed" | "lost"): Promise<void> {
+  const text = win.render();
+  expectWellFormed(text);
+  expect(text).toContain("result req_feedbeef01");
+  expect(text).toContain(`span_1 kept: prune not applied (copy ${copy})`);
+  expect(text).not.toMatch(/span_1 pruned/);
+  expect(statuses(await win.auditLog())).toContain(`prune:kept:not-applied:${copy}`);
+}
+
 /**
  * span_1 (a tool output) and span_2 appended at 09:00 into a store that keeps copies 30 minutes; the session's
  * holds last an hour. span_1 is pruned at 09:10 (held until 10:00, the horizon), pending: 50k tokens must be
@@ -183,14 +193,9 @@ for (const c of STORES) {
       const win = await pendingPrune(opened, clock);
       await opened.deleteCopy("span_1");
       expect(await win.checkCopies()).toBe(1);
-      const text = win.render();
-      expectWellFormed(text);
-      expect(text).toContain("result req_feedbeef01");
-      expect(text).toContain("span_1 kept: prune not applied (copy lost)");
-      expect(text).not.toMatch(/span_1 pruned/);
+      await expectKeptLive(win, "lost");
       await win.compact();
       expect(win.render()).toContain("result req_feedbeef01");
-      expect(statuses(await win.auditLog())).toContain("prune:kept:not-applied:lost");
     });
 
     it("a search that finds the pending copy gone marks it lost: the prune is not applied, its bytes stay", async () => {
@@ -204,11 +209,7 @@ for (const c of STORES) {
       expect(found).toMatchObject({ status: "match", matches: [{ spanId: "span_1", source: "live" }], coverage: { holes: [] } });
       expect(statuses(await win.auditLog()).filter((s) => s.startsWith("search:"))).toHaveLength(1);
       await win.compact();
-      const text = win.render();
-      expectWellFormed(text);
-      expect(text).toContain("result req_feedbeef01");
-      expect(text).toContain("span_1 kept: prune not applied (copy lost)");
-      expect(statuses(await win.auditLog())).toContain("prune:kept:not-applied:lost");
+      await expectKeptLive(win, "lost");
       expect(await win.recall("span_1")).toMatchObject({ status: "found", source: "window" });
     });
 
@@ -250,11 +251,7 @@ for (const c of STORES) {
       const win = await pendingPrune(opened, clock, { maxLengthMs: null });
       clock.advance(30 * MIN); // 09:40: the hold (until end) keeps the copy; its retention ended at 09:30
       await win.end();
-      const text = win.render();
-      expectWellFormed(text);
-      expect(text).toContain("result req_feedbeef01");
-      expect(text).toContain("span_1 kept: prune not applied (copy lapsed)");
-      expect(statuses(await win.auditLog())).toContain("prune:kept:not-applied:lapsed");
+      await expectKeptLive(win, "lapsed");
     });
   });
 }
