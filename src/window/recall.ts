@@ -111,6 +111,7 @@ async function recallFromStores(
 ): Promise<RecallOutcome> {
   const key = SPAN_ID.test(query) ? { spanId: query } : HANDLE.test(query) ? { handle: query } : null;
   let failed: BackingStore | null = null;
+  const prunes = askedOnce();
   // Minted and never shown (a range summary refused after its id was taken): nothing of it was in the session.
   if (ctx.unused(query)) {
     const seq = await ctx.audit(ctx.auditStore, draft("unknown", null));
@@ -137,7 +138,7 @@ async function recallFromStores(
       }
       if (r.status === "found" && contentHash(r.text) === r.hash) {
         // No window memory of this span: the audit chain's record of its prune says which bytes it had.
-        const decided = await prunedHash(store, ctx.session, r.spanId);
+        const decided = await prunedHash(prunes, store, ctx.session, r.spanId);
         if (decided !== null && decided !== r.hash) {
           const seq = await ctx.audit(store, draft("pruned-unrecoverable", { code: "copy-lost", loss: "altered" }));
           return {
@@ -150,7 +151,7 @@ async function recallFromStores(
       }
       // A span whose prune was not applied (`kept`) was never pruned: its copy rotated out like any live span's,
       // and it is lost (below), not pruned.
-      if (r.status === "expired" && !(await keptLast(store, ctx.session, r.spanId))) {
+      if (r.status === "expired" && !(await keptLast(prunes, store, ctx.session, r.spanId))) {
         const seq = await ctx.audit(store, draft("pruned-unrecoverable", { code: "copy-lost", loss: "expired" }));
         return {
           op: "recall", status: "pruned-unrecoverable", spanId: r.spanId, handle: r.handle, reason: "copy-lost", replacement: null,
@@ -163,7 +164,7 @@ async function recallFromStores(
   for (const store of ctx.stores()) {
     let pruned;
     try {
-      pruned = (await prunesOf(store, ctx.session, query)).at(-1);
+      pruned = (await prunes(store, ctx.session, query)).at(-1);
     } catch {
       failed = store;
       continue;
@@ -216,10 +217,10 @@ function quotedQuery(query: string): string {
 }
 
 /** The content hash the last reversible prune of a span recorded in a store's chain, if any. */
-async function prunedHash(store: BackingStore, session: string, spanId: string): Promise<string | null> {
+async function prunedHash(prunes: PrunesOf, store: BackingStore, session: string, spanId: string): Promise<string | null> {
   let pruned;
   try {
-    pruned = await prunesOf(store, session, spanId);
+    pruned = await prunes(store, session, spanId);
   } catch {
     return null;
   }
@@ -227,9 +228,9 @@ async function prunedHash(store: BackingStore, session: string, spanId: string):
 }
 
 /** Whether the last prune decision a store's chain holds for `spanId` was not applied (`kept`); a store that fails says no. */
-async function keptLast(store: BackingStore, session: string, spanId: string): Promise<boolean> {
+async function keptLast(prunes: PrunesOf, store: BackingStore, session: string, spanId: string): Promise<boolean> {
   try {
-    return (await prunesOf(store, session, spanId)).at(-1)?.status === "kept";
+    return (await prunes(store, session, spanId)).at(-1)?.status === "kept";
   } catch {
     return false;
   }
@@ -240,6 +241,24 @@ async function keptLast(store: BackingStore, session: string, spanId: string): P
  * naming `id` as their span id or handle, in chain order: by the store's index when it has one (`prunesOf`),
  * else by reading its whole chain. Either way the same records, so the answer does not depend on which.
  */
+type PrunesOf = (store: BackingStore, session: string, id: string) => Promise<AuditRecord[]>;
+
+/**
+ * `prunesOf`, asked at most once per store and id within one recall: the store-only path reads a span's
+ * prunes to check its copy's hash or whether its prune was applied, then again to answer; one read serves both
+ * (a failure too: the same store is reported failed either way).
+ */
+function askedOnce(): PrunesOf {
+  const asked = new Map<BackingStore, Map<string, Promise<AuditRecord[]>>>();
+  return (store, session, id) => {
+    let byId = asked.get(store);
+    if (byId === undefined) asked.set(store, (byId = new Map()));
+    let p = byId.get(id);
+    if (p === undefined) byId.set(id, (p = prunesOf(store, session, id)));
+    return p;
+  };
+}
+
 function prunesOf(store: BackingStore, session: string, id: string): Promise<AuditRecord[]> {
   if (store.prunesOf !== undefined) return store.prunesOf(session, id);
   return store.auditLog(session).then((log) => log.filter((r) => isPruneDecision(r) && (r.spanId === id || (r.handle !== null && r.handle === id))));

@@ -182,7 +182,12 @@ for (const c of STORES) {
       // A window of the session that never held the span (another process) reads the `kept` record: the span was
       // never pruned, its copy is gone, so it existed and is lost, not "pruned".
       const other = new ContextWindow<Kind>(options(opened.store, clock));
+      const prunesOf = opened.store.prunesOf!.bind(opened.store);
+      let asked = 0;
+      opened.store.prunesOf = (session, id) => ((asked += 1), prunesOf(session, id));
       expect(await other.recall("span_1")).toMatchObject({ status: "lost", spanId: "span_1" });
+      // The chain is read once for the span: whether its prune was applied, and the answer, from one read.
+      expect(asked).toBe(1);
       // The span is live: a prune of it is decided again, from the store's answer now (its copy was rotated out).
       expect(await win.applyDirective({ op: "prune", span_id: "span_1", mode: "drop" })).toMatchObject({ status: "rejected" });
     });
