@@ -254,12 +254,14 @@ export function describeStoreConformance(label: string, factory: StoreFactory): 
       await store.appendAudit("s1", { ...draft("found", "span_1", { handle: p.handle }), op: "recall" });
       await store.appendAudit("s1", draft("lossy", "span_2"));
       await store.appendAudit("s2", draft("lossy", "span_1"));
+      // A prune not applied after all (`lapse.ts`): its `kept` record is a prune decision recall reads too.
+      await store.appendAudit("s1", draft("kept", "span_1", { handle: p.handle }));
       const byScan = async (id: string) => (await store.auditLog("s1")).filter((r) =>
-        r.op === "prune" && (r.status === "reversible" || r.status === "lossy") && (r.spanId === id || r.handle === id));
+        r.op === "prune" && (r.status === "reversible" || r.status === "lossy" || r.status === "kept") && (r.spanId === id || r.handle === id));
       for (const id of ["span_1", p.handle, "span_2", "span_3", "#99", "nonsense"]) {
         expect(await store.prunesOf!("s1", id), id).toEqual(await byScan(id));
       }
-      expect((await store.prunesOf!("s1", "span_1")).map((r) => [r.seq, r.status])).toEqual([[2, "reversible"]]);
+      expect((await store.prunesOf!("s1", "span_1")).map((r) => [r.seq, r.status])).toEqual([[2, "reversible"], [5, "kept"]]);
       expect((await store.prunesOf!("s2", "span_1")).map((r) => r.status)).toEqual(["lossy"]);
       expect(await store.prunesOf!("nobody", "span_1")).toEqual([]);
       expect(registered.spanId).toBe("span_1");

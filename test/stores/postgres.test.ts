@@ -140,6 +140,15 @@ function describeSpecifics(label: string, backend: () => Pool | PgQueryable, cre
       await s.close();
     });
 
+    it("one partial index serves recall's prune decisions, `kept` records included (version 7 replaces audit_span)", async () => {
+      const schema = await freshSchema(backend(), "idx", created);
+      const b = backend();
+      const text = `SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = '${schema}' AND indexname IN ('audit_span', 'audit_decisions')`;
+      const rows = ("exec" in b && typeof (b as PgQueryable).exec === "function" ? (await (b as PgQueryable).query(text)).rows : (await (b as Pool).query(text)).rows) as Array<{ indexname: string; indexdef: string }>;
+      expect(rows.map((r) => r.indexname)).toEqual(["audit_decisions"]);
+      expect(rows[0]!.indexdef).toMatch(/\(store, session, span_id\) WHERE \(status = ANY \(ARRAY\['reversible'::text, 'lossy'::text, 'kept'::text\]\)\)/);
+    });
+
     it("connect refuses a schema that was never migrated, and says what to run", async () => {
       await expect(PostgresStore.connect({ name: "toolLog", pool: backend(), schema: "pgt_never_migrated" })).rejects.toThrow(/pruneguard migrate/);
       const s = new PostgresStore({ name: "toolLog", pool: backend(), schema: "pgt_never_migrated" });

@@ -360,30 +360,21 @@ export class PostgresStore extends StoreBase implements BackingStore {
   }
 
   /**
-   * By index (`audit_span`): the chain's committed prunes of the span `id` names — by span id, or by the
-   * handle of its record here (a handle is minted in the store whose chain records the span's prunes, and
-   * its record is never deleted, only emptied by rotation) — and, when there is one, the `kept` records of
-   * prunes not applied after all. Those are few and have no index of their own: they are read, from the
-   * session's chain, only for a span that has a committed prune, so the common answer (none: an id the
-   * session never pruned) stays one indexed read.
+   * By index (`audit_decisions`), in one statement: the chain's prune decisions of the span `id` names —
+   * committed (`reversible`, `lossy`) or not applied after all (`kept`) — by span id, or by the handle of
+   * its record here (a handle is minted in the store whose chain records the span's prunes, and its record is
+   * never deleted, only emptied by rotation).
    */
   async prunesOf(session: string, id: string): Promise<AuditRecord[]> {
     checkSession(this.name, session, NO_NUL);
     if (id.includes("\0")) return [];
     const { audit: A, records: R } = this.#t;
     const own = new RawSql(sql`store = ${this.name} AND session = ${session}`);
-    const spans = new RawSql(sql`span_id IN (${id}, (SELECT span_id FROM ${R} WHERE ${own} AND handle = ${id}))`);
-    const read = (statuses: RawSql) => this.#access.run("prunes", () =>
-      this.#driver.script([sql`SELECT seq, record FROM ${A} WHERE ${own} AND ${statuses} AND ${spans} ORDER BY seq`], this.#timeoutMs),
+    const [rows] = await this.#access.run("prunes", () =>
+      this.#driver.script([sql`SELECT seq, record FROM ${A} WHERE ${own} AND status IN ('reversible', 'lossy', 'kept')
+        AND span_id IN (${id}, (SELECT span_id FROM ${R} WHERE ${own} AND handle = ${id})) ORDER BY seq`], this.#timeoutMs),
     );
-    const [committed] = await read(new RawSql("status IN ('reversible', 'lossy')"));
-    const rows = committed ?? [];
-    if (rows.length > 0) {
-      const [kept] = await read(new RawSql("status = 'kept'"));
-      rows.push(...(kept ?? []));
-      rows.sort((a, b) => Number(a["seq"]) - Number(b["seq"]));
-    }
-    return rows
+    return (rows ?? [])
       .map((r) => JSON.parse(String(r["record"])) as AuditRecord)
       .filter((r) => isPruneDecision(r) && (r.spanId === id || (r.handle !== null && r.handle === id)));
   }

@@ -4,7 +4,7 @@ import type { Driver } from "./driver.js";
 import { sql, tablesOf, type Tables } from "./sql.js";
 
 /** The schema version this code writes and reads. */
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 7;
 
 function migrations(t: Tables): ReadonlyArray<{ version: number; statements: readonly string[] }> {
   return [
@@ -151,6 +151,17 @@ function migrations(t: Tables): ReadonlyArray<{ version: number; statements: rea
         // the pages an append dirtied). Dropped; `pg_trgm` itself is left to the database's owner.
         `DROP INDEX IF EXISTS ${pg.escapeIdentifier(t.schema)}.records_text_trgm`,
         `DROP INDEX IF EXISTS ${pg.escapeIdentifier(t.schema)}.records_gone`,
+      ],
+    },
+    {
+      version: 7,
+      statements: [
+        // Recall of a span the window does not hold reads every prune decision of that span: the committed
+        // ones and the `kept` records of those not applied after all (`lapse.ts`). Version 5's index left the
+        // `kept` records out, so they were read in a second, unindexed statement over the session's chain.
+        // One partial index of all three, in one statement; the index a prune writes is the same size.
+        `CREATE INDEX IF NOT EXISTS audit_decisions ON ${t.audit.text} (store, session, span_id) WHERE status IN ('reversible', 'lossy', 'kept')`,
+        `DROP INDEX IF EXISTS ${pg.escapeIdentifier(t.schema)}.audit_span`,
       ],
     },
   ];
