@@ -192,6 +192,7 @@ export class Telemetry {
         "pruneguard.compaction.count": count,
         "pruneguard.compaction.applied": report.applied,
         "pruneguard.compaction.folded": report.folded,
+        "pruneguard.compaction.not_applied": report.notApplied,
         "pruneguard.compaction.tokens_freed": report.freedTokens,
         "pruneguard.compaction.tokens_rewritten": report.rewrittenTokens,
         ...compacted(report),

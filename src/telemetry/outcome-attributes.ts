@@ -179,6 +179,7 @@ export function describeOutcome(o: DirectiveOutcome, ctx: TelemetryContext, quer
       Object.assign(attributes, {
         "pruneguard.compaction.applied": o.applied,
         "pruneguard.compaction.folded": o.folded,
+        "pruneguard.compaction.not_applied": o.notApplied,
         "pruneguard.compaction.tokens_freed": o.freedTokens,
         "pruneguard.compaction.tokens_rewritten": o.rewrittenTokens,
       });

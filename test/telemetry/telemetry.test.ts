@@ -126,6 +126,17 @@ describe("telemetry: one span per decision, with its outcome", () => {
     expect(await r.sum("pruneguard.decision.duration", { "pruneguard.op": "prune" })).toBe(4);
   });
 
+  it("a compaction point that does not apply a decision whose copy lapsed counts it (not_applied), on its span and the compact directive's", async () => {
+    const { win, clock } = setup({ limits: { lossyBudget: 2, maxLengthMs: 8 * HOUR, compaction: { minFreedTokens: 20_000, atTokens: null } } });
+    const a = await win.append({ kind: "shortLived", text: TEXT });
+    expect(await win.applyDirective({ op: "prune", span_id: a, mode: "drop" })).toMatchObject({ status: "reversible" });
+    clock.advance(2 * HOUR); // the store kept the copy for an hour, without a hold
+    const compact = await win.applyDirective({ op: "compact" });
+    expect(compact).toMatchObject({ status: "compacted", applied: 0, notApplied: 1 });
+    expect(attrs("pruneguard.compaction")).toMatchObject({ "pruneguard.compaction.applied": 0, "pruneguard.compaction.not_applied": 1 });
+    expect(attrs("pruneguard.compact")).toMatchObject({ "pruneguard.compaction.not_applied": 1 });
+  });
+
   it("a prune that waits for the next compaction point says so; the compaction point is a span of its own", async () => {
     const { win } = setup({ limits: { compaction: { minFreedTokens: 20_000, atTokens: null } } });
     const a = await win.append({ kind: "toolResult", text: TEXT });
