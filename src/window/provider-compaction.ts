@@ -30,6 +30,11 @@ import { compactDraft } from "./audit-drafts.js";
 import type { WindowCore } from "./core.js";
 import { spanIdOf, type LiveEntry, type SummaryEntry } from "./entries.js";
 import { prune } from "./prune.js";
+import { planPrune, type PlannedMember, type PrunePlan } from "./plan.js";
+import { decideGroup } from "../decision/group.js";
+import { computeCheck, unbackedCheck } from "../stores/check.js";
+import type { RecordState } from "../stores/records.js";
+import type { BackingStore, CheckResult, LookupKey, LookupResult } from "../stores/store.js";
 import { summaryHeader } from "./range.js";
 
 /**
@@ -53,8 +58,11 @@ export interface ProviderCompaction {
   readonly failed: boolean;
 }
 
-/** Why the plan keeps a span out of what a provider's compaction may free. */
-export type KeptReason = "mode-not-allowed" | "lossy-forbidden" | "lossy-budget" | "outcome-unknown";
+/**
+ * Why the plan keeps a span out of what a provider's compaction may free: the refusal a prune of it (with its
+ * tool call/result group) would meet now, or `outcome-unknown` for an earlier prune still in doubt.
+ */
+export type KeptReason = "mode-not-allowed" | "lossy-forbidden" | "lossy-budget" | "not-reversible" | "group" | "store-error" | "outcome-unknown";
 
 /** What a provider's compaction would do to the window now, span by span, under the policy. */
 export interface ProviderCompactionPlan {
@@ -81,7 +89,13 @@ export function providerCompactionAllowed(core: WindowCore): boolean {
   return core.settings.limits.providerCompaction === "allow";
 }
 
-/** What a provider's compaction would free, lose and keep (see the module comment). Reads the lossy budget's counter. */
+/**
+ * What a provider's compaction would free, lose and keep (see the module comment), decided as the record step
+ * will decide it: the same groups (`coveredGroups`), each member checked against what its store holds now (one
+ * `lookupMany` per store where the store has it) and decided by the same group decision the store's
+ * transaction runs, under the lossy budget's counter. What can still change between the plan and the record
+ * (a copy deleted in between) is found by the record step's own check, which keeps the span.
+ */
 export async function planProviderCompaction(core: WindowCore): Promise<ProviderCompactionPlan> {
   // A pending prune whose copy is no longer promised is not applied: its span is planned as the live span it is.
   core.settleLapses();
@@ -90,21 +104,137 @@ export async function planProviderCompaction(core: WindowCore): Promise<Provider
   const reversible: string[] = [];
   const lossy: string[] = [];
   const kept: Array<ProviderCompactionPlan["kept"][number]> = [];
-  for (const e of core.state.entries) {
-    if (!covered(e)) continue;
-    const policy = core.policyOf(e.span.kind);
-    const keep = (reason: KeptReason, message: string) => kept.push({ spanId: e.span.id, kind: e.span.kind, reason, message });
-    if (core.doubts.size > 0 && core.doubts.has(e.span.id)) keep("outcome-unknown", "an earlier prune of it may have committed; the store cannot say yet");
-    else if (!policy.modes.includes("drop")) keep("mode-not-allowed", `kind ${e.span.kind} does not allow drop`);
-    else if (backed(e, policy)) reversible.push(e.span.id);
-    else if (policy.lossy !== "with-flag") keep("lossy-forbidden", `kind ${e.span.kind} has no copy to recall and forbids lossy prunes`);
-    else if (left < 1) keep("lossy-budget", "the session's lossy budget is spent");
-    else {
-      left--;
-      lossy.push(e.span.id);
+  const keepAll = (members: readonly LiveEntry[], reason: KeptReason, message: string) => {
+    for (const m of members) kept.push({ spanId: m.span.id, kind: m.span.kind, reason, message });
+  };
+  const groups = coveredGroups(core);
+  const read = await readCopies(core, groups);
+  const keep = { now: core.now(), holdUntil: core.holdUntil() };
+  for (const g of groups) {
+    if (g.refusal !== null) {
+      keepAll(g.members, g.refusal.reason, g.refusal.message);
+      continue;
+    }
+    const { plan } = g;
+    if (core.doubts.size > 0 && g.members.some((m) => core.doubts.has(m.span.id))) {
+      keepAll(g.members, "outcome-unknown", "an earlier prune of it may have committed; the store cannot say yet");
+      continue;
+    }
+    const checks = plan.members.map((p) => read(plan.store, p));
+    if (checks.includes(null)) {
+      keepAll(g.members, "store-error", `store ${plan.store.name} could not be asked whether its copies are there`);
+      continue;
+    }
+    const decided = decideGroup({
+      members: plan.members.map((p) => ({ policy: p.policy, store: p.policy.store === null ? null : plan.store.capabilities, retentionMs: plan.store.retentionMs })),
+      lead: plan.lead, acceptLossy: g.acceptLossy, lossyLeft: left, keep,
+    }, checks as CheckResult[]);
+    if (decided.refusal !== null) {
+      const by = plan.members[decided.refusal.member]!.entry;
+      const why = decided.decisions[decided.refusal.member]!;
+      const said = keptMessage(by.span.kind, decided.refusal.reason, why.status === "rejected" ? why.reason : null);
+      for (const m of g.members) {
+        const message = m === by ? said : `grouped with ${by.span.id} (${said})`;
+        kept.push({ spanId: m.span.id, kind: m.span.kind, reason: decided.refusal.reason as KeptReason, message });
+      }
+      continue;
+    }
+    for (const [i, d] of decided.decisions.entries()) {
+      const id = plan.members[i]!.entry.span.id;
+      if (d.status === "lossy") {
+        left--;
+        lossy.push(id);
+      } else reversible.push(id);
     }
   }
   return { allowed: providerCompactionAllowed(core), reversible, lossy, kept };
+}
+
+/** Why a kept span's prune would be refused, in words. */
+function keptMessage(kind: string, reason: string, detail: { readonly code: string; readonly copy?: string } | null): string {
+  switch (reason) {
+    case "lossy-forbidden":
+      return detail?.copy === "expires"
+        ? `kind ${kind} forbids lossy prunes, and its copy would run out mid-session`
+        : `kind ${kind} has no copy to recall and forbids lossy prunes`;
+    case "lossy-budget":
+      return `kind ${kind} has no copy to recall, and the session's lossy budget is spent`;
+    case "not-reversible":
+      return `kind ${kind}: its copy cannot be recalled (${detail?.copy ?? "no copy"})`;
+    default:
+      return `kind ${kind}: ${reason}`;
+  }
+}
+
+/** A tool call/result group (or a lone span) a provider's compaction covers, planned as a prune of it would be. */
+type CoveredGroup = {
+  readonly members: readonly LiveEntry[];
+  /** The group has a member with no copy to hold: the prune asks for a lossy commitment, which its policy may refuse. */
+  readonly acceptLossy: boolean;
+} & ({ readonly plan: PrunePlan; readonly refusal: null } | { readonly plan: null; readonly refusal: { readonly reason: KeptReason; readonly message: string } });
+
+/**
+ * The covered live spans, one entry per tool call/result group in window order, as `prune` plans them: what
+ * the plan and the record step both walk, so that a group is decided once, all or nothing, and the same way.
+ */
+function coveredGroups(core: WindowCore): CoveredGroup[] {
+  const seen = new Set<LiveEntry>();
+  const groups: CoveredGroup[] = [];
+  for (const e of core.state.entries) {
+    if (!covered(e) || seen.has(e)) continue;
+    const planned = planPrune(core.planContext, e.span.id, "drop", null);
+    const members = "plan" in planned ? planned.plan.members.map((p) => p.entry) : e.span.group === undefined ? [e] : core.planContext.groupMembers(e.span.group);
+    for (const m of members) seen.add(m);
+    // The provider frees a span with no copy to hold as surely as one with: the prune asks for the lossy
+    // commitment, which the kind's policy and the budget then allow (a tombstone) or refuse (kept).
+    const acceptLossy = members.some((m) => !backed(m, core.policyOf(m.span.kind)));
+    if ("plan" in planned) groups.push({ members, acceptLossy, plan: planned.plan, refusal: null });
+    else groups.push({ members, acceptLossy, plan: null, refusal: { reason: planned.refusal.reason as KeptReason, message: planned.refusal.message } });
+  }
+  return groups;
+}
+
+/**
+ * Reads what each backed member's store holds now, as the prune's transaction will read it (`computeCheck`
+ * over the record its handle names, or the span's own record without one): one `lookupMany` per store that
+ * has it, one `lookup` per span otherwise. Returns the check of a member, or `null` when its store failed.
+ */
+async function readCopies(core: WindowCore, groups: readonly CoveredGroup[]): Promise<(store: BackingStore, p: PlannedMember) => CheckResult | null> {
+  const keyOf = (p: PlannedMember): LookupKey => (p.entry.handle === null ? { spanId: p.entry.span.id } : { handle: p.entry.handle });
+  const wanted = new Map<BackingStore, PlannedMember[]>();
+  for (const g of groups) {
+    if (g.plan === null) continue;
+    for (const p of g.plan.members) {
+      if (p.policy.store === null) continue;
+      let list = wanted.get(g.plan.store);
+      if (list === undefined) wanted.set(g.plan.store, (list = []));
+      list.push(p);
+    }
+  }
+  const found = new Map<PlannedMember, LookupResult | null>();
+  for (const [store, members] of wanted) {
+    try {
+      const answers = store.lookupMany !== undefined
+        ? await store.lookupMany(core.session, members.map(keyOf))
+        : await Promise.all(members.map((p) => store.lookup(core.session, keyOf(p))));
+      for (const [i, p] of members.entries()) found.set(p, answers[i] ?? null);
+    } catch {
+      for (const p of members) found.set(p, null);
+    }
+  }
+  return (store, p) => {
+    if (p.policy.store === null) return unbackedCheck();
+    const r = found.get(p);
+    if (r === undefined || r === null) return null;
+    return computeCheck(p.entry.handle, p.entry.span.id, p.entry.span.hash, recordOf(r), store);
+  };
+}
+
+/** A lookup's answer as the record a prune's transaction reads. */
+function recordOf(r: LookupResult): RecordState {
+  if (r.status === "found") return { state: "live", handle: r.handle, spanId: r.spanId, hash: r.hash, createdAt: r.createdAt };
+  if (r.status === "expired") return { state: "expired", handle: r.handle, spanId: r.spanId };
+  return { state: "absent" };
 }
 
 /** A live span a provider's compaction covers: every one but system text, which providers keep apart. */
@@ -149,7 +279,9 @@ export async function recordProviderCompaction(core: WindowCore, input: Provider
   // Nothing it could stand for (every span before it is system text, or one the policy keeps, and none was
   // pruned before): a summary of nothing has no line to show. Not recorded, nothing lost.
   const plan = await planProviderCompaction(core);
-  if (plan.reversible.length + plan.lossy.length === 0 && !core.state.entries.some(gone)) return unrecorded(core, base, audited, COVERS_NOTHING);
+  if (plan.reversible.length + plan.lossy.length === 0 && !core.state.entries.some(gone)) {
+    return unrecorded(core, { ...base, kept: plan.kept.map((k) => ({ spanId: k.spanId, reason: k.reason, message: k.message })) }, audited, COVERS_NOTHING);
+  }
   // The summary's id is minted by the home store, and its block noted there, before any span is pruned for it:
   // a resumed window finds the block and draws the compaction again.
   const noted = noteOf({ provider, summary: input.summary, block });
@@ -165,17 +297,19 @@ export async function recordProviderCompaction(core: WindowCore, input: Provider
   const pruned: string[] = [];
   const lossy: string[] = [];
   const kept: Array<ProviderCompactionOutcome["kept"][number]> = [];
-  const ids = core.state.entries.filter(covered).map((e) => e.span.id);
-  for (const id of ids) {
-    const e = core.state.get(id);
-    if (e?.state !== "live") continue; // pruned with its group already
-    const policy = core.policyOf(e.span.kind);
-    const acceptLossy = !backed(e, policy) && policy.lossy === "with-flag";
-    const raw = directiveForAudit({ op: "prune", span_id: id, mode: "drop", ...(acceptLossy ? { accept_lossy: true } : {}), by: "provider_compaction", summary: spanId });
-    const outcome = await prune(core, id, "drop", null, acceptLossy, raw);
-    if (outcome.status === "reversible") pruned.push(id, ...outcome.groupPruned);
-    else if (outcome.status === "lossy") lossy.push(id, ...outcome.groupPruned);
-    else kept.push({ spanId: id, reason: outcome.status === "invalid" ? "invalid" : outcome.reason, message: outcome.message });
+  // Group by group, as planned: a group is pruned all or nothing, under one consent to lossy commitments.
+  for (const g of coveredGroups(core)) {
+    const lead = g.members[0]!;
+    if (g.members.some((m) => core.state.get(m.span.id) !== m)) continue; // changed meanwhile (never, today: nothing else runs)
+    const raw = directiveForAudit({ op: "prune", span_id: lead.span.id, mode: "drop", ...(g.acceptLossy ? { accept_lossy: true } : {}), by: "provider_compaction", summary: spanId });
+    const outcome = await prune(core, lead.span.id, "drop", null, g.acceptLossy, raw);
+    if (outcome.status === "reversible" || outcome.status === "lossy") {
+      // Each member as the decision left it: a group may hold a copy of one member and lose another.
+      for (const m of g.members) (core.state.get(m.span.id)?.state === "tombstone" ? lossy : pruned).push(m.span.id);
+    } else {
+      const reason = outcome.status === "invalid" ? "invalid" : outcome.reason;
+      for (const m of g.members) kept.push({ spanId: m.span.id, reason, message: outcome.message });
+    }
   }
   // Every prune for it refused (a copy found lost, a store failure): the summary would stand for nothing. Its
   // note stays registered; a resumed window draws nothing for a note whose compaction has no members either.
