@@ -60,10 +60,15 @@ export function mapPendingLine(p: PendingState): string {
 
 /**
  * `compacted: 3 decisions applied, 2 calls folded, ~11k tokens freed, ~48k rewritten`; with `, 1 not applied`
- * after the decisions when a copy stopped being promised first (each such span says so on its own line).
+ * after the decisions when a copy stopped being promised first (each such span says so on its own line);
+ * `compacted: nothing was pending` when nothing changed, and with `; lines shown before brought up to date, ~93
+ * rewritten` when nothing decided was pending but lines already shown changed (and that was a compaction point).
  */
 export function compactedLine(r: CompactionReport): string {
-  if (r.applied === 0 && r.folded === 0 && r.notApplied === 0) return "compacted: nothing was pending";
+  if (r.applied === 0 && r.folded === 0 && r.notApplied === 0) {
+    // Nothing decided was pending, but lines already shown changed (a notice cleared, a lapsed promise redrawn).
+    return r.rewrittenTokens === 0 ? "compacted: nothing was pending" : `compacted: nothing was pending; lines shown before brought up to date, ~${tokensShort(r.rewrittenTokens)} rewritten`;
+  }
   const notApplied = r.notApplied === 0 ? "" : `, ${r.notApplied} not applied`;
   const folded = r.folded === 0 ? "" : `, ${r.folded} call${r.folded === 1 ? "" : "s"} folded`;
   return `compacted: ${r.applied} decision${r.applied === 1 ? "" : "s"} applied${notApplied}${folded}, ~${tokensShort(r.freedTokens)} tokens freed, ~${tokensShort(r.rewrittenTokens)} rewritten`;

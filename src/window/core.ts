@@ -168,15 +168,21 @@ export class WindowCore {
   noticeUnder(entry: LiveEntry, line: string): void {
     entry.notice = line;
     entry.noticeAt = this.shown.count;
+    delete entry.noticeSeen;
     this.#noticed.add(entry);
   }
 
-  /** Clears every line under a span that a compaction point before this one rendered already. */
+  /**
+   * Clears every line under a span that a compaction point before this one showed and a rendering read since
+   * (`views()`): a line shown by a compaction point that no rendering read (a `checkCopies()` that found a
+   * copy lost, then `compact()`) stays until one has.
+   */
   #clearShownNotices(): void {
     for (const e of this.#noticed) {
-      if ((e.noticeAt ?? 0) >= this.shown.count) continue;
+      if ((e.noticeAt ?? 0) >= this.shown.count || e.noticeSeen !== true) continue;
       e.notice = null;
       delete e.noticeAt;
+      delete e.noticeSeen;
       this.#noticed.delete(e);
     }
   }
@@ -268,6 +274,9 @@ export class WindowCore {
     // every decision since the last rendering, so a batch of prune calls is one rewrite. A shown line whose
     // promise lapsed would offer a recall that can no longer be honoured: rewritten now too.
     if (this.shown.due() || this.shown.lapsed(this.now())) this.compactAutomatically();
+    if (this.#noticed.size > 0) {
+      for (const e of this.#noticed) if ((e.noticeAt ?? 0) < this.shown.count) e.noticeSeen = true;
+    }
     return this.shown.views();
   }
 }

@@ -26,6 +26,11 @@ export interface LiveEntry {
    */
   noticeAt?: number;
   /**
+   * A rendering read the window (`views()`) while the notice stood under the span: only then may a compaction
+   * point clear it, so a line placed and cleared with no rendering in between is not lost on the model.
+   */
+  noticeSeen?: boolean;
+  /**
    * The hint its index line will carry if it is dropped, chosen when it was appended (`chooseHint`: a
    * regex scan and a token count, ~2–4 µs, paid once per span so a prune does not); `null` for none,
    * absent when not chosen yet (a span put back by a resume: chosen when it is pruned).

@@ -456,6 +456,35 @@ describe("F6: a refusal notice under a span is cleared at the compaction point a
     expect(win.render().split("\n\n")[0]).toBe("[span_1 scratch]\n│ notes");
   });
 
+  it("a line a compaction point placed is not cleared before a rendering read it; the compact() that clears it says what it rewrote", async () => {
+    const clock = new ManualClock(NINE);
+    const store = new MemoryStore({ name: "log", clock });
+    const win = new ContextWindow<Kind>(options(store, clock));
+    await win.append({ kind: "toolResult", text: output("req_feedbeef01") });
+    await win.append({ kind: "turn", text: "tail" });
+    expect(await win.applyDirective({ op: "prune", span_id: "span_1", mode: "drop" })).toMatchObject({ status: "reversible" });
+    // The pending prune's copy disappears: checkCopies finds it, and its compaction point puts the line under the span.
+    const lookup = store.lookup.bind(store);
+    store.lookup = async (session, key) => {
+      const r = await lookup(session, key);
+      return r.status === "found" && r.spanId === "span_1" ? { status: "absent" } : r;
+    };
+    expect(await win.checkCopies()).toBe(1);
+    // No rendering read it yet: a compaction point now keeps it.
+    const first = await win.compact();
+    expect(first).toMatchObject({ applied: 0, notApplied: 0, line: "compacted: nothing was pending" });
+    const text = win.render();
+    expect(text).toContain("span_1 kept: prune not applied (copy lost)");
+    // Read once: the next compaction point clears it, a rewrite its answer states (and the grammar reads).
+    const points = win.compactionPoints;
+    const second = await win.compact();
+    expect(win.compactionPoints).toBe(points + 1);
+    expect(second.line).toMatch(/^compacted: nothing was pending; lines shown before brought up to date, ~\d+ rewritten$/);
+    expect(parseRuntimeLine(second.line, { tombstone: DEFAULT_TOMBSTONE })).toMatchObject({ line: "compacted" });
+    expect(win.render()).not.toContain("prune not applied");
+    expect((await win.auditLog()).filter((r) => r.op === "compact").map((r) => r.status)).toEqual(["unchanged", "compacted"]);
+  });
+
   it("every decision is a compaction point (`immediate`): the notice stays until the next one", async () => {
     const clock = new ManualClock(NINE);
     const store = new MemoryStore({ name: "log", clock });
