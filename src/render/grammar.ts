@@ -105,8 +105,11 @@ const FOLD = re(
   `(${SPAN})-(${SPAN}): (?:([1-9][0-9]{0,8}) pruned \\(((?:[1-9][0-9]{0,8} ${KIND}, ){0,3}[1-9][0-9]{0,8} ${KIND})\\)(?: until ${CLOCK})?)?(?:, )?` +
     `(?:([1-9][0-9]{0,8}) (?:copy|copies) may be lost)?(?:, )?(?:([1-9][0-9]{0,8}) unrecoverable)?; recall \\1-\\2 to list them`,
 );
-/** Recall's one-line answers that are not window lines: unreachable store, lost copy, never seen. */
-const RECALL_ANSWER = re(`(?:${SPAN} pruned, copy unreachable now; retry|${SPAN} pruned, copy lost, contents unknown|[^\\n]{1,40}: (?:store unreachable now; retry|never in this session))`);
+/** Recall's one-line answers that are not window lines: unreachable store, lost copy, never seen, no such folded run. */
+const RECALL_ANSWER = re(
+  `(?:${SPAN} pruned, copy unreachable now; retry|${SPAN} pruned, copy lost, contents unknown|[^\\n]{1,40}: (?:store unreachable now; retry|never in this session)` +
+    `|${SPAN}-${SPAN}: no folded run by that name now; recall each span by its own id \\(${SPAN}, …\\))`,
+);
 
 /** A provider's compaction not recorded, and a provider's clearing outside the checks (`provider-compaction.ts`). */
 const PROVIDER_NOT_RECORDED = re(`provider compaction not recorded: [^\\n]{1,400}`);

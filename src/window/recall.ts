@@ -6,7 +6,7 @@
  */
 import { isPruneDecision, type AuditDraft, type AuditRecord } from "../audit.js";
 import type { DecisionReason } from "../decision/reasons.js";
-import { HANDLE, SPAN_ID } from "../directive.js";
+import { FOLD_KEY, HANDLE, SPAN_ID } from "../directive.js";
 import { errorMessage } from "../errors.js";
 import { contentHash } from "../hash.js";
 import type { RecallOutcome } from "../outcome.js";
@@ -205,7 +205,12 @@ async function recallFromStores(
     };
   }
   const seq = await ctx.audit(ctx.auditStore, draft("unknown", null));
-  return { op: "recall", status: "unknown", query, line: `${quotedQuery(query)}: never in this session`, auditSeq: seq };
+  // A folded run's name the window does not show (never drawn, or drawn again since with other bounds) names
+  // spans that may well exist: "never in this session" would say they did not.
+  const line = FOLD_KEY.test(query)
+    ? `${query}: no folded run by that name now; recall each span by its own id (${query.slice(0, query.indexOf("-"))}, …)`
+    : `${quotedQuery(query)}: never in this session`;
+  return { op: "recall", status: "unknown", query, line, auditSeq: seq };
 }
 
 /**

@@ -326,6 +326,10 @@ describe("review findings on folds, lapses and lines (issue 34)", () => {
     const resumed = await ContextWindow.resume<Kind>(open(log, clock));
     for (const key of keys) expect(await resumed.applyDirective({ op: "recall", span_id: key })).toMatchObject({ status: "expanded", spanId: key });
     expect(await resumed.applyDirective({ op: "recall", span_id: "span_70-span_80" })).toMatchObject({ status: "unknown" });
+    // A run name no fold has (here over live spans that exist) is no fold, never "never in this session".
+    const none = await resumed.applyDirective({ op: "recall", span_id: "span_57-span_60" });
+    expect(none).toMatchObject({ status: "unknown", line: "span_57-span_60: no folded run by that name now; recall each span by its own id (span_57, …)" });
+    expect(parseRuntimeLine(none.op === "recall" && none.status === "unknown" ? none.line : "", { tombstone: DEFAULT_TOMBSTONE })).not.toBeNull();
   });
 
   it("token counts near 10k print as the grammar reads them; a recalled query never starts a line with whitespace", async () => {
