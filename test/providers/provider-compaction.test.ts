@@ -380,6 +380,8 @@ describe("provider-side compaction, decided by pruneguard", () => {
     await off.win.end();
     const { win } = await setup();
     await expect(anthropicCompaction(win, { edits: [{ type: "clear_tool_uses_20250919" }] })).rejects.toThrow(/no handle/);
+    // A compaction edit of the caller's own would bypass the pause check: the builder adds the only one.
+    await expect(anthropicCompaction(win, { edits: [{ type: "compact_20260112", pause_after_compaction: false }] })).rejects.toThrow(/builder adds the compaction edit itself/);
     await expect(anthropicCompaction(win, { pauseAfterCompaction: false })).rejects.toThrow(/keeps 1 span: span_\d+ \(kind secret has no copy/);
     await expect(openAICompaction(win)).rejects.toThrow(/automatic compaction is refused: the policy keeps 1 span/);
     const plan = await win.providerCompactionPlan();
@@ -395,6 +397,10 @@ describe("provider-side compaction, decided by pruneguard", () => {
     await t.appendAnthropic({ content: [{ type: "text", text: "ok" }], context_management: { applied_edits: [{ type: "clear_tool_uses_20250919", cleared_tool_uses: 3, cleared_input_tokens: 900 }] } });
     expect(win.notices().join("\n")).toMatch(/the provider cleared 3 tool uses outside pruneguard's checks/);
     expect((await win.auditLog()).at(-1)?.directive).toContain("provider_clearing");
+    // A later version of the edit is a clearing too: audited under the type the provider gave.
+    await t.appendAnthropic({ content: [{ type: "text", text: "ok" }], context_management: { applied_edits: [{ type: "clear_tool_uses_20260301", cleared_tool_uses: 2, cleared_input_tokens: 400 }] } });
+    expect(win.notices().join("\n")).toMatch(/the provider cleared 2 tool uses outside pruneguard's checks/);
+    expect((await win.auditLog()).at(-1)?.directive).toContain("clear_tool_uses_20260301");
     await win.end();
   });
 

@@ -34,7 +34,7 @@ export interface AnthropicCompactionOptions<E extends { readonly type: string } 
    * while the policy keeps any span the compaction would cover (it must be said again after the block first).
    */
   readonly pauseAfterCompaction?: boolean;
-  /** Other edits the request carries (`clear_thinking_20251015`); a `clear_tool_uses_20250919` edit is refused. */
+  /** Other edits the request carries (`clear_thinking_20251015`); a `clear_tool_uses_*` edit is refused, and so is a `compact_*` one (the builder adds it). */
   readonly edits?: readonly E[];
 }
 
@@ -56,6 +56,13 @@ export async function anthropicCompaction<E extends { readonly type: string } = 
   const plan = await window.providerCompactionPlan();
   refuseUnlessAllowed(plan);
   for (const edit of options.edits ?? []) {
+    // The builder makes the one compact edit, from the plan: one passed in would bypass the pause check.
+    if (edit.type.startsWith("compact_")) {
+      throw new ProviderCompactionError(
+        `anthropicCompaction: a ${edit.type} edit in options.edits is refused: the builder adds the compaction edit itself, after checking the window (use triggerTokens, instructions and pauseAfterCompaction)`,
+        plan,
+      );
+    }
     if (edit.type.startsWith("clear_tool_uses")) {
       throw new ProviderCompactionError(
         `anthropicCompaction: ${edit.type} is refused: it replaces tool results with a placeholder that has no handle, so the model cannot tell a cleared result from one that never existed. The window's compaction points clear the same results with an index line each (limits.compaction); see docs/provider-compaction.md`,

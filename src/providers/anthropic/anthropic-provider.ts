@@ -3,6 +3,7 @@
  * and the `Message` it returns read back for a `Transcript` (`appendAnthropic`).
  */
 import { arrayAt, objectAt, optionalArrayAt, stringAt, type Provider, type ResponsePart } from "../provider.js";
+import { oneLine } from "../../render/framing.js";
 import { toAnthropic } from "./anthropic-messages.js";
 import { anthropicTools } from "./anthropic-tools.js";
 
@@ -49,8 +50,10 @@ function readMessage(message: { readonly content: readonly AnthropicResponseBloc
   const edits = managed === null || managed === undefined ? [] : optionalArrayAt(objectAt(managed, "context_management").applied_edits, "context_management.applied_edits");
   for (const [i, entry] of edits.entries()) {
     const edit = objectAt(entry, `context_management.applied_edits[${i}]`);
-    if (edit.type !== "clear_tool_uses_20250919") continue; // thinking blocks are not rendered by pruneguard; clearing them loses nothing of the window
-    parts.push({ type: "provider-cleared", clearing: { provider: "anthropic", edit: edit.type, toolUses: count(edit.cleared_tool_uses), tokens: count(edit.cleared_input_tokens) } });
+    // Every version of the tool-result clearing (`clear_tool_uses_20250919` and any later one) is recorded; thinking
+    // blocks are not rendered by pruneguard, so clearing them loses nothing of the window.
+    if (typeof edit.type !== "string" || !edit.type.startsWith("clear_tool_uses")) continue;
+    parts.push({ type: "provider-cleared", clearing: { provider: "anthropic", edit: oneLine(edit.type, 80), toolUses: count(edit.cleared_tool_uses), tokens: count(edit.cleared_input_tokens) } });
   }
   return parts;
 }
