@@ -105,7 +105,9 @@ export function restore(core: WindowCore, restored: Restored): void {
     const message = e.state === "live" ? e.span.message : e.state === "summary" || e.state === "fold" ? undefined : e.message ?? undefined;
     if (message !== undefined) state.calls.groupFor({ message });
     // A directive call answered before the restart folds again once the window knows the tools' names.
-    if (e.state === "live" && message?.role === "tool-result") state.resumedResults.set(message.callId, { toolName: message.toolName, isError: message.isError === true });
+    if (e.state === "live" && message?.role === "tool-result") {
+      state.resumedResults.set(`${message.toolName}\0${message.callId}`, { callId: message.callId, toolName: message.toolName, isError: message.isError === true });
+    }
     if (e.state === "pruned" || e.state === "tombstone") state.groupPruned(e.group, e.state === "tombstone");
     // A provider's compaction holds the spans it covered: a late result of a call among them joins its fate.
     if (e.state === "summary") for (const m of leavesOf(e)) state.groupPruned(m.group, m.state === "tombstone");

@@ -55,11 +55,12 @@ export class WindowState {
   /** The directive tools' names the window was handed, with their operations: their calls and answers are not searched. */
   readonly directiveNames = new Map<string, string>();
   /**
-   * Tool results a resume brought back, by call id, not yet known to be directive traffic: when the window
-   * learns the directive tools' names (`learnTools`), the answered prune, map and compact calls among them
-   * fold at the next compaction point, as they did (or would have) before the restart.
+   * Tool results a resume brought back, by tool name and call id (a provider may reuse a call id for another
+   * tool: a recall after a prune), not yet known to be directive traffic: when the window learns the directive
+   * tools' names (`learnTools`), the answered prune, map and compact calls among them fold at the next
+   * compaction point, as they did (or would have) before the restart.
    */
-  readonly resumedResults = new Map<string, { readonly toolName: string; readonly isError: boolean }>();
+  readonly resumedResults = new Map<string, { readonly callId: string; readonly toolName: string; readonly isError: boolean }>();
   readonly calls = new CallGroups();
   /** Groups with a pruned member, and whether any went lossy: a late member joins that fate. */
   readonly prunedGroups = new Map<string, "reversible" | "lossy">();
@@ -228,11 +229,11 @@ export class WindowState {
 
   /** Directive tool names learned: resumed answers of prune, map and compact calls become foldable. */
   learnedTools(): void {
-    for (const [callId, r] of this.resumedResults) {
+    for (const [key, r] of this.resumedResults) {
       const op = this.directiveNames.get(r.toolName);
       if (op === undefined) continue;
-      this.resumedResults.delete(callId);
-      if (!r.isError) this.actedOn(op, callId);
+      this.resumedResults.delete(key);
+      if (!r.isError) this.actedOn(op, r.callId);
     }
   }
 

@@ -91,6 +91,25 @@ describe("folded directive traffic stays folded after a resume", () => {
     expect(folded).toBeDefined();
   });
 
+  it.each(["recall", "search", "read"])("a %s call that reuses a folded prune call's id: the prune stays folded after the resume", async (second) => {
+    const clock = new ManualClock(Date.UTC(2026, 11, 5, 9, 0));
+    const log = new MemoryStore({ name: "log", clock });
+    const win = new ContextWindow<Kind>(open(log, clock));
+    const t = new Transcript(win, ROLES);
+    await t.user("go");
+    await t.handleToolCalls(await t.appendAnthropic({ content: [{ type: "tool_use", id: "a", name: "read", input: { f: "1" } }] }), () => output(1, 300));
+    await t.handleToolCalls(await t.appendAnthropic({ content: [{ type: "tool_use", id: "t1", name: "prune", input: { span_id: "span_3", mode: "drop" } }] }), () => "x");
+    // The provider gives the next call the same id: its result is the later one with that id.
+    const input = second === "recall" ? { span_id: "span_3" } : second === "search" ? { query: "output 1" } : { f: "2" };
+    await t.handleToolCalls(await t.appendAnthropic({ content: [{ type: "tool_use", id: "t1", name: second, input }] }), () => "read two");
+    await win.compact();
+    const shown = shape(win.entries());
+    expect(shown.filter((s) => s === "span_4" || s === "span_5")).toEqual([]);
+    const resumed = await ContextWindow.resume<Kind>(open(log, clock, { directiveTools: directiveTools() }));
+    expect(shape(resumed.entries())).toEqual(shown);
+    expect(resumed.tokens()).toBeLessThanOrEqual(win.tokens());
+  });
+
   it("without them, the calls fold at the first compaction point after the window learns the tools", async () => {
     const clock = new ManualClock(Date.UTC(2026, 11, 5, 9, 0));
     const log = new MemoryStore({ name: "log", clock });
