@@ -276,8 +276,9 @@ async function goneEntry(
 ): Promise<{ readonly entry: GoneEntry; readonly copy: VerifiedCopy | null }> {
   const mode: PruneMode = rec.mode ?? "drop";
   const handle = rec.status === "reversible" ? rec.handle : null;
-  // The body was noted before the prune committed; without it the header still says what happened.
-  const replacement = mode === "drop" ? null : (reg.replacement ?? "(its text was not recorded before a restart)");
+  // The body was noted before the prune committed; without it the header still says what happened. A range
+  // summary's member never had a body of its own (the digest stood for the run): its index line, as it showed.
+  const replacement = mode === "drop" || rangeMember(rec) ? null : (reg.replacement ?? "(its text was not recorded before a restart)");
   const base = { spanId: reg.spanId, kind: reg.kind, group: reg.group, message: reg.message, hash, mode, store: reg.store, replacement };
   if (handle === null) {
     return { entry: { ...base, state: "tombstone", handle: null, until: null, keptUntil: null, copyLost: false, ...hintFields(null) }, copy: null };
@@ -289,6 +290,20 @@ async function goneEntry(
     ? chooseHint({ text: copy.found.text, ...(reg.message !== null ? { message: reg.message } : {}) }, ctx.hintTokens)
     : null;
   return { entry: { ...base, state: "pruned", handle, until, keptUntil: until, copyLost: copy === null, ...hintFields(hint) }, copy };
+}
+
+/**
+ * Whether a committed prune record is a range summary's member (`summarize.ts`): the run's first member carries
+ * the `summarize_range` directive and the rest none, while every other summarize-mode prune carries its own.
+ */
+function rangeMember(rec: AuditRecord): boolean {
+  if (rec.mode !== "summarize") return false;
+  if (rec.directive === null) return true;
+  try {
+    return (JSON.parse(rec.directive) as { op?: unknown } | null)?.op === "summarize_range";
+  } catch {
+    return false;
+  }
 }
 
 /**

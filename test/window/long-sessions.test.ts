@@ -110,6 +110,23 @@ describe("folded directive traffic stays folded after a resume", () => {
     expect(resumed.tokens()).toBeLessThanOrEqual(win.tokens());
   });
 
+  it("a range summary's members come back as index lines that fold, never as placeholders of a text never recorded", async () => {
+    const clock = new ManualClock(Date.UTC(2026, 11, 5, 9, 0));
+    const log = new MemoryStore({ name: "log", clock });
+    const opts = open(log, clock, { limits: { maxLengthMs: 8 * HOUR, compaction: "immediate" } });
+    const win = new ContextWindow<Kind>(opts);
+    for (let i = 1; i <= 21; i++) await win.append({ kind: "toolResult", text: output(i, 60) });
+    expect(await win.applyDirective({ op: "summarize_range", from: "span_1", to: "span_20", digest: "read twenty files" })).toMatchObject({ status: "summarized" });
+    const resumed = await ContextWindow.resume<Kind>(opts);
+    const text = resumed.render();
+    expect(text).not.toContain("not recorded before a restart");
+    // The summary's digest was the model's text, never recorded: its members stand as what they are, folded.
+    expect(text.split("\n")[0]).toBe("span_1-span_20: 20 pruned (20 toolResult); recall span_1-span_20 to list them");
+    // One position for the run, as the summary was (the fold line and the summary's header differ by a few tokens).
+    expect(resumed.entries()).toHaveLength(win.entries().length);
+    for (const id of ["span_1", "span_20"]) expect(await resumed.recall(id)).toMatchObject({ status: "found" });
+  });
+
   it("without them, the calls fold at the first compaction point after the window learns the tools", async () => {
     const clock = new ManualClock(Date.UTC(2026, 11, 5, 9, 0));
     const log = new MemoryStore({ name: "log", clock });
