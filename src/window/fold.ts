@@ -100,8 +100,12 @@ function lastLeaf(e: Entry): string {
 function labelOf(e: GoneEntry): string {
   const m = e.message;
   const name = m !== null && "toolName" in m ? m.toolName : e.kind;
-  return LABEL.test(name) ? name : "tool";
+  // A name that reads as a span id (`span_900`, `span_1-span_9`) would read as one on the fold's line: not printed.
+  return LABEL.test(name) && !SPAN_LIKE.test(name) ? name : "tool";
 }
+
+/** A span id anywhere in a label. */
+const SPAN_LIKE = /span_[0-9]/;
 
 const DAY_MS = 86_400_000;
 

@@ -127,6 +127,19 @@ describe("folded directive traffic stays folded after a resume", () => {
     for (const id of ["span_1", "span_20"]) expect(await resumed.recall(id)).toMatchObject({ status: "found" });
   });
 
+  it("a fold line never prints a tool name that reads as a span id", async () => {
+    const clock = new ManualClock(Date.UTC(2026, 11, 5, 9, 0));
+    const win = new ContextWindow<Kind>(open(new MemoryStore({ name: "log", clock }), clock, { limits: { maxLengthMs: 8 * HOUR, compaction: "immediate" } }));
+    for (let i = 1; i <= 17; i++) {
+      for (const [kind, role] of [["toolCall", "tool-call"], ["toolResult", "tool-result"]] as const) {
+        await win.append({ kind, text: `${role} ${i}`, message: { role, callId: `c${i}`, toolName: "span_900-span_999" } });
+      }
+    }
+    for (let i = 1; i <= 16; i++) await win.applyDirective({ op: "prune", span_id: `span_${2 * i}`, mode: "drop" });
+    await win.compact();
+    expect(win.render().split("\n")[0]).toBe("span_1-span_32: 16 pruned (16 tool); recall span_1-span_32 to list them");
+  });
+
   it("without them, the calls fold at the first compaction point after the window learns the tools", async () => {
     const clock = new ManualClock(Date.UTC(2026, 11, 5, 9, 0));
     const log = new MemoryStore({ name: "log", clock });
