@@ -56,6 +56,11 @@ export interface ProviderCompaction {
   readonly summary: string | null;
   /** The provider says the compaction failed (Anthropic: `content: null`; OpenAI: no `encrypted_content`): it changed nothing. */
   readonly failed: boolean;
+  /**
+   * Why the block is not one the provider's API takes back (a field its SDK's type does not declare, or of
+   * another type; an empty summary): it is refused, not sent back. Absent when it is.
+   */
+  readonly malformed?: string;
 }
 
 /**
@@ -269,6 +274,12 @@ export async function recordProviderCompaction(core: WindowCore, input: Provider
     return { ...base, status: "failed", spanId: null, line: "", message: "the provider's compaction failed (no summary): nothing was compacted, and the block is not sent back" };
   }
   if ("refused" in read) return refuse(read);
+  if (input.malformed !== undefined) {
+    return refuse({
+      refused: "malformed",
+      message: `the compaction block is not one the provider takes back (${oneLine(input.malformed, 120)}); it is not sent back, so the provider reads the whole window again`,
+    });
+  }
   const { block } = read;
   if (!allowed) {
     // The request was built around pruneguard (its builders refuse under this policy). The provider compacted

@@ -39,7 +39,11 @@ function readMessage(message: { readonly content: readonly AnthropicResponseBloc
       // back as it came it would add a fifth cache breakpoint to a request that has four, which the API refuses.
       const content = block.content;
       const failed = typeof content !== "string" || Object.hasOwn(block, "cache_control");
-      parts.push({ type: "compaction", compaction: { provider: "anthropic", block, summary: typeof content === "string" ? content : null, failed } });
+      const malformed = failed ? null : compactionBlockProblem(block);
+      parts.push({
+        type: "compaction",
+        compaction: { provider: "anthropic", block, summary: typeof content === "string" ? content : null, failed, ...(malformed === null ? {} : { malformed }) },
+      });
     } else if (block.type === "text") parts.push({ type: "text", text: stringAt(block.text, `${path}.text`) });
     else if (block.type === "tool_use") {
       parts.push({ type: "tool-call", call: { id: stringAt(block.id, `${path}.id`), name: stringAt(block.name, `${path}.name`), arguments: block.input ?? {} } });
@@ -56,6 +60,39 @@ function readMessage(message: { readonly content: readonly AnthropicResponseBloc
     parts.push({ type: "provider-cleared", clearing: { provider: "anthropic", edit: oneLine(edit.type, 80), toolUses: count(edit.cleared_tool_uses), tokens: count(edit.cleared_input_tokens) } });
   }
   return parts;
+}
+
+/**
+ * The fields a compaction block sent back may carry: `BetaCompactionBlockParam`'s (the SDK's own type; a test
+ * holds this list to it, so a field the SDK adds fails there until it is listed). `cache_control` is the
+ * request's own (a response's block with one is not the API's, above).
+ */
+export const COMPACTION_BLOCK_FIELDS: ReadonlySet<string> = new Set(["type", "content", "encrypted_content", "signature", "tool_changes", "cache_control"]);
+
+/** The entries a block's `tool_changes` holds (`BetaRequestToolAdditionBlock`, `BetaRequestToolRemovalBlock`; held to the SDK by the same test). */
+export const TOOL_CHANGE_TYPES: ReadonlySet<string> = new Set(["tool_addition", "tool_removal"]);
+
+/**
+ * Why a compaction block the response carried is not one the API takes back as `BetaCompactionBlockParam`, or
+ * `null`: a field the type does not declare, one of another type, or an empty summary (the SDK: "Empty string
+ * content is not allowed"). Sent back anyway, every later request would be refused.
+ */
+function compactionBlockProblem(block: Record<string, unknown>): string | null {
+  for (const key of Object.keys(block)) if (!COMPACTION_BLOCK_FIELDS.has(key)) return `a field the API does not take: ${JSON.stringify(key.slice(0, 40))}`;
+  if (block.content === "") return "an empty summary";
+  for (const key of ["encrypted_content", "signature"] as const) {
+    const v = block[key];
+    if (v !== undefined && v !== null && typeof v !== "string") return `${key} is not a string`;
+  }
+  const changes = block.tool_changes;
+  if (changes !== undefined && changes !== null) {
+    if (!Array.isArray(changes)) return "tool_changes is not an array";
+    for (const c of changes) {
+      if (typeof c !== "object" || c === null || !TOOL_CHANGE_TYPES.has((c as { type?: unknown }).type as string)) return "tool_changes holds an entry that is not a tool addition or removal";
+      if (typeof (c as { tool?: unknown }).tool !== "object" || (c as { tool?: unknown }).tool === null) return "a tool change has no tool";
+    }
+  }
+  return null;
 }
 
 /** A count the API reports: a finite number not below 0, else 0. */

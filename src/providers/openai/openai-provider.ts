@@ -59,6 +59,23 @@ function readChatCompletion(response: OpenAIChatResponse | OpenAIChatMessage): R
   return parts;
 }
 
+/**
+ * The fields of a compaction item as the API returns it (`ResponseCompactionItem`, the SDK's own type; a test
+ * holds this list to it): the item is sent back exactly as it came, so one with another field, or a field of
+ * another type, is not the API's and is not sent back.
+ */
+export const COMPACTION_ITEM_FIELDS: ReadonlySet<string> = new Set(["id", "encrypted_content", "type", "created_by"]);
+
+/** Why a compaction item is not one the API returned (see `COMPACTION_ITEM_FIELDS`), or `null`. */
+function compactionItemProblem(item: Record<string, unknown>): string | null {
+  for (const key of Object.keys(item)) if (!COMPACTION_ITEM_FIELDS.has(key)) return `a field the API does not return: ${JSON.stringify(key.slice(0, 40))}`;
+  for (const key of ["id", "created_by"] as const) {
+    const v = item[key];
+    if (v !== undefined && v !== null && typeof v !== "string") return `${key} is not a string`;
+  }
+  return null;
+}
+
 /** A Responses API `Response`: its output messages' text and its function calls, in order, read whole. */
 function readResponse(response: { readonly output: readonly OpenAIResponseOutputItem[] }): ResponsePart[] {
   const parts: ResponsePart[] = [];
@@ -78,7 +95,9 @@ function readResponse(response: { readonly output: readonly OpenAIResponseOutput
       // encrypted_content (null, absent or empty) carries nothing and cannot be sent back (the input's
       // compaction item needs the string): a failed compaction, which changes nothing.
       const content = item.encrypted_content;
-      parts.push({ type: "compaction", compaction: { provider: "openai-responses", block: item, summary: null, failed: typeof content !== "string" || content === "" } });
+      const failed = typeof content !== "string" || content === "";
+      const malformed = failed ? null : compactionItemProblem(item);
+      parts.push({ type: "compaction", compaction: { provider: "openai-responses", block: item, summary: null, failed, ...(malformed === null ? {} : { malformed }) } });
     } else if (item.type === "function_call") {
       const call: ModelToolCall = { id: stringAt(item.call_id, `${path}.call_id`), name: stringAt(item.name, `${path}.name`), arguments: typeof item.arguments === "string" ? item.arguments : "{}" };
       parts.push({ type: "tool-call", call });

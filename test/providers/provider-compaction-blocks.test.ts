@@ -1,0 +1,78 @@
+/**
+ * A compaction block or item is sent back with every later request, so one the API would not take back is
+ * refused when it arrives — not recorded, not sent back, nothing pruned for it — instead of being accepted and
+ * making every later request fail. What the API takes back is read off the SDKs' own types: the field lists
+ * the readers check are held to `BetaCompactionBlockParam` and `ResponseCompactionItem` here, at compile time.
+ */
+import type { BetaCompactionBlockParam } from "@anthropic-ai/sdk/resources/beta/messages/messages";
+import type { ResponseCompactionItem } from "openai/resources/responses/responses";
+import { describe, expect, it } from "vitest";
+import { ContextWindow, ManualClock, MemoryStore, toAnthropicBeta, toOpenAIResponses, Transcript } from "../../src/index.js";
+import { COMPACTION_BLOCK_FIELDS, TOOL_CHANGE_TYPES } from "../../src/providers/anthropic/anthropic-provider.js";
+import { COMPACTION_ITEM_FIELDS } from "../../src/providers/openai/openai-provider.js";
+
+function open() {
+  const clock = new ManualClock(Date.UTC(2026, 10, 13, 9, 0, 0));
+  const win = new ContextWindow({
+    session: "blocks", clock, stores: { log: new MemoryStore({ name: "log", clock }) },
+    kinds: { turn: { store: "log", modes: ["drop"], lossy: "forbid" } },
+    limits: { compaction: "immediate", providerCompaction: "allow" },
+  });
+  const t = new Transcript(win, { user: "turn", assistant: "turn", toolCall: "turn", toolResult: "turn" });
+  return { win, t };
+}
+
+describe("the fields the readers check are the SDKs'", () => {
+  it("Anthropic: BetaCompactionBlockParam's fields and tool change types", () => {
+    const fields = { type: true, content: true, encrypted_content: true, signature: true, tool_changes: true, cache_control: true } satisfies Record<keyof BetaCompactionBlockParam, true>;
+    expect([...COMPACTION_BLOCK_FIELDS].sort()).toEqual(Object.keys(fields).sort());
+    const types = ["tool_addition", "tool_removal"] satisfies Array<NonNullable<BetaCompactionBlockParam["tool_changes"]>[number]["type"]>;
+    expect([...TOOL_CHANGE_TYPES].sort()).toEqual([...types].sort());
+  });
+
+  it("OpenAI: ResponseCompactionItem's fields", () => {
+    const fields = { id: true, encrypted_content: true, type: true, created_by: true } satisfies Record<keyof ResponseCompactionItem, true>;
+    expect([...COMPACTION_ITEM_FIELDS].sort()).toEqual(Object.keys(fields).sort());
+  });
+});
+
+describe("a block the API would not take back is refused, not sent back", () => {
+  const good = { type: "compaction", content: "the summary", encrypted_content: "e", signature: "sig" };
+  it.each([
+    ["an empty summary", { ...good, content: "" }, /an empty summary/],
+    ["encrypted_content of another type", { ...good, encrypted_content: 42 }, /encrypted_content is not a string/],
+    ["a signature of another type", { ...good, signature: { x: 1 } }, /signature is not a string/],
+    ["a field the type does not declare", { ...good, surprise: true }, /a field the API does not take: "surprise"/],
+    ["tool_changes that are not tool changes", { ...good, tool_changes: [{ type: "tool_rename", tool: {} }] }, /not a tool addition or removal/],
+  ])("Anthropic, %s", async (_, block, why) => {
+    const { win, t } = open();
+    await t.user("the only statement of the requirement: ship on friday");
+    await t.appendAnthropic({ content: [block as never] });
+    expect(t.compactions[0]).toMatchObject({ status: "refused", spanId: null });
+    expect(t.compactions[0]!.message).toMatch(why);
+    expect(JSON.stringify(toAnthropicBeta(win))).not.toContain('"type":"compaction"');
+    expect(win.entries().every((e) => e.state === "live")).toBe(true);
+    expect((await win.auditLog()).find((r) => r.op === "compact")).toMatchObject({ status: "unchanged" });
+  });
+
+  it("Anthropic: a well-formed block with its tool changes is recorded and sent back as it came", async () => {
+    const { win, t } = open();
+    await t.user("the only statement of the requirement: ship on friday");
+    const block = { ...good, tool_changes: [{ type: "tool_addition", tool: { type: "tool_reference", tool_name: "grep" } }] };
+    await t.appendAnthropic({ content: [block as never] });
+    expect(t.compactions[0]).toMatchObject({ status: "compacted" });
+    expect(JSON.stringify(toAnthropicBeta(win))).toContain(JSON.stringify(block));
+  });
+
+  it.each([
+    ["an id of another type", { type: "compaction", id: 5, encrypted_content: "ENC" }, /id is not a string/],
+    ["a field the item does not have", { type: "compaction", id: "cmp_1", encrypted_content: "ENC", summary: "x" }, /a field the API does not return: "summary"/],
+  ])("OpenAI, %s", async (_, item, why) => {
+    const { win, t } = open();
+    await t.user("the only statement of the requirement: ship on friday");
+    await t.appendOpenAIResponse({ output: [item as never] });
+    expect(t.compactions[0]).toMatchObject({ status: "refused" });
+    expect(t.compactions[0]!.message).toMatch(why);
+    expect(JSON.stringify(toOpenAIResponses(win))).not.toContain('"type":"compaction"');
+  });
+});
