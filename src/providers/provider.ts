@@ -28,10 +28,11 @@ export interface Provider {
    */
   read(response: object): readonly ResponsePart[];
   /**
-   * For a provider whose loop hands the same response over again (the AI SDK's `prepareStep` gets every step
-   * so far): the response's key, so a transcript appends it once. Absent: every response is new.
+   * The response's key, so a transcript appends it once: for a loop that hands the same response over again
+   * (the AI SDK's `prepareStep` gets every step so far), and for a response appended twice by mistake (its
+   * compaction would be recorded twice). `null` for a response with no key; absent: every response is new.
    */
-  responseKey?(response: object): string;
+  responseKey?(response: object): string | null;
 }
 
 /** A tool call the model made, as the transcript appended it. */

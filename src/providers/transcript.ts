@@ -272,8 +272,9 @@ export class Transcript<K extends string, const M extends KindMapping<K> = KindM
       let read: readonly ResponsePart[];
       try {
         objectAt(response, at === "" ? "the response" : at);
-        if (p.responseKey !== undefined) {
-          const key = `${provider}:${p.responseKey(response as object)}`;
+        const own = p.responseKey?.(response as object) ?? null;
+        if (own !== null) {
+          const key = `${provider}:${own}`;
           if (this.#seen.has(key) || keys.has(key)) continue;
           keys.add(key);
         }

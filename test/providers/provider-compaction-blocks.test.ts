@@ -76,3 +76,29 @@ describe("a block the API would not take back is refused, not sent back", () => 
     expect(JSON.stringify(toOpenAIResponses(win))).not.toContain('"type":"compaction"');
   });
 });
+
+describe("a response appended again is appended once (its id)", () => {
+  it("Anthropic: the same Message twice records one compaction and its text once", async () => {
+    const { win, t } = open();
+    await t.user("the only statement of the requirement: ship on friday");
+    const message = { id: "msg_01", content: [{ type: "compaction", content: "the summary", encrypted_content: "e", signature: "s" }, { type: "text", text: "noted" }] };
+    await t.appendAnthropic(message as never);
+    const before = win.render();
+    await t.appendAnthropic(message as never);
+    expect(t.compactions).toHaveLength(1);
+    expect(win.render()).toBe(before);
+    // Another message (another id) with the same content is a response of its own.
+    await t.appendAnthropic({ ...message, id: "msg_02", content: [{ type: "text", text: "noted" }] } as never);
+    expect(win.render().match(/noted/g)).toHaveLength(2);
+  });
+
+  it("OpenAI: the same Response twice records one compaction", async () => {
+    const { win, t } = open();
+    await t.user("the only statement of the requirement: ship on friday");
+    const response = { id: "resp_01", output: [{ type: "compaction", id: "cmp_1", encrypted_content: "ENC" }] };
+    await t.appendOpenAIResponse(response as never);
+    await t.appendOpenAIResponse(response as never);
+    expect(t.compactions).toHaveLength(1);
+    expect(JSON.stringify(toOpenAIResponses(win)).match(/"type":"compaction"/g)).toHaveLength(1);
+  });
+});

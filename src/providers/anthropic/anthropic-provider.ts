@@ -106,4 +106,12 @@ export const anthropic = {
   render: toAnthropic,
   tools: anthropicTools,
   read: readMessage,
+  // The API's message id (`msg_…`): the same message appended again is appended once.
+  responseKey: (message: object) => idOf(message),
 } as const satisfies Provider;
+
+/** A response's own id, when it has a non-empty one. */
+function idOf(response: object): string | null {
+  const id = (response as { readonly id?: unknown }).id;
+  return typeof id === "string" && id !== "" ? id : null;
+}

@@ -120,4 +120,9 @@ export const openAIResponses = {
   render: toOpenAIResponses,
   tools: openAIResponsesTools,
   read: readResponse,
+  // The API's response id (`resp_…`): the same response appended again is appended once.
+  responseKey: (response: object) => {
+    const id = (response as { readonly id?: unknown }).id;
+    return typeof id === "string" && id !== "" ? id : null;
+  },
 } as const satisfies Provider;
