@@ -283,7 +283,11 @@ export class Transcript<K extends string, const M extends KindMapping<K> = KindM
         if (!(err instanceof UnreadableResponse)) throw new TypeError(`Transcript.${method}: the response cannot be read (${safeString(err instanceof Error ? err.message : err)})`, { cause: err });
         throw new TypeError(`Transcript.${method}: ${at !== "" && !err.message.startsWith(at) ? `${at}.` : ""}${err.message}`);
       }
-      for (const part of read) if (keep === undefined || keep(part)) parts.push(part);
+      // A response's compaction stands for the prompt that produced it, never for what the response says
+      // besides: recorded before the rest of the response (the APIs send the block first anyway), so a tool
+      // call of the same response is not folded into a summary the model wrote before it.
+      for (const part of read) if (part.type === "compaction" && (keep === undefined || keep(part))) parts.push(part);
+      for (const part of read) if (part.type !== "compaction" && (keep === undefined || keep(part))) parts.push(part);
     }
     // Every span built before the first append: a kind mapping that throws, or a window that cannot record a
     // compaction, changes nothing either.

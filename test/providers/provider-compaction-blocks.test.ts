@@ -102,3 +102,18 @@ describe("a response appended again is appended once (its id)", () => {
     expect(JSON.stringify(toOpenAIResponses(win)).match(/"type":"compaction"/g)).toHaveLength(1);
   });
 });
+
+describe("a response's compaction is recorded before the rest of the response", () => {
+  it("a block after a tool_use of the same response: the call and its result stay live after the summary", async () => {
+    const { win, t } = open();
+    await t.user("the only statement of the requirement: ship on friday");
+    const calls = await t.appendAnthropic({
+      content: [{ type: "tool_use", id: "toolu_1", name: "readLog", input: {} }, { type: "compaction", content: "the summary", encrypted_content: "e" }],
+    } as never);
+    expect(t.compactions[0]).toMatchObject({ status: "compacted", members: ["span_1"] });
+    await t.handleToolCalls(calls, () => "LOG BYTES");
+    const text = win.render();
+    expect(text).toContain("LOG BYTES");
+    expect(win.entries().slice(1).map((e) => e.state)).toEqual(["live", "live"]);
+  });
+});
