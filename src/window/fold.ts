@@ -7,8 +7,8 @@
  * tree).
  *
  * The bound: every maximal run of foldable positions is at most one line, so the index takes at most one
- * line per gap between the positions that stay (live spans, digests, summaries, lines whose promise is
- * time-limited or whose copy was found lost), whatever the session's length. A fold is a balanced tree over
+ * line per gap between the positions that stay (live spans, digests, summaries), whatever the session's
+ * length. A fold is a balanced tree over
  * its run's index lines: they are chunked by `FANOUT` from the run's start, the chunks again, and so on, so
  * a fold lists at most `FANOUT` members and its depth is logarithmic (4 levels for 65,536 lines). When a
  * run grows, it is folded again from its lines: the full chunks are the same (same members, same keys, the
@@ -18,10 +18,9 @@
  * anyway), and a fold merges with the fold just before it, so the rewrite starts at most one line earlier.
  * A resumed window folds every run (its first rendering is new in any case).
  *
- * What stays unfolded: a pruned span whose copy is kept only until a time (its line says until when and
- * changes when the promise lapses), a copy found lost, a digest or compressed form (text the model reads),
- * and a member of a tool call group whose other members are not in the same run (a call and its result
- * fold together or not at all).
+ * What stays unfolded: a digest or compressed form (text the model reads), and a member of a tool call group
+ * whose other members are not in the same run (a call and its result fold together or not at all). A line
+ * kept only until a time, or whose copy lapsed or was found lost, folds: the fold line says so (below).
  *
  * A member's promise can change after it folded: the session's horizon passes (its hold lapses with its
  * retention), `end()` releases its hold (it is kept until a time from then on), or a recall finds its copy
@@ -32,7 +31,7 @@
  * live window says what a resumed one does.
  */
 import type { Entry, FoldEntry, GoneEntry } from "./entries.js";
-import { copyUnpromised, promiseLapsed, spanIdOf } from "./entries.js";
+import { promiseLapsed, spanIdOf } from "./entries.js";
 import { formatUntil } from "../render/lines.js";
 
 /** Most members one fold lists. */
@@ -49,14 +48,18 @@ export const MIN_RUN = 16;
 const LABEL = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
 
 /**
- * Whether a position may fold at `now`: an index line that shows no time (`until`) and still offers its
- * recall, a tombstone, or a fold. A line kept only until a time, or whose copy was found lost or is no
- * longer promised, stays where the model reads it.
+ * Whether a position may fold: an index line, a tombstone, or a fold — whatever its member's promise says.
+ * The fold line says it for each member as its own line would (`drawFold`: until when the first one is kept,
+ * the copies that may be lost, the unrecoverable), so a line kept only until a time, or whose copy lapsed or
+ * was found lost, folds too: otherwise a store that keeps copies for less than the session (no holds, short
+ * retention) or a session past its horizon or `end()` would leave every such line standing, the index would
+ * grow with the session, and a resumed window would not fold what the live one had. A digest or compressed
+ * form (text the model reads) stays.
  */
-function foldable(e: Entry, now: number): e is GoneEntry | FoldEntry {
+function foldable(e: Entry): e is GoneEntry | FoldEntry {
   if (e.state === "fold") return true;
   if (e.state === "tombstone") return e.replacement === null;
-  return e.state === "pruned" && e.replacement === null && e.until === null && e.handle !== null && !copyUnpromised(e, now);
+  return e.state === "pruned" && e.replacement === null;
 }
 
 /** The leaves of a fold (index lines and tombstones), depth first. */
@@ -256,12 +259,12 @@ export function foldIndex(
   const folds: FoldEntry[] = [];
   let i = 0;
   while (i < entries.length) {
-    if (!foldable(entries[i]!, now)) {
+    if (!foldable(entries[i]!)) {
       out.push(entries[i++]!);
       continue;
     }
     let j = i;
-    while (j < entries.length && foldable(entries[j]!, now)) j++;
+    while (j < entries.length && foldable(entries[j]!)) j++;
     for (const run of wholeGroups(entries.slice(i, j), sizes)) {
       // A decision since the last compaction point is about a position of its own, never one inside a fold
       // (folds are made at compaction points, of lines already decided): the run's own positions say it all.

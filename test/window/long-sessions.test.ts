@@ -335,11 +335,54 @@ describe("review findings on folds, lapses and lines (issue 34)", () => {
     expect(line).toBe("span_1-span_20: 20 copies may be lost; recall span_1-span_20 to list them");
     expect(parseRuntimeLine(line, { tombstone: DEFAULT_TOMBSTONE })).toMatchObject({ line: "fold", pruned: 0, mayBeLost: 20, unrecoverable: 0 });
     await log.rotate();
-    // A window resumed now says no copy can be recalled either: each line says its copy is lost.
+    // A window resumed now says no copy can be recalled either (the store rotated them: each is lost), folded
+    // as the live window had them: one line, no larger.
     const resumed = await ContextWindow.resume<Kind>(options);
-    const lines = resumed.render().split("\n").filter((l) => /^span_\d+ pruned/.test(l));
-    expect(lines).toHaveLength(20);
-    expect(lines.every((l) => l.includes("copy lost"))).toBe(true);
+    expect(resumed.render().split("\n")[0]).toBe("span_1-span_20: 20 unrecoverable; recall span_1-span_20 to list them");
+    expect(resumed.entries()).toHaveLength(win.entries().length);
+    const listed = await resumed.recall("span_1-span_20");
+    const lines = listed.status === "expanded" ? listed.text.split("\n") : [];
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.every((l) => /: [0-9]+ unrecoverable;|copy lost/.test(l))).toBe(true);
+  });
+
+  it("a store that keeps copies for less than the session (no holds): index lines still fold, the fold says until when and what may be lost", async () => {
+    const clock = new ManualClock(Date.UTC(2026, 11, 5, 9, 0));
+    const log = new MemoryStore({ name: "log", clock, retentionMs: 2 * HOUR, holds: false });
+    const options = open(log, clock, { limits: { maxLengthMs: 24 * HOUR, compaction: "immediate" } });
+    const win = new ContextWindow<Kind>(options);
+    const index: number[] = [];
+    for (let i = 1; i <= 400; i++) {
+      await win.append({ kind: "toolResult", text: output(i, 40) });
+      if (i > 4) await win.applyDirective({ op: "prune", span_id: `span_${i - 4}`, mode: "drop" });
+      if (i % 100 === 0) index.push(win.entries().filter((e) => e.state !== "live").length);
+      clock.advance(60_000);
+    }
+    // Bounded: at most a fold and a run shorter than a fold's minimum, however long the session.
+    for (const n of index) expect(n).toBeLessThan(2 * 16);
+    const first = win.render().split("\n")[0]!;
+    expect(first).toMatch(/^span_1-span_\d+: \d+ pruned \(\d+ toolResult\) until \d\d:\d\dZ, \d+ copies may be lost; recall /);
+    expect(parseRuntimeLine(first, { tombstone: DEFAULT_TOMBSTONE })).toMatchObject({ line: "fold" });
+    // A resumed window folds them as the live one does.
+    const resumed = await ContextWindow.resume<Kind>(options);
+    expect(resumed.entries().length).toBeLessThanOrEqual(win.entries().length);
+    expect(resumed.tokens()).toBeLessThanOrEqual(win.tokens());
+  });
+
+  it("past the session's horizon and the copies' retention, a resumed window is folded as the live one", async () => {
+    const clock = new ManualClock(Date.UTC(2026, 11, 5, 9, 0));
+    const log = new MemoryStore({ name: "log", clock, retentionMs: HOUR });
+    const options = open(log, clock, { limits: { maxLengthMs: 8 * HOUR, compaction: { minFreedTokens: 1_000_000, atTokens: null } } });
+    const win = new ContextWindow<Kind>(options);
+    for (let i = 1; i <= 21; i++) await win.append({ kind: "toolResult", text: output(i, 100) });
+    for (let i = 1; i <= 20; i++) await win.applyDirective({ op: "prune", span_id: `span_${i}`, mode: "drop" });
+    await win.compact();
+    clock.advance(9 * HOUR);
+    await win.compact();
+    const resumed = await ContextWindow.resume<Kind>(options);
+    expect(resumed.render().split("\n")[0]).toBe(win.render().split("\n")[0]);
+    expect(resumed.entries()).toHaveLength(win.entries().length);
+    expect(resumed.tokens()).toBeLessThanOrEqual(win.tokens());
   });
 
   it("after end() a fold line says until when its members are kept, then that their copies may be lost", async () => {
