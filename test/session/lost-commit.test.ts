@@ -111,8 +111,8 @@ describeWithServer("a lost COMMIT acknowledgement on PostgreSQL", { needs: "any"
     const schema = await freshSchema(direct, "lostack", schemas);
     const viaProxy = new URL(PG_URL);
     viaProxy.port = String(port);
-    // A generous wait for a connection: on a loaded machine a shorter one failed the append's persist, and the
-    // prune was then (rightly) refused for want of a copy. Nothing here waits on the timeout to pass.
+    // A generous wait for a connection: on a loaded machine a 2 s one most likely failed an append's persist,
+    // and the prune was then (rightly) refused for want of a copy. Nothing here waits on the timeout to pass.
     const pool = createPool({ url: viaProxy.toString(), max: 2, connectionTimeoutMs: 15_000 });
     const clock = new ManualClock(1_000_000);
     const store = new PostgresStore({ name: "log", pool, schema, clock });
