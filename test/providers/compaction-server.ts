@@ -143,9 +143,14 @@ export async function startCompactionServer(model: CompactionModel, options: Com
     return { out, visible: last < 0 ? input : input.slice(last + 1) };
   }
 
+  /**
+   * A `ResponseCompactionItem`, with the `created_by` the output item may carry; what must come back is the
+   * `ResponseCompactionItemParam` of it (every field but `created_by`), byte for byte.
+   */
   function compactionItem(n: number, fail = false): Json {
-    const item = { id: `cmp_${n}`, type: "compaction", encrypted_content: fail ? null : `gAAAA${n}${"y".repeat(24)}` };
-    issued.push(JSON.stringify(item));
+    const item = { id: `cmp_${n}`, type: "compaction", created_by: "server", encrypted_content: fail ? null : `gAAAA${n}${"y".repeat(24)}` };
+    const { created_by: _, ...param } = item;
+    issued.push(JSON.stringify(param));
     return item;
   }
 

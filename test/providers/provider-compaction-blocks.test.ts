@@ -5,10 +5,11 @@
  * the readers check are held to `BetaCompactionBlockParam` and `ResponseCompactionItem` here, at compile time.
  */
 import type { BetaCompactionBlockParam } from "@anthropic-ai/sdk/resources/beta/messages/messages";
-import type { ResponseCompactionItem } from "openai/resources/responses/responses";
+import type { ResponseCompactionItem, ResponseCompactionItemParam, ResponseInputItem } from "openai/resources/responses/responses";
 import { describe, expect, it } from "vitest";
 import { ContextWindow, ManualClock, MemoryStore, toAnthropicBeta, toOpenAIResponses, Transcript } from "../../src/index.js";
 import { COMPACTION_BLOCK_FIELDS, TOOL_CHANGE_TYPES } from "../../src/providers/anthropic/anthropic-provider.js";
+import { COMPACTION_ITEM_PARAM_FIELDS } from "../../src/providers/openai/openai-messages.js";
 import { COMPACTION_ITEM_FIELDS } from "../../src/providers/openai/openai-provider.js";
 
 function open() {
@@ -33,6 +34,25 @@ describe("the fields the readers check are the SDKs'", () => {
   it("OpenAI: ResponseCompactionItem's fields", () => {
     const fields = { id: true, encrypted_content: true, type: true, created_by: true } satisfies Record<keyof ResponseCompactionItem, true>;
     expect([...COMPACTION_ITEM_FIELDS].sort()).toEqual(Object.keys(fields).sort());
+  });
+
+  it("OpenAI: what is sent back is ResponseCompactionItemParam's fields, which do not include created_by", () => {
+    const fields = { type: true, encrypted_content: true, id: true } satisfies Record<keyof ResponseCompactionItemParam, true>;
+    expect([...COMPACTION_ITEM_PARAM_FIELDS].sort()).toEqual(Object.keys(fields).sort());
+    expect(COMPACTION_ITEM_PARAM_FIELDS.has("created_by")).toBe(false);
+  });
+});
+
+describe("an OpenAI item is sent back as the input takes it", () => {
+  it("created_by (the output item's, not the param's) is left out; every other field as it came, in its order", async () => {
+    const { win, t } = open();
+    await t.user("the only statement of the requirement: ship on friday");
+    const item = { id: "cmp_1", type: "compaction", created_by: "server", encrypted_content: "gAAAAENC" };
+    await t.appendOpenAIResponse({ output: [item as never] });
+    expect(t.compactions[0]).toMatchObject({ status: "compacted" });
+    const input: ResponseInputItem[] = toOpenAIResponses(win);
+    const sent = input.find((i) => i.type === "compaction")!;
+    expect(JSON.stringify(sent)).toBe('{"id":"cmp_1","type":"compaction","encrypted_content":"gAAAAENC"}');
   });
 });
 

@@ -49,8 +49,11 @@ export function toOpenAI(source: RenderSource): OpenAIMessage[] {
 
 export type OpenAIResponsesItem =
   | { type: "message"; role: "system" | "user" | "assistant"; content: string }
-  /** A compaction item the API returned, sent back exactly as it came (`ResponseCompactionItemParam`). */
-  | { type: "compaction"; encrypted_content: string; id?: string | null; [key: string]: unknown }
+  /**
+   * A compaction item the API returned, sent back as `ResponseCompactionItemParam`: its `type`, `encrypted_content`
+   * and `id` exactly as they came, nothing else (`COMPACTION_ITEM_PARAM_FIELDS`).
+   */
+  | { type: "compaction"; encrypted_content: string; id?: string | null }
   | { type: "function_call"; call_id: string; name: string; arguments: string }
   | { type: "function_call_output"; call_id: string; output: string };
 
@@ -65,7 +68,7 @@ export function toOpenAIResponses(source: RenderSource): OpenAIResponsesItem[] {
     if (turn.kind === "compaction") {
       // The API's own item, verbatim, when it wrote it; the runtime line after it names what it covered.
       if (turn.provider === "openai-responses") {
-        out.push(JSON.parse(turn.block) as Extract<OpenAIResponsesItem, { type: "compaction" }>);
+        out.push(compactionItemParam(turn.block));
         out.push({ type: "message", role: "assistant", content: turn.line });
       } else out.push({ type: "message", role: "assistant", content: turn.text });
       continue;
@@ -75,6 +78,23 @@ export function toOpenAIResponses(source: RenderSource): OpenAIResponsesItem[] {
     for (const p of turn.pairs) out.push({ type: "function_call_output", call_id: p.id, output: p.result });
   }
   return out;
+}
+
+/**
+ * The fields of `ResponseCompactionItemParam`, the compaction item the API's `input` takes (a test holds this list
+ * to the SDK's type). The output item (`ResponseCompactionItem`) may also carry `created_by`, which the param does
+ * not list: it stays in the window's note of the item, and is not sent back.
+ */
+export const COMPACTION_ITEM_PARAM_FIELDS: ReadonlySet<string> = new Set(["type", "encrypted_content", "id"]);
+
+/**
+ * The noted item (its JSON text) as the API's `input` takes it back: the param's fields, each value and their
+ * order exactly as the API wrote them, so the item's JSON is the one it returned less what the param has not.
+ */
+function compactionItemParam(block: string): Extract<OpenAIResponsesItem, { type: "compaction" }> {
+  const item = JSON.parse(block) as Record<string, unknown>;
+  const param = Object.fromEntries(Object.entries(item).filter(([key]) => COMPACTION_ITEM_PARAM_FIELDS.has(key)));
+  return param as Extract<OpenAIResponsesItem, { type: "compaction" }>;
 }
 
 /**

@@ -61,8 +61,8 @@ function readChatCompletion(response: OpenAIChatResponse | OpenAIChatMessage): R
 
 /**
  * The fields of a compaction item as the API returns it (`ResponseCompactionItem`, the SDK's own type; a test
- * holds this list to it): the item is sent back exactly as it came, so one with another field, or a field of
- * another type, is not the API's and is not sent back.
+ * holds this list to it): one with another field, or a field of another type, is not the API's and is not sent
+ * back. What is sent back is the item's `ResponseCompactionItemParam` fields as they came (`toOpenAIResponses`).
  */
 export const COMPACTION_ITEM_FIELDS: ReadonlySet<string> = new Set(["id", "encrypted_content", "type", "created_by"]);
 
