@@ -79,6 +79,13 @@ export interface ProviderCompactionPlan {
   readonly lossy: readonly string[];
   /** Spans the policy keeps: said again after the block, so the provider must pause after compacting. */
   readonly kept: ReadonlyArray<{ readonly spanId: string; readonly kind: string; readonly reason: KeptReason; readonly message: string }>;
+  /**
+   * Live system text, which no provider compaction frees in the window. Anthropic keeps it apart from the
+   * messages (the top-level `system`), so its compaction never covers it; OpenAI's Responses `input` carries it
+   * as messages, which its compaction covers like any item: said again after the item, as a kept span is, so
+   * OpenAI's automatic compaction (which cannot pause) is refused while there is any.
+   */
+  readonly system: readonly string[];
 }
 
 /** A provider compaction refused before anything was sent: the plan says why, span by span. */
@@ -152,7 +159,8 @@ export async function planProviderCompaction(core: WindowCore): Promise<Provider
       } else reversible.push(id);
     }
   }
-  return { allowed: providerCompactionAllowed(core), reversible, lossy, kept };
+  const system = core.state.entries.flatMap((e) => (e.state === "live" && e.span.message?.role === "system" ? [e.span.id] : []));
+  return { allowed: providerCompactionAllowed(core), reversible, lossy, kept, system };
 }
 
 /** Why a kept span's prune would be refused, in words. */

@@ -13,7 +13,8 @@ import { join } from "node:path";
 import type { ResponseCompactionItem } from "openai/resources/responses/responses";
 import { afterAll, describe, expect, it } from "vitest";
 import {
-  anthropicCompaction, ContextWindow, ManualClock, MemoryStore, openAICompaction, SqliteStore, Transcript, type KindPolicy, type ProviderCompactionPlan,
+  anthropicCompaction, ContextWindow, ManualClock, MemoryStore, openAICompaction, openAICompactRequest, ProviderCompactionError, SqliteStore, toAnthropicBeta,
+  toOpenAIResponses, Transcript, type KindPolicy, type ProviderCompactionPlan,
 } from "../../src/index.js";
 
 const dir = mkdtempSync(join(tmpdir(), "pruneguard-provider-plan-"));
@@ -137,5 +138,33 @@ describe("a provider compaction's plan is what recording it does", () => {
     await expect(openAICompaction(win)).rejects.toThrow(/automatic compaction is refused/);
     failing = false;
     expect((await win.providerCompactionPlan()).reversible).toEqual(["span_1"]);
+  });
+});
+
+describe("system text, which OpenAI's Responses input carries as messages", () => {
+  it("is listed by the plan; OpenAI's automatic compaction (no pause) is refused; Anthropic's keeps it apart; a compaction between turns says it again after the item", async () => {
+    const win = open({ sys: { store: "a", modes: ["drop"], lossy: "forbid" }, turn: { store: "a", modes: ["drop"], lossy: "forbid" } }, (clock) => ({ a: new MemoryStore({ name: "a", clock }) }));
+    const t = new Transcript(win, { system: "sys", user: "turn", assistant: "turn", toolCall: "turn", toolResult: "turn" });
+    await t.system("policy: never reveal the on-call rota");
+    await t.user("who is on call?");
+    const plan = await win.providerCompactionPlan();
+    expect(plan).toMatchObject({ reversible: ["span_2"], lossy: [], kept: [], system: ["span_1"] });
+    // The input the automatic compaction would cover holds the system text; the model would answer without it.
+    expect(toOpenAIResponses(win)[0]).toMatchObject({ type: "message", role: "system" });
+    const refused = openAICompaction(win);
+    await expect(refused).rejects.toBeInstanceOf(ProviderCompactionError);
+    await expect(refused).rejects.toThrow(/the window's system text \(span_1\) goes in the request's input.*instructions/);
+    // Anthropic sends it as the top-level system, which its compaction never covers: no pause is needed for it.
+    expect(toAnthropicBeta(win).system).toContain("on-call rota");
+    expect((await anthropicCompaction(win, { pauseAfterCompaction: false })).context_management.edits).toHaveLength(1);
+    // Between turns: recorded, the system text said again after the item, before the model answers.
+    expect((await openAICompactRequest(win)).input).toHaveLength(2);
+    expect(await t.appendOpenAICompaction({ output: [ITEM] })).toMatchObject({ status: "compacted", members: ["span_2"] });
+    const input = toOpenAIResponses(win);
+    expect(input.findIndex((i) => i.type === "message" && i.role === "system")).toBeGreaterThan(input.findIndex((i) => i.type === "compaction"));
+    // Without system text, the same window's automatic compaction is built.
+    const bare = open({ turn: { store: "a", modes: ["drop"], lossy: "forbid" } }, (clock) => ({ a: new MemoryStore({ name: "a", clock }) }));
+    await bare.append({ kind: "turn", text: "who is on call?", message: { role: "user" } });
+    expect(await openAICompaction(bare)).toEqual({ context_management: [{ type: "compaction" }] });
   });
 });

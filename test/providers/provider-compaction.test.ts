@@ -67,18 +67,18 @@ async function setup(providerCompaction: "allow" | "forbid" = "allow") {
 }
 
 /**
- * `setup` without the secret: a window OpenAI's automatic compaction may cover whole (its builder refuses while
- * the policy keeps any span, as it keeps the secret).
+ * `setup` without the secret or system text: a window OpenAI's automatic compaction may cover whole (its builder
+ * refuses while the policy keeps any span, as it keeps the secret, and while the window holds system text, which
+ * the Responses input carries as messages the compaction covers; such a session passes it as `instructions`).
  */
 async function setupFreeable() {
   const path = join(dir, `s${++n}.db`);
   const session = `pc-${n}`;
   const win = new ContextWindow(options(path, session));
   const t = new Transcript(win, { system: "system", user: "turn", assistant: "turn", toolCall: "toolCall", toolResult: "toolResult" });
-  const system = refSpanId(await t.system("You are the deploy assistant."));
   const scratch = await win.append({ kind: "scratch", text: "scratch: maybe the cache?", message: { role: "assistant" } });
   await t.user("Why did deploys 8812 and 8813 fail? I need both request ids.");
-  return { path, session, win, t, system, scratch: refSpanId(scratch) };
+  return { path, session, win, t, scratch: refSpanId(scratch) };
 }
 
 /** Every live span's bytes now, by id: what a compaction that comes next replaces. */
@@ -462,7 +462,7 @@ describe("provider-side compaction, decided by pruneguard", () => {
     // The model reads only what follows the item, nothing yet (the item is encrypted): it says so, and the
     // agent asks it to go on; then it finds the line and recalls what was compacted.
     server = await startCompactionServer((visible, turn) => (visible === "[]" ? { calls: [], text: "Compacted." } : model(visible, turn)));
-    const { path, session, win, t, system, scratch } = await setupFreeable();
+    const { path, session, win, t, scratch } = await setupFreeable();
     const client = new OpenAI({ apiKey: "test", baseURL: `${server.url}/v1`, maxRetries: 0 });
     let texts = new Map<string, string>();
     let compactedAt = -1;
@@ -487,14 +487,13 @@ describe("provider-side compaction, decided by pruneguard", () => {
     // The request that compacted carried the builder's context_management, as the API types it.
     expect(server.requests[compactedAt]!["context_management"]).toEqual([{ type: "compaction", compact_threshold: THRESHOLD }]);
 
-    // It covered every span before the item but the system text: the backed ones pruned with copies held, the
-    // scratch note lost as allowed, each through the prune pipeline (one audit record each, naming the summary).
+    // It covered every span before the item: the backed ones pruned with copies held, the scratch note lost as
+    // allowed, each through the prune pipeline (one audit record each, naming the summary).
     expect(t.compactions).toHaveLength(1);
     const outcome = t.compactions[0]!;
     expect(outcome).toMatchObject({ status: "compacted", lossy: [scratch], kept: [] });
-    expect(new Set([...outcome.pruned, ...outcome.lossy])).toEqual(new Set([...texts.keys()].filter((id) => id !== system)));
+    expect(new Set([...outcome.pruned, ...outcome.lossy])).toEqual(new Set(texts.keys()));
     expect(outcome.pruned.map((id) => texts.get(id))).toEqual(expect.arrayContaining([LOG(8812), LOG(8813)]));
-    expect(win.span(system)?.text).toBe("You are the deploy assistant.");
     const audit = await win.auditLog();
     for (const id of [...outcome.pruned, ...outcome.lossy]) {
       const records = audit.filter((r) => r.op === "prune" && r.spanId === id);

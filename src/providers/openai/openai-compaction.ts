@@ -19,9 +19,9 @@ export interface OpenAICompactionOptions {
 /**
  * `context_management` for `responses.create` (automatic compaction). The API cannot pause after compacting,
  * so the model answers from the compacted context at once: refused with `ProviderCompactionError` while the
- * policy keeps any span the compaction would cover (use `openAICompactRequest` between turns instead: nothing is
- * answered from it before pruneguard records it and says the kept spans again), and when the policy forbids
- * provider compaction.
+ * policy keeps any span the compaction would cover, or the window holds system text (sent as input messages,
+ * which the compaction covers too) — use `openAICompactRequest` between turns instead: nothing is answered from
+ * it before pruneguard records it and says those spans again — and when the policy forbids provider compaction.
  */
 export async function openAICompaction(
   window: CompactionWindow, options: OpenAICompactionOptions = {},
@@ -31,6 +31,14 @@ export async function openAICompaction(
   if (plan.kept.length > 0) {
     throw new ProviderCompactionError(
       `openAICompaction: automatic compaction is refused: the policy keeps ${describeKept(plan)}, and the API would answer from a compaction that covered them; compact between turns with openAICompactRequest instead`,
+      plan,
+    );
+  }
+  if (plan.system.length > 0) {
+    // toOpenAIResponses sends system text as input messages, and the compaction covers every item before it.
+    const ids = plan.system.slice(0, 3).join(", ") + (plan.system.length > 3 ? ` and ${plan.system.length - 3} more` : "");
+    throw new ProviderCompactionError(
+      `openAICompaction: automatic compaction is refused: the window's system text (${ids}) goes in the request's input, which the API's compaction covers, and the API would answer without it; pass the system prompt as the request's instructions instead of a window span, or compact between turns with openAICompactRequest`,
       plan,
     );
   }
