@@ -4,11 +4,13 @@
  * making every later request fail. What the API takes back is read off the SDKs' own types: the field lists
  * the readers check are held to `BetaCompactionBlockParam` and `ResponseCompactionItem` here, at compile time.
  */
-import type { BetaCompactionBlockParam } from "@anthropic-ai/sdk/resources/beta/messages/messages";
+import type {
+  BetaCompactionBlockParam, BetaRequestToolAdditionBlock, BetaRequestToolRemovalBlock, BetaResponseToolAdditionBlock, BetaResponseToolRemovalBlock,
+} from "@anthropic-ai/sdk/resources/beta/messages/messages";
 import type { ResponseCompactionItem, ResponseCompactionItemParam, ResponseInputItem } from "openai/resources/responses/responses";
 import { describe, expect, it } from "vitest";
 import { ContextWindow, ManualClock, MemoryStore, toAnthropicBeta, toOpenAIResponses, Transcript } from "../../src/index.js";
-import { COMPACTION_BLOCK_FIELDS, TOOL_CHANGE_TYPES } from "../../src/providers/anthropic/anthropic-provider.js";
+import { COMPACTION_BLOCK_FIELDS, TOOL_CHANGE_FIELDS, TOOL_CHANGE_TYPES } from "../../src/providers/anthropic/anthropic-provider.js";
 import { COMPACTION_ITEM_PARAM_FIELDS } from "../../src/providers/openai/openai-messages.js";
 import { COMPACTION_ITEM_FIELDS } from "../../src/providers/openai/openai-provider.js";
 
@@ -29,6 +31,10 @@ describe("the fields the readers check are the SDKs'", () => {
     expect([...COMPACTION_BLOCK_FIELDS].sort()).toEqual(Object.keys(fields).sort());
     const types = ["tool_addition", "tool_removal"] satisfies Array<NonNullable<BetaCompactionBlockParam["tool_changes"]>[number]["type"]>;
     expect([...TOOL_CHANGE_TYPES].sort()).toEqual([...types].sort());
+    // A response's tool change has these fields, each one a request's tool change takes back.
+    type ResponseField = keyof BetaResponseToolAdditionBlock | keyof BetaResponseToolRemovalBlock;
+    const entry = { type: true, tool: true } satisfies Record<ResponseField, true> & Partial<Record<keyof BetaRequestToolAdditionBlock & keyof BetaRequestToolRemovalBlock, true>>;
+    expect([...TOOL_CHANGE_FIELDS].sort()).toEqual(Object.keys(entry).sort());
   });
 
   it("OpenAI: ResponseCompactionItem's fields", () => {
@@ -64,6 +70,8 @@ describe("a block the API would not take back is refused, not sent back", () => 
     ["a signature of another type", { ...good, signature: { x: 1 } }, /signature is not a string/],
     ["a field the type does not declare", { ...good, surprise: true }, /a field the API does not take: "surprise"/],
     ["tool_changes that are not tool changes", { ...good, tool_changes: [{ type: "tool_rename", tool: {} }] }, /not a tool addition or removal/],
+    ["a tool change whose tool has no type", { ...good, tool_changes: [{ type: "tool_addition", tool: { tool_name: "grep" } }] }, /tool has no type/],
+    ["a tool change with a field the type does not declare", { ...good, tool_changes: [{ type: "tool_removal", tool: { type: "tool_reference", tool_name: "grep" }, cache_control: { type: "ephemeral" } }] }, /a tool change with a field the API does not take: "cache_control"/],
   ])("Anthropic, %s", async (_, block, why) => {
     const { win, t } = open();
     await t.user("the only statement of the requirement: ship on friday");

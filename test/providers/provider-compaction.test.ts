@@ -382,6 +382,10 @@ describe("provider-side compaction, decided by pruneguard", () => {
     await expect(anthropicCompaction(win, { edits: [{ type: "clear_tool_uses_20250919" }] })).rejects.toThrow(/no handle/);
     // A compaction edit of the caller's own would bypass the pause check: the builder adds the only one.
     await expect(anthropicCompaction(win, { edits: [{ type: "compact_20260112", pause_after_compaction: false }] })).rejects.toThrow(/builder adds the compaction edit itself/);
+    // An edit with no type (from a caller without the types) is refused the same way, never a raw TypeError.
+    for (const edits of [[{}], [null], "clear_tool_uses_20250919"]) {
+      await expect(anthropicCompaction(win, { edits: edits as never })).rejects.toBeInstanceOf(ProviderCompactionError);
+    }
     await expect(anthropicCompaction(win, { pauseAfterCompaction: false })).rejects.toThrow(/keeps 1 span: span_\d+ \(kind secret has no copy/);
     await expect(openAICompaction(win)).rejects.toThrow(/automatic compaction is refused: the policy keeps 1 span/);
     const plan = await win.providerCompactionPlan();

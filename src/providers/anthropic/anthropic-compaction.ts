@@ -55,7 +55,12 @@ export async function anthropicCompaction<E extends { readonly type: string } = 
 ): Promise<AnthropicCompactionRequest<E>> {
   const plan = await window.providerCompactionPlan();
   refuseUnlessAllowed(plan);
-  for (const edit of options.edits ?? []) {
+  const edits: readonly unknown[] = options.edits ?? [];
+  if (!Array.isArray(edits)) throw new ProviderCompactionError("anthropicCompaction: options.edits is not an array of edits", plan);
+  for (const [i, given] of edits.entries()) {
+    const type = typeof given === "object" && given !== null ? (given as { readonly type?: unknown }).type : undefined;
+    if (typeof type !== "string") throw new ProviderCompactionError(`anthropicCompaction: options.edits[${i}] is not an edit (no type), which the API refuses`, plan);
+    const edit = given as E;
     // The builder makes the one compact edit, from the plan: one passed in would bypass the pause check.
     if (edit.type.startsWith("compact_")) {
       throw new ProviderCompactionError(

@@ -73,6 +73,13 @@ export const COMPACTION_BLOCK_FIELDS: ReadonlySet<string> = new Set(["type", "co
 export const TOOL_CHANGE_TYPES: ReadonlySet<string> = new Set(["tool_addition", "tool_removal"]);
 
 /**
+ * The fields of a `tool_changes` entry as a response carries it (`BetaResponseToolAdditionBlock`,
+ * `BetaResponseToolRemovalBlock`, each also a field of the request's entry; held to the SDK by the same test).
+ * The request's entry may add `cache_control`, which a response's does not carry: one that does is not the API's.
+ */
+export const TOOL_CHANGE_FIELDS: ReadonlySet<string> = new Set(["type", "tool"]);
+
+/**
  * Why a compaction block the response carried is not one the API takes back as `BetaCompactionBlockParam`, or
  * `null`: a field the type does not declare, one of another type, or an empty summary (the SDK: "Empty string
  * content is not allowed"). Sent back anyway, every later request would be refused.
@@ -89,7 +96,10 @@ function compactionBlockProblem(block: Record<string, unknown>): string | null {
     if (!Array.isArray(changes)) return "tool_changes is not an array";
     for (const c of changes) {
       if (typeof c !== "object" || c === null || !TOOL_CHANGE_TYPES.has((c as { type?: unknown }).type as string)) return "tool_changes holds an entry that is not a tool addition or removal";
-      if (typeof (c as { tool?: unknown }).tool !== "object" || (c as { tool?: unknown }).tool === null) return "a tool change has no tool";
+      const tool = (c as { tool?: unknown }).tool;
+      if (typeof tool !== "object" || tool === null || Array.isArray(tool)) return "a tool change has no tool";
+      if (typeof (tool as { type?: unknown }).type !== "string") return "a tool change's tool has no type";
+      for (const key of Object.keys(c)) if (!TOOL_CHANGE_FIELDS.has(key)) return `a tool change with a field the API does not take: ${JSON.stringify(key.slice(0, 40))}`;
     }
   }
   return null;
