@@ -232,13 +232,10 @@ export function boundIds(ids: readonly string[]): { readonly ids: readonly strin
 }
 
 /**
- * The summary entry that replaces a committed run (live members already rewritten in `members`), and the ids
- * it carried: at most `MAX_SUMMARY_IDS` (`boundIds`); when some were left out here or below, the ids line
- * says so (`MORE_IDS`).
+ * A summary's digest as it stands under its header: `digest` with the pinned ids it carries (at most
+ * `MAX_SUMMARY_IDS`, `boundIds`) and, when some were left out here or below, `MORE_IDS`.
  */
-export function summaryEntry(
-  spanId: string, members: Entry[], digest: string, all: readonly string[], now: number, partialBelow = false,
-): { entry: SummaryEntry; carried: readonly string[] } {
+function carriedDigest(digest: string, all: readonly string[], partialBelow: boolean) {
   const bounded = boundIds(all);
   const more = bounded.partial || partialBelow;
   const carried = carryScanned({ ids: bounded.ids, capped: more }, digest);
@@ -247,13 +244,88 @@ export function summaryEntry(
     const lead = carried.carried.length > 0 ? ", " : `${text.length === 0 || text.endsWith("\n") ? "" : text.includes("\r\n") ? "\r\n" : "\n"}${CARRIED_PINS_PREFIX}`;
     text = `${text}${lead}${MORE_IDS}`;
   }
+  return { text, ids: bounded.ids, more, carried: carried.carried };
+}
+
+/** A summary entry over `members`, its digest as it stands (carried ids included), drawn at `now`. */
+function drawnSummary(spanId: string, members: Entry[], digest: string, ids: readonly string[], more: boolean, now: number): SummaryEntry {
   const entry: SummaryEntry = {
-    state: "summary", spanId, kind: "summary", members, digest: text, ids: bounded.ids, handle: null, store: null, replacement: null,
+    state: "summary", spanId, kind: "summary", members, digest, ids, handle: null, store: null, replacement: null,
     // The digest is the model's text: framed, like every digest, so it can never read as a runtime line.
-    text: `${summaryHeader(spanId, members, now)}\n${frameUntrusted(text)}`,
+    text: `${summaryHeader(spanId, members, now)}\n${frameUntrusted(digest)}`,
   };
   if (more) partial.add(entry);
-  return { entry, carried: carried.carried };
+  return entry;
+}
+
+/**
+ * The summary entry that replaces a committed run (live members already rewritten in `members`), and the ids
+ * it carried: at most `MAX_SUMMARY_IDS` (`boundIds`); when some were left out here or below, the ids line
+ * says so (`MORE_IDS`).
+ */
+export function summaryEntry(
+  spanId: string, members: Entry[], digest: string, all: readonly string[], now: number, partialBelow = false,
+): { entry: SummaryEntry; carried: readonly string[] } {
+  const d = carriedDigest(digest, all, partialBelow);
+  return { entry: drawnSummary(spanId, members, d.text, d.ids, d.more, now), carried: d.carried };
+}
+
+/** The first (or last) index line under a position, through summaries and folds: the span id a run starts (ends) with. */
+function leafId(e: Entry, end: "first" | "last"): string {
+  let at = e;
+  while ((at.state === "summary" || at.state === "fold") && at.members.length > 0) at = end === "first" ? at.members[0]! : at.members.at(-1)!;
+  return spanIdOf(at);
+}
+
+/** What an applied range summary notes in the home store under its id, so a resumed window draws it again. */
+interface RangeNote {
+  /** The span ids its run starts and ends with (its first and last index line, under lower summaries and folds). */
+  readonly first: string;
+  readonly last: string;
+  /** The digest as it stands under the header (carried ids included), the ids it carries up, and whether only some. */
+  readonly digest: string;
+  readonly ids: readonly string[];
+  readonly partial: boolean;
+}
+
+/**
+ * The note of a range summary over `members` (as planned) with the model's `digest` and the pinned `all`:
+ * the same digest text, ids and marker `summaryEntry` gives the summary. The summary's id is registered under
+ * its hash, and the note written once the summary is applied (`summarize.ts`).
+ */
+export function rangeNote(members: readonly Entry[], digest: string, all: readonly string[], partialBelow: boolean): string {
+  const d = carriedDigest(digest, all, partialBelow);
+  const note: RangeNote = { first: leafId(members[0]!, "first"), last: leafId(members.at(-1)!, "last"), digest: d.text, ids: d.ids, partial: d.more };
+  return JSON.stringify(note);
+}
+
+/**
+ * A range summary drawn again by a resumed window (`resume.ts`) from its note, over the positions `entries`
+ * holds when its id comes up in the registry (every span registered before it, as it ends up: the run it
+ * replaced, lower summaries already drawn): the run from the position its first index line is under to the
+ * one its last is under. `null` when the note is missing or does not match the registry's hash (a summary
+ * applied before summaries were noted, or one never applied), or the run is not there as it was: a live, lost
+ * or unrecoverable position in it (the summary was not applied after all). Returns the summary and where its
+ * run starts and how long it is.
+ */
+export function restoredRange(
+  spanId: string, note: string | null, hash: string, entries: readonly Entry[], now: number,
+): { readonly summary: SummaryEntry; readonly start: number; readonly count: number } | null {
+  if (note === null || contentHash(note) !== hash) return null;
+  let n: Partial<RangeNote>;
+  try {
+    n = JSON.parse(note) as Partial<RangeNote>;
+  } catch {
+    return null;
+  }
+  if (typeof n.first !== "string" || typeof n.last !== "string" || typeof n.digest !== "string" || typeof n.partial !== "boolean") return null;
+  if (!Array.isArray(n.ids) || !n.ids.every((id) => typeof id === "string")) return null;
+  const start = entries.findIndex((e) => leafId(e, "first") === n.first);
+  const end = entries.findIndex((e) => leafId(e, "last") === n.last);
+  if (start < 0 || end <= start) return null;
+  const members = entries.slice(start, end + 1);
+  if (!members.every((e) => e.state === "pruned" || e.state === "summary" || e.state === "fold")) return null;
+  return { summary: drawnSummary(spanId, members, n.digest, n.ids, n.partial, now), start, count: members.length };
 }
 
 /**

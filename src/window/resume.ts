@@ -23,11 +23,14 @@ import { hintFields } from "./entries.js";
 import { PROVIDER_COMPACTION_KIND, providerSummaryText, restoredSummary } from "./provider-compaction.js";
 import { splitForProvider } from "./state.js";
 import { foldIndex } from "./fold.js";
+import { restoredRange } from "./range.js";
 
 /**
  * The kind a range summary's id is registered under: not an identifier, so no policy kind can be named
- * so (kind names are identifiers, `window-options-schema.ts`). A resumed window shows the summary's members as
- * the pruned spans they are (each with its index line), not the summary itself.
+ * so (kind names are identifiers, `window-options-schema.ts`). An applied summary notes its digest and its
+ * run under its id (`rangeNote`), and a resumed window draws it again in the run's place, so the window is no
+ * larger than before the restart. A summary without a note (applied before summaries were noted, or whose note
+ * the store failed to write) comes back as its members, each with its index line.
  */
 export const SUMMARY_KIND = "(range summary)";
 
@@ -59,7 +62,7 @@ export interface Restored {
   readonly startedAt: number;
   /** Ids minted for a provider's compaction that stands for nothing (it covered no span pruneguard may free). */
   readonly unused: readonly string[];
-  /** Range summaries' ids from before the restart: their text was never recorded, their members come back on their own. */
+  /** Range summaries' ids from before the restart not drawn again (no note, or not applied): their members come back on their own. */
   readonly summaries: readonly string[];
   /** The policy the session's latest window wrote under (`op: "start"` records), `null` when none named one. */
   readonly policy: string | null;
@@ -94,6 +97,8 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
   /** The policy the session's latest window began writing under, if it named one. */
   let policy: string | null = null;
   let policySeq = 0;
+  /** Range summaries decided and then not applied (`kept`): never drawn again, whatever their run looks like now. */
+  const keptSummaries = new Set<string>();
   for (const store of ctx.stores) {
     for (const r of await store.auditLog(ctx.session)) {
       const decided = decidedOf(r);
@@ -108,6 +113,7 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
       // stayed live. The record follows the prune's in the same chain; a later prune of the span is a new decision.
       if (r.op === "prune" && r.status === "kept" && r.spanId !== null && committed.get(r.spanId)?.store === r.store) committed.delete(r.spanId);
       if (r.op === "prune" && r.spanId !== null && typeof r.spanHash === "string") sealed.set(r.spanId, r.spanHash);
+      if (r.op === "prune" && r.status === "kept" && r.spanId !== null && r.kind === "summary") keptSummaries.add(r.spanId);
       // The session's ends and starts are in the home store's chain: its order (seq) says which came last,
       // and what a hold released by an end was placed before it, whatever two windows' clocks said.
       if (r.op === "end" && r.store === ctx.home.name) endSeq = Math.max(endSeq, r.seq);
@@ -129,7 +135,14 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
   const summaries: string[] = [];
   for (const reg of registered) {
     if (reg.kind === SUMMARY_KIND) {
-      summaries.push(reg.spanId);
+      // Its run is every span registered before it, as each ends up (lower summaries drawn already): the summary
+      // takes the run's place again, as it did in the window that made it.
+      const drawn = keptSummaries.has(reg.spanId) ? null : restoredRange(reg.spanId, reg.replacement, reg.hash, entries, ctx.now);
+      if (drawn === null) summaries.push(reg.spanId);
+      else {
+        entries.splice(drawn.start, drawn.count, drawn.summary);
+        for (const [i, e] of entries.entries()) if (e.state === "live") e.pos = i;
+      }
       continue;
     }
     if (reg.kind === PROVIDER_COMPACTION_KIND) {

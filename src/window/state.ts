@@ -43,8 +43,9 @@ export class WindowState {
    */
   readonly unused = new Set<string>();
   /**
-   * Range summaries' ids from before a restart (`restore`): their text was never recorded, so they are not drawn
-   * again (their members are, each in its place). A recall says so; a search does not count them as another window's.
+   * Range summaries' ids from before a restart (`restore`) not drawn again: no note of their text (applied before
+   * summaries were noted, or the note failed), or not applied after all. Their members are drawn, each in its place.
+   * A recall says so; a search does not count them as another window's.
    */
   readonly summariesBefore = new Set<string>();
   /**

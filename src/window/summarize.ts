@@ -3,7 +3,8 @@
  * (`planRange`) → verify the copies of members pruned earlier → mint the summary's id in the home store →
  * commit every live member through the prune's own commit step (`commitDecision`: checked and held in one
  * transaction, all or nothing, mode summarize, never lossy) → apply each committed member to the state and
- * put the summary in the run's place → record it for the next compaction point.
+ * put the summary in the run's place → record it for the next compaction point → note it in the home store
+ * (`rangeNote`: a resumed window draws it again from that).
  */
 import { KEPT_FOR_SESSION, type Keep } from "../decision/keep.js";
 import { errorMessage } from "../errors.js";
@@ -16,7 +17,7 @@ import { commitDecision, type CommitInDoubt } from "./commit-step.js";
 import type { WindowCore } from "./core.js";
 import { goneTokens, spanIdOf, type Entry } from "./entries.js";
 import { foldText } from "./fold.js";
-import { planRange, summaryEntry, summaryPromise, summaryText, verifyPrunedMembers, type RangePlan } from "./range.js";
+import { planRange, rangeNote, summaryEntry, summaryPromise, summaryText, verifyPrunedMembers, type RangePlan } from "./range.js";
 import { refuseRange } from "./refusals.js";
 import type { Replaced } from "./lapse.js";
 import { keptDraft } from "./audit-drafts.js";
@@ -56,10 +57,12 @@ export async function summarizeRange(core: WindowCore, from: string, to: string,
     return refuse(verified.refusal.reason, verified.refusal.message);
   }
   plan = { ...plan, ids: [...new Set([...plan.ids, ...verified.ids])] };
+  // What a resumed window draws the summary again from: registered by its hash now, written once it is applied.
+  const note = rangeNote(plan.members, digest, plan.ids, plan.partial);
   // The summary's id is minted by the home store like any span's, so no other process can take it.
   let summaryId: string;
   try {
-    summaryId = (await core.home.registerSpan(core.session, { kind: SUMMARY_KIND, hash: contentHash(digest), group: null, message: null, store: null })).spanId;
+    summaryId = (await core.home.registerSpan(core.session, { kind: SUMMARY_KIND, hash: contentHash(note), group: null, message: null, store: null })).spanId;
   } catch (err) {
     return refuse("store-error", `the store failed before the summary (${errorMessage(err)}); nothing was committed`);
   }
@@ -72,7 +75,8 @@ export async function summarizeRange(core: WindowCore, from: string, to: string,
       op: "prune", status: "reversible", spanId: summaryId, kind: "summary", mode: "summarize", conditions: null, handle: null,
       repersisted: false, acceptLossy: false, reason: null, pinsCarried: 0, directive: raw,
     });
-    return applyRange(core, plan, summaryId, digest, null, [], auditSeq) ?? runChanged(core, plan, summaryId, null, refuse, auditSeq);
+    return (await noted(core, summaryId, note, applyRange(core, plan, summaryId, digest, null, [], auditSeq))) ??
+      runChanged(core, plan, summaryId, null, refuse, auditSeq);
   }
   // The same commit step as a prune's: every live member in mode summarize, never lossy, one record each.
   const store = core.store(core.policyOf(plan.live[0]!.span.kind).store!);
@@ -87,15 +91,31 @@ export async function summarizeRange(core: WindowCore, from: string, to: string,
     })),
   });
   if (result.status === "failed") return refuse("store-error", `the store failed during the check (${errorMessage(result.error)}); nothing was committed`);
-  if (result.status === "in-doubt") return holdInDoubt(core, plan, summaryId, digest, from, to, result.error, result.doubt);
+  if (result.status === "in-doubt") return holdInDoubt(core, plan, summaryId, digest, note, from, to, result.error, result.doubt);
   const { commit, decided } = result;
   if (decided.refusal !== null) {
     const refusing = commit.items[decided.refusal.member]!;
     const why = rejectionWhy(decided.refusal.reason, refusing.check, "summarize");
     return refuse(decided.refusal.reason, `${plan.live[decided.refusal.member]!.span.id}: ${why}`, commit.items[0]!.audit.seq);
   }
-  return applyRange(core, plan, summaryId, digest, commit, decided.keeps, commit.items[0]!.audit.seq) ??
+  return (await noted(core, summaryId, note, applyRange(core, plan, summaryId, digest, commit, decided.keeps, commit.items[0]!.audit.seq))) ??
     runChanged(core, plan, summaryId, commit, refuse, commit.items[0]!.audit.seq);
+}
+
+/**
+ * A range summary applied: its note (`rangeNote`) is written under its id in the home store, so a resumed
+ * window draws it again in its run's place, digest and all. Only an applied summary is noted (one not applied
+ * later gets a `kept` record, which a resume reads too). A store that fails here leaves the summary applied; a
+ * window resumed on the session then shows its members' index lines instead.
+ */
+async function noted(core: WindowCore, summaryId: string, note: string, outcome: RangeSummaryOutcome | null): Promise<RangeSummaryOutcome | null> {
+  if (outcome === null) return null;
+  try {
+    await core.home.noteReplacement(core.session, summaryId, note);
+  } catch {
+    // Nothing to undo: the summary stands in this window; only a resume draws less.
+  }
+  return outcome;
 }
 
 /**
@@ -183,7 +203,7 @@ function applyRange(
  * what committed first and applies it; nothing is committed twice.
  */
 function holdInDoubt(
-  core: WindowCore, plan: RangePlan, summaryId: string, digest: string, from: string, to: string, err: Error, doubt: CommitInDoubt,
+  core: WindowCore, plan: RangePlan, summaryId: string, digest: string, note: string, from: string, to: string, err: Error, doubt: CommitInDoubt,
 ): RangeRejectedOutcome {
   const spanIds = plan.members.map(spanIdOf);
   core.doubts.hold(spanIds, {
@@ -195,7 +215,7 @@ function holdInDoubt(
       if (commit === null || decided.refusal !== null) return;
       // The doubt kept every member from changing, but positions before the run may have (another summary):
       // `applyRange` finds the run where it stands.
-      if (applyRange(core, plan, summaryId, digest, commit, decided.keeps, commit.items[0]!.audit.seq) !== null) return;
+      if ((await noted(core, summaryId, note, applyRange(core, plan, summaryId, digest, commit, decided.keeps, commit.items[0]!.audit.seq))) !== null) return;
       // The run is no longer whole: each live member still shows what the store committed for it.
       const now = core.now();
       let freed = 0;

@@ -314,6 +314,32 @@ describe("F1, neighbours", () => {
     expect(await win.recall("span_2")).toMatchObject({ status: "found", source: "window" });
   });
 
+  it("a summary not applied and its members pruned one by one afterwards: a resumed window draws their lines, never the summary", async () => {
+    const clock = new ManualClock(NINE);
+    const store = new MemoryStore({ name: "log", clock });
+    // span_1's copy reads as gone while `gone` is set (a store that lost it, then got it back).
+    let gone = false;
+    const lookup = store.lookup.bind(store);
+    store.lookup = async (session, key) => {
+      const r = await lookup(session, key);
+      return gone && r.status === "found" && r.spanId === "span_1" ? { status: "absent" } : r;
+    };
+    const win = new ContextWindow<Kind>(options(store, clock));
+    for (let i = 1; i <= 3; i++) await win.append({ kind: "toolResult", text: output(`req_0000ccc${i}`) });
+    await win.append({ kind: "turn", text: "tail" });
+    expect(await win.summarizeRange({ from: "span_1", to: "span_3", digest: "three outputs" })).toMatchObject({ status: "summarized", spanId: "span_5" });
+    gone = true;
+    expect(await win.checkCopies()).toBe(1);
+    await win.compact();
+    expect(win.entries().slice(0, 3).map((v) => v.state)).toEqual(["live", "live", "live"]);
+    gone = false;
+    for (const id of ["span_1", "span_2", "span_3"]) expect(await win.applyDirective({ op: "prune", span_id: id, mode: "drop" })).toMatchObject({ status: "reversible" });
+    await win.compact();
+    const resumed = await ContextWindow.resume<Kind>(options(store, clock));
+    expect(resumed.entries().slice(0, 3).map((e) => [e.state === "live" ? e.span.id : e.spanId, e.state])).toEqual([["span_1", "pruned"], ["span_2", "pruned"], ["span_3", "pruned"]]);
+    expect(resumed.render()).toBe(win.render());
+  });
+
   it("a prune pending behind a summary over its index line: neither is applied once its copy lapses", async () => {
     const clock = new ManualClock(NINE);
     const store = new MemoryStore({ name: "log", clock, retentionMs: 30 * MIN });

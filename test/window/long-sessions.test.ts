@@ -110,9 +110,26 @@ describe("folded directive traffic stays folded after a resume", () => {
     expect(resumed.tokens()).toBeLessThanOrEqual(win.tokens());
   });
 
-  it("a range summary's members come back as index lines that fold, never as placeholders of a text never recorded", async () => {
+  it("a range summary comes back as it was, no larger: its digest and its run are noted when it is applied", async () => {
     const clock = new ManualClock(Date.UTC(2026, 11, 5, 9, 0));
     const log = new MemoryStore({ name: "log", clock });
+    const opts = open(log, clock, { limits: { maxLengthMs: 8 * HOUR, compaction: "immediate" } });
+    const win = new ContextWindow<Kind>(opts);
+    // Fewer members than a fold needs: as index lines they would stand one by one, several times the summary's size.
+    for (let i = 1; i <= 12; i++) await win.append({ kind: "toolResult", text: output(i, 60) });
+    expect(await win.applyDirective({ op: "summarize_range", from: "span_1", to: "span_11", digest: "read eleven files" })).toMatchObject({ status: "summarized" });
+    const resumed = await ContextWindow.resume<Kind>(opts);
+    expect(resumed.render()).toBe(win.render());
+    expect(resumed.tokens()).toBe(win.tokens());
+    expect(shape(resumed.entries())).toEqual(["summary:span_13", "span_12"]);
+    for (const id of ["span_1", "span_11"]) expect(await resumed.recall(id)).toMatchObject({ status: "found" });
+  });
+
+  it("a range summary without its note comes back as index lines that fold, never as placeholders of a text never recorded", async () => {
+    const clock = new ManualClock(Date.UTC(2026, 11, 5, 9, 0));
+    const log = new MemoryStore({ name: "log", clock });
+    // A session whose summary was applied before summaries were noted.
+    log.noteReplacement = () => Promise.reject(new Error("not noted"));
     const opts = open(log, clock, { limits: { maxLengthMs: 8 * HOUR, compaction: "immediate" } });
     const win = new ContextWindow<Kind>(opts);
     for (let i = 1; i <= 21; i++) await win.append({ kind: "toolResult", text: output(i, 60) });

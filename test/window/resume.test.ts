@@ -99,10 +99,46 @@ describe("a resumed window keeps honest reversibility", () => {
 });
 
 describe.each(variants)("ContextWindow.resume after range summaries and with lost spans (%s)", (_label, make) => {
-  it("brings a summary's members back pruned with their copies, and search names lost spans as holes", async () => {
+  it("draws a range summary again in its run's place, digest and all: the same lines, the same answers", async () => {
     const clock = new ManualClock(0);
     const { open } = make(clock);
-    const first = new ContextWindow(immediate({ session: "s", clock, stores: { log: open() }, kinds, limits: { lossyBudget: 2 } }));
+    const options = () => immediate({ session: "s", clock, stores: { log: open() }, kinds, limits: { lossyBudget: 2 } });
+    const first = new ContextWindow(options());
+    const a = await first.append({ kind: "tool", text: "step one req_aaaa1111" });
+    const b = await first.append({ kind: "tool", text: "step two" });
+    await first.append({ kind: "tool", text: "step three" });
+    const d = await first.append({ kind: "tool", text: "step four" });
+    await first.applyDirective({ op: "prune", span_id: refSpanId(b), mode: "drop" });
+    // A run of live spans, an index line and a lower summary: the tree is drawn again as it was.
+    const lower = await first.summarizeRange({ from: refSpanId(a), to: refSpanId(b), digest: "two steps" });
+    expect(lower).toMatchObject({ status: "summarized", spanId: "span_5" });
+    expect(await first.summarizeRange({ from: "span_5", to: refSpanId(d), digest: "four steps, req ids kept" })).toMatchObject({ status: "summarized", spanId: "span_6" });
+    await first.append({ kind: "tool", text: "after the summaries" });
+
+    const resumed = await ContextWindow.resume(options());
+    expect(resumed.render()).toBe(first.render());
+    expect(resumed.tokens()).toBe(first.tokens());
+    expect(resumed.entries().map((e) => [e.state === "live" ? e.span.id : e.spanId, e.state])).toEqual([["span_6", "summary"], ["span_7", "live"]]);
+    const { auditSeq: _a, ...before } = await first.recall("span_6");
+    const { auditSeq: _b, ...after } = await resumed.recall("span_6");
+    expect(after).toEqual(before);
+    expect(await resumed.recall("span_5")).toMatchObject({ status: "expanded" });
+    for (const [id, text] of [[a, "step one req_aaaa1111"], [b, "step two"], [d, "step four"]] as const) {
+      expect(await resumed.recall(id)).toMatchObject({ status: "found", source: "store", text });
+    }
+    expect(await resumed.search("req_aaaa1111")).toMatchObject({ status: "match", matches: [expect.objectContaining({ spanId: refSpanId(a), source: "copy" })] });
+    // It stands in the window as before: a later summary takes it in.
+    expect(await resumed.summarizeRange({ from: "span_6", to: "span_7", digest: "all of it" })).toMatchObject({ status: "summarized" });
+    expect(verifyAuditChain(await resumed.auditLog())).toBeNull();
+  });
+
+  it("without its note (a summary applied before summaries were noted), brings its members back pruned with their copies, and search names lost spans as holes", async () => {
+    const clock = new ManualClock(0);
+    const { open } = make(clock);
+    const home = open();
+    // The note is what a store from before summaries were noted never got.
+    home.noteReplacement = () => Promise.reject(new Error("not noted"));
+    const first = new ContextWindow(immediate({ session: "s", clock, stores: { log: home }, kinds, limits: { lossyBudget: 2 } }));
     const a = await first.append({ kind: "tool", text: "step one req_aaaa1111" });
     const b = await first.append({ kind: "tool", text: "step two" });
     const c = await first.append({ kind: "tool", text: "step three" });
@@ -113,7 +149,7 @@ describe.each(variants)("ContextWindow.resume after range summaries and with los
     expect(refSpanId(await first.append({ kind: "tool", text: "after the summary" }))).toBe("span_6");
 
     const resumed = await ContextWindow.resume(immediate({ session: "s", clock, stores: { log: open() }, kinds, limits: { lossyBudget: 2 } }));
-    // The summary's tree is not rebuilt: its members come back in their own places, pruned with their copies.
+    // Without its note the summary's tree is not rebuilt: its members come back in their own places, pruned with their copies.
     expect(resumed.entries().map((e) => [e.state === "live" ? e.span.id : e.spanId, e.state])).toEqual([
       ["span_1", "pruned"], ["span_2", "pruned"], ["span_3", "pruned"], ["span_4", "lost"], ["span_6", "live"],
     ]);
@@ -140,7 +176,7 @@ describe.each(variants)("ContextWindow.resume after range summaries and with los
 });
 
 describe("range summaries and a policy kind named summary", () => {
-  it("a kind called summary is the policy's own: its spans come back live, the range summary's registration is skipped", async () => {
+  it("a kind called summary is the policy's own: its spans come back live, and the range summary is drawn again by its note", async () => {
     const clock = new ManualClock(0);
     const store = new MemoryStore({ name: "log", clock });
     const own = { ...kinds, summary: { store: "log", modes: ["drop"], lossy: "with-flag" } } as const;
@@ -152,8 +188,9 @@ describe("range summaries and a policy kind named summary", () => {
 
     const resumed = await ContextWindow.resume(immediate({ session: "s", clock, stores: { log: store }, kinds: own }));
     expect(resumed.entries().map((e) => [e.state === "live" ? e.span.id : e.spanId, e.state, e.state === "live" ? e.span.kind : e.kind])).toEqual([
-      [refSpanId(a), "pruned", "tool"], [refSpanId(b), "pruned", "tool"], [refSpanId(mine), "live", "summary"],
+      ["span_3", "summary", "summary"], [refSpanId(mine), "live", "summary"],
     ]);
+    expect(await resumed.recall("span_3")).toMatchObject({ status: "expanded", members: [refSpanId(a), refSpanId(b)] });
     expect(await resumed.recall(mine)).toMatchObject({ status: "found", text: "the team's own weekly summary" });
   });
 });
