@@ -81,6 +81,12 @@ export function jsonText(value: unknown): string {
 export class UnreadableResponse extends TypeError {}
 
 /** `value` as an object (not null, not an array), or an `UnreadableResponse` naming `path`. */
+/** A response's own id (Anthropic's `msg_…`, OpenAI's `resp_…`), when it has a non-empty one: its `responseKey`. */
+export function responseId(response: object): string | null {
+  const id = (response as { readonly id?: unknown }).id;
+  return typeof id === "string" && id !== "" ? id : null;
+}
+
 export function objectAt(value: unknown, path: string): { readonly [key: string]: unknown } {
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw new UnreadableResponse(`${path} is not an object`);
   return value as { readonly [key: string]: unknown };

@@ -301,3 +301,18 @@ export function goneText(e: GoneEntry, now: number, tombstone: string): string {
   const line = goneLine(e, now, tombstone);
   return e.replacement === null ? line : `${line}\n${frameUntrusted(e.replacement)}`;
 }
+
+/**
+ * A note the home store keeps under a span id (a range summary's, a provider's compaction), read back: its
+ * fields, for the caller to check one by one, when it is the note registered (`hash`) and parses as JSON;
+ * `null` for a note gone, altered or not JSON (what it stood for is then drawn from its members).
+ */
+export function registeredNote<T>(note: string | null, hash: string): Partial<T> | null {
+  if (note === null || contentHash(note) !== hash) return null;
+  try {
+    const parsed = JSON.parse(note) as unknown;
+    return typeof parsed === "object" && parsed !== null ? (parsed as Partial<T>) : null;
+  } catch {
+    return null;
+  }
+}

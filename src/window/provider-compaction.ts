@@ -28,7 +28,7 @@ import { frameUntrusted, oneLine } from "../render/framing.js";
 import type { KindPolicy } from "../types.js";
 import { compactDraft } from "./audit-drafts.js";
 import type { WindowCore } from "./core.js";
-import { spanIdOf, type LiveEntry, type SummaryEntry } from "./entries.js";
+import { registeredNote, spanIdOf, type LiveEntry, type SummaryEntry } from "./entries.js";
 import { prune } from "./prune.js";
 import { planPrune, type PlannedMember, type PrunePlan } from "./plan.js";
 import { decideGroup } from "../decision/group.js";
@@ -319,7 +319,6 @@ export async function recordProviderCompaction(core: WindowCore, input: Provider
   // Group by group, as planned: a group is pruned all or nothing, under one consent to lossy commitments.
   for (const g of coveredGroups(core)) {
     const lead = g.members[0]!;
-    if (g.members.some((m) => core.state.get(m.span.id) !== m)) continue; // changed meanwhile (never, today: nothing else runs)
     const raw = directiveForAudit({ op: "prune", span_id: lead.span.id, mode: "drop", ...(g.acceptLossy ? { accept_lossy: true } : {}), by: "provider_compaction", summary: spanId });
     const outcome = await prune(core, lead.span.id, "drop", null, g.acceptLossy, raw);
     if (outcome.status === "reversible" || outcome.status === "lossy") {
@@ -409,13 +408,8 @@ function noteOf(n: Noted): string {
  * `null` for a note gone or altered (the spans it covered then show their own lines).
  */
 export function restoredSummary(spanId: string, note: string | null, hash: string): SummaryEntry | null {
-  if (note === null || contentHash(note) !== hash) return null;
-  let n: Partial<Noted>;
-  try {
-    n = JSON.parse(note) as Partial<Noted>;
-  } catch {
-    return null;
-  }
+  const n = registeredNote<Noted>(note, hash);
+  if (n === null) return null;
   if (typeof n.provider !== "string" || typeof n.block !== "string" || (n.summary !== null && typeof n.summary !== "string")) return null;
   return providerSummary(spanId, { name: n.provider, block: n.block }, n.summary);
 }

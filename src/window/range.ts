@@ -22,7 +22,7 @@ import { frameUntrusted } from "../render/framing.js";
 import { contentHash } from "../hash.js";
 import type { LookupResult } from "../stores/store.js";
 import type { KindPolicy, PinPattern } from "../types.js";
-import { copyUnpromised, goneText, kindOf, spanIdOf, type Entry, type GoneEntry, type LiveEntry, type SummaryEntry } from "./entries.js";
+import { copyUnpromised, goneText, kindOf, registeredNote, spanIdOf, type Entry, type GoneEntry, type LiveEntry, type SummaryEntry } from "./entries.js";
 import { foldText } from "./fold.js";
 
 /**
@@ -311,13 +311,8 @@ export function rangeNote(members: readonly Entry[], digest: string, all: readon
 export function restoredRange(
   spanId: string, note: string | null, hash: string, entries: readonly Entry[], now: number,
 ): { readonly summary: SummaryEntry; readonly start: number; readonly count: number } | null {
-  if (note === null || contentHash(note) !== hash) return null;
-  let n: Partial<RangeNote>;
-  try {
-    n = JSON.parse(note) as Partial<RangeNote>;
-  } catch {
-    return null;
-  }
+  const n = registeredNote<RangeNote>(note, hash);
+  if (n === null) return null;
   if (typeof n.first !== "string" || typeof n.last !== "string" || typeof n.digest !== "string" || typeof n.partial !== "boolean") return null;
   if (!Array.isArray(n.ids) || !n.ids.every((id) => typeof id === "string")) return null;
   const start = entries.findIndex((e) => leafId(e, "first") === n.first);

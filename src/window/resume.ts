@@ -141,7 +141,7 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
       if (drawn === null) summaries.push(reg.spanId);
       else {
         entries.splice(drawn.start, drawn.count, drawn.summary);
-        for (const [i, e] of entries.entries()) if (e.state === "live") e.pos = i;
+        renumber(entries);
       }
       continue;
     }
@@ -172,7 +172,7 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
       summary.members = foldIndex(members, null, ctx.now, () => undefined)?.entries ?? members;
       summary.text = providerSummaryText(summary, ctx.now);
       entries.splice(0, entries.length, summary, ...kept);
-      for (const [i, e] of entries.entries()) if (e.state === "live") e.pos = i;
+      renumber(entries);
       continue;
     }
     if (ctx.policyOf(reg.kind) === undefined) {
@@ -346,4 +346,9 @@ function lostEntry(reg: RegisteredSpan, hash: string): LostEntry {
     state: "lost", spanId: reg.spanId, kind: reg.kind, group: reg.group, message: reg.message, hash, handle: null,
     store: reg.store, text: lostLine(reg.spanId),
   };
+}
+
+/** Live entries carry their position: set again after a summary took a run's place. */
+function renumber(entries: readonly Entry[]): void {
+  for (const [i, e] of entries.entries()) if (e.state === "live") e.pos = i;
 }

@@ -2,7 +2,7 @@
  * Anthropic Messages: `messages.create({ model, max_tokens, ...toAnthropic(win), tools: anthropicTools() })`,
  * and the `Message` it returns read back for a `Transcript` (`appendAnthropic`).
  */
-import { arrayAt, objectAt, optionalArrayAt, stringAt, type Provider, type ResponsePart } from "../provider.js";
+import { arrayAt, objectAt, optionalArrayAt, responseId, stringAt, type Provider, type ResponsePart } from "../provider.js";
 import { oneLine } from "../../render/framing.js";
 import { toAnthropic } from "./anthropic-messages.js";
 import { anthropicTools } from "./anthropic-tools.js";
@@ -117,11 +117,5 @@ export const anthropic = {
   tools: anthropicTools,
   read: readMessage,
   // The API's message id (`msg_…`): the same message appended again is appended once.
-  responseKey: (message: object) => idOf(message),
+  responseKey: responseId,
 } as const satisfies Provider;
-
-/** A response's own id, when it has a non-empty one. */
-function idOf(response: object): string | null {
-  const id = (response as { readonly id?: unknown }).id;
-  return typeof id === "string" && id !== "" ? id : null;
-}

@@ -4,7 +4,7 @@
  * toOpenAIResponses(win), tools: openAIResponsesTools() })`), and what each returns read back for a
  * `Transcript` (`appendOpenAIChat`, `appendOpenAIResponse`).
  */
-import { arrayAt, objectAt, optionalArrayAt, stringAt, UnreadableResponse, type ModelToolCall, type Provider, type ResponsePart } from "../provider.js";
+import { arrayAt, objectAt, optionalArrayAt, responseId, stringAt, UnreadableResponse, type ModelToolCall, type Provider, type ResponsePart } from "../provider.js";
 import { toOpenAI, toOpenAIResponses } from "./openai-messages.js";
 import { openAIChatTools, openAIResponsesTools } from "./openai-tools.js";
 
@@ -121,8 +121,5 @@ export const openAIResponses = {
   tools: openAIResponsesTools,
   read: readResponse,
   // The API's response id (`resp_…`): the same response appended again is appended once.
-  responseKey: (response: object) => {
-    const id = (response as { readonly id?: unknown }).id;
-    return typeof id === "string" && id !== "" ? id : null;
-  },
+  responseKey: responseId,
 } as const satisfies Provider;
