@@ -5,7 +5,7 @@
  */
 import type { CheckResult } from "../stores/store.js";
 import { rejectReasonOf, type DecisionReason, type RejectReason } from "./reasons.js";
-import { decideSpan, type SpanDecision, type SpanDecisionInput } from "./span.js";
+import { checkAsDecided, decideSpan, type SpanDecision, type SpanDecisionInput } from "./span.js";
 
 /** One member of a prune, as the decision sees it. */
 export type MemberInput = Pick<SpanDecisionInput, "policy" | "store" | "retentionMs">;
@@ -26,6 +26,8 @@ export interface GroupDecision {
   readonly decisions: readonly SpanDecision[];
   /** `null` when the prune goes ahead. */
   readonly refusal: { readonly member: number; readonly reason: RejectReason; readonly byLead: boolean } | null;
+  /** Each member's check as the decision read it (`checkAsDecided`): what outcomes and audit records report. */
+  readonly checks: readonly CheckResult[];
 }
 
 /** Decides every member from its check result (same order as `members`). Pure. */
@@ -34,25 +36,25 @@ export function decideGroup(input: GroupDecisionInput, checks: readonly CheckRes
     throw new RangeError(`decideGroup: ${checks.length} check results for ${input.members.length} members`);
   }
   let left = input.lossyLeft;
+  const read: CheckResult[] = [];
   const own = input.members.map((m, i) => {
-    const d = decideSpan(
-      {
-        policy: m.policy, store: m.store, acceptLossy: input.acceptLossy, budgetLeft: left > 0,
-        ...(m.retentionMs !== undefined ? { retentionMs: m.retentionMs } : {}), ...(input.keep !== undefined ? { keep: input.keep } : {}),
-      },
-      checks[i]!,
-    );
+    const member: SpanDecisionInput = {
+      policy: m.policy, store: m.store, acceptLossy: input.acceptLossy, budgetLeft: left > 0,
+      ...(m.retentionMs !== undefined ? { retentionMs: m.retentionMs } : {}), ...(input.keep !== undefined ? { keep: input.keep } : {}),
+    };
+    read.push(checkAsDecided(member, checks[i]!));
+    const d = decideSpan(member, checks[i]!);
     if (d.status === "lossy") left--;
     return d;
   });
   const member = own.findIndex((d) => d.status === "rejected");
   const refused = own[member];
-  if (refused === undefined || refused.status !== "rejected") return { decisions: own, refusal: null };
+  if (refused === undefined || refused.status !== "rejected") return { decisions: own, refusal: null, checks: read };
   const decisions = own.map((d, i): SpanDecision => {
     if (d.status === "rejected") return d;
     const reason: DecisionReason & { code: "group-refused" } = { code: "group-refused", refusedBy: i === input.lead ? "member" : "lead" };
     return { status: "rejected", reason };
   });
   // The first member that refused on its own account names the reason for the whole group.
-  return { decisions, refusal: { member, reason: rejectReasonOf(refused.reason), byLead: member === input.lead } };
+  return { decisions, refusal: { member, reason: rejectReasonOf(refused.reason), byLead: member === input.lead }, checks: read };
 }

@@ -37,7 +37,8 @@ export type SpanDecision =
   | { readonly status: "rejected"; readonly reason: Extract<DecisionReason, { code: LossyRefusal | "group-refused" }> };
 
 /**
- * - all three conditions hold → reversible, with a hold;
+ * - all three conditions hold → reversible, with a hold (a copy the store still has but that nothing keeps
+ *   any longer, its retention run out and no hold outlasting now, counts as expired);
  * - otherwise, if the kind re-persists and the store can take the window's bytes back → reversible after
  *   writing them;
  * - a reversible prune whose copy is kept for less than the session's horizon is reversible only until
@@ -46,7 +47,8 @@ export type SpanDecision =
  * - otherwise, `accept_lossy: true` on a kind that allows it, within budget → lossy (tombstone);
  * - otherwise → rejected, naming what failed.
  */
-export function decideSpan(input: SpanDecisionInput, check: CheckResult): SpanDecision {
+export function decideSpan(input: SpanDecisionInput, found: CheckResult): SpanDecision {
+  const check = checkAsDecided(input, found);
   const repair = conditionsHold(check.conditions) ? null : repairable(input, check);
   if (conditionsHold(check.conditions) || repair !== null) {
     const repersist = repair !== null;
@@ -64,6 +66,20 @@ export function decideSpan(input: SpanDecisionInput, check: CheckResult): SpanDe
   const refusal = lossyRefusal(input);
   if (refusal === null) return { status: "lossy", reason: { code: "lossy-committed", copy } };
   return { status: "rejected", reason: { code: refusal, copy } };
+}
+
+/**
+ * The store found the copy, but nothing keeps it any longer: its retention ran out (the store rotates it
+ * away whenever it next rotates) and no hold outlasts now (the store places none, or the session is past
+ * its horizon). Such a copy is expired for the decision, as it will be for recall: a prune may write the
+ * bytes back where the kind re-persists, and is otherwise not reversible, never "reversible until" a time
+ * already past. The check as the decision reads it: outcomes and audit records report this one.
+ */
+export function checkAsDecided(input: Pick<SpanDecisionInput, "keep" | "store" | "retentionMs">, check: CheckResult): CheckResult {
+  if (input.keep === undefined || input.store === null || !conditionsHold(check.conditions)) return check;
+  const keep = keepOf(input.keep, { holds: input.store.holds, retentionMs: input.retentionMs ?? null }, check, false);
+  if (keep.keptUntil === null || keep.keptUntil > input.keep.now) return check;
+  return { ...check, conditions: { ...check.conditions, existence: false }, copy: "expired", expiresAt: null };
 }
 
 /** Why a lossy commitment is refused, or `null` when it may go ahead. */

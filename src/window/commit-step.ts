@@ -95,7 +95,10 @@ export async function commitDecision(core: WindowCore, req: CommitRequest): Prom
   } catch (error) {
     if (error instanceof OutcomeUnknownError) {
       const doubt: CommitInDoubt = {
-        resolve: () => error.resolve() as Promise<PruneCommit | null>,
+        resolve: async () => {
+          const committed = await (error.resolve() as Promise<PruneCommit | null>);
+          return committed === null ? null : asDecided(committed, last);
+        },
         settle: async (committed) => {
           await giveBack(committed === null ? 0 : lossyCount(committed));
           if (committed === null) return last;
@@ -117,7 +120,16 @@ export async function commitDecision(core: WindowCore, req: CommitRequest): Prom
   }
   if (reserved > 0) await giveBack(lossyCount(commit));
   if (lossyCounted !== null) core.telemetry?.note({ "pruneguard.lossy_budget.left": lossyCounted - lossyCount(commit) });
-  return { status: "committed", commit, decided: last };
+  return { status: "committed", commit: asDecided(commit, last), decided: last };
+}
+
+/**
+ * The commit with each item's check as the decision read it (`checkAsDecided`: a copy the store still had
+ * but nothing kept any longer reads as expired), so the outcome and the refusal say what was decided on.
+ */
+function asDecided(commit: PruneCommit, decided: Decided): PruneCommit {
+  if (decided.checks.length !== commit.items.length || decided.checks.every((c, i) => c === commit.items[i]!.check)) return commit;
+  return { ...commit, items: commit.items.map((item, i) => ({ ...item, check: decided.checks[i]! })) };
 }
 
 /**

@@ -22,17 +22,20 @@ export interface DecideInput extends Omit<GroupDecisionInput, "lossyLeft"> {
 export interface Decided {
   refusal: GroupDecision["refusal"];
   keeps: (Keep | null)[];
+  /** Each member's check as the decision read it (a copy nothing keeps any longer reads as expired). */
+  checks: readonly CheckResult[];
 }
 
 /** The `decide` a store's `commitPrune` calls, and where the last attempt's result is kept. */
 export function decider(input: DecideInput): { readonly decide: (checks: readonly CheckResult[], lossyLeft: number) => PruneDecision[]; readonly last: Decided } {
-  const last: Decided = { refusal: null, keeps: [] };
+  const last: Decided = { refusal: null, keeps: [], checks: [] };
   const decide = (checks: readonly CheckResult[], lossyLeft: number): PruneDecision[] => {
     const group = decideGroup({ ...input, lossyLeft: input.lossyLeft(lossyLeft) }, checks);
     last.refusal = group.refusal;
     last.keeps = group.decisions.map((d) => (d.status === "reversible" ? d.keep : null));
+    last.checks = group.checks;
     return group.decisions.map((d, i) => {
-      const audit = { ...checkedPruneDraft(input.subjects[i]!, d, checks[i]!), decided: input.decided + i };
+      const audit = { ...checkedPruneDraft(input.subjects[i]!, d, group.checks[i]!), decided: input.decided + i };
       return d.status === "reversible" ? { status: d.status, repersist: d.repersist, hold: true, audit } : { status: d.status, audit };
     });
   };

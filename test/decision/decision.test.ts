@@ -54,6 +54,36 @@ describe("decideSpan", () => {
     expect(decideSpan(input({ policy: policy({ repersist: false }) }), failing("expired")).status).toBe("rejected");
   });
 
+  describe("a copy the store still has but nothing keeps any longer counts as expired", () => {
+    const NOW = 1_000_000;
+    // Retention of 30 min ran out a minute ago; the store has not rotated the copy away yet.
+    const stale: CheckResult = { ...ok, expiresAt: NOW - 60_000 };
+    const noHolds = { ...caps, holds: false };
+    const at = (over: Partial<SpanDecisionInput>) => input({ retentionMs: 30 * 60_000, keep: { now: NOW, holdUntil: null }, ...over });
+
+    it("without holds: refused as not-reversible (expired), lossy with the flag, written back where the kind re-persists", () => {
+      expect(decideSpan(at({ store: noHolds }), stale)).toEqual({ status: "rejected", reason: { code: "not-reversible", copy: "expired" } });
+      expect(decideSpan(at({ store: noHolds, acceptLossy: true }), stale)).toEqual({ status: "lossy", reason: { code: "lossy-committed", copy: "expired" } });
+      const back = decideSpan(at({ store: noHolds, policy: policy({ repersist: true }) }), stale);
+      // Written back, its retention starts again now.
+      expect(back).toMatchObject({ status: "reversible", repersist: true, reason: { code: "repersisted", copy: "expired" }, keep: { keptUntil: NOW + 30 * 60_000 } });
+    });
+
+    it("with holds past the session's horizon: the same; before it, the hold placed now keeps the copy", () => {
+      expect(decideSpan(at({ keep: { now: NOW, holdUntil: NOW } }), stale).status).toBe("rejected");
+      expect(decideSpan(at({ keep: { now: NOW, holdUntil: NOW - 1 } }), stale).status).toBe("rejected");
+      expect(decideSpan(at({ keep: { now: NOW, holdUntil: NOW + 60_000 } }), stale)).toMatchObject({ status: "reversible", repersist: false, keep: { until: null } });
+      expect(decideSpan(at({}), stale)).toMatchObject({ status: "reversible", repersist: false, keep: { keptUntil: null } });
+    });
+
+    it("a copy whose retention runs out later, or that is kept forever, is reversible as before", () => {
+      expect(decideSpan(at({ store: noHolds }), { ...ok, expiresAt: NOW + 1 })).toMatchObject({ status: "reversible", keep: { until: NOW + 1 } });
+      expect(decideSpan(at({ store: noHolds, retentionMs: null }), ok)).toMatchObject({ status: "reversible", keep: { until: null } });
+      // Without the clock, the decision cannot tell, and takes the store's word (as it always did).
+      expect(decideSpan(input({ store: noHolds, retentionMs: 30 * 60_000 }), stale).status).toBe("reversible");
+    });
+  });
+
   it("without the flag, a failed check is refused as not-reversible, naming the copy", () => {
     expect(decideSpan(input(), failing("absent"))).toEqual({ status: "rejected", reason: { code: "not-reversible", copy: "absent" } });
   });

@@ -259,6 +259,33 @@ for (const c of STORES) {
       await expectKeptLive(win, "lapsed");
     });
   });
+
+  describeStore(`a prune of a copy nothing keeps any longer is decided as expired, never "reversible until" a past time (${c.name}${c.skip === null ? "" : `, skipped: ${c.skip}`})`, () => {
+    it("past its retention and the session's horizon, not yet rotated: refused as expired, lossy with the flag, the audit record says so", async () => {
+      const clock = new ManualClock(NINE);
+      const opened = await c.open(clock, 30 * MIN);
+      const win = new ContextWindow<Kind>(options(opened.store, clock));
+      await win.append({ kind: "toolResult", text: output("req_feedbeef01") });
+      await win.append({ kind: "toolResult", text: output("req_feedbeef02") });
+      await win.append({ kind: "turn", text: "tail" });
+      clock.advance(61 * MIN); // 10:01: the holds' horizon was 10:00, retention ended at 09:30; nothing rotated
+      const refused = await win.applyDirective({ op: "prune", span_id: "span_1", mode: "drop" });
+      expect(refused).toMatchObject({
+        status: "rejected", reason: "not-reversible", failed: ["existence"], message: "span_1 cannot be pruned: copy expired",
+        line: "span_1 kept: prune rejected (copy expired); accept_lossy to force",
+      });
+      const lossy = await win.applyDirective({ op: "prune", span_id: "span_2", mode: "drop", accept_lossy: true });
+      expect(lossy).toMatchObject({ status: "lossy", failed: ["existence"] });
+      const log = await win.auditLog();
+      expect(statuses(log).slice(-2)).toEqual(["prune:rejected:not-reversible:expired", "prune:lossy:expired"]);
+      expect(log.at(-2)).toMatchObject({ spanId: "span_1", conditions: { existence: false } });
+      await win.compact();
+      const text = win.render();
+      expectWellFormed(text);
+      expect(text).toContain("result req_feedbeef01");
+      expect(text).not.toMatch(/span_1 pruned|reversible until/);
+    });
+  });
 }
 
 describe("F1, neighbours", () => {
