@@ -334,6 +334,11 @@ export interface RangeSummaryOutcome {
   readonly auditSeq: number | null;
   /** When the digest replaces the run in the model's window: now, or at the next compaction point. */
   readonly applies: WhenApplied;
+  /**
+   * Present when the note a resumed window draws the summary again from could not be written to the home
+   * store (the summary stands in this window): after a restart its members come back as their index lines.
+   */
+  readonly noteError?: string;
 }
 
 /** The run stays as it was: a member could not be held, or the run cannot be summarized. */

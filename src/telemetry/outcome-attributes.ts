@@ -13,7 +13,7 @@ import { clean } from "./otel-plumbing.js";
 /** A store failure a decision ran into (a span event, and a count). */
 export interface Failure {
   readonly store: string | null;
-  /** `store-error`, `unavailable`, `outcome-unknown`, `audit-pending`, `persist`, or the thrown error's name. */
+  /** `store-error`, `unavailable`, `outcome-unknown`, `audit-pending`, `persist`, `note`, or the thrown error's name. */
   readonly failure: string;
 }
 
@@ -172,6 +172,7 @@ export function describeOutcome(o: DirectiveOutcome, ctx: TelemetryContext, quer
         "pruneguard.pins_carried": o.pinsCarried.length,
         ...applies(o.applies),
       }));
+      if (o.noteError !== undefined) failures.push({ store: ctx.homeStore, failure: "note" });
       break;
     }
     case "compact": {

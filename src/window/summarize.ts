@@ -112,8 +112,9 @@ async function noted(core: WindowCore, summaryId: string, note: string, outcome:
   if (outcome === null) return null;
   try {
     await core.home.noteReplacement(core.session, summaryId, note);
-  } catch {
-    // Nothing to undo: the summary stands in this window; only a resume draws less.
+  } catch (err) {
+    // Nothing to undo: the summary stands in this window; only a resume draws less. The caller and telemetry hear of it.
+    return { ...outcome, noteError: errorMessage(err) };
   }
   return outcome;
 }

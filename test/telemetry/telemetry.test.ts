@@ -307,6 +307,25 @@ describe("telemetry: one span per decision, with its outcome", () => {
     expect(await r.sum("pruneguard.store.failures", { "pruneguard.store": "flaky" })).toBe(2);
     expect(refSpanId(f)).toBe("span_1");
   });
+
+  it("a range summary whose note could not be written: the summary stands, the outcome says so, an event and a count name the home store", async () => {
+    const { win, mem } = setup();
+    for (let i = 0; i < 3; i++) await win.append({ kind: "toolResult", text: TEXT });
+    mem.noteReplacement = () => Promise.reject(new StoreError("mem", "disk full"));
+    const summarized = await win.applyDirective({ op: "summarize_range", from: "span_1", to: "span_3", digest: "three outputs" });
+    expect(summarized).toMatchObject({ status: "summarized", noteError: "store mem: disk full" });
+    const span = r.named("pruneguard.summarize_range").at(-1)!;
+    expect(span.attributes["pruneguard.status"]).toBe("summarized");
+    expect(span.events.map((e) => [e.name, e.attributes])).toEqual([["pruneguard.store_failure", { "pruneguard.store": "mem", "pruneguard.failure": "note" }]]);
+    expect(await r.sum("pruneguard.store.failures", { "pruneguard.op": "summarize_range", "pruneguard.store": "mem", "pruneguard.failure": "note" })).toBe(1);
+    // Noted as usual: no field, no event.
+    mem.noteReplacement = MemoryStore.prototype.noteReplacement.bind(mem);
+    for (let i = 0; i < 3; i++) await win.append({ kind: "toolResult", text: TEXT });
+    const ok = await win.applyDirective({ op: "summarize_range", from: "span_4", to: "span_6", digest: "three more" });
+    expect(ok).toMatchObject({ status: "summarized" });
+    expect(ok).not.toHaveProperty("noteError");
+    expect(r.named("pruneguard.summarize_range").at(-1)!.events).toEqual([]);
+  });
 });
 
 describe("telemetry: trace context", () => {

@@ -133,7 +133,7 @@ describe("folded directive traffic stays folded after a resume", () => {
     const opts = open(log, clock, { limits: { maxLengthMs: 8 * HOUR, compaction: "immediate" } });
     const win = new ContextWindow<Kind>(opts);
     for (let i = 1; i <= 21; i++) await win.append({ kind: "toolResult", text: output(i, 60) });
-    expect(await win.applyDirective({ op: "summarize_range", from: "span_1", to: "span_20", digest: "read twenty files" })).toMatchObject({ status: "summarized" });
+    expect(await win.applyDirective({ op: "summarize_range", from: "span_1", to: "span_20", digest: "read twenty files" })).toMatchObject({ status: "summarized", noteError: "not noted" });
     const resumed = await ContextWindow.resume<Kind>(opts);
     const text = resumed.render();
     expect(text).not.toContain("not recorded before a restart");
