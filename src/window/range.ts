@@ -23,7 +23,7 @@ import { contentHash } from "../hash.js";
 import type { LookupResult } from "../stores/store.js";
 import type { KindPolicy, PinPattern } from "../types.js";
 import { copyUnpromised, goneText, kindOf, registeredNote, spanIdOf, type Entry, type GoneEntry, type LiveEntry, type SummaryEntry } from "./entries.js";
-import { foldText } from "./fold.js";
+import { foldLeaves, foldText } from "./fold.js";
 
 /**
  * Most pinned identifiers one range summary carries (and hands up to the summary above it): two spans'
@@ -66,12 +66,26 @@ export interface RangeContext {
   pinsFor(policy: KindPolicy): readonly PinPattern[];
 }
 
+/**
+ * The position that stands for `id` in the window: the entry with that id, or the fold or summary it is a
+ * member of (at any depth) — the model reads a folded run by its members' ids, and a run may start or end
+ * in one: the whole fold or summary is then a position of the run (its members nest under the new summary,
+ * as lower summaries do). `-1` when no position holds it.
+ */
+function positionOf(entries: readonly Entry[], id: string): number {
+  const holds = (e: Entry): boolean => spanIdOf(e) === id || ((e.state === "fold" || e.state === "summary") && e.members.some(holds));
+  return entries.findIndex(holds);
+}
+
 /** Resolves `from`…`to` to a run of members, or says why not. */
 export function planRange(ctx: RangeContext, from: string, to: string): { readonly plan: RangePlan } | { readonly refusal: RangeRefusal } {
-  const start = ctx.entries.findIndex((e) => spanIdOf(e) === from);
-  const end = ctx.entries.findIndex((e) => spanIdOf(e) === to);
+  const start = positionOf(ctx.entries, from);
+  const end = positionOf(ctx.entries, to);
   for (const [id, at] of [[from, start], [to, end]] as const) {
-    if (at < 0) return { refusal: { reason: "unknown-span", message: `${id} is not in this window (a member of a summary is summarized already)` } };
+    if (at < 0) return { refusal: { reason: "unknown-span", message: `${id} is not in this window` } };
+  }
+  if (end === start && from !== to) {
+    return { refusal: { reason: "range", message: `${from} and ${to} both stand in ${spanIdOf(ctx.entries[start]!)}, one position; a range summary needs two or more positions in order` } };
   }
   if (end <= start) return { refusal: { reason: "range", message: `${to} does not come after ${from}; a range summary needs two or more positions in order` } };
   const members = ctx.entries.slice(start, end + 1);
@@ -205,8 +219,11 @@ export function summaryPromise(members: readonly Entry[], now: number): SummaryP
  * plain form.
  */
 export function summaryHeader(spanId: string, members: readonly Entry[], now?: number): string {
-  const first = spanIdOf(members[0]!);
-  const last = spanIdOf(members.at(-1)!);
+  // A fold at either end is named by its first or last span (its key, `span_1-span_16`, is no span id).
+  const edge = (e: Entry, end: "first" | "last"): string =>
+    e.state === "fold" && e.members.length > 0 ? edge(end === "first" ? e.members[0]! : e.members.at(-1)!, end) : spanIdOf(e);
+  const first = edge(members[0]!, "first");
+  const last = edge(members.at(-1)!, "last");
   const head = `${spanId} summary of ${first}–${last} (${members.length})`;
   if (now === undefined) return `${head}, recall ${spanId}`;
   const promise = summaryPromise(members, now);
@@ -286,6 +303,11 @@ interface RangeNote {
   readonly digest: string;
   readonly ids: readonly string[];
   readonly partial: boolean;
+  /**
+   * The keys of the folds among its positions (`span_1-span_16`), when it has any: a resumed window, which
+   * reads the run as index lines, folds those lines again, so the summary lists what it listed before.
+   */
+  readonly folds?: readonly string[];
 }
 
 /**
@@ -295,7 +317,11 @@ interface RangeNote {
  */
 export function rangeNote(members: readonly Entry[], digest: string, all: readonly string[], partialBelow: boolean): string {
   const d = carriedDigest(digest, all, partialBelow);
-  const note: RangeNote = { first: leafId(members[0]!, "first"), last: leafId(members.at(-1)!, "last"), digest: d.text, ids: d.ids, partial: d.more };
+  const folds = members.filter((e) => e.state === "fold").map(spanIdOf);
+  const note: RangeNote = {
+    first: leafId(members[0]!, "first"), last: leafId(members.at(-1)!, "last"), digest: d.text, ids: d.ids, partial: d.more,
+    ...(folds.length > 0 ? { folds } : {}),
+  };
   return JSON.stringify(note);
 }
 
@@ -318,9 +344,31 @@ export function restoredRange(
   const start = entries.findIndex((e) => leafId(e, "first") === n.first);
   const end = entries.findIndex((e) => leafId(e, "last") === n.last);
   if (start < 0 || end <= start) return null;
-  const members = entries.slice(start, end + 1);
-  if (!members.every((e) => e.state === "pruned" || e.state === "summary" || e.state === "fold")) return null;
-  return { summary: drawnSummary(spanId, members, n.digest, n.ids, n.partial, now), start, count: members.length };
+  const run = entries.slice(start, end + 1);
+  if (!run.every((e) => e.state === "pruned" || e.state === "summary" || e.state === "fold")) return null;
+  const members = Array.isArray(n.folds) ? refolded(run, n.folds, now) : run;
+  return { summary: drawnSummary(spanId, members, n.digest, n.ids, n.partial, now), start, count: run.length };
+}
+
+/**
+ * The run with the folds its summary listed made again (`span_1-span_16`: the index lines from span_1 to
+ * span_16, folded as the live window folds a run's lines). A key that does not name a run of index lines in
+ * it (an altered note) is skipped: those lines stay as they are.
+ */
+function refolded(run: readonly Entry[], keys: readonly unknown[], now: number): Entry[] {
+  const out = [...run];
+  for (const key of keys) {
+    if (typeof key !== "string") continue;
+    const [first, last, ...rest] = key.split("-");
+    if (first === undefined || last === undefined || rest.length > 0) continue;
+    const from = out.findIndex((e) => e.state !== "fold" && spanIdOf(e) === first);
+    const to = out.findIndex((e) => e.state !== "fold" && spanIdOf(e) === last);
+    if (from < 0 || to <= from) continue;
+    const lines = out.slice(from, to + 1);
+    if (!lines.every((e) => e.state === "pruned" || e.state === "tombstone")) continue;
+    out.splice(from, lines.length, foldLeaves(lines, () => undefined, now));
+  }
+  return out;
 }
 
 /**

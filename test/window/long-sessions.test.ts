@@ -237,6 +237,59 @@ describe("index lines fold", () => {
   });
 });
 
+describe("a range summary may start or end in a folded run", () => {
+  /** 24 tool outputs, the first 20 pruned and their index lines folded (span_1-span_16, then four lines). */
+  async function folded() {
+    const clock = new ManualClock(Date.UTC(2026, 11, 5, 9, 0));
+    const log = new MemoryStore({ name: "log", clock });
+    const opts = open(log, clock, { limits: { maxLengthMs: 8 * HOUR, compaction: "immediate" } });
+    const win = new ContextWindow<Kind>(opts);
+    for (let i = 1; i <= 24; i++) await win.append({ kind: "toolResult", text: output(i, 60) });
+    for (let i = 1; i <= 20; i++) await win.applyDirective({ op: "prune", span_id: `span_${i}`, mode: "drop" });
+    await win.compact();
+    expect(shape(win.entries()).slice(0, 2)).toEqual(["fold:span_1-span_16", "pruned:span_17"]);
+    return { win, opts };
+  }
+
+  it("a member's id names its fold's position: the whole fold is summarized, its members under the summary, byte-identical on recall, also after a restart", async () => {
+    const { win, opts } = await folded();
+    const s = await win.applyDirective({ op: "summarize_range", from: "span_5", to: "span_22", digest: "read twenty-two files" });
+    expect(s).toMatchObject({ status: "summarized", members: ["span_1-span_16", "span_17", "span_18", "span_19", "span_20", "span_21", "span_22"] });
+    if (s.status !== "summarized") throw new Error("expected a summary");
+    const text = win.render();
+    // The header names the run by span ids (a fold's key is not one), and the grammar reads it.
+    expect(text.split("\n")[0]).toBe(`${s.spanId} summary of span_1–span_22 (7), recall ${s.spanId}`);
+    expect(parseRuntimeLine(text.split("\n")[0]!, { tombstone: DEFAULT_TOMBSTONE })).toMatchObject({ line: "range-summary" });
+    for (const i of [1, 5, 16, 22]) expect(await win.recall(`span_${i}`)).toMatchObject({ status: "found", text: output(i, 60) });
+    expect(await win.applyDirective({ op: "recall", span_id: s.spanId })).toMatchObject({ status: "expanded", members: s.members });
+    const resumed = await ContextWindow.resume<Kind>(opts);
+    // Drawn again as it was: the same header and digest, the same positions under it (the fold made again).
+    expect(resumed.render().split("\n\n")[0]).toBe(text.split("\n\n")[0]);
+    expect(await resumed.applyDirective({ op: "recall", span_id: s.spanId })).toMatchObject({ status: "expanded", members: s.members });
+    expect(await resumed.recall("span_5")).toMatchObject({ status: "found", text: output(5, 60) });
+  });
+
+  it("a run may end in a fold, and a summary's member names the summary: the new one nests it", async () => {
+    const { win } = await folded();
+    const lower = await win.applyDirective({ op: "summarize_range", from: "span_17", to: "span_20", digest: "four files" });
+    expect(lower).toMatchObject({ status: "summarized", members: ["span_17", "span_18", "span_19", "span_20"] });
+    if (lower.status !== "summarized") throw new Error("expected a summary");
+    const upper = await win.applyDirective({ op: "summarize_range", from: "span_2", to: "span_18", digest: "twenty files" });
+    expect(upper).toMatchObject({ status: "summarized", members: ["span_1-span_16", lower.spanId] });
+  });
+
+  it("two ids in one position, or an id no position holds, are refused with what is true", async () => {
+    const { win } = await folded();
+    expect(await win.applyDirective({ op: "summarize_range", from: "span_3", to: "span_9", digest: "x" })).toMatchObject({
+      status: "rejected", reason: "range", message: "span_3 and span_9 both stand in span_1-span_16, one position; a range summary needs two or more positions in order",
+    });
+    expect(await win.applyDirective({ op: "summarize_range", from: "span_3", to: "span_99", digest: "x" })).toMatchObject({
+      status: "rejected", reason: "unknown-span", message: "span_99 is not in this window",
+    });
+    expect(win.entries()).toHaveLength(9);
+  });
+});
+
 describe("the runtime says when a prune cannot pay yet", () => {
   it("below three times minFreedTokens the answer and the map advise waiting; from there on they do not", async () => {
     const clock = new ManualClock(Date.UTC(2026, 11, 5, 9, 0));
