@@ -209,17 +209,20 @@ export class Telemetry {
     }
   }
 
-  /** A store failure outside any decision (a copy that could not be persisted at append): its own span. */
-  storeFailure(op: string, store: string | null, err: unknown): void {
+  /**
+   * A store failure outside any decision's outcome — a copy that could not be persisted at append
+   * (`persist`), a range summary settled after a doubt whose note could not be written (`note`): its own span.
+   */
+  storeFailure(op: string, store: string | null, err: unknown, failure: "persist" | "note" = "persist"): void {
     const type = errorType(err);
     quietly(() => {
       const tracer = this.#tracer();
       if (tracer === null) return;
-      const span = this.#start(tracer, "pruneguard.store_failure", clean({ "pruneguard.op": op, "pruneguard.store": store, "pruneguard.failure": "persist", [ATTR_ERROR_TYPE]: type }));
+      const span = this.#start(tracer, "pruneguard.store_failure", clean({ "pruneguard.op": op, "pruneguard.store": store, "pruneguard.failure": failure, [ATTR_ERROR_TYPE]: type }));
       quietly(() => span.setStatus({ code: STATUS_ERROR }));
       span.end();
     });
-    quietly(() => this.#instruments()?.storeFailures.add(1, clean({ "pruneguard.op": op, "pruneguard.store": store, "pruneguard.failure": "persist", [ATTR_ERROR_TYPE]: type })));
+    quietly(() => this.#instruments()?.storeFailures.add(1, clean({ "pruneguard.op": op, "pruneguard.store": store, "pruneguard.failure": failure, [ATTR_ERROR_TYPE]: type })));
   }
 
   /** A resume: the spans restored, by state. */

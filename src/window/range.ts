@@ -22,7 +22,7 @@ import { frameUntrusted } from "../render/framing.js";
 import { contentHash } from "../hash.js";
 import type { LookupResult } from "../stores/store.js";
 import type { KindPolicy, PinPattern } from "../types.js";
-import { copyUnpromised, goneText, kindOf, registeredNote, spanIdOf, type Entry, type GoneEntry, type LiveEntry, type SummaryEntry } from "./entries.js";
+import { copyUnpromised, goneText, kindOf, registeredNote, spanIdOf, type Entry, type FoldEntry, type GoneEntry, type LiveEntry, type SummaryEntry } from "./entries.js";
 import { foldLeaves, foldText } from "./fold.js";
 
 /**
@@ -67,14 +67,28 @@ export interface RangeContext {
 }
 
 /**
- * The position that stands for `id` in the window: the entry with that id, or the fold or summary it is a
- * member of (at any depth) — the model reads a folded run by its members' ids, and a run may start or end
+ * The position that stands for `id` in the window: the entry with that id, or the fold or range summary it
+ * is a member of (at any depth) — the model reads a folded run by its members' ids, and a run may start or end
  * in one: the whole fold or summary is then a position of the run (its members nest under the new summary,
  * as lower summaries do). `-1` when no position holds it.
  */
-function positionOf(entries: readonly Entry[], id: string): number {
-  const holds = (e: Entry): boolean => spanIdOf(e) === id || ((e.state === "fold" || e.state === "summary") && e.members.some(holds));
-  return entries.findIndex(holds);
+function positionOf(entries: readonly Entry[], id: string, providers = false): number {
+  const top = entries.findIndex((e) => spanIdOf(e) === id);
+  if (top >= 0) return top;
+  // A fold or a range summary opens; a provider's compaction only when asked (`providers`): the spans it covered
+  // are named by its own id (its block goes back to the provider while it stands).
+  const opens = (e: Entry): e is FoldEntry | SummaryEntry => e.state === "fold" || (e.state === "summary" && (providers || e.provider === undefined));
+  // An explicit stack: summaries nest as deep as a session keeps rolling them up.
+  for (const [i, e] of entries.entries()) {
+    if (!opens(e)) continue;
+    const stack: Entry[] = [...e.members];
+    while (stack.length > 0) {
+      const m = stack.pop()!;
+      if (spanIdOf(m) === id) return i;
+      if (opens(m)) for (const below of m.members) stack.push(below);
+    }
+  }
+  return -1;
 }
 
 /** Resolves `from`…`to` to a run of members, or says why not. */
@@ -82,7 +96,10 @@ export function planRange(ctx: RangeContext, from: string, to: string): { readon
   const start = positionOf(ctx.entries, from);
   const end = positionOf(ctx.entries, to);
   for (const [id, at] of [[from, start], [to, end]] as const) {
-    if (at < 0) return { refusal: { reason: "unknown-span", message: `${id} is not in this window` } };
+    if (at >= 0) continue;
+    const under = positionOf(ctx.entries, id, true);
+    const message = under < 0 ? `${id} is not in this window` : `${id} is under ${spanIdOf(ctx.entries[under]!)}, a provider's compaction, not a position of its own`;
+    return { refusal: { reason: "unknown-span", message } };
   }
   if (end === start && from !== to) {
     return { refusal: { reason: "range", message: `${from} and ${to} both stand in ${spanIdOf(ctx.entries[start]!)}, one position; a range summary needs two or more positions in order` } };

@@ -216,7 +216,12 @@ function holdInDoubt(
       if (commit === null || decided.refusal !== null) return;
       // The doubt kept every member from changing, but positions before the run may have (another summary):
       // `applyRange` finds the run where it stands.
-      if ((await noted(core, summaryId, note, applyRange(core, plan, summaryId, digest, commit, decided.keeps, commit.items[0]!.audit.seq))) !== null) return;
+      const applied = await noted(core, summaryId, note, applyRange(core, plan, summaryId, digest, commit, decided.keeps, commit.items[0]!.audit.seq));
+      if (applied !== null) {
+        // No outcome carries it now (the directive that asked was answered `outcome-unknown`): telemetry does.
+        if (applied.noteError !== undefined) core.telemetry?.storeFailure("summarize_range", core.home.name, new Error(applied.noteError), "note");
+        return;
+      }
       // The run is no longer whole: each live member still shows what the store committed for it.
       const now = core.now();
       let freed = 0;

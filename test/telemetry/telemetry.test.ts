@@ -13,6 +13,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ContextWindow, ManualClock, MemoryStore, StoreError, refSpanId, type KindPolicy, type TelemetryOptions } from "../../src/index.js";
 import type { ContextWindowOptions } from "../../src/window/window-options.js";
 import type { LookupKey, LookupResult, Persisted, PersistInput, PruneCommit, PruneTransaction } from "../../src/stores/store.js";
+import { OutcomeUnknownError } from "../../src/errors.js";
 import { everything, recording, type Recording } from "./helpers.js";
 
 const HOUR = 3_600_000;
@@ -325,6 +326,34 @@ describe("telemetry: one span per decision, with its outcome", () => {
     expect(ok).toMatchObject({ status: "summarized" });
     expect(ok).not.toHaveProperty("noteError");
     expect(r.named("pruneguard.summarize_range").at(-1)!.events).toEqual([]);
+  });
+
+  it("a range summary settled after its commit answer was lost, whose note then failed: a store failure span 'note'", async () => {
+    const { win, mem } = setup();
+    for (let i = 0; i < 4; i++) await win.append({ kind: "toolResult", text: TEXT });
+    const commitPrune = mem.commitPrune.bind(mem);
+    let lose = true;
+    let sayable = false;
+    mem.commitPrune = async (txn) => {
+      const commit = await commitPrune(txn);
+      if (!lose) return commit;
+      lose = false;
+      throw new OutcomeUnknownError("mem", "connection lost after COMMIT", async () => {
+        if (!sayable) throw new Error("the store still cannot say");
+        return commit;
+      });
+    };
+    mem.noteReplacement = () => Promise.reject(new StoreError("mem", "disk full"));
+    expect(await win.applyDirective({ op: "summarize_range", from: "span_1", to: "span_3", digest: "three outputs" })).toMatchObject({ status: "rejected", reason: "outcome-unknown" });
+    expect(r.named("pruneguard.store_failure")).toHaveLength(0);
+    sayable = true;
+    // The next directive over the run reads back, applies the summary, and its note fails: no outcome says so, telemetry does.
+    await win.applyDirective({ op: "prune", span_id: "span_2", mode: "drop" });
+    expect(win.entries()[0]).toMatchObject({ state: "summary" });
+    const failure = r.named("pruneguard.store_failure");
+    expect(failure).toHaveLength(1);
+    expect(failure[0]!.attributes).toMatchObject({ "pruneguard.op": "summarize_range", "pruneguard.store": "mem", "pruneguard.failure": "note" });
+    expect(await r.sum("pruneguard.store.failures", { "pruneguard.op": "summarize_range", "pruneguard.failure": "note" })).toBe(1);
   });
 });
 

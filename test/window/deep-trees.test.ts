@@ -11,7 +11,7 @@ import { compileQuery } from "../../src/search/query.js";
 import type { BackingStore, CopySearchRequest } from "../../src/stores/store.js";
 import type { Entry, GoneEntry, SummaryEntry } from "../../src/window/entries.js";
 import { summaryRole } from "../../src/window/fold.js";
-import { expandLines, summaryHeader, summaryPromise, summaryText } from "../../src/window/range.js";
+import { expandLines, planRange, summaryHeader, summaryPromise, summaryText } from "../../src/window/range.js";
 import { search } from "../../src/window/search.js";
 import { WindowState } from "../../src/window/state.js";
 import { entryView } from "../../src/window/view.js";
@@ -95,5 +95,16 @@ describe("trees of summaries thousands deep", () => {
     for (const _ of state.all()) walked++;
     expect(walked).toBe(2 * DEPTH + 1);
     state.refreshFolds();
+  });
+
+  it("a range planned from a span at the bottom of the chain finds its position, without recursion", () => {
+    const { top } = chain();
+    const next = pruned(DEPTH + 2);
+    const ctx = { entries: [top, next], now: 0, policyOf: () => ({ store: "log", modes: ["drop", "summarize"], lossy: "with-flag" }) as const, pinsFor: () => [] };
+    // span_1 is 30,000 levels down in the first position: the run is that whole position and the next.
+    const planned = planRange(ctx, "span_1", next.spanId);
+    expect("plan" in planned && planned.plan.members).toEqual([top, next]);
+    expect(planRange(ctx, top.spanId, next.spanId)).toEqual(planned);
+    expect(planRange(ctx, "span_999999", next.spanId)).toEqual({ refusal: { reason: "unknown-span", message: "span_999999 is not in this window" } });
   });
 });

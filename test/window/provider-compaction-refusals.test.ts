@@ -92,3 +92,19 @@ describe("a compaction summary with a lone surrogate", () => {
     }
   });
 });
+
+describe("a range summary and a provider's compaction", () => {
+  it("a span the provider's compaction covers does not name a position of a run: refused, and the block still goes back", async () => {
+    const { win, t } = setup();
+    await t.user("first question");
+    await t.assistant("an answer");
+    const compacted = await win.providerCompacted({ provider: "anthropic", block: { type: "compaction", content: "s" }, summary: "s", failed: false });
+    expect(compacted).toMatchObject({ status: "compacted" });
+    await t.user("second question");
+    await t.assistant("answer 2");
+    const summaryId = compacted.spanId!;
+    const out = await win.applyDirective({ op: "summarize_range", from: "span_1", to: "span_4", digest: "d" });
+    expect(out).toMatchObject({ status: "rejected", reason: "unknown-span", message: `span_1 is under ${summaryId}, a provider's compaction, not a position of its own` });
+    expect(JSON.stringify(toAnthropicBeta(win))).toContain('"type":"compaction"');
+  });
+});
