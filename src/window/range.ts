@@ -325,6 +325,12 @@ interface RangeNote {
    * reads the run as index lines, folds those lines again, so the summary lists what it listed before.
    */
   readonly folds?: readonly string[];
+  /**
+   * Spans registered inside its run that were no longer in the window when it was made: directive calls and
+   * their answers folded away at a compaction point. A resumed window has them in place until it folds them
+   * again, and puts them after the summary.
+   */
+  readonly out?: readonly string[];
 }
 
 /**
@@ -332,14 +338,25 @@ interface RangeNote {
  * the same digest text, ids and marker `summaryEntry` gives the summary. The summary's id is registered under
  * its hash, and the note written once the summary is applied (`summarize.ts`).
  */
-export function rangeNote(members: readonly Entry[], digest: string, all: readonly string[], partialBelow: boolean): string {
+export function rangeNote(
+  members: readonly Entry[], digest: string, all: readonly string[], partialBelow: boolean, foldedAway: ReadonlySet<string> = new Set(),
+): string {
   const d = carriedDigest(digest, all, partialBelow);
   const folds = members.filter((e) => e.state === "fold").map(spanIdOf);
+  const first = leafId(members[0]!, "first");
+  const last = leafId(members.at(-1)!, "last");
+  // Span ids are minted in order: what was folded away between the run's first and last span was inside it.
+  const [lo, hi] = [idNumber(first), idNumber(last)];
+  const out = [...foldedAway].filter((id) => idNumber(id) > lo && idNumber(id) < hi).sort((a, b) => idNumber(a) - idNumber(b));
   const note: RangeNote = {
-    first: leafId(members[0]!, "first"), last: leafId(members.at(-1)!, "last"), digest: d.text, ids: d.ids, partial: d.more,
-    ...(folds.length > 0 ? { folds } : {}),
+    first, last, digest: d.text, ids: d.ids, partial: d.more, ...(folds.length > 0 ? { folds } : {}), ...(out.length > 0 ? { out } : {}),
   };
   return JSON.stringify(note);
+}
+
+/** The number in a span id (`span_12` → 12), `NaN` for anything else. */
+function idNumber(id: string): number {
+  return /^span_[1-9][0-9]*$/.test(id) ? Number(id.slice(5)) : Number.NaN;
 }
 
 /**
@@ -348,12 +365,13 @@ export function rangeNote(members: readonly Entry[], digest: string, all: readon
  * replaced, lower summaries already drawn): the run from the position its first index line is under to the
  * one its last is under. `null` when the note is missing or does not match the registry's hash (a summary
  * applied before summaries were noted, or one never applied), or the run is not there as it was: a live, lost
- * or unrecoverable position in it (the summary was not applied after all). Returns the summary and where its
- * run starts and how long it is.
+ * or unrecoverable position in it (the summary was not applied after all). Returns the summary, where its
+ * run starts and how long it is, and what of it goes after the summary (directive traffic folded away before
+ * the summary was made: `RangeNote.out`).
  */
 export function restoredRange(
   spanId: string, note: string | null, hash: string, entries: readonly Entry[], now: number,
-): { readonly summary: SummaryEntry; readonly start: number; readonly count: number } | null {
+): { readonly summary: SummaryEntry; readonly start: number; readonly count: number; readonly after: readonly Entry[] } | null {
   const n = registeredNote<RangeNote>(note, hash);
   if (n === null) return null;
   if (typeof n.first !== "string" || typeof n.last !== "string" || typeof n.digest !== "string" || typeof n.partial !== "boolean") return null;
@@ -361,10 +379,15 @@ export function restoredRange(
   const start = entries.findIndex((e) => leafId(e, "first") === n.first);
   const end = entries.findIndex((e) => leafId(e, "last") === n.last);
   if (start < 0 || end <= start) return null;
-  const run = entries.slice(start, end + 1);
-  if (!run.every((e) => e.state === "pruned" || e.state === "summary" || e.state === "fold")) return null;
+  const slice = entries.slice(start, end + 1);
+  // What the live window had folded away from inside the run is not in it: it goes after the summary, live, and
+  // folds again as it did.
+  const out = new Set(Array.isArray(n.out) ? n.out.filter((id) => typeof id === "string") : []);
+  const away = (e: Entry) => e.state === "live" && out.has(e.span.id);
+  const run = slice.filter((e) => !away(e));
+  if (run.length < 2 || !run.every((e) => e.state === "pruned" || e.state === "summary" || e.state === "fold")) return null;
   const members = Array.isArray(n.folds) ? refolded(run, n.folds, now) : run;
-  return { summary: drawnSummary(spanId, members, n.digest, n.ids, n.partial, now), start, count: run.length };
+  return { summary: drawnSummary(spanId, members, n.digest, n.ids, n.partial, now), start, count: slice.length, after: slice.filter(away) };
 }
 
 /**

@@ -140,7 +140,7 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
       const drawn = keptSummaries.has(reg.spanId) ? null : restoredRange(reg.spanId, reg.replacement, reg.hash, entries, ctx.now);
       if (drawn === null) summaries.push(reg.spanId);
       else {
-        entries.splice(drawn.start, drawn.count, drawn.summary);
+        entries.splice(drawn.start, drawn.count, drawn.summary, ...drawn.after);
         renumber(entries);
       }
       continue;
@@ -188,6 +188,8 @@ export async function restoreEntries(ctx: ResumeContext): Promise<Restored> {
       if (gone.copy !== null) {
         earliest = Math.min(earliest, gone.copy.found.createdAt);
         if (gone.entry.until === null) held.push({ entry: gone.entry, store: gone.copy.store, createdAt: gone.copy.found.createdAt });
+        // Kept only until a time already: what its retention keeps it for is known too, so `end()` keeps saying so.
+        else if (gone.entry.state === "pruned") gone.entry.retainedUntil = gone.copy.store.retentionMs === null ? null : gone.copy.found.createdAt + gone.copy.store.retentionMs;
       }
       if (entry.state === "pruned") counts.pruned++;
       else counts.tombstones++;

@@ -58,7 +58,7 @@ export async function summarizeRange(core: WindowCore, from: string, to: string,
   }
   plan = { ...plan, ids: [...new Set([...plan.ids, ...verified.ids])] };
   // What a resumed window draws the summary again from: registered by its hash now, written once it is applied.
-  const note = rangeNote(plan.members, digest, plan.ids, plan.partial);
+  const note = rangeNote(plan.members, digest, plan.ids, plan.partial, core.state.folded);
   // The summary's id is minted by the home store like any span's, so no other process can take it.
   let summaryId: string;
   try {

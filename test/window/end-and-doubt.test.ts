@@ -155,6 +155,29 @@ describe("a range summary whose commit answer is lost", () => {
 });
 
 describe("end()", () => {
+  it("on a resumed window, a copy kept only until a time (pruned past the horizon) is still offered until then", async () => {
+    const MIN = 60_000;
+    const clock = new ManualClock(Date.UTC(2026, 11, 5, 9, 0));
+    const store = new MemoryStore({ name: "log", clock, retentionMs: 2 * HOUR });
+    const options = immediate({ session: "s", clock, stores: { log: store }, kinds, limits: { maxLengthMs: HOUR } });
+    const first = new ContextWindow(options);
+    await first.append({ kind: "tool", text: "before" });
+    clock.advance(30 * MIN);
+    await first.append({ kind: "tool", text: "output one" }); // copy written 09:30, retained until 11:30
+    await first.append({ kind: "tool", text: "a live span" });
+    clock.advance(40 * MIN); // 10:10: past the horizon (10:00), so no hold outlasts the retention
+    expect(await first.applyDirective({ op: "prune", span_id: "span_2", mode: "drop" })).toMatchObject({ status: "reversible", until: Date.UTC(2026, 11, 5, 11, 30) });
+    const line = (w: ContextWindow<keyof typeof kinds>) => w.render().split("\n\n").find((b) => b.startsWith("span_2 "));
+    expect(line(first)).toBe("span_2 pruned, recall #2 until 11:30Z");
+    const resumed = await ContextWindow.resume(options);
+    await resumed.end();
+    // The retention still keeps it: the ending window says so, as the window that pruned it would.
+    expect(line(resumed)).toBe("span_2 pruned, recall #2 until 11:30Z");
+    expect(await resumed.recall("span_2")).toMatchObject({ status: "found", text: "output one" });
+    await first.end();
+    expect(line(first)).toBe(line(resumed));
+  });
+
   it("applies a prune still pending, and once the holds are released no line offers a recall past the copy's retention", async () => {
     const { clock, store, win } = setup(true);
     const ref = await win.append({ kind: "tool", text: "output with req_7f3a9c2e41" });

@@ -91,6 +91,35 @@ describe("folded directive traffic stays folded after a resume", () => {
     expect(folded).toBeDefined();
   });
 
+  it("a range summary over a run that had directive traffic folded out of it is drawn again, the traffic folded after it", async () => {
+    for (const tools of [true, false]) {
+      const clock = new ManualClock(Date.UTC(2026, 11, 5, 9, 0));
+      const log = new MemoryStore({ name: "log", clock });
+      // A run with a tool call in it: the call's kind allows summarize here.
+      const kinds = { ...KINDS, toolCall: { store: "log", modes: ["drop", "summarize"], lossy: "with-flag" } } as const;
+      const opts = open(log, clock, { kinds, directiveTools: directiveTools() });
+      const win = new ContextWindow<Kind>(opts);
+      const t = new Transcript(win, ROLES);
+      await t.user("read the logs");
+      // span_2 the map call, span_3 a read call, span_4 the map's answer, span_5 the read's result.
+      await t.handleToolCalls(await t.appendAnthropic({ content: [
+        { type: "tool_use", id: "m1", name: "map", input: {} }, { type: "tool_use", id: "r1", name: "read", input: { f: "a" } },
+      ] }), () => output(1, 100));
+      await t.user("and the next one");
+      await win.compact();
+      expect(shape(win.entries())).toEqual(["span_1", "span_3", "span_5", "span_6"]);
+      const s = await win.applyDirective({ op: "summarize_range", from: "span_1", to: "span_6", digest: "read one file" });
+      expect(s).toMatchObject({ status: "summarized", members: ["span_1", "span_3", "span_5", "span_6"] });
+      if (s.status !== "summarized") throw new Error("expected a summary");
+      await win.compact();
+      const resumed = await ContextWindow.resume<Kind>(tools ? opts : open(log, clock, { kinds }));
+      // Drawn again in the run's place; the folded traffic, in place until the window folds it again, after it.
+      expect(shape(resumed.entries())).toEqual(tools ? [`summary:${s.spanId}`] : [`summary:${s.spanId}`, "span_2", "span_4"]);
+      expect(await resumed.recall(s.spanId)).toMatchObject({ status: "expanded", members: s.members });
+      if (tools) expect(resumed.tokens()).toBe(win.tokens());
+    }
+  });
+
   it.each(["recall", "search", "read"])("a %s call that reuses a folded prune call's id: the prune stays folded after the resume", async (second) => {
     const clock = new ManualClock(Date.UTC(2026, 11, 5, 9, 0));
     const log = new MemoryStore({ name: "log", clock });
