@@ -105,7 +105,7 @@ export function restore(core: WindowCore, restored: Restored): void {
     const message = e.state === "live" ? e.span.message : e.state === "summary" || e.state === "fold" ? undefined : e.message ?? undefined;
     if (message !== undefined) state.calls.groupFor({ message });
     // A directive call answered before the restart folds again once the window knows the tools' names.
-    if (e.state === "live" && message?.role === "tool-result") {
+    if ((e.state === "live" || e.state === "lost") && message?.role === "tool-result") {
       state.resumedResults.set(`${message.toolName}\0${message.callId}`, { callId: message.callId, toolName: message.toolName, isError: message.isError === true });
     }
     if (e.state === "pruned" || e.state === "tombstone") state.groupPruned(e.group, e.state === "tombstone");

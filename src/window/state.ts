@@ -202,7 +202,9 @@ export class WindowState {
     // The call or answer's own operation, by its tool's name, with its id: a provider may reuse an id for one of
     // the agent's own tools, which never folds, or for a recall or search of the same response, which stays.
     const foldsWith = (e: Entry): { readonly key: string; readonly call: boolean } | null => {
-      const m = e.state === "live" ? e.span.message : undefined;
+      // A resumed call or answer whose bytes had no copy (its kind has no store, or the copy was rotated out)
+      // is `lost`; it was folded all the same before the restart, and folds again.
+      const m = e.state === "live" ? e.span.message : e.state === "lost" ? e.message ?? undefined : undefined;
       if (m === undefined || !("callId" in m)) return null;
       const op = this.directiveNames.get(m.toolName);
       const key = op === undefined ? null : foldKey(op, m.callId);

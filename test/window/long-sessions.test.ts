@@ -3,7 +3,7 @@
  * no compaction point, and directive traffic folded before a restart stays folded after the resume.
  */
 import { describe, expect, it } from "vitest";
-import { ContextWindow, directiveTools, ManualClock, MemoryStore, Transcript, type KindPolicy, type WindowEntry } from "../../src/index.js";
+import { ContextWindow, directiveTools, ManualClock, MemoryStore, refSpanId, Transcript, type KindPolicy, type WindowEntry } from "../../src/index.js";
 import { parseRuntimeLine } from "../../src/render/grammar.js";
 import { DEFAULT_TOMBSTONE } from "../../src/render/lines.js";
 import { HOUR } from "../reliability/helpers.js";
@@ -89,6 +89,28 @@ describe("folded directive traffic stays folded after a resume", () => {
     // A folded call still answers recall: its bytes are in the store.
     const folded = (await resumed.auditLog()).find((r) => r.op === "prune" && r.status === "reversible");
     expect(folded).toBeDefined();
+  });
+
+  it("directive calls whose kind keeps no copy fold again after a resume, though they come back lost", async () => {
+    const clock = new ManualClock(Date.UTC(2026, 11, 5, 9, 0));
+    const log = new MemoryStore({ name: "log", clock });
+    const kinds = { ...KINDS, toolCall: { store: null, modes: ["drop"], lossy: "with-flag" } } as const;
+    const opts = open(log, clock, { kinds, directiveTools: directiveTools(), limits: { compaction: "immediate" } });
+    const win = new ContextWindow<Kind>(opts);
+    const t = new Transcript(win, ROLES);
+    const notes: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      notes.push(refSpanId(await t.user(`note ${i}: ${"some long user text ".repeat(40)}`)));
+      const uses = i === 0 ? [] : [{ type: "tool_use", id: `p${i}`, name: "prune", input: { span_id: notes[i - 1], mode: "drop" } }];
+      await t.handleToolCalls(await t.appendAnthropic({ content: uses }));
+    }
+    await win.compact();
+    const shown = shape(win.entries());
+    expect(shown.every((s) => !/lost/.test(s))).toBe(true);
+    const resumed = await ContextWindow.resume<Kind>(opts);
+    expect(shape(resumed.entries())).toEqual(shown);
+    expect(resumed.tokens()).toBe(win.tokens());
+    expect(resumed.render()).not.toContain("lost in a restart");
   });
 
   it("a range summary over a run that had directive traffic folded out of it is drawn again, the traffic folded after it", async () => {
