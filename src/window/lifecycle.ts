@@ -188,7 +188,8 @@ function releaseKeeps(core: WindowCore, now: number): boolean {
     if (e.state !== "pruned" || e.handle === null || e.copyLost || e.store === null) continue;
     if (!core.store(e.store).capabilities.holds) continue; // nothing held: its promise stands
     const kept = e.retainedUntil === undefined ? now : e.retainedUntil;
-    if (kept === e.keptUntil) continue;
+    // Unchanged when retention already outlasted the hold, but no longer "for the session": until then, it says.
+    if (kept === e.keptUntil && (kept === null || e.until === kept)) continue;
     e.keptUntil = kept;
     if (kept !== null) e.until = kept;
     changed = true;

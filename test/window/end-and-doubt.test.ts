@@ -155,6 +155,24 @@ describe("a range summary whose commit answer is lost", () => {
 });
 
 describe("end()", () => {
+  it("a held copy whose retention outlasts the horizon: after end() the line says until when, as a window resumed then says", async () => {
+    const clock = new ManualClock(Date.UTC(2026, 11, 5, 9, 0));
+    const store = new MemoryStore({ name: "log", clock, retentionMs: 3 * HOUR });
+    const options = immediate({ session: "s", clock, stores: { log: store }, kinds, limits: { maxLengthMs: 2 * HOUR } }); // horizon 11:00
+    const win = new ContextWindow(options);
+    await win.append({ kind: "tool", text: "output one" });
+    await win.append({ kind: "tool", text: "a live span" });
+    await win.applyDirective({ op: "prune", span_id: "span_1", mode: "drop" });
+    const line = (w: ContextWindow<keyof typeof kinds>) => w.render().split("\n\n")[0];
+    expect(line(win)).toBe("span_1 pruned, recall #1");
+    await win.end();
+    // The hold is released; retention keeps the copy until 12:00, past the horizon: no longer "for the session".
+    expect(line(win)).toBe("span_1 pruned, recall #1 until 12:00Z");
+    const resumed = await ContextWindow.resume(options);
+    expect(line(resumed)).toBe(line(win));
+    expect(resumed.tokens()).toBe(win.tokens());
+  });
+
   it("on a resumed window, a copy kept only until a time (pruned past the horizon) is still offered until then", async () => {
     const MIN = 60_000;
     const clock = new ManualClock(Date.UTC(2026, 11, 5, 9, 0));
