@@ -19,7 +19,9 @@
  * A resumed window folds every run (its first rendering is new in any case).
  *
  * What stays unfolded: a digest or compressed form (text the model reads), and a member of a tool call group
- * whose other members are not in the same run (a call and its result fold together or not at all). A line
+ * whose other members are not in the same run (a call and its result fold together, or the call alone when
+ * every result came after the run and is gone: a renderer gives such a result an emptied call of its own, as
+ * it does a result that came after its call had folded). A line
  * kept only until a time, or whose copy lapsed or was found lost, folds: the fold line says so (below).
  *
  * A member's promise can change after it folded: the session's horizon passes (its hold lapses with its
@@ -233,18 +235,24 @@ function foldRun(run: readonly Entry[], known: KnownFolds, now: number): FoldEnt
   return foldLeaves(run.flatMap((e) => [...leaves(e)]), known, now);
 }
 
-/** The tool call groups of `entries` (leaves included) and how many positions each has. */
-function groupSizes(entries: readonly Entry[]): Map<string, number> {
-  const sizes = new Map<string, number>();
-  const add = (e: Entry) => {
+/**
+ * Where each tool call group's members stand among `entries` (a fold's leaves at the fold's position), and
+ * whether each is gone (an index line or a tombstone).
+ */
+function groupPlaces(entries: readonly Entry[]): Map<string, Array<{ readonly at: number; readonly gone: boolean }>> {
+  const places = new Map<string, Array<{ at: number; gone: boolean }>>();
+  const add = (e: Entry, at: number) => {
     const g = e.state === "live" ? e.span.group : e.state === "pruned" || e.state === "tombstone" ? e.group : null;
-    if (g !== null && g !== undefined) sizes.set(g, (sizes.get(g) ?? 0) + 1);
+    if (g === null || g === undefined) return;
+    const list = places.get(g) ?? [];
+    list.push({ at, gone: e.state !== "live" });
+    places.set(g, list);
   };
-  for (const e of entries) {
-    if (e.state === "fold") for (const leaf of leaves(e)) add(leaf);
-    else add(e);
-  }
-  return sizes;
+  entries.forEach((e, at) => {
+    if (e.state === "fold") for (const leaf of leaves(e)) add(leaf, at);
+    else add(e, at);
+  });
+  return places;
 }
 
 /**
@@ -254,7 +262,15 @@ function groupSizes(entries: readonly Entry[]): Map<string, number> {
 export function foldIndex(
   entries: readonly Entry[], touched: ((e: Entry) => boolean) | null, now: number, known: KnownFolds,
 ): { readonly entries: Entry[]; readonly folds: FoldEntry[] } | null {
-  const sizes = groupSizes(entries);
+  const places = groupPlaces(entries);
+  const at = new Map(entries.map((e, k) => [e, k]));
+  // A call may fold without the results that came after it, all gone: the window folds a call whose result had
+  // not come yet, and the result, pruned with it, renders after an emptied call of its own (as a resumed window
+  // reading the same positions must fold too).
+  const whole: WholeGroup = (g, start, end, call) => {
+    const members = places.get(g) ?? [];
+    return members.every((m) => (m.at >= start && m.at <= end) || (call && m.at > end && m.gone));
+  };
   const out: Entry[] = [];
   const folds: FoldEntry[] = [];
   let i = 0;
@@ -265,7 +281,7 @@ export function foldIndex(
     }
     let j = i;
     while (j < entries.length && foldable(entries[j]!)) j++;
-    for (const run of wholeGroups(entries.slice(i, j), sizes)) {
+    for (const run of wholeGroups(entries.slice(i, j), whole, (e) => at.get(e)!)) {
       // A decision since the last compaction point is about a position of its own, never one inside a fold
       // (folds are made at compaction points, of lines already decided): the run's own positions say it all.
       const worth = items(run) >= MIN_RUN && (touched === null || run.some(touched));
@@ -298,16 +314,22 @@ function items(run: readonly Entry[]): number {
 }
 
 /**
+ * Whether tool call group `g` is whole in the positions `start`…`end` for a member that is a call (`call`) or
+ * not: all its members are there, or (for a call) the others come after, gone.
+ */
+type WholeGroup = (g: string, start: number, end: number, call: boolean) => boolean;
+
+/**
  * Splits a run where a tool call group is not whole inside it: a member whose group has positions outside
  * the run stays unfolded, and each piece around it is split again the same way (a group whole in the run
  * may not be whole in a piece). Returns the pieces in order; a member that stays unfolded is a piece of one.
  */
-function wholeGroups(run: Entry[], sizes: ReadonlyMap<string, number>): Entry[][] {
-  const inRun = groupSizes(run);
+function wholeGroups(run: Entry[], isWhole: WholeGroup, at: (e: Entry) => number): Entry[][] {
+  const [start, end] = [at(run[0]!), at(run.at(-1)!)];
   const whole = (e: Entry): boolean => {
     for (const leaf of e.state === "fold" ? leaves(e) : [e]) {
-      const g = leaf.state === "pruned" || leaf.state === "tombstone" ? leaf.group : null;
-      if (g !== null && inRun.get(g) !== sizes.get(g)) return false;
+      if (leaf.state !== "pruned" && leaf.state !== "tombstone") continue;
+      if (leaf.group !== null && !isWhole(leaf.group, start, end, leaf.message?.role === "tool-call")) return false;
     }
     return true;
   };
@@ -315,7 +337,7 @@ function wholeGroups(run: Entry[], sizes: ReadonlyMap<string, number>): Entry[][
   const pieces: Entry[][] = [];
   let current: Entry[] = [];
   const close = () => {
-    if (current.length > 1) pieces.push(...wholeGroups(current, sizes));
+    if (current.length > 1) pieces.push(...wholeGroups(current, isWhole, at));
     else if (current.length === 1) pieces.push(current);
     current = [];
   };

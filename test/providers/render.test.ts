@@ -434,3 +434,52 @@ describe("Anthropic prompt-cache breakpoints", () => {
     expect(anthropicProblems(cached)).toEqual([]);
   });
 });
+
+describe("a tool call folded apart from its results", () => {
+  /**
+   * span_1 a user turn, then span_2 a call whose result comes late and 16 chat lines (span_3…span_18), all
+   * pruned and folded at a compaction point; then span_19 (live) and the call's result (span_20), pruned with
+   * its call at once, and another compaction point.
+   */
+  async function lateResult() {
+    const clock = new ManualClock(0);
+    const log = new MemoryStore({ name: "log", clock });
+    const options = { session: "s", clock, stores: { log }, kinds };
+    const win = new ContextWindow(options);
+    await win.append({ kind: "chat", text: "read a.ts", message: { role: "user" } });
+    await win.append({ kind: "toolCall", text: '{"path":"a.ts"}', message: { role: "tool-call", callId: "c1", toolName: "read_file" } });
+    for (let i = 3; i <= 18; i++) await win.append({ kind: "chat", text: `note ${i}`, message: { role: "assistant" } });
+    for (let i = 2; i <= 18; i++) expect(await win.applyDirective({ op: "prune", span_id: `span_${i}`, mode: "drop" })).toMatchObject({ status: "reversible" });
+    await win.compact();
+    await win.append({ kind: "chat", text: "a live line", message: { role: "assistant" } });
+    await win.append({ kind: "toolResult", text: "late result", message: { role: "tool-result", callId: "c1", toolName: "read_file" } });
+    await win.compact();
+    return { win, options };
+  }
+
+  const shape = (es: readonly WindowEntry[]) => es.map((e) => (e.state === "live" ? e.span.id : `${e.state}:${e.spanId}`));
+
+  it("a call whose result came after it had folded: every provider's conversation is valid, and a resumed window folds the same", async () => {
+    const { win, options } = await lateResult();
+    expect(shape(win.entries())).toEqual(["span_1", "fold:span_2-span_18", "span_19", "pruned:span_20"]);
+    expect(await allProblems(win)).toEqual([]);
+    const resumed = await ContextWindow.resume(options);
+    expect(shape(resumed.entries())).toEqual(shape(win.entries()));
+    expect(resumed.tokens()).toBe(win.tokens());
+    expect(await allProblems(resumed)).toEqual([]);
+  });
+
+  it("a call whose result is live after the run, or a result whose call is before it, does not fold: its group would be split", async () => {
+    const clock = new ManualClock(0);
+    const win = new ContextWindow(immediate({ session: "s", clock, stores: { log: new MemoryStore({ name: "log", clock }) }, kinds }));
+    await win.append({ kind: "chat", text: "go", message: { role: "user" } });
+    // A call and its result around 16 lines: the result stays live, so the call stays a line of its own.
+    await win.append({ kind: "toolCall", text: "{}", message: { role: "tool-call", callId: "c1", toolName: "read_file" } });
+    for (let i = 3; i <= 18; i++) await win.append({ kind: "chat", text: `note ${i}`, message: { role: "assistant" } });
+    await win.append({ kind: "toolResult", text: "result", message: { role: "tool-result", callId: "c1", toolName: "read_file" } });
+    for (let i = 3; i <= 18; i++) await win.applyDirective({ op: "prune", span_id: `span_${i}`, mode: "drop" });
+    await win.compact();
+    expect(shape(win.entries())).toEqual(["span_1", "span_2", "fold:span_3-span_18", "span_19"]);
+    expect(await allProblems(win)).toEqual([]);
+  });
+});

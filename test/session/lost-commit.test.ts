@@ -44,6 +44,11 @@ class CommitDropper {
   readonly server: net.Server;
   dropNextCommit = false;
   dropAfter: string | null = null;
+  /**
+   * With a drop: the message reaches the server only this long after the client saw its connection break
+   * (still in a buffer, or slow on the network), and the server's side stays open until then.
+   */
+  holdMs = 0;
   refuse = false;
   drops = 0;
   readonly #target: { host: string; port: number };
@@ -65,8 +70,21 @@ class CommitDropper {
       upstream.on("error", close).on("close", close);
       upstream.pipe(client);
       client.on("data", (chunk: Buffer) => {
-        upstream.write(chunk);
         const marker = this.dropAfter ?? (this.dropNextCommit ? "COMMIT" : null);
+        if (marker !== null && chunk.includes(marker) && this.holdMs > 0) {
+          this.dropNextCommit = false;
+          this.dropAfter = null;
+          this.drops++;
+          upstream.unpipe(client);
+          client.removeAllListeners("close").removeAllListeners("error").on("error", () => undefined);
+          client.destroy();
+          this.#open.delete(client);
+          setTimeout(() => {
+            if (!upstream.destroyed) upstream.end(chunk);
+          }, this.holdMs);
+          return;
+        }
+        upstream.write(chunk);
         if (marker !== null && chunk.includes(marker)) {
           this.dropNextCommit = false;
           this.dropAfter = null;
@@ -248,6 +266,40 @@ describeWithServer("a lost COMMIT acknowledgement on PostgreSQL", { needs: "any"
       expect(await win.recall(id)).toMatchObject({ status: "found", source: "window", text: "an unbacked note" });
       expect(refSpanId(await win.append({ kind: "note", text: "the next one" }))).toBe("span_2");
       expect((await truth.sessionSpans("s")).map((r) => r.spanId)).toEqual(["span_1", "span_2"]);
+    });
+  }, 30_000);
+
+  itWithServer("a registration that reaches the server only after its connection broke: the old session is ended before the read-back, so nothing registers behind it", { needs: "server", why: "PGlite serves every connection from one backend: there is no other session to end, so a message held back runs after the read-back" }, async () => {
+    await withProxy(async ({ proxy, truth, win }) => {
+      proxy.dropAfter = "RETURNING ordinal, span_id";
+      proxy.holdMs = 400;
+      const failed = await win.append({ kind: "note", text: "an unbacked note" }).then(() => null, (err: unknown) => err);
+      expect(proxy.drops).toBe(1);
+      // The read-back found nothing, and it is the truth: the session that had the message was ended first.
+      expect(failed).toBeInstanceOf(StoreError);
+      expect(failed).not.toBeInstanceOf(OutcomeUnknownError);
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      expect(await truth.sessionSpans("s")).toEqual([]);
+      expect(refSpanId(await win.append({ kind: "note", text: "an unbacked note" }))).toBe("span_1");
+      expect((await truth.sessionSpans("s")).map((r) => r.spanId)).toEqual(["span_1"]);
+    });
+  }, 30_000);
+
+  itWithServer("a prune whose COMMIT reaches the server only after its connection broke: read back after the old session ended, nothing commits behind it", { needs: "server", why: "PGlite serves every connection from one backend: there is no other session to end, so a message held back runs after the read-back" }, async () => {
+    await withProxy(async ({ proxy, truth, win }) => {
+      const id = await win.append({ kind: "tool", text: "the copy" });
+      proxy.dropNextCommit = true;
+      proxy.holdMs = 400;
+      const out = await win.applyDirective({ op: "prune", span_id: id, mode: "drop" });
+      expect(proxy.drops).toBe(1);
+      // Nothing committed, and nothing will: the window says the store failed, and the span stays live.
+      expect(out).toMatchObject({ status: "rejected", reason: "store-error" });
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      expect(await recordsOf(truth, id)).toHaveLength(0);
+      expect(win.entries()[0]).toMatchObject({ state: "live" });
+      expect(await win.applyDirective({ op: "prune", span_id: id, mode: "drop" })).toMatchObject({ status: "reversible" });
+      expect(await recordsOf(truth, id)).toHaveLength(1);
+      expect(verifyAuditChain(await truth.auditLog("s"))).toBeNull();
     });
   }, 30_000);
 

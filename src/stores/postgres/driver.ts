@@ -39,7 +39,18 @@ export interface Driver {
   script(statements: readonly string[], timeoutMs: number | null): Promise<Row[][]>;
   /** Runs `fn` in an explicit transaction on one connection; rolls back and rethrows when it throws. */
   transaction<T>(timeoutMs: number | null, fn: (tx: TxSession) => Promise<T>): Promise<T>;
+  /**
+   * Before reading back what a write whose answer was lost (`err`, commit-unknown) did: makes sure the
+   * server session that got its message can do nothing more (`PoolDriver.fence`). Absent: nothing to fence.
+   */
+  fence?(err: unknown): Promise<void>;
 }
+
+/**
+ * How long `fence` waits for the server session of a lost answer to end once told to. Past it, reading
+ * back could not be trusted: the caller's `OutcomeUnknownError` asks again later.
+ */
+export const FENCE_MS = 10_000;
 
 /** The largest `statement_timeout` PostgreSQL accepts, in milliseconds (an int4: ~24.8 days). */
 export const MAX_STATEMENT_TIMEOUT_MS = 2_147_483_647;
@@ -67,6 +78,16 @@ export function isWireError(err: unknown): boolean {
 }
 
 const commitUnknown = new WeakSet<object>();
+/** The server process (backend) whose connection a commit-unknown error broke, where the client knew it. */
+const backendOf = new WeakMap<object, number>();
+
+/** Marks `err` commit-unknown, remembering which backend had the message. */
+function markCommitUnknown(err: unknown, client: PoolClient): void {
+  if (err === null || typeof err !== "object") return;
+  commitUnknown.add(err);
+  const pid = (client as { processID?: unknown }).processID;
+  if (typeof pid === "number" && Number.isSafeInteger(pid) && pid > 0) backendOf.set(err, pid);
+}
 
 /**
  * The connection broke while the message carrying COMMIT was out — an explicit transaction's last message,
@@ -156,13 +177,17 @@ export class PoolDriver implements Driver {
       return rowsOf(await client.query([...head, ...statements].join(";\n"))).slice(head.length);
     } catch (err) {
       failed ??= err;
-      if (isConnectionError(err) && err !== null && typeof err === "object") commitUnknown.add(err);
+      if (isConnectionError(err)) markCommitUnknown(err, client);
       throw wire(err);
     } finally {
       client.removeListener("error", onError);
       // Released with the error, as pool.query does, so a connection that failed is destroyed, not reused.
       client.release(failed === null ? undefined : failed instanceof Error ? failed : new Error(String(failed)));
     }
+  }
+
+  fence(err: unknown): Promise<void> {
+    return fenceBackend(this.pool, this.stats, err);
   }
 
   async transaction<T>(timeoutMs: number | null, fn: (tx: TxSession) => Promise<T>): Promise<T> {
@@ -191,7 +216,7 @@ export class PoolDriver implements Driver {
       } catch (err) {
         if (isConnectionError(err)) {
           broken = err;
-          if (commit && err !== null && typeof err === "object") commitUnknown.add(err);
+          if (commit) markCommitUnknown(err, client);
         }
         throw wire(err);
       }
@@ -217,6 +242,39 @@ export class PoolDriver implements Driver {
       // release(err) destroys the client, so the pool opens a fresh connection for the next call.
       client.release(broken === null ? undefined : broken instanceof Error ? broken : new Error(String(broken)));
     }
+  }
+}
+
+/**
+ * The fence a read-back needs: a message whose answer was lost may not have reached the server yet (still in
+ * a socket buffer, or in flight on a slow network), so a read-back that finds nothing could be overtaken by it.
+ * The backend that had the connection is told to end (`pg_terminate_backend`, allowed for a role's own
+ * sessions) and the fence waits until the server lists it no more (`pg_stat_activity`): from then on nothing
+ * it was sent can run, and a read-back is the truth. Where the role may not end it, the wait alone fences (the
+ * server ends the session once it reads the broken connection). No backend known: nothing to fence.
+ */
+async function fenceBackend(pool: Pool, stats: DriverStats, err: unknown): Promise<void> {
+  const e = err instanceof StoreError ? err.cause : err;
+  const pid = e !== null && typeof e === "object" ? backendOf.get(e) : undefined;
+  if (pid === undefined) return;
+  const deadline = performance.now() + FENCE_MS;
+  stats.roundTrips++;
+  try {
+    // The session asking is the one named: a server that serves every connection from one backend (PGlite's
+    // socket server) has no other session to end, and one that reused the number ended the old one long ago.
+    const r = await pool.query("SELECT pg_backend_pid() = $1 AS self, CASE WHEN pg_backend_pid() <> $1 THEN pg_terminate_backend($1) END AS ended", [pid]);
+    if ((r.rows[0] as { self?: unknown } | undefined)?.self === true) return;
+  } catch (termErr) {
+    if (sqlState(termErr) !== "42501") throw wire(termErr);
+  }
+  for (let wait = 5; ; wait = Math.min(wait * 2, 200)) {
+    stats.roundTrips++;
+    const r = await pool.query("SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND pid <> pg_backend_pid()", [pid]).catch((qErr: unknown) => {
+      throw wire(qErr);
+    });
+    if (r.rowCount === 0) return;
+    if (performance.now() > deadline) throw new Error(`the server session that had the message (backend ${pid}) is still running after ${FENCE_MS} ms`);
+    await new Promise((resolve) => setTimeout(resolve, wait));
   }
 }
 

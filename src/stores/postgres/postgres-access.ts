@@ -55,11 +55,17 @@ export class PostgresAccess {
   }
 
   /**
-   * A write whose reply was lost (`err`): `resolve` reads back what it did — its answer, or `null` when it
-   * did nothing (then `err` is rethrown: running it again is safe). When reading back fails too, throws
-   * `OutcomeUnknownError` (message from `lost`), whose `resolve` asks again later.
+   * A write whose reply was lost (`err`): once the server session that had it has ended (`Driver.fence`),
+   * `read` reads back what it did — its answer, or `null` when it did nothing (then `err` is rethrown: running
+   * it again is safe). When fencing or reading back fails too, throws `OutcomeUnknownError` (message from
+   * `lost`), whose `resolve` fences and asks again later.
    */
-  async settleLost<T>(err: unknown, resolve: () => Promise<T | null>, lost: (readErr: unknown) => string): Promise<T> {
+  async settleLost<T>(err: unknown, read: () => Promise<T | null>, lost: (readErr: unknown) => string): Promise<T> {
+    // The server session that had the message ends first, so nothing it was sent can run after the read.
+    const resolve = async (): Promise<T | null> => {
+      await this.driver.fence?.(err);
+      return read();
+    };
     let answer: T | null;
     try {
       answer = await resolve();
