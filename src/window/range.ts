@@ -116,6 +116,10 @@ export function planRange(ctx: RangeContext, from: string, to: string): { readon
     if (e.state === "tombstone") {
       return { refusal: { reason: "range", message: `${e.spanId} is unrecoverable; a summary over it would hide the hole` } };
     }
+    if (e.state === "summary" && e.provider !== undefined) {
+      // Its block goes back to the provider while it stands; under a range summary it would not be sent again.
+      return { refusal: { reason: "range", message: `${e.spanId} is a provider's compaction; a range summary over it would stop sending its block back` } };
+    }
     if (e.state === "summary") {
       for (const id of e.ids) ids.push(id);
       if (partial.has(e)) partialIds = true;

@@ -94,7 +94,7 @@ describe("a compaction summary with a lone surrogate", () => {
 });
 
 describe("a range summary and a provider's compaction", () => {
-  it("a span the provider's compaction covers does not name a position of a run: refused, and the block still goes back", async () => {
+  it("a range summary never covers a provider's compaction (by a span under it or by its id): refused, and the block still goes back", async () => {
     const { win, t } = setup();
     await t.user("first question");
     await t.assistant("an answer");
@@ -105,6 +105,10 @@ describe("a range summary and a provider's compaction", () => {
     const summaryId = compacted.spanId!;
     const out = await win.applyDirective({ op: "summarize_range", from: "span_1", to: "span_4", digest: "d" });
     expect(out).toMatchObject({ status: "rejected", reason: "unknown-span", message: `span_1 is under ${summaryId}, a provider's compaction, not a position of its own` });
+    expect(JSON.stringify(toAnthropicBeta(win))).toContain('"type":"compaction"');
+    // Named by its own id, it is a position, but not one a range summary may cover: its block would stop going back.
+    const byId = await win.applyDirective({ op: "summarize_range", from: summaryId, to: "span_4", digest: "d" });
+    expect(byId).toMatchObject({ status: "rejected", reason: "range", message: `${summaryId} is a provider's compaction; a range summary over it would stop sending its block back` });
     expect(JSON.stringify(toAnthropicBeta(win))).toContain('"type":"compaction"');
   });
 });
