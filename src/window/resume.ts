@@ -293,7 +293,8 @@ async function goneEntry(
   const handle = rec.status === "reversible" ? rec.handle : null;
   // The body was noted before the prune committed; without it the header still says what happened. A range
   // summary's member never had a body of its own (the digest stood for the run): its index line, as it showed.
-  const replacement = mode === "drop" || rangeMember(rec) ? null : (reg.replacement ?? "(its text was not recorded before a restart)");
+  const bodyless = mode === "drop" || rangeMember(rec);
+  const replacement = bodyless ? null : (reg.replacement ?? "(its text was not recorded before a restart)");
   const base = { spanId: reg.spanId, kind: reg.kind, group: reg.group, message: reg.message, hash, mode, store: reg.store, replacement };
   if (handle === null) {
     return { entry: { ...base, state: "tombstone", handle: null, until: null, keptUntil: null, copyLost: false, ...hintFields(null) }, copy: null };
@@ -301,7 +302,8 @@ async function goneEntry(
   const copy = await verifiedCopy(reg, { handle }, hash, ctx, read);
   // `until` is the record's; a copy kept for the session has its `keptUntil` set once the horizon is known.
   const until = rec.until ?? null;
-  const hint: Hint | null = copy !== null && mode === "drop"
+  // An index line names what its span held, as the live window's did (a range summary's member's too).
+  const hint: Hint | null = copy !== null && bodyless
     ? chooseHint({ text: copy.found.text, ...(reg.message !== null ? { message: reg.message } : {}) }, ctx.hintTokens)
     : null;
   return { entry: { ...base, state: "pruned", handle, until, keptUntil: until, copyLost: copy === null, ...hintFields(hint) }, copy };

@@ -174,6 +174,23 @@ describe("folded directive traffic stays folded after a resume", () => {
     expect(resumed.tokens()).toBe(win.tokens());
     expect(shape(resumed.entries())).toEqual(["summary:span_13", "span_12"]);
     for (const id of ["span_1", "span_11"]) expect(await resumed.recall(id)).toMatchObject({ status: "found" });
+    expect({ ...(await resumed.recall("span_13")), auditSeq: null }).toEqual({ ...(await win.recall("span_13")), auditSeq: null });
+  });
+
+  it("expanded after a restart, a range summary lists its members' index lines with their hints, as before it", async () => {
+    const clock = new ManualClock(Date.UTC(2026, 11, 5, 9, 0));
+    const log = new MemoryStore({ name: "log", clock });
+    const opts = open(log, clock, { limits: { maxLengthMs: 8 * HOUR, compaction: "immediate" } });
+    const win = new ContextWindow<Kind>(opts);
+    await win.append({ kind: "turn", text: "q1 question", message: { role: "user" } });
+    await win.append({ kind: "turn", text: "a1 answer", message: { role: "assistant" } });
+    await win.append({ kind: "turn", text: "q2", message: { role: "user" } });
+    const s = await win.applyDirective({ op: "summarize_range", from: "span_1", to: "span_2", digest: "first exchange" });
+    if (s.status !== "summarized") throw new Error("expected a summary");
+    const expanded = await win.recall(s.spanId);
+    expect(expanded).toMatchObject({ status: "expanded", text: "span_1 pruned, recall #1: q1\nspan_2 pruned, recall #2: a1" });
+    const resumed = await ContextWindow.resume<Kind>(opts);
+    expect({ ...(await resumed.recall(s.spanId)), auditSeq: null }).toEqual({ ...expanded, auditSeq: null });
   });
 
   it("a range summary without its note comes back as index lines that fold, never as placeholders of a text never recorded", async () => {
