@@ -5,7 +5,7 @@
  */
 import type { CheckResult } from "../stores/store.js";
 import { rejectReasonOf, type DecisionReason, type RejectReason } from "./reasons.js";
-import { checkAsDecided, decideSpan, type SpanDecision, type SpanDecisionInput } from "./span.js";
+import { checkAsDecided, decideRead, type SpanDecision, type SpanDecisionInput } from "./span.js";
 
 /** One member of a prune, as the decision sees it. */
 export type MemberInput = Pick<SpanDecisionInput, "policy" | "store" | "retentionMs">;
@@ -42,8 +42,9 @@ export function decideGroup(input: GroupDecisionInput, checks: readonly CheckRes
       policy: m.policy, store: m.store, acceptLossy: input.acceptLossy, budgetLeft: left > 0,
       ...(m.retentionMs !== undefined ? { retentionMs: m.retentionMs } : {}), ...(input.keep !== undefined ? { keep: input.keep } : {}),
     };
-    read.push(checkAsDecided(member, checks[i]!));
-    const d = decideSpan(member, checks[i]!);
+    const check = checkAsDecided(member, checks[i]!);
+    read.push(check);
+    const d = decideRead(member, check);
     if (d.status === "lossy") left--;
     return d;
   });

@@ -48,7 +48,11 @@ export type SpanDecision =
  * - otherwise → rejected, naming what failed.
  */
 export function decideSpan(input: SpanDecisionInput, found: CheckResult): SpanDecision {
-  const check = checkAsDecided(input, found);
+  return decideRead(input, checkAsDecided(input, found));
+}
+
+/** `decideSpan` over a check already read as the decision reads it (`checkAsDecided`). */
+export function decideRead(input: SpanDecisionInput, check: CheckResult): SpanDecision {
   const repair = conditionsHold(check.conditions) ? null : repairable(input, check);
   if (conditionsHold(check.conditions) || repair !== null) {
     const repersist = repair !== null;

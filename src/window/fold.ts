@@ -93,11 +93,13 @@ export function summaryRole(members: readonly Entry[]): "system" | "user" | "ass
   return only ?? "user";
 }
 
-function firstLeaf(e: Entry): string {
+/** The first span id under a position, through folds (a fold's key is not one). */
+export function firstLeaf(e: Entry): string {
   return e.state === "fold" ? firstLeaf(e.members[0]!) : spanIdOf(e);
 }
 
-function lastLeaf(e: Entry): string {
+/** The last span id under a position, through folds. */
+export function lastLeaf(e: Entry): string {
   return e.state === "fold" ? lastLeaf(e.members.at(-1)!) : spanIdOf(e);
 }
 
@@ -263,7 +265,6 @@ export function foldIndex(
   entries: readonly Entry[], touched: ((e: Entry) => boolean) | null, now: number, known: KnownFolds,
 ): { readonly entries: Entry[]; readonly folds: FoldEntry[] } | null {
   const places = groupPlaces(entries);
-  const at = new Map(entries.map((e, k) => [e, k]));
   // A call may fold without the results that came after it, all gone: the window folds a call whose result had
   // not come yet, and the result, pruned with it, renders after an emptied call of its own (as a resumed window
   // reading the same positions must fold too).
@@ -281,7 +282,7 @@ export function foldIndex(
     }
     let j = i;
     while (j < entries.length && foldable(entries[j]!)) j++;
-    for (const run of wholeGroups(entries.slice(i, j), whole, (e) => at.get(e)!)) {
+    for (const run of wholeGroups(entries.slice(i, j), whole, i)) {
       // A decision since the last compaction point is about a position of its own, never one inside a fold
       // (folds are made at compaction points, of lines already decided): the run's own positions say it all.
       const worth = items(run) >= MIN_RUN && (touched === null || run.some(touched));
@@ -322,10 +323,11 @@ type WholeGroup = (g: string, start: number, end: number, call: boolean) => bool
 /**
  * Splits a run where a tool call group is not whole inside it: a member whose group has positions outside
  * the run stays unfolded, and each piece around it is split again the same way (a group whole in the run
- * may not be whole in a piece). Returns the pieces in order; a member that stays unfolded is a piece of one.
+ * may not be whole in a piece). `start` is the run's position among the window's entries. Returns the pieces
+ * in order; a member that stays unfolded is a piece of one.
  */
-function wholeGroups(run: Entry[], isWhole: WholeGroup, at: (e: Entry) => number): Entry[][] {
-  const [start, end] = [at(run[0]!), at(run.at(-1)!)];
+function wholeGroups(run: Entry[], isWhole: WholeGroup, start: number): Entry[][] {
+  const end = start + run.length - 1;
   const whole = (e: Entry): boolean => {
     for (const leaf of e.state === "fold" ? leaves(e) : [e]) {
       if (leaf.state !== "pruned" && leaf.state !== "tombstone") continue;
@@ -336,14 +338,17 @@ function wholeGroups(run: Entry[], isWhole: WholeGroup, at: (e: Entry) => number
   if (run.every(whole)) return [run];
   const pieces: Entry[][] = [];
   let current: Entry[] = [];
+  let from = start;
   const close = () => {
-    if (current.length > 1) pieces.push(...wholeGroups(current, isWhole, at));
+    if (current.length > 1) pieces.push(...wholeGroups(current, isWhole, from));
     else if (current.length === 1) pieces.push(current);
     current = [];
   };
-  for (const e of run) {
-    if (whole(e)) current.push(e);
-    else {
+  for (const [k, e] of run.entries()) {
+    if (whole(e)) {
+      if (current.length === 0) from = start + k;
+      current.push(e);
+    } else {
       close();
       pieces.push([e]);
     }

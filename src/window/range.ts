@@ -16,6 +16,7 @@
  * 17:05Z`) when that is before the session's horizon, and that copies may be lost once a promise lapsed or
  * a copy was found lost.
  */
+import { FOLD_KEY, SPAN_ID } from "../directive.js";
 import { CARRIED_PINS_PREFIX, carryScanned, findPins } from "../pin-carry.js";
 import { formatUntil } from "../render/lines.js";
 import { frameUntrusted } from "../render/framing.js";
@@ -23,7 +24,7 @@ import { contentHash } from "../hash.js";
 import type { LookupResult } from "../stores/store.js";
 import type { KindPolicy, PinPattern } from "../types.js";
 import { copyUnpromised, goneText, kindOf, registeredNote, spanIdOf, type Entry, type FoldEntry, type GoneEntry, type LiveEntry, type SummaryEntry } from "./entries.js";
-import { foldLeaves, foldText } from "./fold.js";
+import { firstLeaf, foldLeaves, foldText, lastLeaf } from "./fold.js";
 
 /**
  * Most pinned identifiers one range summary carries (and hands up to the summary above it): two spans'
@@ -241,10 +242,8 @@ export function summaryPromise(members: readonly Entry[], now: number): SummaryP
  */
 export function summaryHeader(spanId: string, members: readonly Entry[], now?: number): string {
   // A fold at either end is named by its first or last span (its key, `span_1-span_16`, is no span id).
-  const edge = (e: Entry, end: "first" | "last"): string =>
-    e.state === "fold" && e.members.length > 0 ? edge(end === "first" ? e.members[0]! : e.members.at(-1)!, end) : spanIdOf(e);
-  const first = edge(members[0]!, "first");
-  const last = edge(members.at(-1)!, "last");
+  const first = firstLeaf(members[0]!);
+  const last = lastLeaf(members.at(-1)!);
   const head = `${spanId} summary of ${first}–${last} (${members.length})`;
   if (now === undefined) return `${head}, recall ${spanId}`;
   const promise = summaryPromise(members, now);
@@ -360,7 +359,7 @@ export function rangeNote(
 
 /** The number in a span id (`span_12` → 12), `NaN` for anything else. */
 function idNumber(id: string): number {
-  return /^span_[1-9][0-9]*$/.test(id) ? Number(id.slice(5)) : Number.NaN;
+  return SPAN_ID.test(id) ? Number(id.slice(5)) : Number.NaN;
 }
 
 /**
@@ -402,9 +401,8 @@ export function restoredRange(
 function refolded(run: readonly Entry[], keys: readonly unknown[], now: number): Entry[] {
   const out = [...run];
   for (const key of keys) {
-    if (typeof key !== "string") continue;
-    const [first, last, ...rest] = key.split("-");
-    if (first === undefined || last === undefined || rest.length > 0) continue;
+    if (typeof key !== "string" || !FOLD_KEY.test(key)) continue;
+    const [first, last] = key.split("-") as [string, string];
     const from = out.findIndex((e) => e.state !== "fold" && spanIdOf(e) === first);
     const to = out.findIndex((e) => e.state !== "fold" && spanIdOf(e) === last);
     if (from < 0 || to <= from) continue;

@@ -108,12 +108,16 @@ export async function summarizeRange(core: WindowCore, from: string, to: string,
  * later gets a `kept` record, which a resume reads too). A store that fails here leaves the summary applied; a
  * window resumed on the session then shows its members' index lines instead.
  */
-async function noted(core: WindowCore, summaryId: string, note: string, outcome: RangeSummaryOutcome | null): Promise<RangeSummaryOutcome | null> {
+async function noted(
+  core: WindowCore, summaryId: string, note: string, outcome: RangeSummaryOutcome | null, late = false,
+): Promise<RangeSummaryOutcome | null> {
   if (outcome === null) return null;
   try {
     await core.home.noteReplacement(core.session, summaryId, note);
   } catch (err) {
-    // Nothing to undo: the summary stands in this window; only a resume draws less. The caller and telemetry hear of it.
+    // Nothing to undo: the summary stands in this window; only a resume draws less. The outcome says so, and
+    // telemetry reads it there — except `late` (applied once its doubt settled), whose outcome nobody gets.
+    if (late) core.telemetry?.storeFailure("summarize_range", core.home.name, err, "note");
     return { ...outcome, noteError: errorMessage(err) };
   }
   return outcome;
@@ -216,12 +220,7 @@ function holdInDoubt(
       if (commit === null || decided.refusal !== null) return;
       // The doubt kept every member from changing, but positions before the run may have (another summary):
       // `applyRange` finds the run where it stands.
-      const applied = await noted(core, summaryId, note, applyRange(core, plan, summaryId, digest, commit, decided.keeps, commit.items[0]!.audit.seq));
-      if (applied !== null) {
-        // No outcome carries it now (the directive that asked was answered `outcome-unknown`): telemetry does.
-        if (applied.noteError !== undefined) core.telemetry?.storeFailure("summarize_range", core.home.name, new Error(applied.noteError), "note");
-        return;
-      }
+      if ((await noted(core, summaryId, note, applyRange(core, plan, summaryId, digest, commit, decided.keeps, commit.items[0]!.audit.seq), true)) !== null) return;
       // The run is no longer whole: each live member still shows what the store committed for it.
       const now = core.now();
       let freed = 0;
